@@ -1,0 +1,276 @@
+//! `assemble`: the tailored, token-budgeted view of the blackboard for one
+//! persona at one moment.
+
+use agon_core::{Blackboard, LiveClaim, Persona};
+use serde::Serialize;
+
+use crate::budget::ContextBudget;
+use crate::error::ContextError;
+use crate::fit::{Draft, fit};
+use crate::phase::Phase;
+use crate::section::{Section, SectionKind, render};
+use crate::sources::{self, Scope};
+use crate::tokens::{TiktokenCounter, TokenCounter};
+
+/// A memory retrieved by the caller (vector memory, cross-debate recall),
+/// shown under RELEVANT EARLIER CONTEXT in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RetrievedMemory {
+    /// Where it comes from ("round 2", "debate on X, 2026-10-01", …).
+    pub label: String,
+    /// The remembered text.
+    pub content: String,
+}
+
+/// Inputs to assembly that do not live on the blackboard.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextExtras {
+    /// Retrieved memories, most relevant first.
+    pub memories: Vec<RetrievedMemory>,
+}
+
+/// Tunables of the assembler (the budget shares live in [`Phase::shares`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AssemblyOptions {
+    /// At most this many messages in RECENT EXCHANGE (seed 000: the last 6-8).
+    pub recent_messages: usize,
+    /// At most this many reflections in KEY INSIGHTS during takes (closings show all that fit).
+    pub take_insights: usize,
+}
+
+impl Default for AssemblyOptions {
+    fn default() -> Self {
+        Self {
+            recent_messages: 8,
+            take_insights: 3,
+        }
+    }
+}
+
+/// Token use of one section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SectionReport {
+    /// Which section.
+    pub kind: SectionKind,
+    /// Tokens it costs (heading and items).
+    pub tokens: usize,
+    /// Items included.
+    pub items: usize,
+    /// Items that were candidates.
+    pub available: usize,
+}
+
+/// The assembled context: the text for the model plus what went into it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AssembledContext {
+    /// The rendered context.
+    pub text: String,
+    /// The sections, in render order.
+    pub sections: Vec<Section>,
+    /// Token use per section, in shrink order (least important first).
+    pub reports: Vec<SectionReport>,
+    /// Tokens of `text` as counted by the assembler's counter.
+    pub total_tokens: usize,
+    /// The budget it was assembled for; `total_tokens <= budget` always.
+    pub budget: usize,
+}
+
+impl AssembledContext {
+    /// The report for a section, if it is present.
+    pub fn report(&self, kind: SectionKind) -> Option<&SectionReport> {
+        self.reports.iter().find(|r| r.kind == kind)
+    }
+
+    /// The section, if it is present.
+    pub fn section(&self, kind: SectionKind) -> Option<&Section> {
+        self.sections.iter().find(|s| s.kind == kind)
+    }
+}
+
+/// Assembles contexts with a given token counter and options.
+pub struct Assembler<C: TokenCounter = TiktokenCounter> {
+    counter: C,
+    options: AssemblyOptions,
+}
+
+impl Default for Assembler<TiktokenCounter> {
+    fn default() -> Self {
+        Self::new(TiktokenCounter::default())
+    }
+}
+
+impl<C: TokenCounter> Assembler<C> {
+    /// An assembler counting with `counter`, with default options.
+    pub fn new(counter: C) -> Self {
+        Self {
+            counter,
+            options: AssemblyOptions::default(),
+        }
+    }
+
+    /// The same assembler with `options`.
+    pub fn with_options(mut self, options: AssemblyOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The counter in use.
+    pub fn counter(&self) -> &C {
+        &self.counter
+    }
+
+    /// Builds `persona`'s context for `phase` within `budget`.
+    ///
+    /// Fails with a typed error when the persona, aspect, claim or room is
+    /// unknown, the persona is not a party to the crux claim, or the debate
+    /// has not started. Never exceeds the budget.
+    pub fn assemble(
+        &self,
+        blackboard: &Blackboard,
+        persona: &str,
+        phase: &Phase,
+        budget: ContextBudget,
+        extras: &ContextExtras,
+    ) -> Result<AssembledContext, ContextError> {
+        let me = resolve_persona(blackboard, persona)?;
+        let drafts = self.drafts(blackboard, me, phase, extras)?;
+        let fitted = fit(drafts, phase.shares(), budget.total(), &self.counter);
+        let sections: Vec<Section> = {
+            let mut s: Vec<Section> = fitted.iter().map(|f| f.section.clone()).collect();
+            s.sort_by_key(|s| SectionKind::RENDER_ORDER.iter().position(|k| *k == s.kind));
+            s
+        };
+        let text = render(&sections);
+        let total_tokens = self.counter.count(&text);
+        Ok(AssembledContext {
+            reports: fitted
+                .iter()
+                .map(|f| SectionReport {
+                    kind: f.section.kind,
+                    tokens: f.tokens,
+                    items: f.section.items.len(),
+                    available: f.available,
+                })
+                .collect(),
+            sections,
+            text,
+            total_tokens,
+            budget: budget.total(),
+        })
+    }
+
+    fn drafts(
+        &self,
+        bb: &Blackboard,
+        me: &Persona,
+        phase: &Phase,
+        extras: &ContextExtras,
+    ) -> Result<Vec<Draft>, ContextError> {
+        let memories = sources::memories(extras);
+        Ok(match phase {
+            Phase::Opening => vec![sources::opening_state(bb, me)],
+            Phase::Take { aspect, miniround } => {
+                let aspect = bb
+                    .aspect(aspect)
+                    .ok_or_else(|| ContextError::UnknownAspect(aspect.to_string()))?;
+                let scope = Scope::Aspect(aspect);
+                let mut drafts = vec![
+                    sources::take_state(bb, aspect, *miniround),
+                    sources::standings(bb, me, scope, None),
+                    sources::your_position(bb, me, scope),
+                    sources::open_disputes(bb, me),
+                    sources::rolling_summary(bb),
+                    sources::insights(bb, Some(self.options.take_insights)),
+                    memories,
+                ];
+                if *miniround == 0 {
+                    drafts.push(sources::earlier_rounds(bb, Some(&aspect.id)));
+                } else {
+                    drafts.push(sources::recent_exchange(
+                        bb,
+                        me,
+                        &aspect.id,
+                        self.options.recent_messages,
+                    ));
+                }
+                drafts
+            }
+            Phase::CruxEntry { claim } => {
+                let claim = bb
+                    .claim(claim)
+                    .ok_or_else(|| ContextError::UnknownClaim(claim.to_string()))?;
+                let opponent = party_opponent(bb, me, claim)?;
+                vec![
+                    sources::crux_state(bb, me, claim),
+                    sources::the_dispute(bb, claim, true),
+                    sources::your_position(bb, me, Scope::All),
+                    sources::standings(bb, me, Scope::All, Some(opponent)),
+                    sources::crux_cards(bb, Some(claim)),
+                    memories,
+                ]
+            }
+            Phase::CruxExchange { room } => {
+                let claim = bb
+                    .claim_for_room(room)
+                    .ok_or_else(|| ContextError::UnknownCruxRoom(room.to_string()))?;
+                let opponent = party_opponent(bb, me, claim)?;
+                vec![
+                    sources::crux_state(bb, me, claim),
+                    sources::the_dispute(bb, claim, false),
+                    sources::crux_exchange(bb, me, room),
+                    sources::your_position(bb, me, Scope::All),
+                    sources::standings(bb, me, Scope::All, Some(opponent)),
+                    memories,
+                ]
+            }
+            Phase::Closing => vec![
+                sources::closing_state(bb),
+                sources::standings(bb, me, Scope::All, None),
+                sources::your_position(bb, me, Scope::All),
+                sources::open_disputes(bb, me),
+                sources::crux_cards(bb, None),
+                sources::earlier_rounds(bb, None),
+                sources::insights(bb, None),
+                memories,
+            ],
+        })
+    }
+}
+
+/// Builds `persona`'s context with the default assembler (tiktoken o200k_base).
+pub fn assemble(
+    blackboard: &Blackboard,
+    persona: &str,
+    phase: &Phase,
+    budget: ContextBudget,
+    extras: &ContextExtras,
+) -> Result<AssembledContext, ContextError> {
+    Assembler::default().assemble(blackboard, persona, phase, budget, extras)
+}
+
+fn resolve_persona<'a>(bb: &'a Blackboard, persona: &str) -> Result<&'a Persona, ContextError> {
+    if bb.topic().is_none() {
+        return Err(ContextError::NotStarted);
+    }
+    let found = bb
+        .find_persona(persona)
+        .ok_or_else(|| ContextError::UnknownPersona(persona.to_owned()))?;
+    if !found.is_debater() {
+        return Err(ContextError::NotADebater(found.id.to_string()));
+    }
+    Ok(found)
+}
+
+fn party_opponent<'a>(
+    bb: &'a Blackboard,
+    me: &Persona,
+    claim: &'a LiveClaim,
+) -> Result<&'a Persona, ContextError> {
+    claim
+        .opponent_of(&me.id)
+        .and_then(|id| bb.persona(id))
+        .ok_or_else(|| ContextError::NotAParty {
+            persona: me.id.to_string(),
+            claim: claim.id.to_string(),
+        })
+}

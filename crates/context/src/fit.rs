@@ -1,0 +1,256 @@
+//! Fitting section drafts into a token budget.
+//!
+//! 1. Each section with content gets its share of the budget (weights over
+//!    the sections present) and takes items in priority order while they fit.
+//! 2. Leftover budget goes to sections in reverse [`SectionKind::SHRINK_ORDER`]
+//!    (most important first); there an item that does not fit whole is cut
+//!    to fit (marked with `…`) if a useful part fits.
+//! 3. The rendered text is counted as a whole; while it is over budget (token
+//!    merges across joins can differ from the sum of parts), the section
+//!    first in the shrink order gives up its last-chosen item. The debate
+//!    state is only cut, never dropped, so the result always fits a budget at
+//!    or above [`crate::ContextBudget::MIN_TOKENS`].
+
+use crate::section::{Section, SectionKind, render};
+use crate::tokens::TokenCounter;
+
+/// The smallest part of an item worth keeping when it is cut.
+const MIN_CUT_TOKENS: usize = 12;
+/// Appended to a cut item.
+const CUT_MARK: &str = " …";
+
+/// One candidate item of a section.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    /// The item's text.
+    pub text: String,
+    /// Where it goes in display order (ascending).
+    pub order: usize,
+}
+
+/// A section's candidates, most important first.
+#[derive(Debug, Clone)]
+pub(crate) struct Draft {
+    pub kind: SectionKind,
+    pub candidates: Vec<Candidate>,
+}
+
+impl Draft {
+    pub fn new(kind: SectionKind) -> Self {
+        Self {
+            kind,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// Adds a candidate that displays in the order it was added.
+    pub fn push(&mut self, text: impl Into<String>) {
+        let order = self.candidates.len();
+        self.push_at(text, order);
+    }
+
+    /// Adds a candidate with an explicit display position.
+    pub fn push_at(&mut self, text: impl Into<String>, order: usize) {
+        self.candidates.push(Candidate {
+            text: text.into(),
+            order,
+        });
+    }
+}
+
+/// What happened to one section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fitted {
+    pub section: Section,
+    pub tokens: usize,
+    pub available: usize,
+}
+
+struct Slot {
+    kind: SectionKind,
+    weight: u32,
+    heading_tokens: usize,
+    candidates: Vec<Candidate>,
+    /// (candidate index, text as included, tokens incl. newline)
+    chosen: Vec<(usize, String, usize)>,
+    next: usize,
+    used: usize,
+}
+
+impl Slot {
+    /// Tokens the section costs if `extra` more are added.
+    fn cost_with(&self, extra: usize) -> usize {
+        let heading = if self.chosen.is_empty() {
+            self.heading_tokens + 2
+        } else {
+            0
+        };
+        self.used + heading + extra
+    }
+
+    fn take(&mut self, text: String, tokens: usize) {
+        if self.chosen.is_empty() {
+            self.used += self.heading_tokens + 2;
+        }
+        self.used += tokens;
+        self.chosen.push((self.next, text, tokens));
+        self.next += 1;
+    }
+
+    /// Takes whole items while the section stays within `allowance`.
+    fn fill(&mut self, allowance: usize, counter: &dyn TokenCounter) {
+        while let Some(candidate) = self.candidates.get(self.next) {
+            let tokens = counter.count(&candidate.text) + 1;
+            if self.cost_with(tokens) > allowance {
+                return;
+            }
+            let text = candidate.text.clone();
+            self.take(text, tokens);
+        }
+    }
+
+    /// Like `fill`, but a candidate that does not fit whole is cut to fit.
+    fn fill_cutting(&mut self, allowance: usize, counter: &dyn TokenCounter) {
+        self.fill(allowance, counter);
+        let Some(candidate) = self.candidates.get(self.next) else {
+            return;
+        };
+        let room = allowance.saturating_sub(self.cost_with(1));
+        let mark = counter.count(CUT_MARK);
+        if room < MIN_CUT_TOKENS + mark {
+            return;
+        }
+        let cut = format!(
+            "{}{CUT_MARK}",
+            counter.truncate(&candidate.text, room - mark).trim_end()
+        );
+        let tokens = counter.count(&cut) + 1;
+        if self.cost_with(tokens) <= allowance {
+            self.take(cut, tokens);
+        }
+        // The rest of this section's candidates stay out: order matters more
+        // than squeezing in a later item.
+        self.next = self.candidates.len();
+    }
+
+    fn section(&self) -> Section {
+        let mut chosen: Vec<&(usize, String, usize)> = self.chosen.iter().collect();
+        chosen.sort_by_key(|(i, _, _)| self.candidates[*i].order);
+        Section {
+            kind: self.kind,
+            items: chosen
+                .into_iter()
+                .map(|(_, text, _)| text.clone())
+                .collect(),
+        }
+    }
+}
+
+/// Fits `drafts` into `budget` tokens with the phase's `weights`.
+pub(crate) fn fit(
+    drafts: Vec<Draft>,
+    weights: &[(SectionKind, u32)],
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<Fitted> {
+    let mut slots: Vec<Slot> = drafts
+        .into_iter()
+        .filter(|d| !d.candidates.is_empty())
+        .map(|d| Slot {
+            kind: d.kind,
+            weight: weights
+                .iter()
+                .find(|(k, _)| *k == d.kind)
+                .map_or(0, |(_, w)| *w),
+            heading_tokens: counter.count(&d.kind.heading()),
+            candidates: d.candidates,
+            chosen: Vec::new(),
+            next: 0,
+            used: 0,
+        })
+        .collect();
+    slots.sort_by_key(|s| std::cmp::Reverse(s.kind.shrink_rank()));
+
+    // 1. Shares.
+    let total_weight: u64 = slots
+        .iter()
+        .map(|s| u64::from(s.weight))
+        .sum::<u64>()
+        .max(1);
+    for slot in &mut slots {
+        let share = (budget as u64 * u64::from(slot.weight) / total_weight) as usize;
+        slot.fill(share, counter);
+    }
+    // 2. Leftover, most important section first (slots are in that order).
+    for i in 0..slots.len() {
+        let used_elsewhere: usize = slots
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, s)| s.used)
+            .sum();
+        let allowance = budget.saturating_sub(used_elsewhere);
+        slots[i].fill_cutting(allowance, counter);
+    }
+    // 3. Exact check on the rendered text.
+    loop {
+        let sections: Vec<Section> = slots.iter().map(Slot::section).collect();
+        let total = counter.count(&render(&sections));
+        if total <= budget {
+            break;
+        }
+        if !shed_one(&mut slots, total - budget, counter) {
+            break;
+        }
+    }
+    slots.sort_by_key(|s| s.kind.shrink_rank());
+    slots
+        .iter()
+        .filter(|s| !s.chosen.is_empty())
+        .map(|s| Fitted {
+            section: s.section(),
+            tokens: s.used,
+            available: s.candidates.len(),
+        })
+        .collect()
+}
+
+/// Removes the least important chosen item (or cuts the debate state's last
+/// item when nothing else is left). Returns false when nothing can be shed.
+fn shed_one(slots: &mut [Slot], excess: usize, counter: &dyn TokenCounter) -> bool {
+    let victim = slots
+        .iter_mut()
+        .filter(|s| !s.chosen.is_empty())
+        .min_by_key(|s| s.kind.shrink_rank());
+    let Some(slot) = victim else {
+        return false;
+    };
+    let only_state_left = slot.kind == SectionKind::DebateState;
+    if !only_state_left || slot.chosen.len() > 1 {
+        if let Some((_, _, tokens)) = slot.chosen.pop() {
+            slot.used -= tokens;
+            if slot.chosen.is_empty() {
+                slot.used = 0;
+            }
+        }
+        return true;
+    }
+    // Only the debate state's first item is left: cut it further.
+    let Some((index, text, tokens)) = slot.chosen.pop() else {
+        return false;
+    };
+    let keep = tokens.saturating_sub(excess + 2);
+    let mark = counter.count(CUT_MARK);
+    if keep <= mark {
+        slot.used = 0;
+        return true;
+    }
+    let cut = format!(
+        "{}{CUT_MARK}",
+        counter.truncate(&text, keep - mark).trim_end()
+    );
+    let cut_tokens = counter.count(&cut) + 1;
+    slot.used = slot.used - tokens + cut_tokens;
+    slot.chosen.push((index, cut, cut_tokens));
+    true
+}

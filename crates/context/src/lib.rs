@@ -1,0 +1,52 @@
+//! # agon-context
+//!
+//! Builds what each agent sees: a tailored, token-budgeted view of the
+//! debate [`Blackboard`](agon_core::Blackboard) for one persona at one
+//! moment ([`Phase`]), following seed 000's context template. Also the pure
+//! summarization policies: seed 001's rolling-summary planner ([`rolling`])
+//! and seed 004's perspective summaries ([`perspective`]).
+//!
+//! Pure: no I/O, no clock, no randomness. The same blackboard, persona,
+//! phase, budget and extras always give the same text.
+//!
+//! ```
+//! use agon_context::{assemble, ContextBudget, ContextExtras, Phase};
+//! use agon_core::{Blackboard, DebateEvent, Persona, Topic};
+//!
+//! let mut board = Blackboard::new();
+//! board.apply(&DebateEvent::DebateStarted {
+//!     debate: "d1".into(),
+//!     topic: Topic::new("Should cities ban cars from their centres?"),
+//!     aspects: vec![],
+//!     personas: vec![
+//!         Persona::debater("ada", "Ada", "urbanist", "brisk"),
+//!         Persona::debater("bo", "Bo", "shop owner", "warm"),
+//!     ],
+//!     time: chrono::DateTime::UNIX_EPOCH,
+//! })?;
+//! let context = assemble(&board, "Ada", &Phase::Opening, ContextBudget::default(), &ContextExtras::default())?;
+//! assert!(context.text.contains("Other participants: Bo"));
+//! assert!(context.total_tokens <= context.budget);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod assemble;
+mod budget;
+mod error;
+mod fit;
+pub mod perspective;
+mod phase;
+pub mod rolling;
+mod section;
+mod sources;
+mod tokens;
+
+pub use assemble::{
+    AssembledContext, Assembler, AssemblyOptions, ContextExtras, RetrievedMemory, SectionReport,
+    assemble,
+};
+pub use budget::ContextBudget;
+pub use error::ContextError;
+pub use phase::Phase;
+pub use section::{Section, SectionKind, render};
+pub use tokens::{Encoding, TiktokenCounter, TokenCounter};

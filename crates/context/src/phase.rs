@@ -1,0 +1,106 @@
+//! The moments at which an agent needs context.
+
+use agon_core::{AspectId, ClaimId, CruxRoomId};
+use serde::Serialize;
+
+use crate::section::SectionKind;
+
+/// When the context is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Phase {
+    /// Opening statement: an intentional cold start (topic, aspects, the
+    /// other participants' names, nothing else).
+    Opening,
+    /// A take on `aspect`. Miniround 0 sees the whole blackboard but no recent
+    /// exchange (there is none yet for the aspect); minirounds 1+ add the
+    /// aspect's latest messages verbatim.
+    Take {
+        /// The aspect debated.
+        aspect: AspectId,
+        /// The miniround (0 = initial takes).
+        miniround: u32,
+    },
+    /// Entering a crux room on `claim`: the claim, the messages that
+    /// triggered it, both parties' positions, prior related crux cards.
+    CruxEntry {
+        /// The disputed claim.
+        claim: ClaimId,
+    },
+    /// A turn in crux room `room`: the dispute plus as many of the room's
+    /// messages as fit the budget (no fixed cap).
+    CruxExchange {
+        /// The room.
+        room: CruxRoomId,
+    },
+    /// Closing statement: the whole ledger and all reflections.
+    Closing,
+}
+
+impl Phase {
+    /// Short label ("opening", "take", "crux_entry", …).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Opening => "opening",
+            Self::Take { .. } => "take",
+            Self::CruxEntry { .. } => "crux_entry",
+            Self::CruxExchange { .. } => "crux_exchange",
+            Self::Closing => "closing",
+        }
+    }
+
+    /// Budget weights per section for this phase. A section's share is its
+    /// weight over the sum of the weights of the sections that have content.
+    pub fn shares(&self) -> &'static [(SectionKind, u32)] {
+        use SectionKind::*;
+        match self {
+            Self::Opening => &[(DebateState, 100)],
+            Self::Take { miniround: 0, .. } => &[
+                (DebateState, 8),
+                (WhereEveryoneStands, 22),
+                (YourPosition, 14),
+                (OpenDisputes, 8),
+                (EarlierRounds, 16),
+                (EarlierSummary, 8),
+                (KeyInsights, 12),
+                (RelevantEarlierContext, 12),
+            ],
+            Self::Take { .. } => &[
+                (DebateState, 6),
+                (WhereEveryoneStands, 16),
+                (YourPosition, 10),
+                (OpenDisputes, 6),
+                (RecentExchange, 36),
+                (EarlierSummary, 6),
+                (KeyInsights, 8),
+                (RelevantEarlierContext, 12),
+            ],
+            Self::CruxEntry { .. } => &[
+                (DebateState, 6),
+                (TheDispute, 34),
+                (YourPosition, 16),
+                (WhereEveryoneStands, 16),
+                (CruxCards, 14),
+                (RelevantEarlierContext, 14),
+            ],
+            Self::CruxExchange { .. } => &[
+                (DebateState, 5),
+                (TheDispute, 12),
+                (CruxExchange, 55),
+                (YourPosition, 10),
+                (WhereEveryoneStands, 8),
+                (RelevantEarlierContext, 10),
+            ],
+            Self::Closing => &[
+                (DebateState, 5),
+                (WhereEveryoneStands, 24),
+                (YourPosition, 16),
+                (OpenDisputes, 7),
+                (CruxCards, 12),
+                (EarlierRounds, 14),
+                (KeyInsights, 14),
+                (RelevantEarlierContext, 8),
+            ],
+        }
+    }
+}

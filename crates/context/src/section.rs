@@ -1,0 +1,202 @@
+//! Context sections and their rendering to text (a pure function).
+
+use serde::Serialize;
+
+/// The sections an assembled context can contain. Seed 000's template
+/// (debate state, where everyone stands, your position so far, open
+/// disputes, recent exchange, key insights, relevant earlier context), plus
+/// the sections the other phases need (earlier rounds, crux cards, the
+/// dispute behind a crux room, the crux room's exchange, and seed 001's
+/// rolling summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionKind {
+    /// Topic, aspect, round.
+    DebateState,
+    /// The disputed claim and the dialogue that triggered it (crux phases).
+    TheDispute,
+    /// The crux room's own messages (crux exchange).
+    CruxExchange,
+    /// The last messages of the current aspect, verbatim.
+    RecentExchange,
+    /// The persona's own ledger.
+    YourPosition,
+    /// The other personas' ledgers, relative to the persona.
+    WhereEveryoneStands,
+    /// Active and in-room claims.
+    OpenDisputes,
+    /// Crux cards produced so far (related ones, in crux phases).
+    CruxCards,
+    /// Structured records of earlier rounds.
+    EarlierRounds,
+    /// Top reflections.
+    KeyInsights,
+    /// Seed 001's rolling summary of older transcript.
+    EarlierSummary,
+    /// Memories retrieved by the caller.
+    RelevantEarlierContext,
+}
+
+impl SectionKind {
+    /// Every kind, in the order sections are rendered.
+    pub const RENDER_ORDER: [SectionKind; 12] = [
+        Self::DebateState,
+        Self::TheDispute,
+        Self::WhereEveryoneStands,
+        Self::YourPosition,
+        Self::OpenDisputes,
+        Self::CruxCards,
+        Self::EarlierRounds,
+        Self::EarlierSummary,
+        Self::RecentExchange,
+        Self::CruxExchange,
+        Self::KeyInsights,
+        Self::RelevantEarlierContext,
+    ];
+
+    /// Over budget, sections give up items in this order: the first kind
+    /// loses its items (newest-least-important first) before the next one
+    /// loses any. Leftover budget is handed out in the reverse order.
+    /// The debate state is never dropped, only cut.
+    pub const SHRINK_ORDER: [SectionKind; 12] = [
+        Self::RelevantEarlierContext,
+        Self::EarlierSummary,
+        Self::KeyInsights,
+        Self::EarlierRounds,
+        Self::CruxCards,
+        Self::OpenDisputes,
+        Self::WhereEveryoneStands,
+        Self::YourPosition,
+        Self::TheDispute,
+        Self::RecentExchange,
+        Self::CruxExchange,
+        Self::DebateState,
+    ];
+
+    /// The heading shown to the model.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::DebateState => "DEBATE STATE",
+            Self::TheDispute => "THE DISPUTE",
+            Self::CruxExchange => "CRUX ROOM EXCHANGE",
+            Self::RecentExchange => "RECENT EXCHANGE",
+            Self::YourPosition => "YOUR POSITION SO FAR",
+            Self::WhereEveryoneStands => "WHERE EVERYONE STANDS",
+            Self::OpenDisputes => "OPEN DISPUTES",
+            Self::CruxCards => "CRUX CARDS",
+            Self::EarlierRounds => "EARLIER ROUNDS",
+            Self::KeyInsights => "KEY INSIGHTS",
+            Self::EarlierSummary => "EARLIER DISCUSSION (SUMMARY)",
+            Self::RelevantEarlierContext => "RELEVANT EARLIER CONTEXT",
+        }
+    }
+
+    /// The heading line: `── TITLE ─────…`, 46 characters wide.
+    pub fn heading(self) -> String {
+        let title = self.title();
+        let rule = 46usize.saturating_sub(title.chars().count() + 4).max(3);
+        format!("── {title} {}", "─".repeat(rule))
+    }
+
+    /// Position in [`SectionKind::SHRINK_ORDER`].
+    pub fn shrink_rank(self) -> usize {
+        Self::SHRINK_ORDER
+            .iter()
+            .position(|k| *k == self)
+            .unwrap_or(usize::MAX)
+    }
+
+    fn render_rank(self) -> usize {
+        Self::RENDER_ORDER
+            .iter()
+            .position(|k| *k == self)
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// A section ready to render: its kind and its items in display order.
+/// An item may span several lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Section {
+    /// Which section.
+    pub kind: SectionKind,
+    /// Items, in display order.
+    pub items: Vec<String>,
+}
+
+impl Section {
+    /// The section's text: heading line, then one item per line.
+    pub fn render(&self) -> String {
+        let mut out = self.kind.heading();
+        for item in &self.items {
+            out.push('\n');
+            out.push_str(item);
+        }
+        out
+    }
+}
+
+/// Renders sections in [`SectionKind::RENDER_ORDER`], separated by a blank
+/// line. Empty sections are omitted. Pure: the same sections always give the
+/// same text.
+pub fn render(sections: &[Section]) -> String {
+    let mut ordered: Vec<&Section> = sections.iter().filter(|s| !s.items.is_empty()).collect();
+    ordered.sort_by_key(|s| s.kind.render_rank());
+    ordered
+        .iter()
+        .map(|s| s.render())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_in_both_orders_exactly_once() {
+        for kind in SectionKind::RENDER_ORDER {
+            assert_eq!(
+                SectionKind::SHRINK_ORDER
+                    .iter()
+                    .filter(|k| **k == kind)
+                    .count(),
+                1,
+                "{kind:?}"
+            );
+        }
+        assert_eq!(
+            SectionKind::SHRINK_ORDER.last(),
+            Some(&SectionKind::DebateState)
+        );
+    }
+
+    #[test]
+    fn headings_are_46_chars_wide() {
+        for kind in SectionKind::RENDER_ORDER {
+            assert_eq!(kind.heading().chars().count(), 46, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn render_orders_sections_and_skips_empty_ones() {
+        let sections = vec![
+            Section {
+                kind: SectionKind::KeyInsights,
+                items: vec!["• insight".into()],
+            },
+            Section {
+                kind: SectionKind::OpenDisputes,
+                items: vec![],
+            },
+            Section {
+                kind: SectionKind::DebateState,
+                items: vec!["Topic: x".into(), "Round 1 of 3".into()],
+            },
+        ];
+        let text = render(&sections);
+        assert!(text.starts_with("── DEBATE STATE"));
+        assert!(text.contains("Topic: x\nRound 1 of 3\n\n── KEY INSIGHTS"));
+        assert!(!text.contains("OPEN DISPUTES"));
+    }
+}

@@ -1,0 +1,560 @@
+//! Section builders: each reads the blackboard and returns a section draft
+//! whose candidates are ordered most important first. Costs depend on the
+//! number of personas, aspects, claims, reflections and the caps given, never
+//! on the length of the transcript.
+
+use std::collections::HashSet;
+
+use agon_core::{
+    AspectId, Blackboard, ClaimStatus, CruxRoomId, DebateAspect, DialogueMessage, Intensity,
+    LiveClaim, MessageKind, Persona, PersonaId,
+};
+
+use crate::assemble::ContextExtras;
+use crate::fit::Draft;
+use crate::section::SectionKind;
+
+/// Which aspects a ledger section covers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// Only the aspect being debated.
+    Aspect(&'a DebateAspect),
+    /// Every aspect (closings, crux rooms).
+    All,
+}
+
+impl<'a> Scope<'a> {
+    fn aspects(self, bb: &'a Blackboard) -> Vec<&'a DebateAspect> {
+        match self {
+            Self::Aspect(aspect) => vec![aspect],
+            Self::All => bb.aspects().iter().collect(),
+        }
+    }
+}
+
+fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
+    bb.persona_name(id)
+}
+
+fn topic_line(bb: &Blackboard) -> Vec<String> {
+    let Some(topic) = bb.topic() else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!("Topic: {}", topic.question)];
+    if let Some(context) = topic.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        lines.push(format!("Background: {context}"));
+    }
+    lines
+}
+
+fn aspect_line(aspect: &DebateAspect) -> String {
+    if aspect.description.trim().is_empty() {
+        aspect.label.clone()
+    } else {
+        format!("{} — {}", aspect.label, aspect.description)
+    }
+}
+
+fn others<'a>(bb: &'a Blackboard, me: &'a Persona) -> impl Iterator<Item = &'a Persona> {
+    bb.debaters().filter(move |p| p.id != me.id)
+}
+
+fn join_names<'a>(bb: &'a Blackboard, ids: impl Iterator<Item = &'a PersonaId>) -> String {
+    ids.map(|id| name(bb, id)).collect::<Vec<_>>().join(", ")
+}
+
+// ── DEBATE STATE ─────────────────────────────────────────────────────────
+
+pub(crate) fn opening_state(bb: &Blackboard, me: &Persona) -> Draft {
+    let mut draft = Draft::new(SectionKind::DebateState);
+    for line in topic_line(bb) {
+        draft.push(line);
+    }
+    draft.push(format!(
+        "You are {}. This is your opening statement: nothing has been said yet.",
+        me.name
+    ));
+    let others: Vec<&str> = others(bb, me).map(|p| p.name.as_str()).collect();
+    if !others.is_empty() {
+        draft.push(format!("Other participants: {}", others.join(", ")));
+    }
+    if !bb.aspects().is_empty() {
+        let list: Vec<String> = bb
+            .aspects()
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("  {}. {}", i + 1, aspect_line(a)))
+            .collect();
+        draft.push(format!("Aspects to be debated:\n{}", list.join("\n")));
+    }
+    draft
+}
+
+pub(crate) fn take_state(bb: &Blackboard, aspect: &DebateAspect, miniround: u32) -> Draft {
+    let mut draft = Draft::new(SectionKind::DebateState);
+    for line in topic_line(bb) {
+        draft.push(line);
+    }
+    draft.push(format!("Current aspect: {}", aspect_line(aspect)));
+    let number = bb.aspect_number(&aspect.id).unwrap_or(0);
+    let stage = if miniround == 0 {
+        "initial takes".to_owned()
+    } else {
+        format!("miniround {miniround} (replies)")
+    };
+    draft.push(format!("Round {number} of {}, {stage}", bb.aspects().len()));
+    draft
+}
+
+pub(crate) fn crux_state(bb: &Blackboard, me: &Persona, claim: &LiveClaim) -> Draft {
+    let mut draft = Draft::new(SectionKind::DebateState);
+    for line in topic_line(bb) {
+        draft.push(line);
+    }
+    let opponent = claim.opponent_of(&me.id).map_or("", |id| name(bb, id));
+    draft.push(format!(
+        "Crux room: you ({}) and {opponent} work out one disputed claim from round {}.",
+        me.name, claim.source_round
+    ));
+    draft
+}
+
+pub(crate) fn closing_state(bb: &Blackboard) -> Draft {
+    let mut draft = Draft::new(SectionKind::DebateState);
+    for line in topic_line(bb) {
+        draft.push(line);
+    }
+    let labels: Vec<&str> = bb.aspects().iter().map(|a| a.label.as_str()).collect();
+    draft.push(format!(
+        "Closing statements. Aspects debated ({}): {}",
+        labels.len(),
+        labels.join("; ")
+    ));
+    draft
+}
+
+// ── WHERE EVERYONE STANDS ────────────────────────────────────────────────
+
+/// Agreements or disagreements between `me` and `other`, from both ledgers.
+fn relations(bb: &Blackboard, me: &PersonaId, other: &PersonaId) -> (Vec<String>, Vec<String>) {
+    let mut agree: Vec<String> = Vec::new();
+    let mut disagree: Vec<String> = Vec::new();
+    let add = |list: &mut Vec<String>, text: String| {
+        if !list.contains(&text) {
+            list.push(text);
+        }
+    };
+    for (holder, counterpart) in [(other, me), (me, other)] {
+        let Some(state) = bb.position(holder) else {
+            continue;
+        };
+        for a in state.agreements.iter().filter(|a| &a.with == counterpart) {
+            add(&mut agree, a.on.clone());
+        }
+        for d in state
+            .disagreements
+            .iter()
+            .filter(|d| &d.with == counterpart)
+        {
+            let text = match d.intensity {
+                Intensity::Strong => format!("{} (strongly)", d.on),
+                Intensity::Mild => d.on.clone(),
+            };
+            add(&mut disagree, text);
+        }
+    }
+    (agree, disagree)
+}
+
+pub(crate) fn standings(
+    bb: &Blackboard,
+    me: &Persona,
+    scope: Scope<'_>,
+    only: Option<&Persona>,
+) -> Draft {
+    let mut draft = Draft::new(SectionKind::WhereEveryoneStands);
+    let people: Vec<&Persona> = match only {
+        Some(p) => vec![p],
+        None => others(bb, me).collect(),
+    };
+    // Each persona's lines display together (order = persona × 1000 + line),
+    // but priority goes across personas: every stance first, then every
+    // disagreement line, then aspect positions, agreements and concessions.
+    let mut tiers: [Vec<(String, usize)>; 5] = Default::default();
+    for (k, other) in people.iter().enumerate() {
+        let Some(state) = bb.position(&other.id) else {
+            continue;
+        };
+        let base = k * 1000;
+        let stance = if state.overall_stance.is_empty() {
+            "(no stance recorded yet)"
+        } else {
+            state.overall_stance.as_str()
+        };
+        tiers[0].push((format!("{}: {stance}", other.name), base));
+        let (agree, disagree) = relations(bb, &me.id, &other.id);
+        if !disagree.is_empty() {
+            tiers[1].push((
+                format!("  - Disagrees with you on: {}", disagree.join("; ")),
+                base + 900,
+            ));
+        }
+        for (j, aspect) in scope.aspects(bb).into_iter().enumerate() {
+            if let Some(pos) = state
+                .aspects
+                .get(&aspect.id)
+                .filter(|p| !p.position.is_empty())
+            {
+                let mut line = format!("  - On {}: {}", aspect.label, pos.position);
+                if !pos.evidence.is_empty() {
+                    line.push_str(&format!(" (evidence: {})", pos.evidence.join("; ")));
+                }
+                tiers[2].push((line, base + 1 + j.min(800)));
+            }
+        }
+        if !agree.is_empty() {
+            tiers[3].push((
+                format!("  - Agrees with you on: {}", agree.join("; ")),
+                base + 901,
+            ));
+        }
+        if !state.concessions.is_empty() {
+            let conceded: Vec<&str> = state.concessions.iter().map(|c| c.text.as_str()).collect();
+            tiers[4].push((
+                format!("  - Has conceded: {}", conceded.join("; ")),
+                base + 902,
+            ));
+        }
+    }
+    for (text, order) in tiers.into_iter().flatten() {
+        draft.push_at(text, order);
+    }
+    draft
+}
+
+// ── YOUR POSITION SO FAR ─────────────────────────────────────────────────
+
+pub(crate) fn your_position(bb: &Blackboard, me: &Persona, scope: Scope<'_>) -> Draft {
+    let mut draft = Draft::new(SectionKind::YourPosition);
+    let Some(state) = bb.position(&me.id) else {
+        return draft;
+    };
+    if state.overall_stance.is_empty() {
+        draft.push("You have not stated an overall stance yet.");
+    } else {
+        draft.push(format!("You've argued: {}", state.overall_stance));
+    }
+    let aspects = scope.aspects(bb);
+    let mut evidence: Vec<&str> = Vec::new();
+    let mut challenged: Vec<&str> = Vec::new();
+    for aspect in &aspects {
+        if let Some(pos) = state.aspects.get(&aspect.id) {
+            if !pos.position.is_empty() {
+                draft.push(format!("On {}: {}", aspect.label, pos.position));
+            }
+            evidence.extend(pos.evidence.iter().map(String::as_str));
+            challenged.extend(pos.challenged.iter().map(String::as_str));
+        }
+    }
+    if !challenged.is_empty() {
+        draft.push(format!(
+            "Challenges you haven't answered: {}",
+            challenged.join("; ")
+        ));
+    }
+    if !evidence.is_empty() {
+        draft.push(format!("Evidence you've cited: {}", evidence.join("; ")));
+    }
+    if !state.concessions.is_empty() {
+        let items: Vec<&str> = state.concessions.iter().map(|c| c.text.as_str()).collect();
+        draft.push(format!("You've conceded: {}", items.join("; ")));
+    }
+    if !state.shifts.is_empty() {
+        let items: Vec<&str> = state.shifts.iter().map(|s| s.text.as_str()).collect();
+        draft.push(format!(
+            "How your position has shifted: {}",
+            items.join("; ")
+        ));
+    }
+    draft
+}
+
+// ── OPEN DISPUTES ────────────────────────────────────────────────────────
+
+pub(crate) fn open_disputes(bb: &Blackboard, me: &Persona) -> Draft {
+    let mut draft = Draft::new(SectionKind::OpenDisputes);
+    let open: Vec<(usize, &LiveClaim)> = bb
+        .claims()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.status.is_open())
+        .collect();
+    // Claims involving the persona first, newest first within each group.
+    let mut ranked = open.clone();
+    ranked.sort_by_key(|(i, c)| (!c.involves(&me.id), std::cmp::Reverse(*i)));
+    for (i, claim) in ranked {
+        draft.push_at(
+            format!(
+                "• {} — {} vs {} [{}]",
+                claim.claim,
+                name(bb, &claim.personas[0]),
+                name(bb, &claim.personas[1]),
+                claim.status.label()
+            ),
+            i,
+        );
+    }
+    draft
+}
+
+// ── CRUX CARDS ───────────────────────────────────────────────────────────
+
+fn words(text: &str) -> HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 3)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+pub(crate) fn crux_cards(bb: &Blackboard, related_to: Option<&LiveClaim>) -> Draft {
+    let mut draft = Draft::new(SectionKind::CruxCards);
+    let cards = bb.crux_cards();
+    let mut ranked: Vec<(usize, u64)> = match related_to {
+        None => (0..cards.len()).rev().map(|i| (i, 0)).collect(),
+        Some(claim) => {
+            let claim_words = words(&claim.claim);
+            let mut scored: Vec<(usize, u64)> = cards
+                .iter()
+                .enumerate()
+                .filter(|(_, card)| card.claim.as_ref() != Some(&claim.id))
+                .filter_map(|(i, card)| {
+                    let shared = card
+                        .positions
+                        .iter()
+                        .filter(|p| claim.involves(&p.persona))
+                        .count() as u64;
+                    let overlap = words(&card.question).intersection(&claim_words).count() as u64;
+                    let score = shared * 10 + overlap * 3;
+                    (score > 0).then_some((i, score))
+                })
+                .collect();
+            scored.sort_by_key(|(i, score)| (std::cmp::Reverse(*score), std::cmp::Reverse(*i)));
+            scored
+        }
+    };
+    for (i, _) in ranked.drain(..) {
+        let card = &cards[i];
+        let mut block = format!(
+            "• {} [{}; {}]",
+            card.question,
+            card.disagreement_type.label(),
+            if card.resolved {
+                "resolved"
+            } else {
+                "unresolved"
+            }
+        );
+        for p in &card.positions {
+            block.push_str(&format!(
+                "\n  {}: {} — {} (would change their mind: {})",
+                name(bb, &p.persona),
+                p.stance.label(),
+                p.reasoning,
+                p.falsifier
+            ));
+        }
+        if !card.diagnosis.is_empty() {
+            block.push_str(&format!("\n  Diagnosis: {}", card.diagnosis));
+        }
+        draft.push_at(block, i);
+    }
+    draft
+}
+
+// ── EARLIER ROUNDS ───────────────────────────────────────────────────────
+
+pub(crate) fn earlier_rounds(bb: &Blackboard, except: Option<&AspectId>) -> Draft {
+    let mut draft = Draft::new(SectionKind::EarlierRounds);
+    for (i, record) in bb.rounds().iter().enumerate().rev() {
+        if Some(&record.aspect) == except {
+            continue;
+        }
+        let label = bb
+            .aspect(&record.aspect)
+            .map_or(record.aspect.as_str(), |a| a.label.as_str());
+        let mut block = format!("Round {} — {}: {}", record.round, label, record.summary);
+        for (persona, take) in &record.takes {
+            block.push_str(&format!("\n  {}: {}", name(bb, persona), take.position));
+            if !take.key_argument.is_empty() {
+                block.push_str(&format!(" Key argument: {}", take.key_argument));
+            }
+            if !take.evidence_cited.is_empty() {
+                block.push_str(&format!(" Evidence: {}.", take.evidence_cited.join("; ")));
+            }
+            if let Some(target) = &take.targeted_persona {
+                block.push_str(&format!(" Mainly engaged {}.", name(bb, target)));
+            }
+        }
+        draft.push_at(block, i);
+    }
+    draft
+}
+
+// ── EARLIER DISCUSSION (SUMMARY) ─────────────────────────────────────────
+
+pub(crate) fn rolling_summary(bb: &Blackboard) -> Draft {
+    let mut draft = Draft::new(SectionKind::EarlierSummary);
+    if let Some(summary) = bb.latest_rolling_summary() {
+        draft.push(format!(
+            "Messages {}–{} in brief: {}",
+            summary.span.start + 1,
+            summary.span.end,
+            summary.text
+        ));
+    }
+    draft
+}
+
+// ── KEY INSIGHTS ─────────────────────────────────────────────────────────
+
+pub(crate) fn insights(bb: &Blackboard, top: Option<usize>) -> Draft {
+    let mut draft = Draft::new(SectionKind::KeyInsights);
+    let mut ranked: Vec<(usize, u8)> = bb
+        .reflections()
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, r.importance))
+        .collect();
+    ranked.sort_by_key(|(i, importance)| (std::cmp::Reverse(*importance), std::cmp::Reverse(*i)));
+    ranked.truncate(top.unwrap_or(usize::MAX));
+    for (i, _) in ranked {
+        let r = &bb.reflections()[i];
+        let about = join_names(bb, r.about.iter());
+        let about = if about.is_empty() {
+            String::new()
+        } else {
+            format!("; about {about}")
+        };
+        draft.push(format!(
+            "• {} [{}{about}; importance {}]",
+            r.content,
+            r.kind.label(),
+            r.importance
+        ));
+    }
+    draft
+}
+
+// ── RELEVANT EARLIER CONTEXT ─────────────────────────────────────────────
+
+pub(crate) fn memories(extras: &ContextExtras) -> Draft {
+    let mut draft = Draft::new(SectionKind::RelevantEarlierContext);
+    for memory in &extras.memories {
+        if memory.content.trim().is_empty() {
+            continue;
+        }
+        if memory.label.trim().is_empty() {
+            draft.push(format!("• {}", memory.content.trim()));
+        } else {
+            draft.push(format!(
+                "• ({}) {}",
+                memory.label.trim(),
+                memory.content.trim()
+            ));
+        }
+    }
+    draft
+}
+
+// ── Exchanges ────────────────────────────────────────────────────────────
+
+fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> String {
+    let who = name(bb, &message.persona);
+    let who = if message.persona == me.id {
+        format!("{who} (you)")
+    } else {
+        who.to_owned()
+    };
+    match &message.kind {
+        MessageKind::Critique { target } => format!(
+            "{who} (critique of {}): {}",
+            name(bb, target),
+            message.content
+        ),
+        _ => format!("{who}: {}", message.content),
+    }
+}
+
+pub(crate) fn recent_exchange(
+    bb: &Blackboard,
+    me: &Persona,
+    aspect: &AspectId,
+    max: usize,
+) -> Draft {
+    let mut draft = Draft::new(SectionKind::RecentExchange);
+    let messages = bb.messages();
+    let recent = bb
+        .message_indices_for_aspect(aspect)
+        .iter()
+        .rev()
+        .map(|&i| (i, &messages[i]))
+        .filter(|(_, m)| !m.kind.is_crux())
+        .take(max);
+    for (i, message) in recent {
+        draft.push_at(speaker_line(bb, me, message), i);
+    }
+    draft
+}
+
+pub(crate) fn the_dispute(bb: &Blackboard, claim: &LiveClaim, with_trigger: bool) -> Draft {
+    let mut draft = Draft::new(SectionKind::TheDispute);
+    draft.push(format!("Claim: {}", claim.claim));
+    draft.push(format!(
+        "{} vs {}; surfaced in round {}; status: {}",
+        name(bb, &claim.personas[0]),
+        name(bb, &claim.personas[1]),
+        claim.source_round,
+        claim.status.label()
+    ));
+    let sources = claim.source_messages.iter().filter_map(|id| bb.message(id));
+    if with_trigger {
+        for message in sources {
+            draft.push(format!(
+                "What triggered it ({}, round {}): {}: {}",
+                message.kind.label(),
+                message.round,
+                name(bb, &message.persona),
+                message.content
+            ));
+        }
+    }
+    if claim.status == ClaimStatus::Resolved {
+        if let Some(resolution) = &claim.resolution {
+            draft.push(format!("Resolution: {resolution}"));
+        }
+    }
+    draft
+}
+
+pub(crate) fn crux_exchange(bb: &Blackboard, me: &Persona, room: &CruxRoomId) -> Draft {
+    let mut draft = Draft::new(SectionKind::CruxExchange);
+    let messages = bb.messages();
+    let indices = bb.message_indices_for_room(room);
+    // Each party's opening position statement comes first, then the exchange newest first.
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut seen: Vec<&PersonaId> = Vec::new();
+    for &i in indices {
+        let m = &messages[i];
+        if m.kind == MessageKind::CruxPosition && !seen.contains(&&m.persona) {
+            seen.push(&m.persona);
+            firsts.push(i);
+        }
+    }
+    for &i in firsts
+        .iter()
+        .chain(indices.iter().rev().filter(|i| !firsts.contains(i)))
+    {
+        draft.push_at(speaker_line(bb, me, &messages[i]), i);
+    }
+    draft
+}

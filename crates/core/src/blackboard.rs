@@ -1,0 +1,1152 @@
+//! The blackboard: the debate's shared state, derived from its events.
+//!
+//! Only [`Blackboard::apply`] changes it. Every handler validates the whole
+//! event first and mutates only once nothing can fail, so a rejected event
+//! leaves the blackboard exactly as it was.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::claim::{ClaimStatus, ClaimTransition, LiveClaim};
+use crate::crux::CruxCard;
+use crate::deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
+use crate::error::ApplyError;
+use crate::event::{AspectPositionUpdate, DebateEvent};
+use crate::ids::{AspectId, ClaimId, CruxRoomId, DebateId, MessageId, PersonaId, ProposalId};
+use crate::message::{DialogueMessage, MessageKind};
+use crate::persona::{DebateAspect, Persona, Topic};
+use crate::position::{Agreement, Disagreement, Intensity, LedgerNote, PersonaPositionState};
+use crate::reflection::Reflection;
+use crate::round::RoundRecord;
+use crate::summary::{DebateSummary, SummaryScope};
+use crate::trigger::EpistemicWeights;
+
+/// Lifecycle of the debate as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DebateStatus {
+    /// No `debate_started` yet.
+    #[default]
+    NotStarted,
+    /// Started and not finished.
+    Running,
+    /// Finished; no further events are accepted.
+    Finished,
+}
+
+/// A recorded failure of an optional step (from [`DebateEvent::StepFailed`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepWarning {
+    /// Which step.
+    pub step: String,
+    /// Why it failed.
+    pub reason: String,
+    /// The message concerned, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<MessageId>,
+    /// When.
+    pub time: DateTime<Utc>,
+}
+
+/// Serializable state of the blackboard (the snapshot format).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct BlackboardData {
+    debate: Option<DebateId>,
+    topic: Option<Topic>,
+    aspects: Vec<DebateAspect>,
+    personas: Vec<Persona>,
+    status: DebateStatus,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    current_round: u32,
+    current_aspect: Option<AspectId>,
+    positions: BTreeMap<PersonaId, PersonaPositionState>,
+    claims: Vec<LiveClaim>,
+    messages: Vec<DialogueMessage>,
+    rounds: Vec<RoundRecord>,
+    reflections: Vec<Reflection>,
+    crux_cards: Vec<CruxCard>,
+    decisions: Vec<Decision>,
+    proposals: Vec<Proposal>,
+    participation: BTreeMap<PersonaId, Participation>,
+    summaries: Vec<DebateSummary>,
+    warnings: Vec<StepWarning>,
+    weight_since_reflection: u32,
+    events_applied: u64,
+}
+
+/// Lookup tables derived from [`BlackboardData`]; rebuilt after deserialization.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    personas: HashMap<PersonaId, usize>,
+    aspects: HashMap<AspectId, usize>,
+    messages: HashMap<MessageId, usize>,
+    messages_by_aspect: HashMap<AspectId, Vec<usize>>,
+    messages_by_room: HashMap<CruxRoomId, Vec<usize>>,
+    claims: HashMap<ClaimId, usize>,
+    rooms: HashMap<CruxRoomId, usize>,
+    proposals: HashMap<ProposalId, usize>,
+    reflections: HashSet<String>,
+    cards: HashSet<String>,
+    decisions: HashSet<String>,
+}
+
+impl Index {
+    fn build(data: &BlackboardData) -> Self {
+        let mut index = Self::default();
+        index.index_frame(&data.personas, &data.aspects);
+        for (i, message) in data.messages.iter().enumerate() {
+            index.index_message(i, message);
+        }
+        for (i, claim) in data.claims.iter().enumerate() {
+            index.claims.insert(claim.id.clone(), i);
+            if let Some(room) = &claim.crux_room {
+                index.rooms.insert(room.clone(), i);
+            }
+        }
+        for (i, proposal) in data.proposals.iter().enumerate() {
+            index.proposals.insert(proposal.id.clone(), i);
+        }
+        index.reflections = data.reflections.iter().map(|r| r.id.to_string()).collect();
+        index.cards = data.crux_cards.iter().map(|c| c.id.to_string()).collect();
+        index.decisions = data.decisions.iter().map(|d| d.id.to_string()).collect();
+        index
+    }
+
+    fn index_frame(&mut self, personas: &[Persona], aspects: &[DebateAspect]) {
+        self.personas = personas
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        self.aspects = aspects
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.id.clone(), i))
+            .collect();
+    }
+
+    fn index_message(&mut self, position: usize, message: &DialogueMessage) {
+        self.messages.insert(message.id.clone(), position);
+        if let Some(aspect) = &message.aspect {
+            self.messages_by_aspect
+                .entry(aspect.clone())
+                .or_default()
+                .push(position);
+        }
+        if let Some(room) = &message.crux_room {
+            self.messages_by_room
+                .entry(room.clone())
+                .or_default()
+                .push(position);
+        }
+    }
+}
+
+/// The debate's shared state: topic, personas, position ledger, claims,
+/// transcript, round records, reflections, crux cards, deliberation tracking
+/// and summaries. Built only by applying [`DebateEvent`]s.
+///
+/// Serializes to a snapshot that deserializes back to an equal blackboard.
+#[derive(Debug, Clone, Default)]
+pub struct Blackboard {
+    data: BlackboardData,
+    index: Index,
+}
+
+impl PartialEq for Blackboard {
+    fn eq(&self, other: &Self) -> bool {
+        self.data == other.data
+    }
+}
+
+impl Eq for Blackboard {}
+
+impl Serialize for Blackboard {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.data.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Blackboard {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let data = BlackboardData::deserialize(deserializer)?;
+        let index = Index::build(&data);
+        Ok(Self { data, index })
+    }
+}
+
+fn require_text(value: &str, field: &'static str, at: impl ToString) -> Result<(), ApplyError> {
+    if value.trim().is_empty() {
+        Err(ApplyError::EmptyField {
+            field,
+            at: at.to_string(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, items: &[String]) {
+    for item in items {
+        if !list.iter().any(|existing| existing == item) {
+            list.push(item.clone());
+        }
+    }
+}
+
+impl Blackboard {
+    /// An empty blackboard, waiting for `debate_started`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies events in order to a new blackboard. Stops at the first rejected
+    /// event, reporting its position in the sequence.
+    pub fn replay<'a, I>(events: I) -> Result<Self, (usize, ApplyError)>
+    where
+        I: IntoIterator<Item = &'a DebateEvent>,
+    {
+        let mut blackboard = Self::new();
+        for (position, event) in events.into_iter().enumerate() {
+            blackboard.apply(event).map_err(|e| (position, e))?;
+        }
+        Ok(blackboard)
+    }
+
+    // ── Accessors ──────────────────────────────────────────────────────
+
+    /// The debate id (`None` before `debate_started`).
+    pub fn debate(&self) -> Option<&DebateId> {
+        self.data.debate.as_ref()
+    }
+
+    /// The topic (`None` before `debate_started`).
+    pub fn topic(&self) -> Option<&Topic> {
+        self.data.topic.as_ref()
+    }
+
+    /// Aspects, in debate order.
+    pub fn aspects(&self) -> &[DebateAspect] {
+        &self.data.aspects
+    }
+
+    /// The aspect with this id.
+    pub fn aspect(&self, id: &AspectId) -> Option<&DebateAspect> {
+        self.index.aspects.get(id).map(|&i| &self.data.aspects[i])
+    }
+
+    /// 1-based position of the aspect in debate order.
+    pub fn aspect_number(&self, id: &AspectId) -> Option<usize> {
+        self.index.aspects.get(id).map(|&i| i + 1)
+    }
+
+    /// All personas (debaters and judge), in configured order.
+    pub fn personas(&self) -> &[Persona] {
+        &self.data.personas
+    }
+
+    /// Debaters only, in configured order.
+    pub fn debaters(&self) -> impl Iterator<Item = &Persona> {
+        self.data.personas.iter().filter(|p| p.is_debater())
+    }
+
+    /// The persona with this id.
+    pub fn persona(&self, id: &PersonaId) -> Option<&Persona> {
+        self.index.personas.get(id).map(|&i| &self.data.personas[i])
+    }
+
+    /// Display name of a persona, falling back to its id.
+    pub fn persona_name<'a>(&'a self, id: &'a PersonaId) -> &'a str {
+        self.persona(id).map_or(id.as_str(), |p| p.name.as_str())
+    }
+
+    /// Finds a persona by display name or id, ignoring case and surrounding whitespace.
+    pub fn find_persona(&self, name_or_id: &str) -> Option<&Persona> {
+        let needle = name_or_id.trim();
+        self.data.personas.iter().find(|p| {
+            p.name.eq_ignore_ascii_case(needle) || p.id.as_str().eq_ignore_ascii_case(needle)
+        })
+    }
+
+    /// Lifecycle status.
+    pub fn status(&self) -> DebateStatus {
+        self.data.status
+    }
+
+    /// When the debate started.
+    pub fn started_at(&self) -> Option<DateTime<Utc>> {
+        self.data.started_at
+    }
+
+    /// When the debate finished.
+    pub fn finished_at(&self) -> Option<DateTime<Utc>> {
+        self.data.finished_at
+    }
+
+    /// Current round number (0 before the first aspect).
+    pub fn current_round(&self) -> u32 {
+        self.data.current_round
+    }
+
+    /// The aspect being debated now.
+    pub fn current_aspect(&self) -> Option<&DebateAspect> {
+        self.data
+            .current_aspect
+            .as_ref()
+            .and_then(|id| self.aspect(id))
+    }
+
+    /// The position ledger of a debater.
+    pub fn position(&self, persona: &PersonaId) -> Option<&PersonaPositionState> {
+        self.data.positions.get(persona)
+    }
+
+    /// The whole position ledger, keyed by persona id.
+    pub fn positions(&self) -> &BTreeMap<PersonaId, PersonaPositionState> {
+        &self.data.positions
+    }
+
+    /// All claims, in the order they were opened.
+    pub fn claims(&self) -> &[LiveClaim] {
+        &self.data.claims
+    }
+
+    /// The claim with this id.
+    pub fn claim(&self, id: &ClaimId) -> Option<&LiveClaim> {
+        self.index.claims.get(id).map(|&i| &self.data.claims[i])
+    }
+
+    /// The claim a crux room works on.
+    pub fn claim_for_room(&self, room: &CruxRoomId) -> Option<&LiveClaim> {
+        self.index.rooms.get(room).map(|&i| &self.data.claims[i])
+    }
+
+    /// The full transcript, in order.
+    pub fn messages(&self) -> &[DialogueMessage] {
+        &self.data.messages
+    }
+
+    /// The message with this id.
+    pub fn message(&self, id: &MessageId) -> Option<&DialogueMessage> {
+        self.index.messages.get(id).map(|&i| &self.data.messages[i])
+    }
+
+    /// Transcript positions of the messages said on an aspect, in order.
+    pub fn message_indices_for_aspect(&self, aspect: &AspectId) -> &[usize] {
+        self.index
+            .messages_by_aspect
+            .get(aspect)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Transcript positions of the messages said in a crux room, in order.
+    pub fn message_indices_for_room(&self, room: &CruxRoomId) -> &[usize] {
+        self.index
+            .messages_by_room
+            .get(room)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Round records, in order.
+    pub fn rounds(&self) -> &[RoundRecord] {
+        &self.data.rounds
+    }
+
+    /// Reflections, in order.
+    pub fn reflections(&self) -> &[Reflection] {
+        &self.data.reflections
+    }
+
+    /// Crux cards, in order.
+    pub fn crux_cards(&self) -> &[CruxCard] {
+        &self.data.crux_cards
+    }
+
+    /// Decisions, in order.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.data.decisions
+    }
+
+    /// Proposals, in order.
+    pub fn proposals(&self) -> &[Proposal] {
+        &self.data.proposals
+    }
+
+    /// The proposal with this id.
+    pub fn proposal(&self, id: &ProposalId) -> Option<&Proposal> {
+        self.index
+            .proposals
+            .get(id)
+            .map(|&i| &self.data.proposals[i])
+    }
+
+    /// Per-persona participation counters.
+    pub fn participation(&self) -> &BTreeMap<PersonaId, Participation> {
+        &self.data.participation
+    }
+
+    /// Summaries, in order.
+    pub fn summaries(&self) -> &[DebateSummary] {
+        &self.data.summaries
+    }
+
+    /// The latest rolling summary, if any.
+    pub fn latest_rolling_summary(&self) -> Option<&DebateSummary> {
+        self.data
+            .summaries
+            .iter()
+            .rev()
+            .find(|s| s.scope == SummaryScope::Rolling)
+    }
+
+    /// Failures of optional steps, in order.
+    pub fn warnings(&self) -> &[StepWarning] {
+        &self.data.warnings
+    }
+
+    /// Weighted count of epistemic events (disagreements ×3, concessions ×4,
+    /// shifts ×5) since the last reflection; see [`crate::ReflectionTrigger`].
+    pub fn weight_since_reflection(&self) -> u32 {
+        self.data.weight_since_reflection
+    }
+
+    /// Number of events applied so far.
+    pub fn events_applied(&self) -> u64 {
+        self.data.events_applied
+    }
+
+    // ── Validation helpers ─────────────────────────────────────────────
+
+    fn check_persona(&self, id: &PersonaId, field: &'static str) -> Result<(), ApplyError> {
+        if self.index.personas.contains_key(id) {
+            Ok(())
+        } else {
+            Err(ApplyError::UnknownPersona {
+                id: id.to_string(),
+                field,
+            })
+        }
+    }
+
+    fn check_debater(&self, id: &PersonaId, field: &'static str) -> Result<(), ApplyError> {
+        self.check_persona(id, field)?;
+        if self.data.positions.contains_key(id) {
+            Ok(())
+        } else {
+            Err(ApplyError::NotADebater {
+                id: id.to_string(),
+                field,
+            })
+        }
+    }
+
+    fn check_pair(
+        &self,
+        persona: &PersonaId,
+        with: &PersonaId,
+        field: &'static str,
+    ) -> Result<(), ApplyError> {
+        self.check_debater(persona, field)?;
+        self.check_debater(with, field)?;
+        if persona == with {
+            return Err(ApplyError::SelfReference {
+                id: persona.to_string(),
+                field,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_aspect(&self, id: &AspectId, field: &'static str) -> Result<(), ApplyError> {
+        if self.index.aspects.contains_key(id) {
+            Ok(())
+        } else {
+            Err(ApplyError::UnknownAspect {
+                id: id.to_string(),
+                field,
+            })
+        }
+    }
+
+    fn check_message(&self, id: &MessageId, field: &'static str) -> Result<(), ApplyError> {
+        if self.index.messages.contains_key(id) {
+            Ok(())
+        } else {
+            Err(ApplyError::UnknownMessage {
+                id: id.to_string(),
+                field,
+            })
+        }
+    }
+
+    fn check_claim(&self, id: &ClaimId, field: &'static str) -> Result<usize, ApplyError> {
+        self.index
+            .claims
+            .get(id)
+            .copied()
+            .ok_or_else(|| ApplyError::UnknownClaim {
+                id: id.to_string(),
+                field,
+            })
+    }
+
+    fn check_room(&self, id: &CruxRoomId, field: &'static str) -> Result<(), ApplyError> {
+        if self.index.rooms.contains_key(id) {
+            Ok(())
+        } else {
+            Err(ApplyError::UnknownCruxRoom {
+                id: id.to_string(),
+                field,
+            })
+        }
+    }
+
+    fn check_proposal(&self, id: &ProposalId, field: &'static str) -> Result<usize, ApplyError> {
+        self.index
+            .proposals
+            .get(id)
+            .copied()
+            .ok_or_else(|| ApplyError::UnknownProposal {
+                id: id.to_string(),
+                field,
+            })
+    }
+
+    fn debate_label(&self) -> String {
+        self.data
+            .debate
+            .as_ref()
+            .map_or_else(String::new, ToString::to_string)
+    }
+
+    // ── Apply ──────────────────────────────────────────────────────────
+
+    /// Applies one event. Deterministic; on error the blackboard is unchanged
+    /// and the error names the offending id or field.
+    pub fn apply(&mut self, event: &DebateEvent) -> Result<(), ApplyError> {
+        match (self.data.status, event) {
+            (DebateStatus::NotStarted, DebateEvent::DebateStarted { .. }) => {}
+            (DebateStatus::NotStarted, other) => {
+                return Err(ApplyError::NotStarted {
+                    event: other.name(),
+                });
+            }
+            (DebateStatus::Running, DebateEvent::DebateStarted { .. }) => {
+                return Err(ApplyError::AlreadyStarted {
+                    debate: self.debate_label(),
+                });
+            }
+            (DebateStatus::Running, _) => {}
+            (DebateStatus::Finished, other) => {
+                return Err(ApplyError::Finished {
+                    debate: self.debate_label(),
+                    event: other.name(),
+                });
+            }
+        }
+        match event {
+            DebateEvent::DebateStarted {
+                debate,
+                topic,
+                aspects,
+                personas,
+                time,
+            } => self.start(debate, topic, aspects, personas, *time)?,
+            DebateEvent::AspectStarted { aspect, round } => self.start_aspect(aspect, *round)?,
+            DebateEvent::MessageAppended { message } => self.append_message(message)?,
+            DebateEvent::PositionUpdated {
+                persona,
+                round,
+                overall_stance,
+                aspect,
+            } => {
+                self.update_position(persona, *round, overall_stance.as_deref(), aspect.as_ref())?
+            }
+            DebateEvent::AgreementRecorded {
+                persona,
+                with,
+                on,
+                round,
+            } => self.record_agreement(persona, with, on, *round)?,
+            DebateEvent::DisagreementRecorded {
+                persona,
+                with,
+                on,
+                intensity,
+                round,
+            } => self.record_disagreement(persona, with, on, *intensity, *round)?,
+            DebateEvent::ConcessionRecorded {
+                persona,
+                text,
+                round,
+            } => self.record_note(persona, text, *round, NoteKind::Concession)?,
+            DebateEvent::ShiftRecorded {
+                persona,
+                text,
+                round,
+            } => self.record_note(persona, text, *round, NoteKind::Shift)?,
+            DebateEvent::ClaimOpened {
+                claim,
+                text,
+                personas,
+                round,
+                source_messages,
+            } => self.open_claim(claim, text, personas, *round, source_messages)?,
+            DebateEvent::ClaimStatusChanged { claim, transition } => {
+                self.change_claim(claim, transition)?;
+            }
+            DebateEvent::RoundRecorded { record } => self.record_round(record)?,
+            DebateEvent::ReflectionAdded { reflection } => self.add_reflection(reflection)?,
+            DebateEvent::CruxCardAdded { card } => self.add_card(card)?,
+            DebateEvent::DecisionRecorded { decision } => self.record_decision(decision)?,
+            DebateEvent::ProposalRecorded {
+                proposal,
+                proposer,
+                content,
+                time,
+            } => self.record_proposal(proposal, proposer, content, *time)?,
+            DebateEvent::ProposalReaction {
+                proposal,
+                persona,
+                reaction,
+            } => self.react(proposal, persona, *reaction)?,
+            DebateEvent::ProposalStatusChanged { proposal, status } => {
+                let i = self.check_proposal(proposal, "proposal_status_changed.proposal")?;
+                self.data.proposals[i].status = *status;
+            }
+            DebateEvent::KeyContributionRecorded { persona, text } => {
+                self.check_persona(persona, "key_contribution_recorded.persona")?;
+                require_text(text, "text", persona)?;
+                self.data
+                    .participation
+                    .entry(persona.clone())
+                    .or_default()
+                    .key_contributions
+                    .push(text.clone());
+            }
+            DebateEvent::SummaryRecorded { summary } => self.record_summary(summary)?,
+            DebateEvent::StepFailed {
+                step,
+                reason,
+                message,
+                time,
+            } => {
+                require_text(step, "step", "step_failed")?;
+                if let Some(message) = message {
+                    self.check_message(message, "step_failed.message")?;
+                }
+                self.data.warnings.push(StepWarning {
+                    step: step.clone(),
+                    reason: reason.clone(),
+                    message: message.clone(),
+                    time: *time,
+                });
+            }
+            DebateEvent::DebateFinished { time } => {
+                self.data.status = DebateStatus::Finished;
+                self.data.finished_at = Some(*time);
+            }
+        }
+        self.data.events_applied += 1;
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        debate: &DebateId,
+        topic: &Topic,
+        aspects: &[DebateAspect],
+        personas: &[Persona],
+        time: DateTime<Utc>,
+    ) -> Result<(), ApplyError> {
+        require_text(debate.as_str(), "debate", "debate_started")?;
+        require_text(&topic.question, "topic.question", debate)?;
+        let mut seen = HashSet::new();
+        for persona in personas {
+            require_text(persona.id.as_str(), "persona.id", debate)?;
+            require_text(&persona.name, "persona.name", &persona.id)?;
+            if !seen.insert(&persona.id) {
+                return Err(ApplyError::DuplicateId {
+                    kind: "persona",
+                    id: persona.id.to_string(),
+                });
+            }
+        }
+        if !personas.iter().any(Persona::is_debater) {
+            return Err(ApplyError::EmptyField {
+                field: "personas (at least one debater)",
+                at: debate.to_string(),
+            });
+        }
+        let mut seen = HashSet::new();
+        for aspect in aspects {
+            require_text(aspect.id.as_str(), "aspect.id", debate)?;
+            require_text(&aspect.label, "aspect.label", &aspect.id)?;
+            if !seen.insert(&aspect.id) {
+                return Err(ApplyError::DuplicateId {
+                    kind: "aspect",
+                    id: aspect.id.to_string(),
+                });
+            }
+        }
+        self.data.debate = Some(debate.clone());
+        self.data.topic = Some(topic.clone());
+        self.data.aspects = aspects.to_vec();
+        self.data.personas = personas.to_vec();
+        self.data.status = DebateStatus::Running;
+        self.data.started_at = Some(time);
+        for persona in personas {
+            if persona.is_debater() {
+                self.data
+                    .positions
+                    .insert(persona.id.clone(), PersonaPositionState::default());
+            }
+            self.data
+                .participation
+                .insert(persona.id.clone(), Participation::default());
+        }
+        self.index
+            .index_frame(&self.data.personas, &self.data.aspects);
+        Ok(())
+    }
+
+    fn start_aspect(&mut self, aspect: &AspectId, round: u32) -> Result<(), ApplyError> {
+        self.check_aspect(aspect, "aspect_started.aspect")?;
+        if round <= self.data.current_round {
+            return Err(ApplyError::RoundOutOfOrder {
+                aspect: aspect.to_string(),
+                round,
+                current: self.data.current_round,
+            });
+        }
+        self.data.current_round = round;
+        self.data.current_aspect = Some(aspect.clone());
+        Ok(())
+    }
+
+    fn append_message(&mut self, message: &DialogueMessage) -> Result<(), ApplyError> {
+        require_text(message.id.as_str(), "message.id", "message_appended")?;
+        if self.index.messages.contains_key(&message.id) {
+            return Err(ApplyError::DuplicateId {
+                kind: "message",
+                id: message.id.to_string(),
+            });
+        }
+        self.check_persona(&message.persona, "message.persona")?;
+        require_text(&message.content, "message.content", &message.id)?;
+        if let Some(aspect) = &message.aspect {
+            self.check_aspect(aspect, "message.aspect")?;
+        }
+        if let Some(reply_to) = &message.reply_to {
+            self.check_message(reply_to, "message.reply_to")?;
+        }
+        if let Some(room) = &message.crux_room {
+            self.check_room(room, "message.crux_room")?;
+        }
+        if let MessageKind::Critique { target } = &message.kind {
+            self.check_persona(target, "message.kind.target")?;
+        }
+        let position = self.data.messages.len();
+        self.index.index_message(position, message);
+        self.data.messages.push(message.clone());
+        self.data
+            .participation
+            .entry(message.persona.clone())
+            .or_default()
+            .message_count += 1;
+        Ok(())
+    }
+
+    fn update_position(
+        &mut self,
+        persona: &PersonaId,
+        round: u32,
+        overall_stance: Option<&str>,
+        aspect: Option<&AspectPositionUpdate>,
+    ) -> Result<(), ApplyError> {
+        self.check_debater(persona, "position_updated.persona")?;
+        if let Some(stance) = overall_stance {
+            require_text(stance, "overall_stance", persona)?;
+        }
+        if let Some(update) = aspect {
+            self.check_aspect(&update.aspect, "position_updated.aspect.aspect")?;
+            if let Some(position) = &update.position {
+                require_text(position, "aspect.position", persona)?;
+            }
+        }
+        let Some(state) = self.data.positions.get_mut(persona) else {
+            return Err(ApplyError::NotADebater {
+                id: persona.to_string(),
+                field: "position_updated.persona",
+            });
+        };
+        if let Some(stance) = overall_stance {
+            state.overall_stance = stance.to_owned();
+        }
+        if let Some(update) = aspect {
+            let entry = state.aspects.entry(update.aspect.clone()).or_default();
+            if let Some(position) = &update.position {
+                entry.position.clone_from(position);
+            }
+            push_unique(&mut entry.evidence, &update.evidence);
+            push_unique(&mut entry.challenged, &update.challenged);
+            entry
+                .challenged
+                .retain(|challenge| !update.answered.contains(challenge));
+        }
+        state.last_updated_round = state.last_updated_round.max(round);
+        Ok(())
+    }
+
+    fn record_agreement(
+        &mut self,
+        persona: &PersonaId,
+        with: &PersonaId,
+        on: &str,
+        round: u32,
+    ) -> Result<(), ApplyError> {
+        self.check_pair(persona, with, "agreement_recorded")?;
+        require_text(on, "agreement.on", persona)?;
+        if let Some(state) = self.data.positions.get_mut(persona) {
+            if !state
+                .agreements
+                .iter()
+                .any(|a| &a.with == with && a.on == on)
+            {
+                state.agreements.push(Agreement {
+                    with: with.clone(),
+                    on: on.to_owned(),
+                    round,
+                });
+            }
+            state.last_updated_round = state.last_updated_round.max(round);
+        }
+        Ok(())
+    }
+
+    fn record_disagreement(
+        &mut self,
+        persona: &PersonaId,
+        with: &PersonaId,
+        on: &str,
+        intensity: Intensity,
+        round: u32,
+    ) -> Result<(), ApplyError> {
+        self.check_pair(persona, with, "disagreement_recorded")?;
+        require_text(on, "disagreement.on", persona)?;
+        let Some(state) = self.data.positions.get_mut(persona) else {
+            return Ok(());
+        };
+        match state
+            .disagreements
+            .iter_mut()
+            .find(|d| &d.with == with && d.on == on)
+        {
+            Some(existing) => {
+                if intensity == Intensity::Strong {
+                    existing.intensity = Intensity::Strong;
+                }
+            }
+            None => {
+                state.disagreements.push(Disagreement {
+                    with: with.clone(),
+                    on: on.to_owned(),
+                    intensity,
+                    round,
+                });
+                self.data.weight_since_reflection += EpistemicWeights::DISAGREEMENT;
+            }
+        }
+        state.last_updated_round = state.last_updated_round.max(round);
+        Ok(())
+    }
+
+    fn record_note(
+        &mut self,
+        persona: &PersonaId,
+        text: &str,
+        round: u32,
+        kind: NoteKind,
+    ) -> Result<(), ApplyError> {
+        self.check_debater(persona, kind.field())?;
+        require_text(text, kind.field(), persona)?;
+        let Some(state) = self.data.positions.get_mut(persona) else {
+            return Ok(());
+        };
+        let (notes, weight) = match kind {
+            NoteKind::Concession => (&mut state.concessions, EpistemicWeights::CONCESSION),
+            NoteKind::Shift => (&mut state.shifts, EpistemicWeights::SHIFT),
+        };
+        if !notes.iter().any(|n| n.text == text) {
+            notes.push(LedgerNote {
+                text: text.to_owned(),
+                round,
+            });
+            self.data.weight_since_reflection += weight;
+        }
+        state.last_updated_round = state.last_updated_round.max(round);
+        Ok(())
+    }
+
+    fn open_claim(
+        &mut self,
+        claim: &ClaimId,
+        text: &str,
+        personas: &[PersonaId; 2],
+        round: u32,
+        source_messages: &[MessageId],
+    ) -> Result<(), ApplyError> {
+        require_text(claim.as_str(), "claim", "claim_opened")?;
+        if self.index.claims.contains_key(claim) {
+            return Err(ApplyError::DuplicateId {
+                kind: "claim",
+                id: claim.to_string(),
+            });
+        }
+        require_text(text, "claim.text", claim)?;
+        self.check_pair(&personas[0], &personas[1], "claim_opened.personas")?;
+        for message in source_messages {
+            self.check_message(message, "claim_opened.source_messages")?;
+        }
+        self.index
+            .claims
+            .insert(claim.clone(), self.data.claims.len());
+        self.data.claims.push(LiveClaim {
+            id: claim.clone(),
+            claim: text.to_owned(),
+            personas: personas.clone(),
+            status: ClaimStatus::Active,
+            source_round: round,
+            source_messages: source_messages.to_vec(),
+            crux_room: None,
+            resolution: None,
+            card: None,
+        });
+        Ok(())
+    }
+
+    fn change_claim(
+        &mut self,
+        claim: &ClaimId,
+        transition: &ClaimTransition,
+    ) -> Result<(), ApplyError> {
+        let i = self.check_claim(claim, "claim_status_changed.claim")?;
+        let from = self.data.claims[i].status;
+        let to = transition.target();
+        let legal = matches!(
+            (from, to),
+            (ClaimStatus::Active, _)
+                | (
+                    ClaimStatus::InCruxRoom,
+                    ClaimStatus::Resolved | ClaimStatus::Abandoned
+                )
+        );
+        if !legal {
+            return Err(ApplyError::IllegalClaimTransition {
+                claim: claim.to_string(),
+                from,
+                to,
+            });
+        }
+        match transition {
+            ClaimTransition::InCruxRoom { room } => {
+                require_text(room.as_str(), "room", claim)?;
+                if self.index.rooms.contains_key(room) {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "crux room",
+                        id: room.to_string(),
+                    });
+                }
+                self.index.rooms.insert(room.clone(), i);
+                self.data.claims[i].crux_room = Some(room.clone());
+            }
+            ClaimTransition::Resolved { resolution } => {
+                self.data.claims[i].resolution = Some(resolution.clone());
+            }
+            ClaimTransition::Abandoned { reason } => {
+                self.data.claims[i].resolution = Some(reason.clone());
+            }
+        }
+        self.data.claims[i].status = to;
+        Ok(())
+    }
+
+    fn record_round(&mut self, record: &RoundRecord) -> Result<(), ApplyError> {
+        self.check_aspect(&record.aspect, "round_recorded.aspect")?;
+        if self
+            .data
+            .rounds
+            .iter()
+            .any(|r| r.aspect == record.aspect && r.round == record.round)
+        {
+            return Err(ApplyError::DuplicateId {
+                kind: "round record",
+                id: format!("{}#{}", record.aspect, record.round),
+            });
+        }
+        for (persona, take) in &record.takes {
+            self.check_persona(persona, "round_recorded.takes")?;
+            if let Some(target) = &take.targeted_persona {
+                self.check_persona(target, "round_recorded.takes.targeted_persona")?;
+            }
+        }
+        self.data.rounds.push(record.clone());
+        Ok(())
+    }
+
+    fn add_reflection(&mut self, reflection: &Reflection) -> Result<(), ApplyError> {
+        require_text(reflection.id.as_str(), "reflection.id", "reflection_added")?;
+        if self.index.reflections.contains(reflection.id.as_str()) {
+            return Err(ApplyError::DuplicateId {
+                kind: "reflection",
+                id: reflection.id.to_string(),
+            });
+        }
+        require_text(&reflection.content, "reflection.content", &reflection.id)?;
+        if !(1..=10).contains(&reflection.importance) {
+            return Err(ApplyError::ImportanceOutOfRange {
+                id: reflection.id.to_string(),
+                value: reflection.importance,
+            });
+        }
+        for persona in &reflection.about {
+            self.check_persona(persona, "reflection.about")?;
+        }
+        for message in &reflection.source_messages {
+            self.check_message(message, "reflection.source_messages")?;
+        }
+        self.index.reflections.insert(reflection.id.to_string());
+        self.data.reflections.push(reflection.clone());
+        self.data.weight_since_reflection = 0;
+        Ok(())
+    }
+
+    fn add_card(&mut self, card: &CruxCard) -> Result<(), ApplyError> {
+        require_text(card.id.as_str(), "card.id", "crux_card_added")?;
+        if self.index.cards.contains(card.id.as_str()) {
+            return Err(ApplyError::DuplicateId {
+                kind: "crux card",
+                id: card.id.to_string(),
+            });
+        }
+        require_text(&card.question, "card.question", &card.id)?;
+        let claim = match &card.claim {
+            Some(claim) => Some(self.check_claim(claim, "crux_card.claim")?),
+            None => None,
+        };
+        if let Some(room) = &card.room {
+            self.check_room(room, "crux_card.room")?;
+        }
+        for position in &card.positions {
+            self.check_persona(&position.persona, "crux_card.positions.persona")?;
+        }
+        self.index.cards.insert(card.id.to_string());
+        if let Some(i) = claim {
+            self.data.claims[i].card = Some(card.clone());
+        }
+        self.data.crux_cards.push(card.clone());
+        Ok(())
+    }
+
+    fn record_decision(&mut self, decision: &Decision) -> Result<(), ApplyError> {
+        require_text(decision.id.as_str(), "decision.id", "decision_recorded")?;
+        if self.index.decisions.contains(decision.id.as_str()) {
+            return Err(ApplyError::DuplicateId {
+                kind: "decision",
+                id: decision.id.to_string(),
+            });
+        }
+        require_text(&decision.outcome, "decision.outcome", &decision.id)?;
+        for persona in &decision.supporting {
+            self.check_persona(persona, "decision.supporting")?;
+        }
+        if let Some(message) = &decision.source_message {
+            self.check_message(message, "decision.source_message")?;
+        }
+        self.index.decisions.insert(decision.id.to_string());
+        self.data.decisions.push(decision.clone());
+        Ok(())
+    }
+
+    fn record_proposal(
+        &mut self,
+        proposal: &ProposalId,
+        proposer: &PersonaId,
+        content: &str,
+        time: DateTime<Utc>,
+    ) -> Result<(), ApplyError> {
+        require_text(proposal.as_str(), "proposal", "proposal_recorded")?;
+        if self.index.proposals.contains_key(proposal) {
+            return Err(ApplyError::DuplicateId {
+                kind: "proposal",
+                id: proposal.to_string(),
+            });
+        }
+        self.check_persona(proposer, "proposal_recorded.proposer")?;
+        require_text(content, "proposal.content", proposal)?;
+        self.index
+            .proposals
+            .insert(proposal.clone(), self.data.proposals.len());
+        self.data.proposals.push(Proposal {
+            id: proposal.clone(),
+            proposer: proposer.clone(),
+            content: content.to_owned(),
+            status: ProposalStatus::Active,
+            reactions: BTreeMap::new(),
+            time,
+        });
+        Ok(())
+    }
+
+    fn react(
+        &mut self,
+        proposal: &ProposalId,
+        persona: &PersonaId,
+        reaction: Reaction,
+    ) -> Result<(), ApplyError> {
+        let i = self.check_proposal(proposal, "proposal_reaction.proposal")?;
+        self.check_persona(persona, "proposal_reaction.persona")?;
+        self.data.proposals[i]
+            .reactions
+            .insert(persona.clone(), reaction);
+        Ok(())
+    }
+
+    fn record_summary(&mut self, summary: &DebateSummary) -> Result<(), ApplyError> {
+        if let SummaryScope::Persona { persona } = &summary.scope {
+            self.check_persona(persona, "summary.scope.persona")?;
+        }
+        require_text(&summary.text, "summary.text", "summary_recorded")?;
+        if summary.span.start > summary.span.end || summary.span.end > self.data.messages.len() {
+            return Err(ApplyError::UnknownMessage {
+                id: format!(
+                    "#{}..#{} (transcript has {})",
+                    summary.span.start,
+                    summary.span.end,
+                    self.data.messages.len()
+                ),
+                field: "summary.span",
+            });
+        }
+        self.data.summaries.push(summary.clone());
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum NoteKind {
+    Concession,
+    Shift,
+}
+
+impl NoteKind {
+    fn field(self) -> &'static str {
+        match self {
+            Self::Concession => "concession_recorded",
+            Self::Shift => "shift_recorded",
+        }
+    }
+}

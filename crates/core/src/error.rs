@@ -1,0 +1,136 @@
+//! Errors of `agon-core`.
+
+use crate::claim::ClaimStatus;
+
+/// Why [`crate::Blackboard::apply`] rejected an event. The blackboard is left unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// An event other than `debate_started` arrived first.
+    #[error("event `{event}` arrived before `debate_started`")]
+    NotStarted {
+        /// The offending event's name.
+        event: &'static str,
+    },
+    /// A second `debate_started`.
+    #[error("debate `{debate}` has already started")]
+    AlreadyStarted {
+        /// The debate id.
+        debate: String,
+    },
+    /// An event after `debate_finished`.
+    #[error("debate `{debate}` is finished; event `{event}` rejected")]
+    Finished {
+        /// The debate id.
+        debate: String,
+        /// The offending event's name.
+        event: &'static str,
+    },
+    /// A reference to a persona the debate does not have.
+    #[error("unknown persona `{id}` in {field}")]
+    UnknownPersona {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A position or ledger event for the judge, who has no ledger.
+    #[error("persona `{id}` is not a debater and has no position ledger ({field})")]
+    NotADebater {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A reference to an aspect the debate does not have.
+    #[error("unknown aspect `{id}` in {field}")]
+    UnknownAspect {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A reference to a message that is not in the transcript.
+    #[error("unknown message `{id}` in {field}")]
+    UnknownMessage {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A reference to a claim that was never opened.
+    #[error("unknown claim `{id}` in {field}")]
+    UnknownClaim {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A reference to a crux room no claim was sent to.
+    #[error("unknown crux room `{id}` in {field}")]
+    UnknownCruxRoom {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// A reference to a proposal that was never recorded.
+    #[error("unknown proposal `{id}` in {field}")]
+    UnknownProposal {
+        /// The id.
+        id: String,
+        /// Where it was referenced.
+        field: &'static str,
+    },
+    /// An id that is already taken.
+    #[error("duplicate {kind} id `{id}`")]
+    DuplicateId {
+        /// What kind of entity.
+        kind: &'static str,
+        /// The id.
+        id: String,
+    },
+    /// A claim transition the lifecycle does not allow.
+    #[error("claim `{claim}` cannot go from {from} to {to}", from = .from.label(), to = .to.label())]
+    IllegalClaimTransition {
+        /// The claim.
+        claim: String,
+        /// Its current status.
+        from: ClaimStatus,
+        /// The requested status.
+        to: ClaimStatus,
+    },
+    /// Importance outside 1..=10.
+    #[error("importance {value} of `{id}` is outside 1..=10")]
+    ImportanceOutOfRange {
+        /// The entity id.
+        id: String,
+        /// The value given.
+        value: u8,
+    },
+    /// A required text or id field is empty (or only whitespace).
+    #[error("{field} must not be empty (in {at})")]
+    EmptyField {
+        /// The field.
+        field: &'static str,
+        /// The entity it belongs to (an id, or the event name).
+        at: String,
+    },
+    /// A persona paired with itself (agreement, disagreement, claim).
+    #[error("persona `{id}` cannot be paired with itself in {field}")]
+    SelfReference {
+        /// The persona.
+        id: String,
+        /// Where.
+        field: &'static str,
+    },
+    /// A round number going backwards.
+    #[error("round {round} of aspect `{aspect}` is not after the current round {current}")]
+    RoundOutOfOrder {
+        /// The aspect.
+        aspect: String,
+        /// The round given.
+        round: u32,
+        /// The current round.
+        current: u32,
+    },
+}

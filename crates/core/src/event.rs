@@ -1,0 +1,251 @@
+//! Debate events: every state change of a debate is one of these.
+//!
+//! A debate is an append-only log of events; the blackboard is
+//! `fold(Blackboard::apply, events)`. Events carry all the data their effect
+//! needs (ids, times, rounds), so applying them is deterministic.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::claim::ClaimTransition;
+use crate::crux::CruxCard;
+use crate::deliberation::{Decision, ProposalStatus, Reaction};
+use crate::ids::{AspectId, ClaimId, DebateId, MessageId, PersonaId, ProposalId};
+use crate::message::DialogueMessage;
+use crate::persona::{DebateAspect, Persona, Topic};
+use crate::position::Intensity;
+use crate::reflection::Reflection;
+use crate::round::RoundRecord;
+use crate::summary::DebateSummary;
+
+/// A change to one aspect's position in a [`DebateEvent::PositionUpdated`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AspectPositionUpdate {
+    /// The aspect.
+    pub aspect: AspectId,
+    /// New one-sentence position, or `None` to keep the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// Evidence to add (duplicates are ignored).
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// New unanswered challenges to add (duplicates are ignored).
+    #[serde(default)]
+    pub challenged: Vec<String>,
+    /// Challenges now answered, removed from the unanswered list.
+    #[serde(default)]
+    pub answered: Vec<String>,
+}
+
+/// One state change of a debate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DebateEvent {
+    /// The first event of every debate: its static frame.
+    DebateStarted {
+        /// The debate.
+        debate: DebateId,
+        /// What is debated.
+        topic: Topic,
+        /// Aspects, in debate order.
+        aspects: Vec<DebateAspect>,
+        /// Participants (debaters and optionally a judge).
+        personas: Vec<Persona>,
+        /// When it started.
+        time: DateTime<Utc>,
+    },
+    /// A new aspect round begins.
+    AspectStarted {
+        /// The aspect.
+        aspect: AspectId,
+        /// Its round number (1-based).
+        round: u32,
+    },
+    /// A message joins the transcript.
+    MessageAppended {
+        /// The message.
+        message: DialogueMessage,
+    },
+    /// A persona's stance or aspect position changed.
+    PositionUpdated {
+        /// Whose position.
+        persona: PersonaId,
+        /// Round of the update.
+        round: u32,
+        /// New overall stance, or `None` to keep it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overall_stance: Option<String>,
+        /// Aspect-level change, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        aspect: Option<AspectPositionUpdate>,
+    },
+    /// `persona` agrees with `with` on `on`.
+    AgreementRecorded {
+        /// Who agrees.
+        persona: PersonaId,
+        /// With whom.
+        with: PersonaId,
+        /// On what.
+        on: String,
+        /// Round.
+        round: u32,
+    },
+    /// `persona` disagrees with `with` on `on`.
+    DisagreementRecorded {
+        /// Who disagrees.
+        persona: PersonaId,
+        /// With whom.
+        with: PersonaId,
+        /// On what.
+        on: String,
+        /// How heated.
+        intensity: Intensity,
+        /// Round.
+        round: u32,
+    },
+    /// `persona` conceded something.
+    ConcessionRecorded {
+        /// Who conceded.
+        persona: PersonaId,
+        /// What.
+        text: String,
+        /// Round.
+        round: u32,
+    },
+    /// `persona`'s position shifted.
+    ShiftRecorded {
+        /// Whose position.
+        persona: PersonaId,
+        /// How it changed (with direction).
+        text: String,
+        /// Round.
+        round: u32,
+    },
+    /// A contested claim surfaced.
+    ClaimOpened {
+        /// New claim id.
+        claim: ClaimId,
+        /// The disputed statement.
+        text: String,
+        /// The two parties.
+        personas: [PersonaId; 2],
+        /// Round in which it surfaced.
+        round: u32,
+        /// Messages that surfaced it.
+        source_messages: Vec<MessageId>,
+    },
+    /// A claim moved along its lifecycle.
+    ClaimStatusChanged {
+        /// The claim.
+        claim: ClaimId,
+        /// The transition.
+        #[serde(flatten)]
+        transition: ClaimTransition,
+    },
+    /// A round's structured record.
+    RoundRecorded {
+        /// The record.
+        record: RoundRecord,
+    },
+    /// A reflection was generated.
+    ReflectionAdded {
+        /// The reflection.
+        reflection: Reflection,
+    },
+    /// A crux card was produced (and attached to its claim, if any).
+    CruxCardAdded {
+        /// The card.
+        card: CruxCard,
+    },
+    /// A decision was recorded.
+    DecisionRecorded {
+        /// The decision.
+        decision: Decision,
+    },
+    /// A proposal was made.
+    ProposalRecorded {
+        /// New proposal id.
+        proposal: ProposalId,
+        /// Who proposed it.
+        proposer: PersonaId,
+        /// What is proposed.
+        content: String,
+        /// When.
+        time: DateTime<Utc>,
+    },
+    /// A persona reacted to a proposal (the latest reaction counts).
+    ProposalReaction {
+        /// The proposal.
+        proposal: ProposalId,
+        /// Who reacted.
+        persona: PersonaId,
+        /// How.
+        reaction: Reaction,
+    },
+    /// A proposal's status changed.
+    ProposalStatusChanged {
+        /// The proposal.
+        proposal: ProposalId,
+        /// Its new status.
+        status: ProposalStatus,
+    },
+    /// A notable contribution of a persona.
+    KeyContributionRecorded {
+        /// Whose.
+        persona: PersonaId,
+        /// What, one sentence.
+        text: String,
+    },
+    /// A summary was produced.
+    SummaryRecorded {
+        /// The summary and its metadata.
+        summary: DebateSummary,
+    },
+    /// An optional step failed; the debate continues. A warning, not an error.
+    StepFailed {
+        /// Which step (e.g. "position_extraction").
+        step: String,
+        /// Why it failed.
+        reason: String,
+        /// The message the step was about, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<MessageId>,
+        /// When.
+        time: DateTime<Utc>,
+    },
+    /// The debate ended; no event may follow.
+    DebateFinished {
+        /// When.
+        time: DateTime<Utc>,
+    },
+}
+
+impl DebateEvent {
+    /// The variant's name as serialized (`"message_appended"`, …), for errors and logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::DebateStarted { .. } => "debate_started",
+            Self::AspectStarted { .. } => "aspect_started",
+            Self::MessageAppended { .. } => "message_appended",
+            Self::PositionUpdated { .. } => "position_updated",
+            Self::AgreementRecorded { .. } => "agreement_recorded",
+            Self::DisagreementRecorded { .. } => "disagreement_recorded",
+            Self::ConcessionRecorded { .. } => "concession_recorded",
+            Self::ShiftRecorded { .. } => "shift_recorded",
+            Self::ClaimOpened { .. } => "claim_opened",
+            Self::ClaimStatusChanged { .. } => "claim_status_changed",
+            Self::RoundRecorded { .. } => "round_recorded",
+            Self::ReflectionAdded { .. } => "reflection_added",
+            Self::CruxCardAdded { .. } => "crux_card_added",
+            Self::DecisionRecorded { .. } => "decision_recorded",
+            Self::ProposalRecorded { .. } => "proposal_recorded",
+            Self::ProposalReaction { .. } => "proposal_reaction",
+            Self::ProposalStatusChanged { .. } => "proposal_status_changed",
+            Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
+            Self::SummaryRecorded { .. } => "summary_recorded",
+            Self::StepFailed { .. } => "step_failed",
+            Self::DebateFinished { .. } => "debate_finished",
+        }
+    }
+}

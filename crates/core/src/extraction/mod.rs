@@ -1,0 +1,165 @@
+//! Extraction payloads: what a model returns after a message or a round,
+//! as Rust types whose JSON Schema is generated from the type.
+//!
+//! The flow is always `parse → validate → into_events`:
+//! - [`parse_payload`] turns model JSON into a payload (a typed error if the
+//!   JSON does not have the payload's shape);
+//! - `validate` clamps numbers, trims and bounds text, caps list lengths and
+//!   drops references to unknown personas, recording each repair as a note;
+//! - only a [`Validated`] payload converts into [`crate::DebateEvent`]s.
+//!
+//! The schemas carry `maxLength` / `maxItems`, so constrained decoders can keep
+//! small models from rambling; `validate` enforces the same bounds for
+//! providers that do not constrain output.
+
+mod crux;
+mod position;
+mod reflection;
+mod round;
+mod text;
+
+pub use crux::{CruxCardPayload, CruxPositionPayload};
+pub use position::{AgreementPayload, AspectPositionPayload, DisagreementPayload, PositionUpdate};
+pub use reflection::{ReflectionBatch, ReflectionPayload};
+pub use round::{RoundRecordPayload, TakePayload};
+pub use text::Limits;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use crate::blackboard::Blackboard;
+use crate::ids::PersonaId;
+
+/// Why a payload could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractionError {
+    /// The JSON does not have the payload's shape.
+    #[error("{payload}: output does not match the schema: {source}")]
+    Shape {
+        /// Which payload.
+        payload: &'static str,
+        /// The parse error (names the path and the problem).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The payload parsed but is unusable even after repairs.
+    #[error("{payload}: {field} {reason}")]
+    Invalid {
+        /// Which payload.
+        payload: &'static str,
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// A payload that passed validation, with the notes of every repair made.
+/// Only validated payloads convert into events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated<T> {
+    value: T,
+    notes: Vec<String>,
+    base: usize,
+}
+
+impl<T> Validated<T> {
+    fn new(value: T, notes: Vec<String>, base: usize) -> Self {
+        Self { value, notes, base }
+    }
+
+    /// The repaired payload.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// What validation changed or dropped, one line each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+}
+
+/// What validation needs to know: the blackboard (to resolve persona names)
+/// and the speaker whose message is being extracted, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtractionContext<'a> {
+    blackboard: &'a Blackboard,
+    speaker: Option<&'a PersonaId>,
+}
+
+impl<'a> ExtractionContext<'a> {
+    /// A context over `blackboard`, without a speaker.
+    pub fn new(blackboard: &'a Blackboard) -> Self {
+        Self {
+            blackboard,
+            speaker: None,
+        }
+    }
+
+    /// The same context, extracting from `speaker`'s message.
+    pub fn with_speaker(mut self, speaker: &'a PersonaId) -> Self {
+        self.speaker = Some(speaker);
+        self
+    }
+
+    /// The blackboard.
+    pub fn blackboard(&self) -> &'a Blackboard {
+        self.blackboard
+    }
+
+    /// Resolves a persona reference (display name or id, any case) to a
+    /// debater id. Names like "Ada (the economist)" resolve by their leading name.
+    pub fn resolve_debater(&self, reference: &str) -> Option<PersonaId> {
+        let reference = reference.trim();
+        let found = self.blackboard.find_persona(reference).or_else(|| {
+            let head = reference.split(['(', ',', ':']).next().unwrap_or(reference);
+            self.blackboard.find_persona(head)
+        })?;
+        found.is_debater().then(|| found.id.clone())
+    }
+
+    /// Resolves a reference to a debater other than the speaker; on failure
+    /// pushes a note explaining why the reference was dropped.
+    fn resolve_other(
+        &self,
+        reference: &str,
+        field: &str,
+        notes: &mut Vec<String>,
+    ) -> Option<PersonaId> {
+        match self.resolve_debater(reference) {
+            Some(id) if Some(&id) == self.speaker => {
+                notes.push(format!(
+                    "{field}: dropped a reference to the speaker itself ({reference:?})"
+                ));
+                None
+            }
+            Some(id) => Some(id),
+            None => {
+                notes.push(format!("{field}: dropped unknown persona {reference:?}"));
+                None
+            }
+        }
+    }
+}
+
+/// Parses model output into a payload; the error names the payload and the
+/// JSON path that did not fit.
+pub fn parse_payload<T: DeserializeOwned + Payload>(
+    value: serde_json::Value,
+) -> Result<T, ExtractionError> {
+    serde_json::from_value(value).map_err(|source| ExtractionError::Shape {
+        payload: T::NAME,
+        source,
+    })
+}
+
+/// Common facts about an extraction payload.
+pub trait Payload: JsonSchema {
+    /// Short name used in errors and warning events ("position_update", …).
+    const NAME: &'static str;
+
+    /// The JSON Schema of the payload, generated from the type.
+    fn json_schema() -> serde_json::Value {
+        schemars::schema_for!(Self).to_value()
+    }
+}

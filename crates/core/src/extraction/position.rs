@@ -1,0 +1,242 @@
+//! The position update extracted after each message (seed 000's prompt).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::text::{Limits, clean, clean_list, clean_opt};
+use super::{ExtractionContext, ExtractionError, Payload, Validated};
+use crate::event::{AspectPositionUpdate, DebateEvent};
+use crate::ids::{AspectId, PersonaId};
+use crate::position::Intensity;
+
+/// A speaker's position on the current aspect, as extracted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AspectPositionPayload {
+    /// Their stance on this aspect, one sentence.
+    #[schemars(length(max = 300))]
+    pub position: Option<String>,
+    /// New evidence or reasoning cited.
+    #[serde(default)]
+    #[schemars(length(max = 5), inner(length(max = 200)))]
+    pub evidence: Vec<String>,
+    /// New challenges they face.
+    #[serde(default)]
+    #[schemars(length(max = 5), inner(length(max = 200)))]
+    pub challenged: Vec<String>,
+}
+
+/// "The speaker now agrees with X on Y".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgreementPayload {
+    /// The other persona's name.
+    #[schemars(length(max = 80))]
+    pub with_persona: Option<String>,
+    /// What they agree on.
+    #[schemars(length(max = 300))]
+    pub on: String,
+}
+
+/// "The speaker now disagrees with X on Y".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DisagreementPayload {
+    /// The other persona's name.
+    #[schemars(length(max = 80))]
+    pub with_persona: Option<String>,
+    /// What they disagree on.
+    #[schemars(length(max = 300))]
+    pub on: String,
+    /// How heated (default mild).
+    #[serde(default)]
+    pub intensity: Intensity,
+}
+
+/// Seed 000's position update: what changed in the speaker's position state
+/// after one message. `null` fields mean "unchanged".
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PositionUpdate {
+    /// Updated one-sentence overall stance, or null if unchanged.
+    #[schemars(length(max = 300))]
+    pub overall_stance: Option<String>,
+    /// Their position on the current aspect.
+    pub aspect_position: Option<AspectPositionPayload>,
+    /// A new agreement, if any.
+    pub new_agreement: Option<AgreementPayload>,
+    /// A new disagreement, if any.
+    pub new_disagreement: Option<DisagreementPayload>,
+    /// What they conceded, if anything.
+    #[schemars(length(max = 300))]
+    pub concession: Option<String>,
+    /// How their position changed, if it did.
+    #[schemars(length(max = 300))]
+    pub shift: Option<String>,
+}
+
+impl Payload for PositionUpdate {
+    const NAME: &'static str = "position_update";
+}
+
+impl PositionUpdate {
+    /// Repairs the payload: trims and bounds text, caps lists, and resolves
+    /// `withPersona` to a debater other than the speaker (dropping the
+    /// agreement or disagreement, with a note, when it does not resolve).
+    pub fn validate(
+        &self,
+        ctx: &ExtractionContext<'_>,
+    ) -> Result<Validated<Self>, ExtractionError> {
+        if ctx.speaker.is_none() {
+            return Err(ExtractionError::Invalid {
+                payload: Self::NAME,
+                field: "speaker",
+                reason: "must be set on the extraction context".into(),
+            });
+        }
+        let mut notes = Vec::new();
+        let overall_stance = clean_opt(
+            self.overall_stance.as_deref(),
+            Limits::SENTENCE,
+            "overallStance",
+            &mut notes,
+        );
+        let aspect_position = self.aspect_position.as_ref().and_then(|a| {
+            let cleaned = AspectPositionPayload {
+                position: clean_opt(
+                    a.position.as_deref(),
+                    Limits::SENTENCE,
+                    "aspectPosition.position",
+                    &mut notes,
+                ),
+                evidence: clean_list(
+                    &a.evidence,
+                    Limits::LIST,
+                    Limits::ITEM,
+                    "aspectPosition.evidence",
+                    &mut notes,
+                ),
+                challenged: clean_list(
+                    &a.challenged,
+                    Limits::LIST,
+                    Limits::ITEM,
+                    "aspectPosition.challenged",
+                    &mut notes,
+                ),
+            };
+            (cleaned != AspectPositionPayload::default()).then_some(cleaned)
+        });
+        let new_agreement = self.new_agreement.as_ref().and_then(|a| {
+            let on = clean(&a.on, Limits::SENTENCE, "newAgreement.on", &mut notes)?;
+            let with = ctx.resolve_other(
+                a.with_persona.as_deref()?,
+                "newAgreement.withPersona",
+                &mut notes,
+            )?;
+            Some(AgreementPayload {
+                with_persona: Some(with.to_string()),
+                on,
+            })
+        });
+        let new_disagreement = self.new_disagreement.as_ref().and_then(|d| {
+            let on = clean(&d.on, Limits::SENTENCE, "newDisagreement.on", &mut notes)?;
+            let with = ctx.resolve_other(
+                d.with_persona.as_deref()?,
+                "newDisagreement.withPersona",
+                &mut notes,
+            )?;
+            Some(DisagreementPayload {
+                with_persona: Some(with.to_string()),
+                on,
+                intensity: d.intensity,
+            })
+        });
+        let value = Self {
+            overall_stance,
+            aspect_position,
+            new_agreement,
+            new_disagreement,
+            concession: clean_opt(
+                self.concession.as_deref(),
+                Limits::SENTENCE,
+                "concession",
+                &mut notes,
+            ),
+            shift: clean_opt(self.shift.as_deref(), Limits::SENTENCE, "shift", &mut notes),
+        };
+        Ok(Validated::new(value, notes, 0))
+    }
+}
+
+impl Validated<PositionUpdate> {
+    /// The events this update amounts to for `speaker`, said on `aspect` in `round`.
+    /// An update that changes nothing yields no events.
+    pub fn into_events(
+        self,
+        speaker: &PersonaId,
+        aspect: Option<&AspectId>,
+        round: u32,
+    ) -> Vec<DebateEvent> {
+        let update = self.value;
+        let mut events = Vec::new();
+        let aspect_update = match (aspect, update.aspect_position) {
+            (Some(aspect), Some(a)) => Some(AspectPositionUpdate {
+                aspect: aspect.clone(),
+                position: a.position,
+                evidence: a.evidence,
+                challenged: a.challenged,
+                answered: Vec::new(),
+            }),
+            _ => None,
+        };
+        if update.overall_stance.is_some() || aspect_update.is_some() {
+            events.push(DebateEvent::PositionUpdated {
+                persona: speaker.clone(),
+                round,
+                overall_stance: update.overall_stance,
+                aspect: aspect_update,
+            });
+        }
+        if let Some(AgreementPayload {
+            with_persona: Some(with),
+            on,
+        }) = update.new_agreement
+        {
+            events.push(DebateEvent::AgreementRecorded {
+                persona: speaker.clone(),
+                with: PersonaId::new(with),
+                on,
+                round,
+            });
+        }
+        if let Some(DisagreementPayload {
+            with_persona: Some(with),
+            on,
+            intensity,
+        }) = update.new_disagreement
+        {
+            events.push(DebateEvent::DisagreementRecorded {
+                persona: speaker.clone(),
+                with: PersonaId::new(with),
+                on,
+                intensity,
+                round,
+            });
+        }
+        if let Some(text) = update.concession {
+            events.push(DebateEvent::ConcessionRecorded {
+                persona: speaker.clone(),
+                text,
+                round,
+            });
+        }
+        if let Some(text) = update.shift {
+            events.push(DebateEvent::ShiftRecorded {
+                persona: speaker.clone(),
+                text,
+                round,
+            });
+        }
+        events
+    }
+}

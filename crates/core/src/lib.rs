@@ -1,0 +1,47 @@
+//! # agon-core
+//!
+//! The data model of an Agon debate and its deterministic state transitions.
+//!
+//! A debate is an append-only log of [`DebateEvent`]s; the [`Blackboard`] is
+//! the fold of [`Blackboard::apply`] over them. Model output never touches
+//! the blackboard directly: it is parsed into the extraction payloads of
+//! [`extraction`], validated (clamped, trimmed, unknown personas dropped with
+//! a note) and only then converted into events.
+//!
+//! This crate knows nothing of HTTP, SQL, async runtimes or files.
+
+pub mod blackboard;
+pub mod claim;
+pub mod crux;
+pub mod deliberation;
+pub mod error;
+pub mod event;
+pub mod extraction;
+pub mod ids;
+pub mod message;
+pub mod persona;
+pub mod position;
+pub mod reflection;
+pub mod round;
+pub mod summary;
+pub mod trigger;
+
+pub use blackboard::{Blackboard, DebateStatus, StepWarning};
+pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
+pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
+pub use deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
+pub use error::ApplyError;
+pub use event::{AspectPositionUpdate, DebateEvent};
+pub use ids::{
+    AspectId, ClaimId, CruxCardId, CruxRoomId, DebateId, DecisionId, MessageId, PersonaId,
+    ProposalId, ReflectionId,
+};
+pub use message::{DialogueMessage, MessageKind};
+pub use persona::{DebateAspect, Persona, PersonaRole, Topic};
+pub use position::{
+    Agreement, AspectPosition, Disagreement, Intensity, LedgerNote, PersonaPositionState,
+};
+pub use reflection::{Reflection, ReflectionKind};
+pub use round::{PersonaTake, RoundRecord};
+pub use summary::{DebateSummary, MessageSpan, SummaryScope};
+pub use trigger::{EpistemicWeights, ReflectionTrigger};

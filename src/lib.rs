@@ -1,0 +1,12 @@
+//! # agon
+//!
+//! Multi-agent LLM debates with a real memory. This facade re-exports the
+//! layers of the workspace behind features:
+//!
+//! - [`core`] (always): the data model, events and the blackboard;
+//! - [`context`] (feature `context`, default): token-budgeted context assembly.
+
+pub use agon_core as core;
+
+#[cfg(feature = "context")]
+pub use agon_context as context;
