@@ -3,4 +3,5 @@
 mod context_budget;
 mod context_phases;
 mod fixture;
+mod generated;
 mod replay;

@@ -32,6 +32,16 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// Most recent agreements / disagreements shown per pair of personas.
+const RELATIONS_PER_PAIR: usize = 4;
+/// Most recent concessions, shifts, evidence items and challenges shown.
+const LEDGER_ITEMS: usize = 6;
+
+/// The last `k` items (the newest), in their original order.
+fn newest<T>(items: &[T], k: usize) -> &[T] {
+    &items[items.len().saturating_sub(k)..]
+}
+
 fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
     bb.persona_name(id)
 }
@@ -135,35 +145,52 @@ pub(crate) fn closing_state(bb: &Blackboard) -> Draft {
 
 // ── WHERE EVERYONE STANDS ────────────────────────────────────────────────
 
-/// Agreements or disagreements between `me` and `other`, from both ledgers.
+/// Agreements and disagreements between `me` and `other`, from both
+/// ledgers: the newest few of each, oldest first.
 fn relations(bb: &Blackboard, me: &PersonaId, other: &PersonaId) -> (Vec<String>, Vec<String>) {
-    let mut agree: Vec<String> = Vec::new();
-    let mut disagree: Vec<String> = Vec::new();
-    let add = |list: &mut Vec<String>, text: String| {
-        if !list.contains(&text) {
-            list.push(text);
-        }
-    };
+    let mut agree: Vec<(u32, String)> = Vec::new();
+    let mut disagree: Vec<(u32, String)> = Vec::new();
     for (holder, counterpart) in [(other, me), (me, other)] {
         let Some(state) = bb.position(holder) else {
             continue;
         };
-        for a in state.agreements.iter().filter(|a| &a.with == counterpart) {
-            add(&mut agree, a.on.clone());
-        }
-        for d in state
+        let mut agreements: Vec<(u32, String)> = state
+            .agreements
+            .iter()
+            .rev()
+            .filter(|a| &a.with == counterpart)
+            .take(RELATIONS_PER_PAIR)
+            .map(|a| (a.round, a.on.clone()))
+            .collect();
+        agreements.reverse();
+        agree.extend(agreements);
+        let mut disagreements: Vec<(u32, String)> = state
             .disagreements
             .iter()
+            .rev()
             .filter(|d| &d.with == counterpart)
-        {
-            let text = match d.intensity {
-                Intensity::Strong => format!("{} (strongly)", d.on),
-                Intensity::Mild => d.on.clone(),
-            };
-            add(&mut disagree, text);
+            .take(RELATIONS_PER_PAIR)
+            .map(|d| match d.intensity {
+                Intensity::Strong => (d.round, format!("{} (strongly)", d.on)),
+                Intensity::Mild => (d.round, d.on.clone()),
+            })
+            .collect();
+        disagreements.reverse();
+        disagree.extend(disagreements);
+    }
+    (newest_unique(agree), newest_unique(disagree))
+}
+
+/// Sorts by round (stable), drops repeated texts, keeps the newest few.
+fn newest_unique(mut items: Vec<(u32, String)>) -> Vec<String> {
+    items.sort_by_key(|(round, _)| *round);
+    let mut out: Vec<String> = Vec::new();
+    for (_, text) in items {
+        if !out.contains(&text) {
+            out.push(text);
         }
     }
-    (agree, disagree)
+    newest(&out, RELATIONS_PER_PAIR).to_vec()
 }
 
 pub(crate) fn standings(
@@ -207,7 +234,10 @@ pub(crate) fn standings(
             {
                 let mut line = format!("  - On {}: {}", aspect.label, pos.position);
                 if !pos.evidence.is_empty() {
-                    line.push_str(&format!(" (evidence: {})", pos.evidence.join("; ")));
+                    line.push_str(&format!(
+                        " (evidence: {})",
+                        newest(&pos.evidence, LEDGER_ITEMS).join("; ")
+                    ));
                 }
                 tiers[2].push((line, base + 1 + j.min(800)));
             }
@@ -219,7 +249,10 @@ pub(crate) fn standings(
             ));
         }
         if !state.concessions.is_empty() {
-            let conceded: Vec<&str> = state.concessions.iter().map(|c| c.text.as_str()).collect();
+            let conceded: Vec<&str> = newest(&state.concessions, LEDGER_ITEMS)
+                .iter()
+                .map(|c| c.text.as_str())
+                .collect();
             tiers[4].push((
                 format!("  - Has conceded: {}", conceded.join("; ")),
                 base + 902,
@@ -252,8 +285,16 @@ pub(crate) fn your_position(bb: &Blackboard, me: &Persona, scope: Scope<'_>) -> 
             if !pos.position.is_empty() {
                 draft.push(format!("On {}: {}", aspect.label, pos.position));
             }
-            evidence.extend(pos.evidence.iter().map(String::as_str));
-            challenged.extend(pos.challenged.iter().map(String::as_str));
+            evidence.extend(
+                newest(&pos.evidence, LEDGER_ITEMS)
+                    .iter()
+                    .map(String::as_str),
+            );
+            challenged.extend(
+                newest(&pos.challenged, LEDGER_ITEMS)
+                    .iter()
+                    .map(String::as_str),
+            );
         }
     }
     if !challenged.is_empty() {
