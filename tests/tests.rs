@@ -1,5 +1,7 @@
 //! Agon's cross-crate integration suite: one test binary, one module per area.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod context_budget;
 mod context_phases;
 mod fixture;

@@ -134,14 +134,13 @@ impl<C: TokenCounter> Assembler<C> {
     ) -> Result<AssembledContext, ContextError> {
         let me = resolve_persona(blackboard, persona)?;
         let drafts = self.drafts(blackboard, me, phase, extras)?;
-        let fitted = fit(drafts, phase.shares(), budget.total(), &self.counter);
+        let (fitted, total_tokens) = fit(drafts, phase.shares(), budget.total(), &self.counter);
         let sections: Vec<Section> = {
             let mut s: Vec<Section> = fitted.iter().map(|f| f.section.clone()).collect();
             s.sort_by_key(|s| SectionKind::RENDER_ORDER.iter().position(|k| *k == s.kind));
             s
         };
         let text = render(&sections);
-        let total_tokens = self.counter.count(&text);
         Ok(AssembledContext {
             reports: fitted
                 .iter()

@@ -152,7 +152,7 @@ pub(crate) fn fit(
     weights: &[(SectionKind, u32)],
     budget: usize,
     counter: &dyn TokenCounter,
-) -> Vec<Fitted> {
+) -> (Vec<Fitted>, usize) {
     let mut slots: Vec<Slot> = drafts
         .into_iter()
         .filter(|d| !d.candidates.is_empty())
@@ -193,18 +193,15 @@ pub(crate) fn fit(
         slots[i].fill_cutting(allowance, counter);
     }
     // 3. Exact check on the rendered text.
-    loop {
+    let total = loop {
         let sections: Vec<Section> = slots.iter().map(Slot::section).collect();
         let total = counter.count(&render(&sections));
-        if total <= budget {
-            break;
+        if total <= budget || !shed_one(&mut slots, total - budget, counter) {
+            break total;
         }
-        if !shed_one(&mut slots, total - budget, counter) {
-            break;
-        }
-    }
+    };
     slots.sort_by_key(|s| s.kind.shrink_rank());
-    slots
+    let fitted = slots
         .iter()
         .filter(|s| !s.chosen.is_empty())
         .map(|s| Fitted {
@@ -212,7 +209,8 @@ pub(crate) fn fit(
             tokens: s.used,
             available: s.candidates.len(),
         })
-        .collect()
+        .collect();
+    (fitted, total)
 }
 
 /// Removes the least important chosen item (or cuts the debate state's last

@@ -49,4 +49,4 @@ pub use budget::ContextBudget;
 pub use error::ContextError;
 pub use phase::Phase;
 pub use section::{Section, SectionKind, render};
-pub use tokens::{Encoding, TiktokenCounter, TokenCounter};
+pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

@@ -569,10 +569,10 @@ pub(crate) fn the_dispute(bb: &Blackboard, claim: &LiveClaim, with_trigger: bool
             ));
         }
     }
-    if claim.status == ClaimStatus::Resolved {
-        if let Some(resolution) = &claim.resolution {
-            draft.push(format!("Resolution: {resolution}"));
-        }
+    if claim.status == ClaimStatus::Resolved
+        && let Some(resolution) = &claim.resolution
+    {
+        draft.push(format!("Resolution: {resolution}"));
     }
     draft
 }

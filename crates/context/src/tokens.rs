@@ -97,14 +97,81 @@ impl TokenCounter for TiktokenCounter {
         // prefix decodes, then make sure re-encoding stays within the limit.
         let mut keep = max_tokens;
         while keep > 0 {
-            if let Ok(prefix) = self.bpe.decode(&tokens[..keep]) {
-                if self.count(&prefix) <= max_tokens {
-                    return prefix;
-                }
+            if let Ok(prefix) = self.bpe.decode(&tokens[..keep])
+                && self.count(&prefix) <= max_tokens
+            {
+                return prefix;
             }
             keep -= 1;
         }
         String::new()
+    }
+}
+
+/// Memoizes another counter's counts. A debate assembles many contexts
+/// whose items (ledger lines, recent messages) repeat from call to call, so
+/// one cache per debate saves most of the tokenizing. Bounded: the cache is
+/// cleared when it reaches `capacity` entries.
+#[derive(Debug)]
+pub struct CachedCounter<C> {
+    inner: C,
+    capacity: usize,
+    cache: std::sync::Mutex<std::collections::HashMap<u64, usize>>,
+}
+
+impl<C: TokenCounter> CachedCounter<C> {
+    /// Default number of cached counts.
+    pub const DEFAULT_CAPACITY: usize = 16_384;
+
+    /// Wraps `inner` with a cache of [`CachedCounter::DEFAULT_CAPACITY`] entries.
+    pub fn new(inner: C) -> Self {
+        Self::with_capacity(inner, Self::DEFAULT_CAPACITY)
+    }
+
+    /// Wraps `inner` with a cache of at most `capacity` entries.
+    pub fn with_capacity(inner: C, capacity: usize) -> Self {
+        Self {
+            inner,
+            capacity: capacity.max(1),
+            cache: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// The wrapped counter.
+    pub fn inner(&self) -> &C {
+        &self.inner
+    }
+
+    fn key(text: &str) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(text)
+    }
+}
+
+impl<C: TokenCounter> TokenCounter for CachedCounter<C> {
+    fn count(&self, text: &str) -> usize {
+        let key = Self::key(text);
+        if let Some(&count) = self
+            .cache
+            .lock()
+            .ok()
+            .and_then(|cache| cache.get(&key).copied())
+            .as_ref()
+        {
+            return count;
+        }
+        let count = self.inner.count(text);
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= self.capacity {
+                cache.clear();
+            }
+            cache.insert(key, count);
+        }
+        count
+    }
+
+    fn truncate(&self, text: &str, max_tokens: usize) -> String {
+        self.inner.truncate(text, max_tokens)
     }
 }
 
@@ -139,6 +206,28 @@ mod tests {
             assert!(text.starts_with(&cut));
         }
         assert_eq!(counter.truncate(text, total), text);
+    }
+
+    #[test]
+    fn cached_counter_agrees_with_its_inner_counter_and_stays_bounded() {
+        let cached = CachedCounter::with_capacity(TiktokenCounter::default(), 4);
+        let raw = TiktokenCounter::default();
+        for round in 0..3 {
+            for i in 0..10 {
+                let text = format!("message {i} of the debate, round {round}");
+                assert_eq!(cached.count(&text), raw.count(&text));
+                assert_eq!(
+                    cached.count(&text),
+                    raw.count(&text),
+                    "second lookup hits the cache"
+                );
+            }
+        }
+        assert!(cached.cache.lock().unwrap().len() <= 4);
+        assert_eq!(
+            cached.truncate("a b c d e f", 2),
+            raw.truncate("a b c d e f", 2)
+        );
     }
 
     #[test]

@@ -9,6 +9,24 @@
 //! a note) and only then converted into events.
 //!
 //! This crate knows nothing of HTTP, SQL, async runtimes or files.
+//!
+//! ```
+//! use agon_core::{ApplyError, Blackboard, DebateEvent, Persona, Topic};
+//!
+//! let mut board = Blackboard::new();
+//! board.apply(&DebateEvent::DebateStarted {
+//!     debate: "d1".into(),
+//!     topic: Topic::new("Should the city ban cars from the centre?"),
+//!     aspects: vec![],
+//!     personas: vec![Persona::debater("ada", "Ada", "urbanist", "brisk")],
+//!     time: chrono::DateTime::UNIX_EPOCH,
+//! })?;
+//! let err = board
+//!     .apply(&DebateEvent::ConcessionRecorded { persona: "zed".into(), text: "x".into(), round: 1 })
+//!     .unwrap_err();
+//! assert_eq!(err.to_string(), "unknown persona `zed` in concession_recorded");
+//! # Ok::<(), ApplyError>(())
+//! ```
 
 pub mod blackboard;
 pub mod claim;
@@ -24,6 +42,8 @@ pub mod position;
 pub mod reflection;
 pub mod round;
 pub mod summary;
+#[cfg(feature = "synthetic")]
+pub mod synthetic;
 pub mod trigger;
 
 pub use blackboard::{Blackboard, DebateStatus, StepWarning};

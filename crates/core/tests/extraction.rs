@@ -1,5 +1,7 @@
 //! Extraction payloads: schema generation, validation and conversion to events.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod common;
 
 use agon_core::extraction::{

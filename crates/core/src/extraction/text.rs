@@ -67,10 +67,10 @@ pub(crate) fn clean_list(
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in items {
-        if let Some(item) = clean(item, max_chars, field, notes) {
-            if !out.contains(&item) {
-                out.push(item);
-            }
+        if let Some(item) = clean(item, max_chars, field, notes)
+            && !out.contains(&item)
+        {
+            out.push(item);
         }
     }
     if out.len() > max_items {
