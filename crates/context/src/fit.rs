@@ -252,3 +252,82 @@ fn shed_one(slots: &mut [Slot], excess: usize, counter: &dyn TokenCounter) -> bo
     slot.chosen.push((index, cut, cut_tokens));
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One token per character.
+    struct PerChar;
+    impl TokenCounter for PerChar {
+        fn count(&self, text: &str) -> usize {
+            text.chars().count()
+        }
+    }
+
+    fn draft(kind: SectionKind, items: &[&str]) -> Draft {
+        let mut d = Draft::new(kind);
+        for item in items {
+            d.push(*item);
+        }
+        d
+    }
+
+    #[test]
+    fn everything_fits_a_large_budget_in_display_order() {
+        let mut exchange = Draft::new(SectionKind::RecentExchange);
+        exchange.push_at("newest", 2);
+        exchange.push_at("older", 1);
+        let (fitted, total) = fit(
+            vec![draft(SectionKind::DebateState, &["Topic: t"]), exchange],
+            &[
+                (SectionKind::DebateState, 1),
+                (SectionKind::RecentExchange, 1),
+            ],
+            1_000,
+            &PerChar,
+        );
+        let exchange = fitted
+            .iter()
+            .find(|f| f.section.kind == SectionKind::RecentExchange)
+            .unwrap();
+        assert_eq!(exchange.section.items, ["older", "newest"]);
+        let text = render(&fitted.iter().map(|f| f.section.clone()).collect::<Vec<_>>());
+        assert_eq!(total, text.chars().count());
+    }
+
+    #[test]
+    fn over_budget_the_shrink_order_decides_what_goes() {
+        let state = draft(SectionKind::DebateState, &["Topic: a question"]);
+        let insights = draft(
+            SectionKind::KeyInsights,
+            &["• an insight that is fairly long"],
+        );
+        let mine = draft(SectionKind::YourPosition, &["You've argued: x"]);
+        let weights = [
+            (SectionKind::DebateState, 1),
+            (SectionKind::KeyInsights, 1),
+            (SectionKind::YourPosition, 1),
+        ];
+        // Room for the state and one more section, not both.
+        let budget = 46 + 1 + 17 + 2 + 46 + 1 + 16 + 10;
+        let (fitted, total) = fit(vec![state, insights, mine], &weights, budget, &PerChar);
+        let kinds: Vec<SectionKind> = fitted.iter().map(|f| f.section.kind).collect();
+        assert!(kinds.contains(&SectionKind::YourPosition), "{kinds:?}");
+        assert!(!kinds.contains(&SectionKind::KeyInsights), "{kinds:?}");
+        assert!(total <= budget);
+    }
+
+    #[test]
+    fn an_item_too_long_for_the_budget_is_cut_and_marked() {
+        let long = "word ".repeat(200);
+        let (fitted, total) = fit(
+            vec![draft(SectionKind::DebateState, &[long.as_str()])],
+            &[(SectionKind::DebateState, 1)],
+            150,
+            &PerChar,
+        );
+        assert!(total <= 150);
+        assert!(fitted[0].section.items[0].ends_with(" …"));
+    }
+}

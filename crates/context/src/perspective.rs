@@ -106,3 +106,139 @@ pub fn judge_final_round(blackboard: &Blackboard) -> Vec<&DialogueMessage> {
 pub fn judge_needs_summary(blackboard: &Blackboard, settings: &SummarizationSettings) -> bool {
     settings.enabled && total_chars(&judge_final_round(blackboard)) >= settings.threshold
 }
+
+#[cfg(test)]
+mod tests {
+    use agon_core::{DebateEvent, DialogueMessage, MessageKind, Persona, Topic};
+    use chrono::DateTime;
+
+    use super::*;
+
+    fn message(
+        id: &str,
+        persona: &str,
+        kind: MessageKind,
+        round: u32,
+        chars: usize,
+    ) -> DebateEvent {
+        DebateEvent::MessageAppended {
+            message: DialogueMessage {
+                id: id.into(),
+                persona: persona.into(),
+                kind,
+                aspect: None,
+                round,
+                miniround: None,
+                crux_room: None,
+                content: "x".repeat(chars),
+                time: DateTime::UNIX_EPOCH,
+                reply_to: None,
+            },
+        }
+    }
+
+    fn board() -> Blackboard {
+        let critique = |target: &str| MessageKind::Critique {
+            target: target.into(),
+        };
+        let events = vec![
+            DebateEvent::DebateStarted {
+                debate: "d".into(),
+                topic: Topic::new("Design a task queue"),
+                aspects: vec![],
+                personas: vec![
+                    Persona::debater("arch", "Architect", "c", "v"),
+                    Persona::debater("perf", "Performance", "c", "v"),
+                ],
+                time: DateTime::UNIX_EPOCH,
+            },
+            message("1", "arch", MessageKind::Proposal, 1, 2_000),
+            message("2", "perf", MessageKind::Proposal, 1, 1_000),
+            message("3", "perf", critique("arch"), 1, 1_500),
+            message("4", "arch", critique("perf"), 1, 700),
+            message("5", "arch", MessageKind::Refinement, 1, 1_600),
+            message("6", "arch", MessageKind::Deliberation, 1, 9_000),
+            message("7", "arch", MessageKind::Proposal, 2, 100),
+            message("8", "perf", MessageKind::Refinement, 2, 200),
+            message("9", "perf", critique("arch"), 2, 300),
+        ];
+        Blackboard::replay(&events).unwrap()
+    }
+
+    #[test]
+    fn perspective_is_own_proposals_received_critiques_and_own_refinements() {
+        let board = board();
+        let ids: Vec<&str> = agent_perspective(&board, &"arch".into())
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect();
+        assert_eq!(ids, ["1", "3", "5", "7", "9"]);
+        assert_eq!(
+            total_chars(&agent_perspective(&board, &"arch".into())),
+            5_500
+        );
+    }
+
+    #[test]
+    fn threshold_and_per_agent_overrides_decide_summarization() {
+        let board = board();
+        let debate = SummarizationSettings::default();
+        assert!(
+            needs_summary(&board, &"arch".into(), &debate),
+            "5,500 chars ≥ 5,000"
+        );
+        assert!(
+            !needs_summary(&board, &"perf".into(), &debate),
+            "perf's perspective is 2,000 chars"
+        );
+        let lenient = debate.with_override(&SummarizationOverride {
+            threshold: Some(8_000),
+            ..Default::default()
+        });
+        assert_eq!(lenient.threshold, 8_000);
+        assert_eq!(
+            lenient.max_length, 2_500,
+            "unset fields keep the debate-wide value"
+        );
+        assert!(!needs_summary(&board, &"arch".into(), &lenient));
+        let off = debate.with_override(&SummarizationOverride {
+            enabled: Some(false),
+            ..Default::default()
+        });
+        assert!(!needs_summary(&board, &"arch".into(), &off));
+    }
+
+    #[test]
+    fn judge_sees_final_round_proposals_and_refinements_only() {
+        let board = board();
+        let ids: Vec<&str> = judge_final_round(&board)
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect();
+        assert_eq!(ids, ["7", "8"]);
+        assert!(!judge_needs_summary(
+            &board,
+            &SummarizationSettings::default()
+        ));
+        let strict = SummarizationSettings {
+            threshold: 300,
+            ..Default::default()
+        };
+        assert!(judge_needs_summary(&board, &strict));
+    }
+
+    #[test]
+    fn settings_deserialize_from_camel_case_with_defaults() {
+        let settings: SummarizationSettings =
+            serde_json::from_str(r#"{"threshold": 8000}"#).unwrap();
+        assert_eq!(
+            settings,
+            SummarizationSettings {
+                threshold: 8_000,
+                ..Default::default()
+            }
+        );
+        let agent: SummarizationOverride = serde_json::from_str(r#"{"maxLength": 1000}"#).unwrap();
+        assert_eq!(agent.max_length, Some(1_000));
+    }
+}
