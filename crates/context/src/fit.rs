@@ -256,14 +256,7 @@ fn shed_one(slots: &mut [Slot], excess: usize, counter: &dyn TokenCounter) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// One token per character.
-    struct PerChar;
-    impl TokenCounter for PerChar {
-        fn count(&self, text: &str) -> usize {
-            text.chars().count()
-        }
-    }
+    use crate::tokens::PerChar;
 
     fn draft(kind: SectionKind, items: &[&str]) -> Draft {
         let mut d = Draft::new(kind);

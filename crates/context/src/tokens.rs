@@ -175,17 +175,20 @@ impl<C: TokenCounter> TokenCounter for CachedCounter<C> {
     }
 }
 
+/// One token per character: a counter whose arithmetic tests can do by hand.
+#[cfg(test)]
+pub(crate) struct PerChar;
+
+#[cfg(test)]
+impl TokenCounter for PerChar {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// One token per character: makes the default `truncate` easy to check.
-    struct PerChar;
-    impl TokenCounter for PerChar {
-        fn count(&self, text: &str) -> usize {
-            text.chars().count()
-        }
-    }
 
     #[test]
     fn default_truncate_keeps_the_longest_fitting_prefix() {

@@ -244,3 +244,47 @@ fn crux_card_closes_its_claim() {
         })
     ));
 }
+
+mod no_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            ".{0,40}",
+            "\\PC{0,400}",
+            Just("null".to_owned()),
+            "[ \t\n]{0,5}"
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn validation_never_panics_on_any_strings_or_numbers(
+            stance in any_text(), with in any_text(), on in any_text(), items in prop::collection::vec(any_text(), 0..9),
+            importance in any::<i64>(), persona in any_text(),
+        ) {
+            let b = board();
+            let speaker = "ada".into();
+            let ctx = ExtractionContext::new(&b).with_speaker(&speaker);
+            let update: PositionUpdate = parse_payload(json!({
+                "overallStance": stance, "aspectPosition": {"position": on, "evidence": items, "challenged": items},
+                "newAgreement": {"withPersona": with, "on": on}, "newDisagreement": {"withPersona": persona, "on": stance},
+                "concession": on, "shift": with
+            })).unwrap();
+            let validated = update.validate(&ctx).unwrap();
+            let mut applied = b.clone();
+            for event in validated.into_events(&speaker, Some(&"safety".into()), 1) {
+                prop_assert!(applied.apply(&event).is_ok(), "validated output must apply: {event:?}");
+            }
+            let batch: ReflectionBatch = parse_payload(json!({"reflections": [
+                {"content": stance, "type": "pattern", "aboutPersonas": [persona, with], "importance": importance}
+            ]})).unwrap();
+            if let Ok(v) = batch.validate(&ExtractionContext::new(&b)) {
+                for event in v.into_events(1, &[]) {
+                    prop_assert!(applied.apply(&event).is_ok());
+                }
+            }
+        }
+    }
+}
