@@ -9,64 +9,55 @@ use agon_context::{
 use agon_core::{Blackboard, synthetic};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-fn bench_assemble(c: &mut Criterion) {
-    let assembler = Assembler::default();
-    assembler.counter().count("warm up the tokenizer");
+/// Runs `assembler` on every synthetic board for `phase` in one criterion group.
+fn bench_group<C: TokenCounter>(
+    c: &mut Criterion,
+    name: &str,
+    assembler: &Assembler<C>,
+    boards: &[(usize, usize, Blackboard)],
+    phase: &Phase,
+) {
     let budget = ContextBudget::default();
     let extras = ContextExtras::default();
-    let phases = [
-        (
-            "take",
-            Phase::Take {
-                aspect: "opportunity".into(),
-                miniround: 1,
+    let mut group = c.benchmark_group(name);
+    for (personas, messages, board) in boards {
+        group.bench_with_input(
+            BenchmarkId::new(format!("{personas}p"), messages),
+            board,
+            |b, board| {
+                b.iter(|| {
+                    assembler
+                        .assemble(board, "p0", phase, budget, &extras)
+                        .map(|c| c.total_tokens)
+                })
             },
-        ),
-        ("closing", Phase::Closing),
-    ];
-    for (label, phase) in &phases {
-        let mut group = c.benchmark_group(format!("assemble/{label}"));
-        for personas in [3, 8] {
-            for messages in [100, 1_000, 10_000] {
-                let board =
-                    Blackboard::replay(&synthetic::debate(personas, messages)).unwrap_or_default();
-                group.bench_with_input(
-                    BenchmarkId::new(format!("{personas}p"), messages),
-                    &board,
-                    |b, board| {
-                        b.iter(|| {
-                            assembler
-                                .assemble(board, "p0", phase, budget, &extras)
-                                .map(|c| c.total_tokens)
-                        })
-                    },
-                );
-            }
-        }
-        group.finish();
-    }
-    // One cached counter per debate, as the orchestrator keeps it: repeated
-    // items (ledger lines, recent messages) are tokenized once.
-    let mut group = c.benchmark_group("assemble_cached/take");
-    for personas in [3, 8] {
-        for messages in [100, 1_000, 10_000] {
-            let cached = Assembler::new(CachedCounter::new(TiktokenCounter::default()));
-            let board =
-                Blackboard::replay(&synthetic::debate(personas, messages)).unwrap_or_default();
-            group.bench_with_input(
-                BenchmarkId::new(format!("{personas}p"), messages),
-                &board,
-                |b, board| {
-                    b.iter(|| {
-                        cached
-                            .assemble(board, "p0", &phases[0].1, budget, &extras)
-                            .map(|c| c.total_tokens)
-                    })
-                },
-            );
-        }
+        );
     }
     group.finish();
+}
+
+fn bench_assemble(c: &mut Criterion) {
+    let boards: Vec<(usize, usize, Blackboard)> = [3, 8]
+        .into_iter()
+        .flat_map(|personas| [100, 1_000, 10_000].map(|messages| (personas, messages)))
+        .map(|(personas, messages)| {
+            let board =
+                Blackboard::replay(&synthetic::debate(personas, messages)).unwrap_or_default();
+            (personas, messages, board)
+        })
+        .collect();
+    let take = Phase::Take {
+        aspect: "opportunity".into(),
+        miniround: 1,
+    };
+    let assembler = Assembler::default();
+    assembler.counter().count("warm up the tokenizer");
+    bench_group(c, "assemble/take", &assembler, &boards, &take);
+    bench_group(c, "assemble/closing", &assembler, &boards, &Phase::Closing);
+    // A cached counter, as the orchestrator keeps one per debate: after the
+    // warm-up, repeated items (ledger lines, recent messages) cost a lookup.
+    let cached = Assembler::new(CachedCounter::new(TiktokenCounter::default()));
+    bench_group(c, "assemble_cached/take", &cached, &boards, &take);
 }
 
 fn config() -> Criterion {

@@ -137,7 +137,7 @@ impl<C: TokenCounter> Assembler<C> {
         let (fitted, total_tokens) = fit(drafts, phase.shares(), budget.total(), &self.counter);
         let sections: Vec<Section> = {
             let mut s: Vec<Section> = fitted.iter().map(|f| f.section.clone()).collect();
-            s.sort_by_key(|s| SectionKind::RENDER_ORDER.iter().position(|k| *k == s.kind));
+            s.sort_by_key(|s| s.kind.render_rank());
             s
         };
         let text = render(&sections);

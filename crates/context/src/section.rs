@@ -106,7 +106,8 @@ impl SectionKind {
             .unwrap_or(usize::MAX)
     }
 
-    fn render_rank(self) -> usize {
+    /// Position in [`SectionKind::RENDER_ORDER`].
+    pub(crate) fn render_rank(self) -> usize {
         Self::RENDER_ORDER
             .iter()
             .position(|k| *k == self)
