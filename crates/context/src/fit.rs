@@ -26,6 +26,9 @@ pub(crate) struct Candidate {
     pub text: String,
     /// Where it goes in display order (ascending).
     pub order: usize,
+    /// Its token count (plus the newline), once measured: a candidate that
+    /// does not fit its share is measured once, not again for the leftover.
+    tokens: Option<usize>,
 }
 
 /// A section's candidates, most important first.
@@ -54,6 +57,7 @@ impl Draft {
         self.candidates.push(Candidate {
             text: text.into(),
             order,
+            tokens: None,
         });
     }
 }
@@ -99,12 +103,14 @@ impl Slot {
 
     /// Takes whole items while the section stays within `allowance`.
     fn fill(&mut self, allowance: usize, counter: &dyn TokenCounter) {
-        while let Some(candidate) = self.candidates.get(self.next) {
-            let tokens = counter.count(&candidate.text) + 1;
+        while let Some(candidate) = self.candidates.get_mut(self.next) {
+            let tokens = *candidate
+                .tokens
+                .get_or_insert_with(|| counter.count(&candidate.text) + 1);
             if self.cost_with(tokens) > allowance {
                 return;
             }
-            let text = candidate.text.clone();
+            let text = self.candidates[self.next].text.clone();
             self.take(text, tokens);
         }
     }
