@@ -1,0 +1,317 @@
+//! Anthropic Messages API (`/v1/messages`, `anthropic-version: 2023-06-01`).
+//! Structured output through a forced tool call; streaming through SSE.
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::error::ProviderError;
+use crate::http::{Endpoint, HttpConfig, headers};
+use crate::json::{Attempt, structured};
+use crate::secret::ApiKey;
+use crate::stream::{Step, until_done};
+use crate::traits::{ChatModel, ChatStream};
+use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+
+const PROVIDER: &str = "anthropic";
+/// The environment variable holding the key.
+pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+const VERSION: &str = "2023-06-01";
+
+/// Settings of an [`AnthropicChat`].
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// Base URL (default `https://api.anthropic.com`).
+    pub base_url: String,
+    /// The key.
+    pub api_key: ApiKey,
+    /// Model id (e.g. `claude-3-5-haiku-latest`).
+    pub model: String,
+    /// Timeouts, retries, concurrency.
+    pub http: HttpConfig,
+}
+
+impl AnthropicConfig {
+    /// The public endpoint with `api_key` and `model`.
+    pub fn new(api_key: ApiKey, model: impl Into<String>) -> Self {
+        Self {
+            base_url: "https://api.anthropic.com".to_owned(),
+            api_key,
+            model: model.into(),
+            http: HttpConfig::default(),
+        }
+    }
+
+    /// Reads `ANTHROPIC_API_KEY` through `lookup`.
+    pub fn from_lookup(
+        model: impl Into<String>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ProviderError> {
+        Ok(Self::new(
+            ApiKey::from_lookup(PROVIDER, ANTHROPIC_API_KEY, lookup)?,
+            model,
+        ))
+    }
+}
+
+/// A [`ChatModel`] over Anthropic's Messages API.
+#[derive(Debug, Clone)]
+pub struct AnthropicChat {
+    endpoint: Endpoint,
+    key: ApiKey,
+    model: String,
+}
+
+impl AnthropicChat {
+    /// A client for `config`.
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        Ok(Self {
+            endpoint: Endpoint::new(PROVIDER, &config.base_url, ANTHROPIC_API_KEY, config.http)?,
+            key: config.api_key,
+            model: config.model,
+        })
+    }
+
+    /// A client with the key from the process environment.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
+        Self::new(AnthropicConfig::from_lookup(model, |name| {
+            std::env::var(name).ok()
+        })?)
+    }
+
+    fn headers(&self) -> Result<reqwest::header::HeaderMap, ProviderError> {
+        headers(
+            PROVIDER,
+            &[
+                ("x-api-key", self.key.expose()),
+                ("anthropic-version", VERSION),
+                ("content-type", "application/json"),
+            ],
+        )
+    }
+
+    fn model_for<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
+        request.model.as_deref().unwrap_or(&self.model)
+    }
+
+    fn body(&self, request: &ChatRequest) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| {
+                json!({
+                    "role": match m.role { Role::User => "user", Role::Assistant => "assistant" },
+                    "content": m.content,
+                })
+            })
+            .collect();
+        let mut body = json!({
+            "model": self.model_for(request),
+            "max_tokens": request.max_tokens,
+            "messages": messages,
+        });
+        if let Some(system) = &request.system {
+            body["system"] = json!(system);
+        }
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(t);
+        }
+        if !request.stop.is_empty() {
+            body["stop_sequences"] = json!(request.stop);
+        }
+        body
+    }
+
+    fn parse_response(
+        &self,
+        value: &Value,
+        started: Instant,
+    ) -> Result<(ChatResponse, Option<Value>), ProviderError> {
+        let blocks = value
+            .get("content")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.endpoint.malformed("no `content` array in the message"))?;
+        let text: String = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        let tool_input = blocks
+            .iter()
+            .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .and_then(|b| b.get("input").cloned());
+        let usage = Usage {
+            input_tokens: value
+                .pointer("/usage/input_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            output_tokens: value
+                .pointer("/usage/output_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        };
+        Ok((
+            ChatResponse {
+                content: text,
+                usage,
+                latency: started.elapsed(),
+                provider: PROVIDER.to_owned(),
+                model: value
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&self.model)
+                    .to_owned(),
+                finish_reason: value
+                    .get("stop_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+            tool_input,
+        ))
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicChat {
+    fn provider(&self) -> &str {
+        PROVIDER
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        request.validate()?;
+        let started = Instant::now();
+        let value = self
+            .endpoint
+            .post_json(
+                "/v1/messages",
+                &self.headers()?,
+                &self.body(&request),
+                self.model_for(&request),
+            )
+            .await?;
+        Ok(self.parse_response(&value, started)?.0)
+    }
+
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        request.validate()?;
+        let headers = self.headers()?;
+        structured(PROVIDER, schema, request, |request| {
+            let headers = headers.clone();
+            async move {
+                let started = Instant::now();
+                let mut body = self.body(&request);
+                body["tools"] = json!([{
+                    "name": schema.name,
+                    "description": format!("Record the answer as `{}`.", schema.name),
+                    "input_schema": schema.schema,
+                }]);
+                body["tool_choice"] = json!({"type": "tool", "name": schema.name});
+                let value = self
+                    .endpoint
+                    .post_json("/v1/messages", &headers, &body, self.model_for(&request))
+                    .await?;
+                let (response, input) = self.parse_response(&value, started)?;
+                let raw = input
+                    .as_ref()
+                    .map_or_else(|| response.content.clone(), Value::to_string);
+                Ok(Attempt {
+                    value: input,
+                    raw,
+                    response,
+                })
+            }
+        })
+        .await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        request.validate()?;
+        let mut body = self.body(&request);
+        body["stream"] = json!(true);
+        let events = self
+            .endpoint
+            .post_sse(
+                "/v1/messages",
+                &self.headers()?,
+                &body,
+                self.model_for(&request),
+            )
+            .await?;
+        let endpoint = self.endpoint.clone();
+        let mut input_tokens = 0u64;
+        let steps = events
+            .map(move |event| -> Option<Result<Step, ProviderError>> {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(e) => return Some(Err(e)),
+                };
+                let data: Value = match serde_json::from_str(&event.data) {
+                    Ok(data) => data,
+                    Err(e) => {
+                        return Some(Err(endpoint.malformed(format!(
+                            "SSE event `{}` is not JSON ({e}): {}",
+                            event.event, event.data
+                        ))));
+                    }
+                };
+                let chunk = |chunk: ChatChunk| Some(Ok(Step::Chunk(chunk)));
+                match data
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or(event.event.as_str())
+                {
+                    "message_start" => {
+                        input_tokens = data
+                            .pointer("/message/usage/input_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0);
+                        None
+                    }
+                    "content_block_delta" => chunk(ChatChunk {
+                        delta: data
+                            .pointer("/delta/text")
+                            .and_then(Value::as_str)?
+                            .to_owned(),
+                        ..ChatChunk::default()
+                    }),
+                    "message_delta" => chunk(ChatChunk {
+                        delta: String::new(),
+                        usage: Some(Usage {
+                            input_tokens,
+                            output_tokens: data
+                                .pointer("/usage/output_tokens")
+                                .and_then(Value::as_u64)
+                                .unwrap_or(0),
+                        }),
+                        finish_reason: data
+                            .pointer("/delta/stop_reason")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    }),
+                    "message_stop" => Some(Ok(Step::Done)),
+                    "error" => Some(Err(ProviderError::Server {
+                        provider: PROVIDER.to_owned(),
+                        status: 200,
+                        message: data
+                            .pointer("/error/message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("stream error")
+                            .to_owned(),
+                    })),
+                    _ => None,
+                }
+            })
+            .filter_map(std::future::ready);
+        Ok(until_done(steps, PROVIDER, "message_stop"))
+    }
+}

@@ -1,0 +1,56 @@
+//! # agon-llm
+//!
+//! The model seam of Agon: the object-safe [`ChatModel`] and [`Embedder`]
+//! traits, and their HTTP providers (feature `http`, default):
+//! [`AnthropicChat`] (Messages API), [`OpenAiChat`] (OpenAI, OpenRouter,
+//! Ollama, vLLM, LM Studio) and [`HttpEmbedder`] (Voyage- and
+//! OpenAI-compatible embeddings).
+//!
+//! Reliability is built in: typed [`ProviderError`]s with
+//! [`ProviderError::is_retryable`], retries with exponential backoff and
+//! jitter that honour `Retry-After` (408/425/429/5xx and connection errors;
+//! never quota or auth errors, never once a stream has produced tokens), a
+//! per-request timeout and an overall deadline, a per-endpoint concurrency
+//! limit, a [`Fallback`] chain, structured output validated against its JSON
+//! Schema with one repair attempt, and usage/cost accounting
+//! ([`UsageLedger`], [`Metered`]). Keys live in [`ApiKey`], which never prints.
+
+mod error;
+mod fallback;
+pub mod json;
+mod secret;
+mod traits;
+mod types;
+mod usage;
+
+#[cfg(feature = "http")]
+mod anthropic;
+#[cfg(feature = "http")]
+mod embeddings;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod openai;
+#[cfg(feature = "http")]
+mod stream;
+
+pub use error::ProviderError;
+pub use fallback::Fallback;
+pub use secret::ApiKey;
+pub use traits::{ChatModel, ChatStream, Embedder};
+pub use types::{
+    ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
+    Usage,
+};
+pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger};
+
+#[cfg(feature = "http")]
+pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};
+#[cfg(feature = "http")]
+pub use embeddings::{EmbeddingApi, EmbeddingConfig, HttpEmbedder, VOYAGE_API_KEY};
+#[cfg(feature = "http")]
+pub use http::HttpConfig;
+#[cfg(feature = "http")]
+pub use openai::{
+    OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY, OpenAiChat, OpenAiConfig, StructuredOutput,
+};

@@ -1,0 +1,59 @@
+//! The seams: [`ChatModel`] and [`Embedder`]. Object-safe; callers hold
+//! `Arc<dyn ChatModel>` / `Arc<dyn Embedder>`.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use futures::Stream;
+
+use crate::error::ProviderError;
+use crate::types::{ChatChunk, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema};
+
+/// A stream of completion chunks; an `Err` item ends it.
+pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatChunk, ProviderError>> + Send>>;
+
+/// A chat model: remote (HTTP providers) or in-process.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Provider name ("anthropic", "openai", "openrouter", "ollama", "local", …).
+    fn provider(&self) -> &str;
+
+    /// The configured model id.
+    fn model_id(&self) -> &str;
+
+    /// One completion.
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError>;
+
+    /// A completion whose output is JSON that validates against `schema`
+    /// (structured output where the provider supports it, else prompt +
+    /// lenient parse, with one repair attempt that shows the model the
+    /// validation errors).
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError>;
+
+    /// A streamed completion. Errors after the first token are not retried.
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError>;
+}
+
+/// Turns texts into vectors.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// One vector per input, in input order.
+    async fn embed(
+        &self,
+        texts: &[String],
+        input_type: InputType,
+    ) -> Result<Vec<Vec<f32>>, ProviderError>;
+
+    /// Length of every vector.
+    fn dimensions(&self) -> usize;
+
+    /// Most inputs sent in one request; larger inputs are split.
+    fn max_batch(&self) -> usize;
+
+    /// The model id.
+    fn model_id(&self) -> &str;
+}

@@ -1,0 +1,234 @@
+//! Requests, responses and their parts, shared by every provider.
+
+use std::ops::{Add, AddAssign};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ProviderError;
+
+/// Who said a message of the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user (the orchestrator's prompt).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a chat conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A chat completion request, provider-neutral.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// System prompt (Anthropic: top-level `system`; OpenAI: a system message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// The conversation; must not be empty.
+    pub messages: Vec<ChatMessage>,
+    /// Sampling temperature; the provider default when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Maximum tokens to generate.
+    pub max_tokens: u32,
+    /// Stop sequences.
+    #[serde(default)]
+    pub stop: Vec<String>,
+    /// Model id overriding the provider's configured model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl ChatRequest {
+    /// Default `max_tokens`.
+    pub const DEFAULT_MAX_TOKENS: u32 = 1_024;
+
+    /// A request with one user message.
+    pub fn new(user: impl Into<String>) -> Self {
+        Self {
+            system: None,
+            messages: vec![ChatMessage::user(user)],
+            temperature: None,
+            max_tokens: Self::DEFAULT_MAX_TOKENS,
+            stop: Vec::new(),
+            model: None,
+        }
+    }
+
+    /// The same request with a system prompt.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// The same request with a temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The same request with `max_tokens`.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Checks the request before anything is sent: at least one message, no
+    /// empty message, a positive `max_tokens`, a temperature in 0..=2.
+    pub fn validate(&self) -> Result<(), ProviderError> {
+        let invalid = |reason: String| Err(ProviderError::InvalidRequest { reason });
+        if self.messages.is_empty() {
+            return invalid("the request has no messages".into());
+        }
+        if let Some(i) = self
+            .messages
+            .iter()
+            .position(|m| m.content.trim().is_empty())
+        {
+            return invalid(format!("message {i} is empty"));
+        }
+        if self.max_tokens == 0 {
+            return invalid("max_tokens must be positive".into());
+        }
+        if let Some(t) = self.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return invalid(format!("temperature {t} is outside 0..=2"));
+        }
+        Ok(())
+    }
+}
+
+/// Tokens a call used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+impl Add for Usage {
+    type Output = Usage;
+
+    fn add(self, rhs: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens + rhs.input_tokens,
+            output_tokens: self.output_tokens + rhs.output_tokens,
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        *self = *self + rhs;
+    }
+}
+
+/// A completed chat call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The generated text.
+    pub content: String,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Wall time of the call, retries included.
+    pub latency: Duration,
+    /// Provider name ("anthropic", "openai", …).
+    pub provider: String,
+    /// Model id that answered.
+    pub model: String,
+    /// Why generation stopped, as the provider said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+/// The result of [`crate::ChatModel::complete_json`]: a value that validates
+/// against the schema, and the call(s) that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonResponse {
+    /// The validated value.
+    pub value: serde_json::Value,
+    /// The last call's response (its `usage` sums every attempt).
+    pub response: ChatResponse,
+    /// Whether a repair attempt was needed.
+    pub repaired: bool,
+}
+
+/// A piece of a streamed completion.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ChatChunk {
+    /// New text.
+    pub delta: String,
+    /// Usage, when the provider reports it (usually on the last chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Why generation stopped, on the final chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+/// A named JSON Schema for structured output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    /// Name (a tool name for Anthropic, `json_schema.name` for OpenAI): `[a-zA-Z0-9_-]`.
+    pub name: String,
+    /// The schema document.
+    pub schema: serde_json::Value,
+}
+
+impl JsonSchema {
+    /// A schema with a name.
+    pub fn new(name: impl Into<String>, schema: serde_json::Value) -> Self {
+        Self {
+            name: name.into(),
+            schema,
+        }
+    }
+}
+
+/// What an embedding is for; asymmetric models embed queries and documents differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputType {
+    /// A search query.
+    Query,
+    /// A document to be searched.
+    Document,
+}
+
+impl InputType {
+    /// The wire name (`query` / `document`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Query => "query",
+            Self::Document => "document",
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Usage and cost accounting: a price table per model id and a ledger that
+//! sums usage by caller-chosen scope (a debate, a role, …).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ProviderError;
+use crate::traits::{ChatModel, ChatStream};
+use crate::types::{ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    /// Per million input tokens.
+    pub input_per_mtok: f64,
+    /// Per million output tokens.
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    /// The cost of `usage` at this price.
+    pub fn cost(&self, usage: Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1e6
+    }
+}
+
+/// Prices by model id. Lookups match the id exactly, else the longest
+/// configured prefix (so `claude-3-5-haiku-20241022` finds `claude-3-5-haiku`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PriceTable {
+    prices: HashMap<String, Price>,
+}
+
+impl PriceTable {
+    /// List prices of common models (USD per million tokens), as published
+    /// by the providers; local models cost nothing. Override with [`PriceTable::set`].
+    pub fn with_defaults() -> Self {
+        let mut table = Self::default();
+        for (model, input, output) in [
+            ("claude-3-5-haiku", 0.80, 4.00),
+            ("claude-3-haiku", 0.25, 1.25),
+            ("claude-sonnet-4", 3.00, 15.00),
+            ("claude-3-7-sonnet", 3.00, 15.00),
+            ("claude-3-5-sonnet", 3.00, 15.00),
+            ("claude-opus-4", 15.00, 75.00),
+            ("gpt-4o-mini", 0.15, 0.60),
+            ("gpt-4o", 2.50, 10.00),
+            ("gpt-4.1-mini", 0.40, 1.60),
+            ("gpt-4.1", 2.00, 8.00),
+            ("voyage-3", 0.06, 0.0),
+            ("text-embedding-3-small", 0.02, 0.0),
+            ("SmolLM2", 0.0, 0.0),
+        ] {
+            table.set(
+                model,
+                Price {
+                    input_per_mtok: input,
+                    output_per_mtok: output,
+                },
+            );
+        }
+        table
+    }
+
+    /// Sets (or overrides) a model's price.
+    pub fn set(&mut self, model: impl Into<String>, price: Price) {
+        self.prices.insert(model.into(), price);
+    }
+
+    /// The price of `model`, if known.
+    pub fn price(&self, model: &str) -> Option<Price> {
+        self.prices.get(model).copied().or_else(|| {
+            self.prices
+                .iter()
+                .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+                .max_by_key(|(prefix, _)| prefix.len())
+                .map(|(_, price)| *price)
+        })
+    }
+}
+
+/// Totals of one scope.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ScopeUsage {
+    /// Calls recorded.
+    pub calls: u64,
+    /// Tokens.
+    pub usage: Usage,
+    /// Cost of the priced calls, USD.
+    pub cost_usd: f64,
+    /// Calls whose model has no price (not in `cost_usd`).
+    pub unpriced_calls: u64,
+}
+
+/// Sums usage and cost by scope. Shared (`Arc`) by everyone who records.
+#[derive(Debug, Default)]
+pub struct UsageLedger {
+    prices: PriceTable,
+    totals: Mutex<BTreeMap<String, ScopeUsage>>,
+}
+
+impl UsageLedger {
+    /// A ledger pricing with `prices`.
+    pub fn new(prices: PriceTable) -> Self {
+        Self {
+            prices,
+            totals: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Records one call of `model` under `scope`.
+    pub fn record(&self, scope: &str, model: &str, usage: Usage) {
+        let price = self.prices.price(model);
+        if let Ok(mut totals) = self.totals.lock() {
+            let entry = totals.entry(scope.to_owned()).or_default();
+            entry.calls += 1;
+            entry.usage += usage;
+            match price {
+                Some(price) => entry.cost_usd += price.cost(usage),
+                None => entry.unpriced_calls += 1,
+            }
+        }
+    }
+
+    /// Totals of one scope.
+    pub fn scope(&self, scope: &str) -> ScopeUsage {
+        self.totals
+            .lock()
+            .ok()
+            .and_then(|t| t.get(scope).copied())
+            .unwrap_or_default()
+    }
+
+    /// Totals of every scope, by name.
+    pub fn snapshot(&self) -> BTreeMap<String, ScopeUsage> {
+        self.totals.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// The sum over every scope.
+    pub fn total(&self) -> ScopeUsage {
+        self.snapshot()
+            .values()
+            .fold(ScopeUsage::default(), |mut acc, s| {
+                acc.calls += s.calls;
+                acc.usage += s.usage;
+                acc.cost_usd += s.cost_usd;
+                acc.unpriced_calls += s.unpriced_calls;
+                acc
+            })
+    }
+}
+
+/// A [`ChatModel`] that records every call's usage in a ledger under a scope.
+#[derive(Clone)]
+pub struct Metered {
+    inner: Arc<dyn ChatModel>,
+    ledger: Arc<UsageLedger>,
+    scope: String,
+}
+
+impl std::fmt::Debug for Metered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metered")
+            .field("model", &self.inner.model_id())
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+impl Metered {
+    /// Wraps `inner`, recording under `scope`.
+    pub fn new(
+        inner: Arc<dyn ChatModel>,
+        ledger: Arc<UsageLedger>,
+        scope: impl Into<String>,
+    ) -> Self {
+        Self {
+            inner,
+            ledger,
+            scope: scope.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for Metered {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let response = self.inner.complete(request).await?;
+        self.ledger
+            .record(&self.scope, &response.model, response.usage);
+        Ok(response)
+    }
+
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        let response = self.inner.complete_json(request, schema).await?;
+        self.ledger.record(
+            &self.scope,
+            &response.response.model,
+            response.response.usage,
+        );
+        Ok(response)
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        let stream = self.inner.stream(request).await?;
+        let ledger = Arc::clone(&self.ledger);
+        let scope = self.scope.clone();
+        let model = self.inner.model_id().to_owned();
+        Ok(Box::pin(stream.inspect(move |chunk| {
+            if let Ok(chunk) = chunk
+                && let Some(usage) = chunk.usage
+                && chunk.finish_reason.is_some()
+            {
+                ledger.record(&scope, &model, usage);
+            }
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_match_exactly_or_by_longest_prefix() {
+        let table = PriceTable::with_defaults();
+        assert_eq!(
+            table
+                .price("gpt-4o-mini-2024-07-18")
+                .unwrap()
+                .input_per_mtok,
+            0.15
+        );
+        assert_eq!(
+            table.price("gpt-4o-2024-08-06").unwrap().input_per_mtok,
+            2.50
+        );
+        assert!(table.price("mystery-model").is_none());
+    }
+
+    #[test]
+    fn the_ledger_sums_by_scope_and_counts_unpriced_calls() {
+        let ledger = UsageLedger::new(PriceTable::with_defaults());
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 500_000,
+        };
+        ledger.record("debate-1/debater", "claude-3-5-haiku-latest", usage);
+        ledger.record("debate-1/debater", "claude-3-5-haiku-latest", usage);
+        ledger.record("debate-1/extractor", "mystery", usage);
+        let debater = ledger.scope("debate-1/debater");
+        assert_eq!(debater.calls, 2);
+        assert!(
+            (debater.cost_usd - 2.0 * (0.80 + 2.0)).abs() < 1e-9,
+            "{}",
+            debater.cost_usd
+        );
+        let total = ledger.total();
+        assert_eq!(total.calls, 3);
+        assert_eq!(total.unpriced_calls, 1);
+        assert_eq!(total.usage.input_tokens, 3_000_000);
+    }
+}
