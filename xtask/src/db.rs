@@ -170,12 +170,8 @@ impl Postgres {
     pub fn drop_test_databases(&self, sh: &Shell) -> Result<()> {
         let psql = self.bin("psql");
         let url = self.url();
-        let names = cmd!(
-            sh,
-            "{psql} {url} -tAc \"SELECT datname FROM pg_database WHERE datname LIKE 'agon_t_%'\""
-        )
-        .quiet()
-        .read()?;
+        let query = "SELECT datname FROM pg_database WHERE datname LIKE 'agon_t_%'";
+        let names = cmd!(sh, "{psql} {url} -tAc {query}").quiet().read()?;
         for name in names.lines().map(str::trim).filter(|n| !n.is_empty()) {
             let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
             cmd!(sh, "{psql} {url} -qc {sql}").quiet().run()?;

@@ -100,6 +100,21 @@ async fn kill_at_random_moments(place: Place, label: &str) {
             }
         }
         child.wait().await.unwrap();
+        // A transaction the child sent before it died may still be committing
+        // in the server (PostgreSQL finishes it); wait until the log is still.
+        let mut last = u64::MAX;
+        for _ in 0..50 {
+            let now = store
+                .debate(&debate.as_str().into())
+                .await
+                .unwrap()
+                .last_seq;
+            if now == last {
+                break;
+            }
+            last = now;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
 
         let stored = store
             .events_after(&debate.as_str().into(), 0)
