@@ -1,16 +1,17 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
 //! - `cargo xtask test`  — format check, clippy (warnings are errors), the whole test suite;
-//! - `cargo xtask bench [core|context|store]` — the criterion benchmarks (default: all);
-//! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches.
+//! - `cargo xtask bench [core|context|store|local]` — the criterion benchmarks (default: all);
+//! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
+//! - `cargo xtask models` — fetch and verify the local model files.
 
 mod db;
+mod models;
 
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str =
-    "usage: cargo xtask <test | bench [core|context|store] | db start|stop|url|status>";
+const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local] | db start|stop|url|status | models>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,9 +25,10 @@ fn main() -> Result<()> {
         .as_slice()
     {
         ["test"] => test(&sh, &root),
-        ["bench"] => bench(&sh, &root, &["core", "context", "store"]),
+        ["bench"] => bench(&sh, &root, &["core", "context", "store", "local"]),
         ["bench", which @ ..] => bench(&sh, &root, which),
         ["db", action] => db::run(&sh, &root, action),
+        ["models"] => models::fetch(&sh, &root),
         _ => bail!("{USAGE}"),
     }
 }
@@ -51,6 +53,8 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.
     cmd!(sh, "cargo test --workspace --all-features --doc").run()?;
+    println!("== models");
+    models::fetch(sh, root)?;
     println!("== PostgreSQL");
     let pg = db::Postgres::new(root);
     let was_running = pg.running(sh);
@@ -82,6 +86,10 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
 fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
     for name in which {
         match *name {
+            "local" => {
+                models::fetch(sh, root)?;
+                cmd!(sh, "cargo run --release -p agon-llm --example bench_local").run()?;
+            }
             "store" => {
                 let pg = db::Postgres::new(root);
                 let was_running = pg.running(sh);

@@ -120,6 +120,32 @@ pub enum ProviderError {
         /// Why.
         reason: String,
     },
+    /// A local model file is missing.
+    #[error(
+        "model file {path} is missing: run `{fetch}` (or point AGON_MODELS_DIR at a directory that has it)"
+    )]
+    ModelFileMissing {
+        /// The expected path.
+        path: String,
+        /// The command that fetches it.
+        fetch: String,
+    },
+    /// A local model file exists but is unusable (truncated, wrong checksum, wrong format).
+    #[error("model file {path} is unusable: {message}")]
+    ModelFileInvalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An in-process model failed while computing.
+    #[error("{provider}: inference failed: {message}")]
+    Inference {
+        /// Provider name ("local").
+        provider: String,
+        /// What failed.
+        message: String,
+    },
     /// Every model of a fallback chain failed; the last error is kept.
     #[error("all {tried} models of the fallback chain failed; last: {last}")]
     AllFailed {

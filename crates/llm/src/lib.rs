@@ -34,6 +34,9 @@ mod openai;
 #[cfg(feature = "http")]
 mod stream;
 
+#[cfg(feature = "local")]
+pub mod local;
+
 pub use error::ProviderError;
 pub use fallback::Fallback;
 pub use secret::ApiKey;
@@ -50,6 +53,8 @@ pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};
 pub use embeddings::{EmbeddingApi, EmbeddingConfig, HttpEmbedder, VOYAGE_API_KEY};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
+#[cfg(feature = "local")]
+pub use local::LocalEmbedder;
 #[cfg(feature = "http")]
 pub use openai::{
     OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY, OpenAiChat, OpenAiConfig, StructuredOutput,

@@ -297,6 +297,31 @@ mod faults {
     }
 
     #[tokio::test]
+    async fn the_test_server_has_pgvector() {
+        let place = support::postgres_place().await;
+        let mut c = sqlx::PgConnection::connect(&place.url()).await.unwrap();
+        c.execute("CREATE EXTENSION vector").await.unwrap();
+        let version: String =
+            sqlx::query_scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        let (major, minor) = version
+            .split_once('.')
+            .map(|(a, b)| (a.to_owned(), b.split('.').next().unwrap_or("0").to_owned()))
+            .unwrap();
+        assert!(
+            (major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) >= (0, 8),
+            "pgvector {version}"
+        );
+        let distance: f64 = sqlx::query_scalar("SELECT '[1,0,0]'::vector <=> '[0,1,0]'::vector")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert!((distance - 1.0).abs() < 1e-9);
+    }
+
+    #[tokio::test]
     async fn an_unknown_scheme_is_refused() {
         let err = agon_store::open("mysql://root:pw@localhost/x")
             .await

@@ -1,0 +1,202 @@
+//! all-MiniLM-L6-v2 (or any BERT-family safetensors model) in process:
+//! batched, mean pooling over the attention mask, L2-normalized.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+use super::files::{models_dir, verify};
+use crate::error::ProviderError;
+use crate::traits::Embedder;
+use crate::types::InputType;
+
+const PROVIDER: &str = "local";
+/// The default model's directory under the models directory.
+pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
+
+struct Bert {
+    model: BertModel,
+    tokenizer: Tokenizer,
+}
+
+/// An in-process sentence embedder. One loaded model, shared; each call
+/// runs on a blocking thread so it never stalls the async runtime.
+#[derive(Clone)]
+pub struct LocalEmbedder {
+    bert: Arc<Mutex<Bert>>,
+    model_id: String,
+    dimensions: usize,
+    max_batch: usize,
+}
+
+impl std::fmt::Debug for LocalEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEmbedder")
+            .field("model_id", &self.model_id)
+            .field("dimensions", &self.dimensions)
+            .finish()
+    }
+}
+
+fn invalid(path: &Path, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::ModelFileInvalid {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn inference(message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Inference {
+        provider: PROVIDER.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+impl LocalEmbedder {
+    /// Sentences per forward pass.
+    pub const DEFAULT_BATCH: usize = 64;
+    /// Longest input in tokens; longer inputs are truncated (MiniLM was trained on 256).
+    pub const MAX_TOKENS: usize = 256;
+
+    /// MiniLM from the models directory (see [`models_dir`]).
+    pub fn minilm() -> Result<Self, ProviderError> {
+        Self::load(&models_dir().join(MINILM_DIR))
+    }
+
+    /// A BERT-family model from a directory holding `model.safetensors`,
+    /// `tokenizer.json` and `config.json`. Files are checked (and pinned
+    /// ones checksummed) before loading; a problem names the file.
+    pub fn load(dir: &Path) -> Result<Self, ProviderError> {
+        let weights: PathBuf = dir.join("model.safetensors");
+        let tokenizer_path = dir.join("tokenizer.json");
+        let config_path = dir.join("config.json");
+        for path in [&weights, &tokenizer_path, &config_path] {
+            verify(path)?;
+        }
+        let config: Config = std::fs::read_to_string(&config_path)
+            .map_err(|e| invalid(&config_path, e))
+            .and_then(|text| {
+                serde_json::from_str(&text)
+                    .map_err(|e| invalid(&config_path, format!("not a BERT config: {e}")))
+            })?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|e| invalid(&tokenizer_path, e))?;
+        tokenizer.with_padding(Some(PaddingParams::default()));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: Self::MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| invalid(&tokenizer_path, e))?;
+        // SAFETY of mmap is handled by candle; the file is not modified while loaded.
+        let vb = VarBuilder::from_buffered_safetensors(
+            std::fs::read(&weights).map_err(|e| invalid(&weights, e))?,
+            DType::F32,
+            &Device::Cpu,
+        )
+        .map_err(|e| invalid(&weights, e))?;
+        let model = BertModel::load(vb, &config)
+            .map_err(|e| invalid(&weights, format!("not a BERT model: {e}")))?;
+        Ok(Self {
+            bert: Arc::new(Mutex::new(Bert { model, tokenizer })),
+            model_id: dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(MINILM_DIR)
+                .to_owned(),
+            dimensions: config.hidden_size,
+            max_batch: Self::DEFAULT_BATCH,
+        })
+    }
+
+    /// Embeds one batch synchronously (on the calling thread).
+    pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
+        let bert = self
+            .bert
+            .lock()
+            .map_err(|_| inference("the model lock is poisoned"))?;
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.max_batch) {
+            out.extend(embed_batch(&bert, batch)?);
+        }
+        Ok(out)
+    }
+}
+
+fn embed_batch(bert: &Bert, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
+    let encodings = bert
+        .tokenizer
+        .encode_batch(texts.to_vec(), true)
+        .map_err(|e| inference(format!("tokenizing: {e}")))?;
+    let rows = encodings.len();
+    let width = encodings.first().map_or(0, |e| e.get_ids().len());
+    let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
+        encodings
+            .iter()
+            .flat_map(|e| f(e).iter().copied())
+            .collect()
+    };
+    let device = &Device::Cpu;
+    let tensor = |data: Vec<u32>| Tensor::from_vec(data, (rows, width), device).map_err(inference);
+    let ids = tensor(flat(&|e| e.get_ids()))?;
+    let types = tensor(flat(&|e| e.get_type_ids()))?;
+    let mask = tensor(flat(&|e| e.get_attention_mask()))?;
+    let hidden = bert
+        .model
+        .forward(&ids, &types, Some(&mask))
+        .map_err(inference)?;
+    // Mean pooling over real tokens, then L2 normalization.
+    let pooled = (|| {
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?.clamp(1e-9, f32::MAX)?;
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
+        mean.broadcast_div(&norms)?.to_vec2::<f32>()
+    })()
+    .map_err(inference)?;
+    Ok(pooled)
+}
+
+#[async_trait]
+impl Embedder for LocalEmbedder {
+    /// `input_type` is ignored: MiniLM is symmetric.
+    async fn embed(
+        &self,
+        texts: &[String],
+        _input_type: InputType,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        if texts.is_empty() {
+            return Err(ProviderError::InvalidRequest {
+                reason: "local: nothing to embed (empty input)".into(),
+            });
+        }
+        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
+            return Err(ProviderError::InvalidRequest {
+                reason: format!("local: input {i} is empty"),
+            });
+        }
+        let this = self.clone();
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
+            .await
+            .map_err(|e| inference(format!("the embedding task failed: {e}")))?
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+}

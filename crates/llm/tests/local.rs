@@ -1,0 +1,99 @@
+//! The in-process embedder on the real MiniLM files (fetched by
+//! `cargo xtask models`, which `cargo xtask test` runs first).
+
+#![cfg(feature = "local")]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::sync::OnceLock;
+
+use agon_llm::local::files::models_dir;
+use agon_llm::{Embedder, InputType, LocalEmbedder, ProviderError};
+
+fn embedder() -> &'static LocalEmbedder {
+    static EMBEDDER: OnceLock<LocalEmbedder> = OnceLock::new();
+    EMBEDDER
+        .get_or_init(|| LocalEmbedder::minilm().expect("MiniLM files: run `cargo xtask models`"))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn texts(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn embeddings_are_384_dimensional_unit_vectors() {
+    let e = embedder();
+    assert_eq!(
+        (e.dimensions(), e.max_batch(), e.model_id()),
+        (384, 64, "all-MiniLM-L6-v2")
+    );
+    let vectors = e.embed(&texts(&["Bitcoin is volatile.", "Short.", "A much longer sentence about treasury policy, covenants and the board's appetite for risk."]), InputType::Document).await.unwrap();
+    assert_eq!(vectors.len(), 3);
+    for v in &vectors {
+        assert_eq!(v.len(), 384);
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+    }
+}
+
+#[tokio::test]
+async fn a_paraphrase_scores_above_an_unrelated_sentence() {
+    let v = embedder()
+        .embed(
+            &texts(&[
+                "The company should keep a small part of its cash in Bitcoin.",
+                "Holding a little Bitcoin in the corporate treasury makes sense.",
+                "The recipe needs two eggs and a cup of flour.",
+            ]),
+            InputType::Query,
+        )
+        .await
+        .unwrap();
+    let paraphrase = cosine(&v[0], &v[1]);
+    let unrelated = cosine(&v[0], &v[2]);
+    assert!(
+        paraphrase > unrelated + 0.3,
+        "paraphrase {paraphrase} vs unrelated {unrelated}"
+    );
+}
+
+#[tokio::test]
+async fn large_inputs_are_batched_and_keep_their_order() {
+    let inputs: Vec<String> = (0..150)
+        .map(|i| format!("Sentence number {i} about topic {}", i % 7))
+        .collect();
+    let all = embedder()
+        .embed(&inputs, InputType::Document)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 150);
+    let one = embedder()
+        .embed(&inputs[137..138], InputType::Document)
+        .await
+        .unwrap();
+    assert!(
+        cosine(&all[137], &one[0]) > 0.9999,
+        "batched and single embeddings agree"
+    );
+}
+
+#[tokio::test]
+async fn empty_input_is_rejected() {
+    assert!(matches!(
+        embedder().embed(&[], InputType::Query).await,
+        Err(ProviderError::InvalidRequest { .. })
+    ));
+}
+
+#[test]
+fn a_missing_model_directory_names_the_file_and_the_fetch_command() {
+    let err = LocalEmbedder::load(&models_dir().join("no-such-model")).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("no-such-model/model.safetensors") && text.contains("cargo xtask models"),
+        "{text}"
+    );
+}
