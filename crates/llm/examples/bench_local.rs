@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use agon_llm::LocalEmbedder;
+use agon_llm::{ChatRequest, LocalChat, LocalEmbedder};
 
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -17,7 +17,57 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+fn bench_chat() -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let chat = LocalChat::smollm2()?;
+    println!(
+        "chat load: {:.2} s (includes Q4_1 -> Q8_0 requantization)",
+        started.elapsed().as_secs_f64()
+    );
+    let system = "You are Theo, a blunt macro trader in a structured debate about corporate treasury policy. \
+        You judge assets by drawdowns and liquidity cycles, you measure risk per quarter, and you distrust narratives \
+        that cannot survive a margin call. Keep every answer short, concrete and numbers-first."
+        .repeat(3);
+    let turn = |i: usize| {
+        ChatRequest::new(format!("Round {i}: Mara says every four-year holding period in Bitcoin has ended in profit. Reply in two sentences."))
+            .with_system(system.clone())
+            .with_max_tokens(64)
+    };
+    let (_, _, cold) = chat.generate_blocking(&turn(0), |_| {})?;
+    let mut prompt_rates = Vec::new();
+    let mut generation_rates = Vec::new();
+    let mut warm_prompt_ms = Vec::new();
+    for i in 1..=3 {
+        let (_, _, stats) = chat.generate_blocking(&turn(i), |_| {})?;
+        warm_prompt_ms.push(stats.prompt_time.as_secs_f64() * 1000.0);
+        generation_rates.push(stats.generated_tokens as f64 / stats.generation_time.as_secs_f64());
+    }
+    // Prompt throughput without prefix reuse: a fresh system prompt each time.
+    for i in 0..3 {
+        let request = turn(i).with_system(format!("{system} (variant {i})"));
+        let (_, _, stats) = chat.generate_blocking(&request.with_max_tokens(1), |_| {})?;
+        prompt_rates.push(
+            (stats.prompt_tokens - stats.reused_tokens) as f64 / stats.prompt_time.as_secs_f64(),
+        );
+    }
+    println!(
+        "prompt tokens per call: {} ({} of them a reusable system prefix)",
+        cold.prompt_tokens,
+        cold.prompt_tokens
+            - (cold.prompt_tokens - chat.encode(&LocalChat::chatml(&turn(0)).0)?.len())
+    );
+    println!("prompt: {:.1} tok/s", median(prompt_rates));
+    println!("generation: {:.1} tok/s", median(generation_rates));
+    println!(
+        "prompt time with the prefix checkpoint: {:.0} ms median vs {:.0} ms cold",
+        median(warm_prompt_ms),
+        cold.prompt_time.as_secs_f64() * 1000.0
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    bench_chat()?;
     let started = Instant::now();
     let embedder = LocalEmbedder::minilm()?;
     println!("embedder load: {:.2} s", started.elapsed().as_secs_f64());

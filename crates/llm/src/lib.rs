@@ -54,7 +54,7 @@ pub use embeddings::{EmbeddingApi, EmbeddingConfig, HttpEmbedder, VOYAGE_API_KEY
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 #[cfg(feature = "local")]
-pub use local::LocalEmbedder;
+pub use local::{LocalChat, LocalEmbedder};
 #[cfg(feature = "http")]
 pub use openai::{
     OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY, OpenAiChat, OpenAiConfig, StructuredOutput,

@@ -1,0 +1,498 @@
+//! A llama-family GGUF chat model in process (SmolLM2-135M-Instruct by
+//! default): ChatML template, batched prompt processing, a KV-cache
+//! checkpoint of the shared prompt prefix reused across calls, temperature /
+//! top-p sampling with a seed (greedy at 0), stop sequences, streaming.
+//!
+//! Q4_1 has no SIMD kernel in candle, so Q4_1 (and Q5_0/Q5_1) weights are
+//! requantized to Q8_0 at load.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use candle_core::quantized::tokenizer::TokenizerFromGguf;
+use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling};
+use candle_transformers::models::quantized_llama::ModelWeights;
+use tokenizers::Tokenizer;
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+
+use super::files::{models_dir, verify};
+use crate::error::ProviderError;
+use crate::json::{Attempt, extract_json, prompt_instruction, structured};
+use crate::traits::{ChatModel, ChatStream};
+use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+
+const PROVIDER: &str = "local";
+/// The default chat model file in the models directory.
+pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// Prompt-prefix checkpoints kept (one per distinct system prompt, LRU).
+const CHECKPOINTS: usize = 8;
+
+fn invalid(path: &Path, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::ModelFileInvalid {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn inference(message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Inference {
+        provider: PROVIDER.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+/// The model after the shared prefix of some prompt: its tokens and state.
+struct Checkpoint {
+    tokens: Vec<u32>,
+    weights: ModelWeights,
+}
+
+struct Engine {
+    weights: ModelWeights,
+    tokenizer: Tokenizer,
+    eos: Vec<u32>,
+    context: usize,
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// Timings of one generation, for benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GenerationStats {
+    /// Prompt tokens.
+    pub prompt_tokens: usize,
+    /// Prompt tokens served from a prefix checkpoint (not recomputed).
+    pub reused_tokens: usize,
+    /// Time spent on the prompt.
+    pub prompt_time: Duration,
+    /// Tokens generated.
+    pub generated_tokens: usize,
+    /// Time spent generating.
+    pub generation_time: Duration,
+}
+
+/// An in-process chat model. One loaded model shared by every caller;
+/// requests queue on it and run on blocking threads.
+#[derive(Clone)]
+pub struct LocalChat {
+    engine: Arc<Mutex<Engine>>,
+    model_id: String,
+    seed: u64,
+}
+
+impl std::fmt::Debug for LocalChat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalChat")
+            .field("model_id", &self.model_id)
+            .finish()
+    }
+}
+
+/// Rebuilds a GGUF with slow quantizations turned into Q8_0, in memory.
+fn requantized(path: &Path) -> Result<Vec<u8>, ProviderError> {
+    let mut file = std::fs::File::open(path).map_err(|e| invalid(path, e))?;
+    let content = gguf_file::Content::read(&mut file)
+        .map_err(|e| invalid(path, format!("not a GGUF file: {e}")))?;
+    let mut names: Vec<&String> = content.tensor_infos.keys().collect();
+    names.sort();
+    let mut tensors = Vec::with_capacity(names.len());
+    for name in names {
+        let tensor = content
+            .tensor(&mut file, name, &Device::Cpu)
+            .map_err(|e| invalid(path, format!("tensor {name}: {e}")))?;
+        let slow = matches!(
+            tensor.dtype(),
+            GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1
+        );
+        let divisible = tensor.shape().dims().last().is_some_and(|d| d % 32 == 0);
+        let tensor = if slow && divisible {
+            let dense = tensor
+                .dequantize(&Device::Cpu)
+                .map_err(|e| invalid(path, e))?;
+            QTensor::quantize(&dense, GgmlDType::Q8_0).map_err(|e| invalid(path, e))?
+        } else {
+            tensor
+        };
+        tensors.push((name.clone(), tensor));
+    }
+    let metadata: Vec<(&str, &gguf_file::Value)> = content
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    let tensor_refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let mut out = Cursor::new(Vec::new());
+    gguf_file::write(&mut out, &metadata, &tensor_refs).map_err(|e| invalid(path, e))?;
+    Ok(out.into_inner())
+}
+
+/// SmolLM2's pre-tokenizer: digits one by one, then byte-level without a prefix space.
+fn fix_pre_tokenizer(tokenizer: &mut Tokenizer) {
+    let digits = PreTokenizerWrapper::Digits(Digits::new(true));
+    let bytes = PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true));
+    tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
+        digits, bytes,
+    ]))));
+}
+
+impl LocalChat {
+    /// SmolLM2-135M-Instruct from the models directory.
+    pub fn smollm2() -> Result<Self, ProviderError> {
+        Self::load(&models_dir().join(SMOLLM2_FILE))
+    }
+
+    /// A llama-family GGUF with a ChatML template. The file is checked (and
+    /// checksummed if pinned) first; an unsupported architecture or
+    /// tokenizer is an error naming the file.
+    pub fn load(path: &Path) -> Result<Self, ProviderError> {
+        verify(path)?;
+        let mut file = std::fs::File::open(path).map_err(|e| invalid(path, e))?;
+        let content = gguf_file::Content::read(&mut file)
+            .map_err(|e| invalid(path, format!("not a GGUF file: {e}")))?;
+        let arch = content
+            .metadata
+            .get("general.architecture")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_default();
+        if arch != "llama" {
+            return Err(invalid(
+                path,
+                format!("architecture `{arch}` is not supported (llama-family GGUF only)"),
+            ));
+        }
+        let mut tokenizer =
+            Tokenizer::from_gguf(&content).map_err(|e| invalid(path, format!("tokenizer: {e}")))?;
+        fix_pre_tokenizer(&mut tokenizer);
+        let context = content
+            .metadata
+            .get("llama.context_length")
+            .and_then(|v| v.to_u32().ok())
+            .map_or(2048, |c| c as usize);
+        let mut eos = Vec::new();
+        if let Some(id) = content
+            .metadata
+            .get("tokenizer.ggml.eos_token_id")
+            .and_then(|v| v.to_u32().ok())
+        {
+            eos.push(id);
+        }
+        if let Some(id) = tokenizer.token_to_id("<|im_end|>") {
+            eos.push(id);
+        }
+        if eos.is_empty() {
+            return Err(invalid(
+                path,
+                "no end-of-turn token (eos or <|im_end|>) in the vocabulary",
+            ));
+        }
+        let bytes = requantized(path)?;
+        let mut cursor = Cursor::new(bytes);
+        let content = gguf_file::Content::read(&mut cursor).map_err(|e| invalid(path, e))?;
+        let weights = ModelWeights::from_gguf(content, &mut cursor, &Device::Cpu)
+            .map_err(|e| invalid(path, format!("loading weights: {e}")))?;
+        let model_id = path.file_name().and_then(|n| n.to_str()).map_or_else(
+            || "local".to_owned(),
+            |n| n.trim_end_matches(".gguf").to_owned(),
+        );
+        Ok(Self {
+            engine: Arc::new(Mutex::new(Engine {
+                weights,
+                tokenizer,
+                eos,
+                context,
+                checkpoints: Vec::new(),
+            })),
+            model_id,
+            seed: 299_792_458,
+        })
+    }
+
+    /// The same model with another sampling seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The ChatML prompt for a request, split into the shared prefix (system
+    /// turn) and the rest.
+    pub fn chatml(request: &ChatRequest) -> (String, String) {
+        let prefix = match &request.system {
+            Some(system) => format!("<|im_start|>system\n{system}<|im_end|>\n"),
+            None => String::new(),
+        };
+        let mut rest = String::new();
+        for m in &request.messages {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            rest.push_str(&format!("<|im_start|>{role}\n{}<|im_end|>\n", m.content));
+        }
+        rest.push_str("<|im_start|>assistant\n");
+        (prefix, rest)
+    }
+
+    /// Token ids of `text` (special tokens recognized).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, ProviderError> {
+        let engine = self
+            .engine
+            .lock()
+            .map_err(|_| inference("the model lock is poisoned"))?;
+        engine
+            .tokenizer
+            .encode(text, false)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| inference(format!("tokenizing: {e}")))
+    }
+
+    /// Text of token ids (special tokens kept).
+    pub fn decode(&self, ids: &[u32]) -> Result<String, ProviderError> {
+        let engine = self
+            .engine
+            .lock()
+            .map_err(|_| inference("the model lock is poisoned"))?;
+        engine
+            .tokenizer
+            .decode(ids, false)
+            .map_err(|e| inference(format!("decoding: {e}")))
+    }
+
+    /// Generates synchronously, calling `on_text` with each new piece of
+    /// text; returns the full text, the finish reason and timings.
+    pub fn generate_blocking(
+        &self,
+        request: &ChatRequest,
+        mut on_text: impl FnMut(&str),
+    ) -> Result<(String, String, GenerationStats), ProviderError> {
+        request.validate()?;
+        let mut engine = self
+            .engine
+            .lock()
+            .map_err(|_| inference("the model lock is poisoned"))?;
+        let (prefix_text, rest_text) = Self::chatml(request);
+        let encode = |t: &str| -> Result<Vec<u32>, ProviderError> {
+            engine
+                .tokenizer
+                .encode(t, false)
+                .map(|e| e.get_ids().to_vec())
+                .map_err(|e| inference(format!("tokenizing: {e}")))
+        };
+        let prefix = encode(&prefix_text)?;
+        let rest = encode(&rest_text)?;
+        let prompt_len = prefix.len() + rest.len();
+        let wanted = prompt_len + request.max_tokens as usize;
+        if wanted > engine.context {
+            return Err(ProviderError::InvalidRequest {
+                reason: format!(
+                    "local: the prompt has {prompt_len} tokens and up to {} more were asked for, over the model's context window of {} tokens",
+                    request.max_tokens, engine.context
+                ),
+            });
+        }
+        let mut stats = GenerationStats {
+            prompt_tokens: prompt_len,
+            ..GenerationStats::default()
+        };
+        let started = Instant::now();
+        // Reuse the checkpoint of this exact prefix, or compute and keep one.
+        let mut weights = match engine.checkpoints.iter().position(|c| c.tokens == prefix) {
+            Some(i) if !prefix.is_empty() => {
+                let checkpoint = engine.checkpoints.remove(i);
+                let weights = checkpoint.weights.clone();
+                engine.checkpoints.push(checkpoint);
+                stats.reused_tokens = prefix.len();
+                weights
+            }
+            _ => {
+                let mut weights = engine.weights.clone();
+                weights.clear_kv_cache();
+                if !prefix.is_empty() {
+                    let input = Tensor::new(prefix.as_slice(), &Device::Cpu)
+                        .and_then(|t| t.unsqueeze(0))
+                        .map_err(inference)?;
+                    weights.forward(&input, 0).map_err(inference)?;
+                    if engine.checkpoints.len() >= CHECKPOINTS {
+                        engine.checkpoints.remove(0);
+                    }
+                    engine.checkpoints.push(Checkpoint {
+                        tokens: prefix.clone(),
+                        weights: weights.clone(),
+                    });
+                }
+                weights
+            }
+        };
+        let input = Tensor::new(rest.as_slice(), &Device::Cpu)
+            .and_then(|t| t.unsqueeze(0))
+            .map_err(inference)?;
+        let mut logits = weights.forward(&input, prefix.len()).map_err(inference)?;
+        stats.prompt_time = started.elapsed();
+
+        let sampling = match request.temperature {
+            Some(t) if t > 0.0 => Sampling::TopP {
+                p: 0.95,
+                temperature: f64::from(t),
+            },
+            _ => Sampling::ArgMax,
+        };
+        let mut sampler = LogitsProcessor::from_sampling(self.seed, sampling);
+        let generation_started = Instant::now();
+        let mut generated: Vec<u32> = Vec::new();
+        let mut text = String::new();
+        let mut finish = "length".to_owned();
+        for position in prompt_len..prompt_len + request.max_tokens as usize {
+            let row = logits
+                .squeeze(0)
+                .and_then(|l| l.to_dtype(candle_core::DType::F32))
+                .map_err(inference)?;
+            let next = sampler.sample(&row).map_err(inference)?;
+            if engine.eos.contains(&next) {
+                finish = "stop".to_owned();
+                break;
+            }
+            generated.push(next);
+            let decoded = engine
+                .tokenizer
+                .decode(&generated, true)
+                .map_err(|e| inference(format!("decoding: {e}")))?;
+            // Emit only whole characters (a token may end inside one).
+            if decoded.len() > text.len() && !decoded.ends_with('\u{FFFD}') {
+                let piece = decoded[text.len()..].to_owned();
+                text = decoded;
+                if let Some(stop) = request
+                    .stop
+                    .iter()
+                    .find(|s| !s.is_empty() && text.contains(s.as_str()))
+                {
+                    let cut = text.find(stop.as_str()).unwrap_or(text.len());
+                    let already = text.len() - piece.len();
+                    if cut > already {
+                        on_text(&text[already..cut]);
+                    }
+                    text.truncate(cut);
+                    finish = "stop".to_owned();
+                    break;
+                }
+                on_text(&piece);
+            }
+            let input = Tensor::new(&[next], &Device::Cpu)
+                .and_then(|t| t.unsqueeze(0))
+                .map_err(inference)?;
+            logits = weights.forward(&input, position).map_err(inference)?;
+        }
+        stats.generated_tokens = generated.len();
+        stats.generation_time = generation_started.elapsed();
+        Ok((text, finish, stats))
+    }
+
+    fn response(
+        &self,
+        text: String,
+        finish: String,
+        stats: GenerationStats,
+        started: Instant,
+    ) -> ChatResponse {
+        ChatResponse {
+            content: text,
+            usage: Usage {
+                input_tokens: stats.prompt_tokens as u64,
+                output_tokens: stats.generated_tokens as u64,
+            },
+            latency: started.elapsed(),
+            provider: PROVIDER.to_owned(),
+            model: self.model_id.clone(),
+            finish_reason: Some(finish),
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for LocalChat {
+    fn provider(&self) -> &str {
+        PROVIDER
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        request.validate()?;
+        let this = self.clone();
+        let started = Instant::now();
+        let (text, finish, stats) =
+            tokio::task::spawn_blocking(move || this.generate_blocking(&request, |_| {}))
+                .await
+                .map_err(|e| inference(format!("the generation task failed: {e}")))??;
+        Ok(self.response(text, finish, stats, started))
+    }
+
+    /// Structured output by prompt + lenient parse + one repair attempt.
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        request.validate()?;
+        let mut request = request;
+        let instruction = prompt_instruction(schema);
+        request.system = Some(match request.system.take() {
+            Some(system) => format!("{system}\n\n{instruction}"),
+            None => instruction,
+        });
+        structured(PROVIDER, schema, request, |request| async move {
+            let response = self.complete(request).await?;
+            Ok(Attempt {
+                value: extract_json(&response.content),
+                raw: response.content.clone(),
+                response,
+            })
+        })
+        .await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        request.validate()?;
+        let (sender, receiver) =
+            tokio::sync::mpsc::unbounded_channel::<Result<ChatChunk, ProviderError>>();
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let chunks = sender.clone();
+            let result = this.generate_blocking(&request, |piece| {
+                let _ = chunks.send(Ok(ChatChunk {
+                    delta: piece.to_owned(),
+                    ..ChatChunk::default()
+                }));
+            });
+            let last = match result {
+                Ok((_, finish, stats)) => Ok(ChatChunk {
+                    delta: String::new(),
+                    usage: Some(Usage {
+                        input_tokens: stats.prompt_tokens as u64,
+                        output_tokens: stats.generated_tokens as u64,
+                    }),
+                    finish_reason: Some(finish),
+                }),
+                Err(e) => Err(e),
+            };
+            let _ = sender.send(last);
+        });
+        Ok(Box::pin(futures::stream::unfold(
+            receiver,
+            |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) },
+        )))
+    }
+}
+
+/// Where the default chat model is expected.
+pub fn default_chat_path() -> PathBuf {
+    models_dir().join(SMOLLM2_FILE)
+}

@@ -1,0 +1,135 @@
+//! The in-process chat model on the real SmolLM2 GGUF (fetched by
+//! `cargo xtask models`, which `cargo xtask test` runs first). Outputs are
+//! kept short: these run in the debug profile.
+
+#![cfg(feature = "local")]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::sync::OnceLock;
+
+use agon_llm::local::files::models_dir;
+use agon_llm::{ChatModel, ChatRequest, LocalChat, ProviderError};
+use futures::StreamExt;
+
+fn chat() -> &'static LocalChat {
+    static CHAT: OnceLock<LocalChat> = OnceLock::new();
+    CHAT.get_or_init(|| LocalChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
+}
+
+fn request(text: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest::new(text)
+        .with_system("You are a concise assistant.")
+        .with_temperature(0.0)
+        .with_max_tokens(max_tokens)
+}
+
+#[tokio::test]
+async fn a_short_completion_is_non_empty_and_stops_at_the_end_of_turn() {
+    let response = chat()
+        .complete(request(
+            "What is the capital of France? Answer in one word.",
+            24,
+        ))
+        .await
+        .unwrap();
+    assert!(!response.content.trim().is_empty());
+    assert!(response.content.contains("Paris"), "{:?}", response.content);
+    assert_eq!(
+        response.finish_reason.as_deref(),
+        Some("stop"),
+        "ended at <|im_end|>: {:?}",
+        response.content
+    );
+    assert!(!response.content.contains("<|im_end|>"));
+    assert!(response.usage.input_tokens > 10 && response.usage.output_tokens >= 1);
+    assert_eq!(
+        (response.provider.as_str(), response.model.as_str()),
+        ("local", "SmolLM2-135M-Instruct.Q4_1")
+    );
+}
+
+#[tokio::test]
+async fn max_tokens_and_stop_sequences_end_generation() {
+    let long = chat()
+        .complete(request("Count from 1 to 50, separated by commas.", 8))
+        .await
+        .unwrap();
+    assert_eq!(long.finish_reason.as_deref(), Some("length"));
+    assert_eq!(long.usage.output_tokens, 8);
+    let mut stopped = request("Count from 1 to 50, separated by commas.", 40);
+    stopped.stop = vec!["5".into()];
+    let response = chat().complete(stopped).await.unwrap();
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert!(!response.content.contains('5'), "{:?}", response.content);
+}
+
+#[tokio::test]
+async fn the_prefix_checkpoint_changes_nothing_in_greedy_output() {
+    let model = LocalChat::smollm2().unwrap(); // a fresh model: no checkpoints yet
+    let req = request("Name a primary colour.", 12);
+    let (cold, _, cold_stats) = model.generate_blocking(&req, |_| {}).unwrap();
+    let (warm, _, warm_stats) = model.generate_blocking(&req, |_| {}).unwrap();
+    assert_eq!(cold_stats.reused_tokens, 0);
+    assert!(warm_stats.reused_tokens > 0, "the system prefix was reused");
+    assert_eq!(cold, warm);
+}
+
+#[tokio::test]
+async fn streaming_yields_the_same_text_as_complete() {
+    let req = request("Say hello.", 12);
+    let whole = chat().complete(req.clone()).await.unwrap();
+    let chunks: Vec<_> = chat().stream(req).await.unwrap().collect().await;
+    let chunks: Vec<_> = chunks.into_iter().map(Result::unwrap).collect();
+    let text: String = chunks.iter().map(|c| c.delta.as_str()).collect();
+    assert_eq!(text, whole.content);
+    assert!(chunks.last().unwrap().usage.is_some());
+}
+
+#[test]
+fn the_tokenizer_handles_special_tokens_digits_unicode_and_whitespace() {
+    let model = chat();
+    let start = model.encode("<|im_start|>").unwrap();
+    assert_eq!(start.len(), 1, "special token is one id: {start:?}");
+    assert_eq!(model.encode("<|im_end|>").unwrap().len(), 1);
+    let digits = model.encode("12345").unwrap();
+    assert_eq!(digits.len(), 5, "digits are split one by one: {digits:?}");
+    for text in [
+        "Hello, world!",
+        "  leading and  double  spaces\n\ttabs",
+        "Ünïcödé — 数字 🙂",
+        "x=3.14, y=-2e10",
+        "<|im_start|>user\nhi<|im_end|>\n",
+    ] {
+        let ids = model.encode(text).unwrap();
+        assert_eq!(model.decode(&ids).unwrap(), text, "round trip of {text:?}");
+    }
+    let hello = model.encode("Hello").unwrap();
+    let spaced = model.encode(" Hello").unwrap();
+    assert_ne!(hello, spaced, "no prefix space is added");
+}
+
+#[tokio::test]
+async fn a_prompt_over_the_context_window_is_a_typed_error() {
+    let huge = "word ".repeat(9_000);
+    let err = chat().complete(request(&huge, 16)).await.unwrap_err();
+    assert!(matches!(err, ProviderError::InvalidRequest { .. }), "{err}");
+    assert!(
+        err.to_string().contains("context window of 8192 tokens"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_and_foreign_files_are_typed_errors() {
+    let err = LocalChat::load(&models_dir().join("absent.gguf")).unwrap_err();
+    assert!(
+        err.to_string().contains("absent.gguf") && err.to_string().contains("cargo xtask models"),
+        "{err}"
+    );
+    let err = LocalChat::load(&models_dir().join("all-MiniLM-L6-v2/config.json")).unwrap_err();
+    assert!(
+        matches!(err, ProviderError::ModelFileInvalid { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not a GGUF file"), "{err}");
+}
