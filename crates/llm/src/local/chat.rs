@@ -24,6 +24,7 @@ use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 
 use super::files::{models_dir, verify};
+use super::guidance::{Guidance, logit_mask};
 use crate::error::ProviderError;
 use crate::json::{Attempt, extract_json, prompt_instruction, structured};
 use crate::traits::{ChatModel, ChatStream};
@@ -61,6 +62,7 @@ struct Engine {
     eos: Vec<u32>,
     context: usize,
     checkpoints: Vec<Checkpoint>,
+    guidance: Guidance,
 }
 
 /// Timings of one generation, for benchmarks.
@@ -193,6 +195,10 @@ impl LocalChat {
                 "no end-of-turn token (eos or <|im_end|>) in the vocabulary",
             ));
         }
+        let vocab = tokenizer.get_vocab_size(true);
+        let eot = tokenizer.token_to_id("<|im_end|>").unwrap_or(eos[0]);
+        let guidance = Guidance::new(&tokenizer, vocab, eot)
+            .map_err(|e| invalid(path, format!("building the token trie: {e}")))?;
         let bytes = requantized(path)?;
         let mut cursor = Cursor::new(bytes);
         let content = gguf_file::Content::read(&mut cursor).map_err(|e| invalid(path, e))?;
@@ -209,6 +215,7 @@ impl LocalChat {
                 eos,
                 context,
                 checkpoints: Vec::new(),
+                guidance,
             })),
             model_id,
             seed: 299_792_458,
@@ -270,6 +277,25 @@ impl LocalChat {
     pub fn generate_blocking(
         &self,
         request: &ChatRequest,
+        on_text: impl FnMut(&str),
+    ) -> Result<(String, String, GenerationStats), ProviderError> {
+        self.generate(request, None, on_text)
+    }
+
+    /// Generates output constrained to `schema` (llguidance masks the logits
+    /// at every step, so the output always parses); returns the text and timings.
+    pub fn generate_json_blocking(
+        &self,
+        request: &ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<(String, String, GenerationStats), ProviderError> {
+        self.generate(request, Some(schema), |_| {})
+    }
+
+    fn generate(
+        &self,
+        request: &ChatRequest,
+        schema: Option<&JsonSchema>,
         mut on_text: impl FnMut(&str),
     ) -> Result<(String, String, GenerationStats), ProviderError> {
         request.validate()?;
@@ -277,6 +303,10 @@ impl LocalChat {
             .engine
             .lock()
             .map_err(|_| inference("the model lock is poisoned"))?;
+        let mut matcher = match schema {
+            Some(schema) => Some(engine.guidance.matcher(schema)?),
+            None => None,
+        };
         let (prefix_text, rest_text) = Self::chatml(request);
         let encode = |t: &str| -> Result<Vec<u32>, ProviderError> {
             engine
@@ -349,14 +379,30 @@ impl LocalChat {
         let mut text = String::new();
         let mut finish = "length".to_owned();
         for position in prompt_len..prompt_len + request.max_tokens as usize {
-            let row = logits
+            let mut row = logits
                 .squeeze(0)
                 .and_then(|l| l.to_dtype(candle_core::DType::F32))
                 .map_err(inference)?;
+            if let Some(matcher) = matcher.as_mut() {
+                if matcher.is_stopped() {
+                    finish = "stop".to_owned();
+                    break;
+                }
+                let vocab = row.dims1().map_err(inference)?;
+                let mask =
+                    logit_mask(matcher, vocab).map_err(|e| inference(format!("grammar: {e}")))?;
+                let mask = Tensor::from_vec(mask, vocab, &Device::Cpu).map_err(inference)?;
+                row = (row + mask).map_err(inference)?;
+            }
             let next = sampler.sample(&row).map_err(inference)?;
             if engine.eos.contains(&next) {
                 finish = "stop".to_owned();
                 break;
+            }
+            if let Some(matcher) = matcher.as_mut() {
+                matcher
+                    .consume_token(next)
+                    .map_err(|e| inference(format!("grammar rejected token {next}: {e}")))?;
             }
             generated.push(next);
             let decoded = engine
@@ -367,8 +413,12 @@ impl LocalChat {
             if decoded.len() > text.len() && !decoded.ends_with('\u{FFFD}') {
                 let piece = decoded[text.len()..].to_owned();
                 text = decoded;
-                if let Some(stop) = request
-                    .stop
+                let stops: &[String] = if matcher.is_some() {
+                    &[]
+                } else {
+                    &request.stop
+                };
+                if let Some(stop) = stops
                     .iter()
                     .find(|s| !s.is_empty() && text.contains(s.as_str()))
                 {
@@ -435,7 +485,9 @@ impl ChatModel for LocalChat {
         Ok(self.response(text, finish, stats, started))
     }
 
-    /// Structured output by prompt + lenient parse + one repair attempt.
+    /// Schema-constrained decoding (llguidance): the output always parses
+    /// and follows the schema's structure; it is still validated, with the
+    /// usual single repair attempt for constraints a grammar cannot express.
     async fn complete_json(
         &self,
         request: ChatRequest,
@@ -448,13 +500,23 @@ impl ChatModel for LocalChat {
             Some(system) => format!("{system}\n\n{instruction}"),
             None => instruction,
         });
-        structured(PROVIDER, schema, request, |request| async move {
-            let response = self.complete(request).await?;
-            Ok(Attempt {
-                value: extract_json(&response.content),
-                raw: response.content.clone(),
-                response,
-            })
+        structured(PROVIDER, schema, request, |request| {
+            let this = self.clone();
+            let schema = schema.clone();
+            async move {
+                let started = Instant::now();
+                let (text, finish, stats) = tokio::task::spawn_blocking(move || {
+                    this.generate_json_blocking(&request, &schema)
+                })
+                .await
+                .map_err(|e| inference(format!("the generation task failed: {e}")))??;
+                let response = self.response(text, finish, stats, started);
+                Ok(Attempt {
+                    value: extract_json(&response.content),
+                    raw: response.content.clone(),
+                    response,
+                })
+            }
         })
         .await
     }

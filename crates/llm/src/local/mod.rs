@@ -4,6 +4,7 @@
 mod chat;
 mod embedder;
 pub mod files;
+mod guidance;
 
 pub use chat::{GenerationStats, LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
