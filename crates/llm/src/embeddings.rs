@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::error::ProviderError;
-use crate::http::{Endpoint, HttpConfig, headers};
+use crate::http::{Endpoint, HttpConfig, bearer_headers};
 use crate::secret::ApiKey;
 use crate::traits::Embedder;
 use crate::types::InputType;
@@ -126,11 +126,6 @@ impl HttpEmbedder {
         batch: &[String],
         input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        let bearer = self.key.as_ref().map(|k| format!("Bearer {}", k.expose()));
-        let mut pairs = vec![("content-type", "application/json")];
-        if let Some(bearer) = &bearer {
-            pairs.push(("authorization", bearer.as_str()));
-        }
         let mut body = json!({"input": batch, "model": self.model});
         if self.api == EmbeddingApi::Voyage {
             body["input_type"] = json!(input_type.as_str());
@@ -139,7 +134,7 @@ impl HttpEmbedder {
             .endpoint
             .post_json(
                 "/embeddings",
-                &headers(&self.endpoint.provider, &pairs)?,
+                &bearer_headers(&self.endpoint.provider, self.key.as_ref())?,
                 &body,
                 &self.model,
             )
@@ -203,16 +198,7 @@ impl Embedder for HttpEmbedder {
         texts: &[String],
         input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        if texts.is_empty() {
-            return Err(ProviderError::InvalidRequest {
-                reason: format!("{}: nothing to embed (empty input)", self.endpoint.provider),
-            });
-        }
-        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
-            return Err(ProviderError::InvalidRequest {
-                reason: format!("{}: input {i} is empty", self.endpoint.provider),
-            });
-        }
+        crate::traits::check_embedding_inputs(&self.endpoint.provider, texts)?;
         let mut vectors = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.max_batch) {
             vectors.extend(self.embed_batch(batch, input_type).await?);

@@ -338,6 +338,20 @@ pub(crate) fn headers(
     Ok(map)
 }
 
+/// JSON content type plus `authorization: Bearer KEY` when there is a key
+/// (OpenAI-compatible chat and embeddings, Voyage).
+pub(crate) fn bearer_headers(
+    provider: &str,
+    key: Option<&crate::secret::ApiKey>,
+) -> Result<HeaderMap, ProviderError> {
+    let bearer = key.map(|k| format!("Bearer {}", k.expose()));
+    let mut pairs = vec![("content-type", "application/json")];
+    if let Some(bearer) = &bearer {
+        pairs.push(("authorization", bearer.as_str()));
+    }
+    headers(provider, &pairs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

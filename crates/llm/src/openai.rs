@@ -8,7 +8,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::error::ProviderError;
-use crate::http::{Endpoint, HttpConfig, headers};
+use crate::http::{Endpoint, HttpConfig, bearer_headers};
 use crate::json::{Attempt, extract_json, prompt_instruction, structured};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
@@ -135,12 +135,7 @@ impl OpenAiChat {
     }
 
     fn headers(&self) -> Result<reqwest::header::HeaderMap, ProviderError> {
-        let bearer = self.key.as_ref().map(|k| format!("Bearer {}", k.expose()));
-        let mut pairs = vec![("content-type", "application/json")];
-        if let Some(bearer) = &bearer {
-            pairs.push(("authorization", bearer.as_str()));
-        }
-        headers(&self.endpoint.provider, &pairs)
+        bearer_headers(&self.endpoint.provider, self.key.as_ref())
     }
 
     fn model_for<'a>(&'a self, request: &'a ChatRequest) -> &'a str {

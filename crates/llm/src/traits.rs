@@ -57,3 +57,19 @@ pub trait Embedder: Send + Sync {
     /// The model id.
     fn model_id(&self) -> &str;
 }
+
+/// Rejects an empty input list or an empty text before any work is done
+/// (shared by every [`Embedder`]).
+pub fn check_embedding_inputs(provider: &str, texts: &[String]) -> Result<(), ProviderError> {
+    if texts.is_empty() {
+        return Err(ProviderError::InvalidRequest {
+            reason: format!("{provider}: nothing to embed (empty input)"),
+        });
+    }
+    if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
+        return Err(ProviderError::InvalidRequest {
+            reason: format!("{provider}: input {i} is empty"),
+        });
+    }
+    Ok(())
+}

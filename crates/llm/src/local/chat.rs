@@ -25,30 +25,16 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 
 use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
+use super::{PROVIDER, inference, invalid};
 use crate::error::ProviderError;
 use crate::json::{Attempt, extract_json, prompt_instruction, structured};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
-const PROVIDER: &str = "local";
 /// The default chat model file in the models directory.
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 /// Prompt-prefix checkpoints kept (one per distinct system prompt, LRU).
 const CHECKPOINTS: usize = 8;
-
-fn invalid(path: &Path, message: impl std::fmt::Display) -> ProviderError {
-    ProviderError::ModelFileInvalid {
-        path: path.display().to_string(),
-        message: message.to_string(),
-    }
-}
-
-fn inference(message: impl std::fmt::Display) -> ProviderError {
-    ProviderError::Inference {
-        provider: PROVIDER.to_owned(),
-        message: message.to_string(),
-    }
-}
 
 /// The model after the shared prefix of some prompt: its tokens and state.
 struct Checkpoint {

@@ -11,11 +11,11 @@ use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::files::{models_dir, verify};
+use super::{PROVIDER, inference, invalid};
 use crate::error::ProviderError;
 use crate::traits::Embedder;
 use crate::types::InputType;
 
-const PROVIDER: &str = "local";
 /// The default model's directory under the models directory.
 pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
 
@@ -40,20 +40,6 @@ impl std::fmt::Debug for LocalEmbedder {
             .field("model_id", &self.model_id)
             .field("dimensions", &self.dimensions)
             .finish()
-    }
-}
-
-fn invalid(path: &Path, message: impl std::fmt::Display) -> ProviderError {
-    ProviderError::ModelFileInvalid {
-        path: path.display().to_string(),
-        message: message.to_string(),
-    }
-}
-
-fn inference(message: impl std::fmt::Display) -> ProviderError {
-    ProviderError::Inference {
-        provider: PROVIDER.to_owned(),
-        message: message.to_string(),
     }
 }
 
@@ -171,16 +157,7 @@ impl Embedder for LocalEmbedder {
         texts: &[String],
         _input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        if texts.is_empty() {
-            return Err(ProviderError::InvalidRequest {
-                reason: "local: nothing to embed (empty input)".into(),
-            });
-        }
-        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
-            return Err(ProviderError::InvalidRequest {
-                reason: format!("local: input {i} is empty"),
-            });
-        }
+        crate::traits::check_embedding_inputs(PROVIDER, texts)?;
         let this = self.clone();
         let texts = texts.to_vec();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
