@@ -182,13 +182,19 @@ fn check(validator: &SchemaValidator, value: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// The instruction appended to the system prompt when a provider has no
-/// native structured output.
-pub fn prompt_instruction(schema: &JsonSchema) -> String {
-    format!(
+/// The request with an instruction to answer with JSON valid against
+/// `schema` appended to its system prompt (for models without native
+/// structured output, and to steer constrained ones).
+pub fn with_schema_instruction(mut request: ChatRequest, schema: &JsonSchema) -> ChatRequest {
+    let instruction = format!(
         "Reply with a single JSON value that validates against this JSON Schema (named `{}`), and nothing else:\n{}",
         schema.name, schema.schema
-    )
+    );
+    request.system = Some(match request.system.take() {
+        Some(system) => format!("{system}\n\n{instruction}"),
+        None => instruction,
+    });
+    request
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpConfig, bearer_headers};
-use crate::json::{Attempt, extract_json, prompt_instruction, structured};
+use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
 use crate::traits::{ChatModel, ChatStream};
@@ -242,14 +242,11 @@ impl ChatModel for OpenAiChat {
     ) -> Result<JsonResponse, ProviderError> {
         request.validate()?;
         let mode = self.structured;
-        let mut request = request;
-        if mode == StructuredOutput::Prompt {
-            let instruction = prompt_instruction(schema);
-            request.system = Some(match request.system.take() {
-                Some(system) => format!("{system}\n\n{instruction}"),
-                None => instruction,
-            });
-        }
+        let request = if mode == StructuredOutput::Prompt {
+            with_schema_instruction(request, schema)
+        } else {
+            request
+        };
         structured(self.provider(), schema, request, |request| async move {
             let mut body = self.body(&request);
             if mode == StructuredOutput::JsonSchema {

@@ -27,7 +27,7 @@ use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
 use super::{PROVIDER, inference, invalid};
 use crate::error::ProviderError;
-use crate::json::{Attempt, extract_json, prompt_instruction, structured};
+use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
@@ -480,12 +480,7 @@ impl ChatModel for LocalChat {
         schema: &JsonSchema,
     ) -> Result<JsonResponse, ProviderError> {
         request.validate()?;
-        let mut request = request;
-        let instruction = prompt_instruction(schema);
-        request.system = Some(match request.system.take() {
-            Some(system) => format!("{system}\n\n{instruction}"),
-            None => instruction,
-        });
+        let request = with_schema_instruction(request, schema);
         structured(PROVIDER, schema, request, |request| {
             let this = self.clone();
             let schema = schema.clone();
