@@ -265,6 +265,7 @@ fn derived() -> impl Strategy<Value = DebateEvent> {
                     step: "position_extraction".into(),
                     reason: text,
                     message: (importance % 2 == 0).then(|| format!("m{n}").into()),
+                    scope: None,
                     time: DateTime::UNIX_EPOCH,
                 },
                 _ => {

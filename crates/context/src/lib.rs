@@ -36,6 +36,7 @@ mod error;
 mod fit;
 pub mod perspective;
 mod phase;
+pub mod prompts;
 pub mod rolling;
 mod section;
 mod sources;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::claim::{ClaimStatus, ClaimTransition, LiveClaim};
 use crate::crux::CruxCard;
+use crate::detection::{AnalyzedTurn, JudgedDisagreement};
 use crate::deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
 use crate::error::ApplyError;
 use crate::event::{AspectPositionUpdate, DebateEvent};
@@ -46,8 +47,26 @@ pub struct StepWarning {
     /// The message concerned, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<MessageId>,
+    /// What else the step was about (aspect id, turn key), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// When.
     pub time: DateTime<Utc>,
+}
+
+/// Accumulated model usage for one role and model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UsageTotals {
+    /// Calls made.
+    pub calls: u64,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cost in millionths of a US dollar (priced calls only).
+    pub cost_micro_usd: u64,
+    /// Whether some calls had no known price.
+    pub unpriced: bool,
 }
 
 /// Serializable state of the blackboard (the snapshot format).
@@ -73,6 +92,10 @@ struct BlackboardData {
     participation: BTreeMap<PersonaId, Participation>,
     summaries: Vec<DebateSummary>,
     warnings: Vec<StepWarning>,
+    #[serde(default)]
+    analyzed: Vec<AnalyzedTurn>,
+    #[serde(default)]
+    usage: BTreeMap<String, BTreeMap<String, UsageTotals>>,
     weight_since_reflection: u32,
     events_applied: u64,
 }
@@ -91,6 +114,7 @@ struct Index {
     reflections: HashSet<String>,
     cards: HashSet<String>,
     decisions: HashSet<String>,
+    analyzed: HashSet<MessageId>,
 }
 
 impl Index {
@@ -112,6 +136,7 @@ impl Index {
         index.reflections = data.reflections.iter().map(|r| r.id.to_string()).collect();
         index.cards = data.crux_cards.iter().map(|c| c.id.to_string()).collect();
         index.decisions = data.decisions.iter().map(|d| d.id.to_string()).collect();
+        index.analyzed = data.analyzed.iter().map(|a| a.message.clone()).collect();
         index
     }
 
@@ -413,6 +438,35 @@ impl Blackboard {
         self.data.weight_since_reflection
     }
 
+    /// Analysed messages with their disagreement judgements, in the order
+    /// they were analysed.
+    pub fn analyzed_turns(&self) -> &[AnalyzedTurn] {
+        &self.data.analyzed
+    }
+
+    /// Whether `message` has been analysed (a `turn_analyzed` event exists).
+    pub fn is_analyzed(&self, message: &MessageId) -> bool {
+        self.index.analyzed.contains(message)
+    }
+
+    /// Position of `message` in the transcript.
+    pub fn message_index(&self, message: &MessageId) -> Option<usize> {
+        self.index.messages.get(message).copied()
+    }
+
+    /// Whether a step failure was recorded for `step` with `scope`.
+    pub fn step_failed(&self, step: &str, scope: &str) -> bool {
+        self.data
+            .warnings
+            .iter()
+            .any(|w| w.step == step && w.scope.as_deref() == Some(scope))
+    }
+
+    /// Model usage by role, then model, summed over every run of the debate.
+    pub fn usage(&self) -> &BTreeMap<String, BTreeMap<String, UsageTotals>> {
+        &self.data.usage
+    }
+
     /// Number of events applied so far.
     pub fn events_applied(&self) -> u64 {
         self.data.events_applied
@@ -632,6 +686,7 @@ impl Blackboard {
                 step,
                 reason,
                 message,
+                scope,
                 time,
             } => {
                 require_text(step, "step", "step_failed")?;
@@ -642,8 +697,37 @@ impl Blackboard {
                     step: step.clone(),
                     reason: reason.clone(),
                     message: message.clone(),
+                    scope: scope.clone(),
                     time: *time,
                 });
+            }
+            DebateEvent::TurnAnalyzed {
+                message,
+                disagreements,
+            } => self.record_analysis(message, disagreements)?,
+            DebateEvent::UsageRecorded {
+                role,
+                model,
+                calls,
+                input_tokens,
+                output_tokens,
+                cost_micro_usd,
+            } => {
+                require_text(role, "role", "usage_recorded")?;
+                let totals = self
+                    .data
+                    .usage
+                    .entry(role.clone())
+                    .or_default()
+                    .entry(model.clone())
+                    .or_default();
+                totals.calls += calls;
+                totals.input_tokens += input_tokens;
+                totals.output_tokens += output_tokens;
+                match cost_micro_usd {
+                    Some(c) => totals.cost_micro_usd += c,
+                    None => totals.unpriced |= *calls > 0,
+                }
             }
             DebateEvent::DebateFinished { time } => {
                 self.data.status = DebateStatus::Finished;
@@ -651,6 +735,37 @@ impl Blackboard {
             }
         }
         self.data.events_applied += 1;
+        Ok(())
+    }
+
+    fn record_analysis(
+        &mut self,
+        message: &MessageId,
+        disagreements: &[JudgedDisagreement],
+    ) -> Result<(), ApplyError> {
+        self.check_message(message, "turn_analyzed.message")?;
+        if self.index.analyzed.contains(message) {
+            return Err(ApplyError::DuplicateId {
+                kind: "turn analysis",
+                id: message.to_string(),
+            });
+        }
+        for judged in disagreements {
+            let [a, b] = &judged.personas;
+            self.check_pair(a, b, "turn_analyzed.disagreements.personas")?;
+            require_text(&judged.claim, "disagreements.claim", message)?;
+            if judged.confidence > 100 {
+                return Err(ApplyError::ConfidenceOutOfRange {
+                    field: "turn_analyzed.disagreements.confidence",
+                    value: judged.confidence,
+                });
+            }
+        }
+        self.index.analyzed.insert(message.clone());
+        self.data.analyzed.push(AnalyzedTurn {
+            message: message.clone(),
+            disagreements: disagreements.to_vec(),
+        });
         Ok(())
     }
 
@@ -784,6 +899,9 @@ impl Blackboard {
             });
         };
         if let Some(stance) = overall_stance {
+            if state.initial_stance.is_empty() {
+                state.initial_stance = stance.to_owned();
+            }
             state.overall_stance = stance.to_owned();
         }
         if let Some(update) = aspect {

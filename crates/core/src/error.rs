@@ -133,4 +133,12 @@ pub enum ApplyError {
         /// The current round.
         current: u32,
     },
+    /// A confidence outside 0..=100 percent.
+    #[error("confidence {value} in {field} is outside 0..=100")]
+    ConfidenceOutOfRange {
+        /// Where.
+        field: &'static str,
+        /// The value given.
+        value: u8,
+    },
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claim::ClaimTransition;
 use crate::crux::CruxCard;
+use crate::detection::JudgedDisagreement;
 use crate::deliberation::{Decision, ProposalStatus, Reaction};
 use crate::ids::{AspectId, ClaimId, DebateId, MessageId, PersonaId, ProposalId};
 use crate::message::DialogueMessage;
@@ -211,8 +212,38 @@ pub enum DebateEvent {
         /// The message the step was about, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<MessageId>,
+        /// What else the step was about (an aspect id, a turn key, …), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<String>,
         /// When.
         time: DateTime<Utc>,
+    },
+    /// A message was analysed (position extraction and disagreement
+    /// judgement over the window it ends). Marks the message as done, so a
+    /// resumed debate never analyses it twice.
+    TurnAnalyzed {
+        /// The message analysed.
+        message: MessageId,
+        /// Disagreements judged in the window ending at this message.
+        #[serde(default)]
+        disagreements: Vec<JudgedDisagreement>,
+    },
+    /// Model usage of one run of the debate (one event per role and model,
+    /// appended when a run stops; a resumed debate adds its own).
+    UsageRecorded {
+        /// The model role ("debater", "extractor", …).
+        role: String,
+        /// The model id.
+        model: String,
+        /// Calls made.
+        calls: u64,
+        /// Input tokens.
+        input_tokens: u64,
+        /// Output tokens.
+        output_tokens: u64,
+        /// Cost in millionths of a US dollar, when the model is priced.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_micro_usd: Option<u64>,
     },
     /// The debate ended; no event may follow.
     DebateFinished {
@@ -245,6 +276,8 @@ impl DebateEvent {
             Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
             Self::SummaryRecorded { .. } => "summary_recorded",
             Self::StepFailed { .. } => "step_failed",
+            Self::TurnAnalyzed { .. } => "turn_analyzed",
+            Self::UsageRecorded { .. } => "usage_recorded",
             Self::DebateFinished { .. } => "debate_finished",
         }
     }

@@ -67,6 +67,9 @@ pub struct LedgerNote {
 pub struct PersonaPositionState {
     /// One-sentence overall stance on the topic (empty until first extracted).
     pub overall_stance: String,
+    /// The first overall stance recorded (empty until one is).
+    #[serde(default)]
+    pub initial_stance: String,
     /// Per-aspect positions.
     pub aspects: BTreeMap<AspectId, AspectPosition>,
     /// Agreements with other personas, oldest first.

@@ -19,6 +19,8 @@ pub enum RunStatus {
     Finished,
     /// Stopped by an error.
     Failed,
+    /// Stopped on request (Ctrl-C) before finishing: resumable.
+    Interrupted,
 }
 
 impl RunStatus {
@@ -29,6 +31,7 @@ impl RunStatus {
             Self::Running => "running",
             Self::Finished => "finished",
             Self::Failed => "failed",
+            Self::Interrupted => "interrupted",
         }
     }
 }
@@ -48,6 +51,7 @@ impl FromStr for RunStatus {
             "running" => Ok(Self::Running),
             "finished" => Ok(Self::Finished),
             "failed" => Ok(Self::Failed),
+            "interrupted" => Ok(Self::Interrupted),
             other => Err(format!("unknown run status `{other}`")),
         }
     }

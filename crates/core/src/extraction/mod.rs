@@ -12,12 +12,17 @@
 //! small models from rambling; `validate` enforces the same bounds for
 //! providers that do not constrain output.
 
+mod analysis;
 mod crux;
 mod position;
 mod reflection;
 mod round;
 mod text;
 
+pub use analysis::{
+    AspectPayload, AspectPlan, ConvergenceCheck, DisagreementJudgmentPayload, DisagreementWindow,
+    TurnAnalysis, ValidJudgments, analysis_events,
+};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use position::{AgreementPayload, AspectPositionPayload, DisagreementPayload, PositionUpdate};
 pub use reflection::{ReflectionBatch, ReflectionPayload};

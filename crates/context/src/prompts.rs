@@ -1,0 +1,408 @@
+//! The prompts of every model call in a debate, as pure functions of the
+//! blackboard. Seed 000's position-update and reflection prompts are kept
+//! nearly verbatim; the others follow the same shape (state → instruction →
+//! the JSON wanted). The JSON Schema itself is sent by the model layer, so the
+//! prompts describe fields in words only.
+//!
+//! Every prompt is bounded: messages are quoted up to [`QUOTE_CHARS`]
+//! characters, windows and ledgers are capped, so a prompt's size does not
+//! grow with the length of the debate.
+
+use std::fmt::Write as _;
+
+use agon_core::{
+    AspectId, Blackboard, ClaimId, CruxRoomId, DialogueMessage, LiveClaim, MessageId, Persona,
+    PersonaPositionState,
+};
+
+/// Longest quotation of one message inside an analysis prompt, in characters.
+pub const QUOTE_CHARS: usize = 600;
+
+/// A system prompt plus a user prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The system prompt.
+    pub system: String,
+    /// The user prompt.
+    pub user: String,
+}
+
+/// What a debater is asked to produce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Utterance {
+    /// An opening statement on the whole topic.
+    Opening,
+    /// A take on an aspect (miniround 0: initial take; 1+: a reply).
+    Take {
+        /// The aspect.
+        aspect: AspectId,
+        /// The miniround.
+        miniround: u32,
+    },
+    /// The opening position statement in a crux room.
+    CruxPosition {
+        /// The claim disputed.
+        claim: ClaimId,
+    },
+    /// A turn of the crux room exchange.
+    CruxExchange {
+        /// The claim disputed.
+        claim: ClaimId,
+    },
+    /// A closing statement.
+    Closing,
+    /// The judge's synthesis of the whole debate.
+    Synthesis,
+}
+
+fn quote(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{}…", cut.trim_end())
+}
+
+fn topic(bb: &Blackboard) -> &str {
+    bb.topic().map_or("", |t| t.question.as_str())
+}
+
+fn names(bb: &Blackboard) -> String {
+    bb.debaters()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn line(bb: &Blackboard, m: &DialogueMessage) -> String {
+    format!("{}: \"{}\"", bb.persona_name(&m.persona), quote(&m.content, QUOTE_CHARS))
+}
+
+/// The persona's system prompt: who they are, what they argue for, how they
+/// sound, and the rules of the debate.
+pub fn persona_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> String {
+    let others: Vec<&str> = bb
+        .debaters()
+        .filter(|p| p.id != persona.id)
+        .map(|p| p.name.as_str())
+        .collect();
+    let mut s = format!(
+        "You are {name}, in a debate on: \"{topic}\".\nWhat you stand for: {contract}\nYour voice: {voice}\n",
+        name = persona.name,
+        topic = topic(bb),
+        contract = persona.contract.trim(),
+        voice = persona.voice.trim(),
+    );
+    if !others.is_empty() {
+        let _ = writeln!(s, "The other participants: {}.", others.join(", "));
+    }
+    let _ = write!(
+        s,
+        "Speak as {name} in the first person. Stay in character, be concrete, \
+         address the others by name, and answer in at most {max_words} words. \
+         Do not narrate or label your turn.",
+        name = persona.name
+    );
+    s
+}
+
+/// The judge's system prompt.
+pub fn judge_system(bb: &Blackboard, max_words: u32) -> String {
+    format!(
+        "You are the impartial judge of a debate on: \"{}\". Participants: {}. \
+         Be fair and specific; answer in at most {max_words} words.",
+        topic(bb),
+        names(bb)
+    )
+}
+
+/// The instruction after the assembled context, for one utterance.
+pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
+    let aspect_label =
+        |id: &AspectId| bb.aspect(id).map_or_else(|| id.to_string(), |a| a.label.clone());
+    let claim_text = |id: &ClaimId| bb.claim(id).map_or("", |c| c.claim.as_str());
+    let opponent = |id: &ClaimId| {
+        bb.claim(id)
+            .and_then(|c| c.opponent_of(&persona.id))
+            .map_or("your opponent", |o| bb.persona_name(o))
+    };
+    match what {
+        Utterance::Opening => format!(
+            "Give your opening statement on \"{}\": your overall position and your strongest reason.",
+            topic(bb)
+        ),
+        Utterance::Take { aspect, miniround: 0 } => format!(
+            "Give your take on \"{}\": your position on this aspect and the evidence for it.",
+            aspect_label(aspect)
+        ),
+        Utterance::Take { aspect, .. } => format!(
+            "Reply on \"{}\": answer the strongest point made against you, or challenge a specific claim of another participant.",
+            aspect_label(aspect)
+        ),
+        Utterance::CruxPosition { claim } => format!(
+            "You and {} disagree on: \"{}\". State your position on it (yes, no or nuanced) and the one reason that matters most.",
+            opponent(claim),
+            claim_text(claim)
+        ),
+        Utterance::CruxExchange { claim } => format!(
+            "Respond to {} on \"{}\". Find the root of the disagreement: is it evidence, values, definitions or time horizon? Concede what is true.",
+            opponent(claim),
+            claim_text(claim)
+        ),
+        Utterance::Closing => "Give your closing statement: where you stand now, what you conceded or changed your mind on, and what remains unresolved.".to_owned(),
+        Utterance::Synthesis => "Write the synthesis: where the participants agree, the real cruxes that remain, and which arguments were strongest.".to_owned(),
+    }
+}
+
+fn state_json(state: Option<&PersonaPositionState>) -> String {
+    let state = state.cloned().unwrap_or_default();
+    let mut value = serde_json::to_value(&state).unwrap_or_default();
+    // Keep the prompt bounded: long lists keep their latest entries.
+    if let Some(map) = value.as_object_mut() {
+        for key in ["agreements", "disagreements", "concessions", "shifts"] {
+            if let Some(list) = map.get_mut(key).and_then(|v| v.as_array_mut()) {
+                let excess = list.len().saturating_sub(3);
+                list.drain(..excess);
+            }
+        }
+        map.remove("last_updated_round");
+    }
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    quote(&text, 1_200)
+}
+
+/// Messages before `message` (not including it), latest last, at most `n`.
+fn before<'a>(bb: &'a Blackboard, message: &MessageId, n: usize) -> &'a [DialogueMessage] {
+    let end = bb.message_index(message).unwrap_or(0);
+    &bb.messages()[end.saturating_sub(n)..end]
+}
+
+/// Seed 000's position-update prompt for `message` (temperature 0.2). With
+/// `judge_window > 0`, the same call also judges disagreements over the last
+/// `judge_window` messages (the combined analysis: one call per message).
+pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Option<Prompt> {
+    let m = bb.message(message)?;
+    let name = bb.persona_name(&m.persona);
+    let on = m
+        .aspect
+        .as_ref()
+        .and_then(|a| bb.aspect(a))
+        .map_or_else(|| topic(bb).to_owned(), |a| a.label.clone());
+    let mut user = format!(
+        "Current position state for {name}:\n{}\n\n{name} just said (on \"{on}\"):\n\"{}\"\n\n",
+        state_json(bb.position(&m.persona)),
+        quote(&m.content, QUOTE_CHARS)
+    );
+    let context_n = judge_window.max(3);
+    let recent = before(bb, message, context_n);
+    if !recent.is_empty() {
+        user.push_str("Other recent messages:\n");
+        for r in recent {
+            let _ = writeln!(user, "{}", line(bb, r));
+        }
+        user.push('\n');
+    }
+    let _ = write!(
+        user,
+        "Update their position state. What changed? Output JSON with \"position\": \
+         overallStance (updated 1-sentence summary or null if unchanged), aspectPosition \
+         (position, evidence: new evidence cited, challenged: new challenges they face), \
+         newAgreement and newDisagreement ({{withPersona, on}} or null), concession (what \
+         they conceded, or null), shift (how their position changed, or null)."
+    );
+    if judge_window > 0 {
+        let _ = write!(
+            user,
+            " Also output \"disagreements\": pairs of participants ({}) who clearly disagree \
+             in these messages, each with between (two names), claim (the disputed statement) \
+             and confidence (0-100); an empty list if none.",
+            names(bb)
+        );
+    }
+    Some(Prompt {
+        system: "You track positions in a debate. Be literal: record only what was said.".into(),
+        user,
+    })
+}
+
+/// The detector's prompt: judge the window of the last `window` messages
+/// ending at `message`.
+pub fn disagreement_window(bb: &Blackboard, message: &MessageId, window: usize) -> Option<Prompt> {
+    let end = bb.message_index(message)?;
+    let start = (end + 1).saturating_sub(window.max(1));
+    let mut user = format!("Debate on: \"{}\"\nParticipants: {}\n\nRecent messages:\n", topic(bb), names(bb));
+    for m in &bb.messages()[start..=end] {
+        let _ = writeln!(user, "{}", line(bb, m));
+    }
+    user.push_str(
+        "\nWhich pairs of participants clearly disagree in these messages? For each, output \
+         between (two names), claim (the disputed statement, one sentence) and confidence \
+         (0-100). Output JSON {\"disagreements\": [...]}, an empty list if nobody disagrees.",
+    );
+    Some(Prompt {
+        system: "You detect genuine disagreements in debates. Do not invent any.".into(),
+        user,
+    })
+}
+
+/// The round-record prompt for `aspect` (all of the aspect's messages).
+pub fn round_record(bb: &Blackboard, aspect: &AspectId) -> Option<Prompt> {
+    let a = bb.aspect(aspect)?;
+    let mut user = format!(
+        "Debate on: \"{}\"\nParticipants: {}\n\nThe exchange on \"{}\":\n",
+        topic(bb),
+        names(bb),
+        a.label
+    );
+    for &i in bb.message_indices_for_aspect(aspect) {
+        let m = &bb.messages()[i];
+        if m.crux_room.is_none() {
+            let _ = writeln!(user, "{}", line(bb, m));
+        }
+    }
+    user.push_str(
+        "\nRecord this round. Output JSON: takes (one per participant: persona, position, \
+         keyArgument, evidenceCited, targetedPersona or null), summary (2 sentences), \
+         newDisagreements and shifts (short strings).",
+    );
+    Some(Prompt {
+        system: "You keep the structured record of a debate. Record only what was said.".into(),
+        user,
+    })
+}
+
+fn ledger_summary(bb: &Blackboard) -> String {
+    let mut s = String::new();
+    for p in bb.debaters() {
+        let Some(state) = bb.position(&p.id) else { continue };
+        let stance = if state.overall_stance.is_empty() { "(no stance recorded)" } else { &state.overall_stance };
+        let _ = write!(s, "- {}: {}", p.name, quote(stance, 200));
+        if let Some(c) = state.concessions.last() {
+            let _ = write!(s, "; conceded: {}", quote(&c.text, 120));
+        }
+        if let Some(c) = state.shifts.last() {
+            let _ = write!(s, "; shifted: {}", quote(&c.text, 120));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn claims_summary(bb: &Blackboard, open_only: bool) -> String {
+    let mut s = String::new();
+    for c in bb.claims().iter().filter(|c| !open_only || c.status.is_open()) {
+        let _ = writeln!(
+            s,
+            "- {} vs {}: \"{}\" ({})",
+            bb.persona_name(&c.personas[0]),
+            bb.persona_name(&c.personas[1]),
+            quote(&c.claim, 200),
+            c.status.label()
+        );
+    }
+    s
+}
+
+/// Seed 000's reflection prompt (temperature 0.3).
+pub fn reflection(bb: &Blackboard) -> Prompt {
+    let mut user = format!(
+        "Debate on: \"{}\"\nParticipants: {}\n\nWhat's happened so far:\n{}",
+        topic(bb),
+        names(bb),
+        ledger_summary(bb)
+    );
+    for r in bb.rounds().iter().rev().take(2).rev() {
+        let label = bb.aspect(&r.aspect).map_or(r.aspect.as_str(), |a| a.label.as_str());
+        let _ = writeln!(user, "Round {} ({label}): {}", r.round, quote(&r.summary, 300));
+    }
+    let claims = claims_summary(bb, true);
+    if !claims.is_empty() {
+        let _ = write!(user, "Active contested claims:\n{claims}");
+    }
+    user.push_str(
+        "\nWhat are the 2-3 most important patterns or dynamics in this debate? Think about: \
+         who is converging, who is talking past each other, what underlying assumptions drive \
+         the disagreements, what has shifted. Output JSON: reflections, each with content (the \
+         insight), type (pattern, shift, convergence or escalation), aboutPersonas (names) and \
+         importance (1-10).",
+    );
+    Prompt {
+        system: "You reflect on the dynamics of a debate.".into(),
+        user,
+    }
+}
+
+fn room_transcript(bb: &Blackboard, room: &CruxRoomId) -> String {
+    let mut s = String::new();
+    for &i in bb.message_indices_for_room(room) {
+        let _ = writeln!(s, "{}", line(bb, &bb.messages()[i]));
+    }
+    s
+}
+
+fn claim_header(bb: &Blackboard, claim: &LiveClaim) -> String {
+    format!(
+        "Disputed claim: \"{}\"\nBetween {} and {}.\n",
+        claim.claim,
+        bb.persona_name(&claim.personas[0]),
+        bb.persona_name(&claim.personas[1])
+    )
+}
+
+/// The convergence check of a crux room.
+pub fn convergence(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
+    let claim = bb.claim_for_room(room)?;
+    let user = format!(
+        "{}\nThe exchange so far:\n{}\nHave they converged: do they now agree, or agree on \
+         exactly why they disagree, so that more exchange would not help? Output JSON: \
+         converged (true or false) and reason (one sentence).",
+        claim_header(bb, claim),
+        room_transcript(bb, room)
+    );
+    Some(Prompt {
+        system: "You moderate a focused dispute between two debaters.".into(),
+        user,
+    })
+}
+
+/// The crux-card prompt at the end of a crux room.
+pub fn crux_card(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
+    let claim = bb.claim_for_room(room)?;
+    let user = format!(
+        "{}\nThe exchange:\n{}\nWrite the crux card. Output JSON: question (the crux, \
+         answerable YES, NO or NUANCED), positions (for each of the two: persona, position \
+         YES/NO/NUANCED, reasoning, falsifier: what would change their mind), \
+         disagreementType (horizon, evidence, values, definition, claim or premise), diagnosis \
+         (why they disagree), resolved (true if they converged).",
+        claim_header(bb, claim),
+        room_transcript(bb, room)
+    );
+    Some(Prompt {
+        system: "You distil disputes into crux cards.".into(),
+        user,
+    })
+}
+
+/// The prompt that decomposes a topic into `n` aspects.
+pub fn aspect_plan(question: &str, n: usize) -> Prompt {
+    Prompt {
+        system: "You plan structured debates.".into(),
+        user: format!(
+            "Topic: \"{question}\"\nSplit this topic into {n} distinct aspects to debate one \
+             after the other. Output JSON: aspects, each with label (2-4 words) and description \
+             (one sentence)."
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_cuts_on_char_boundaries() {
+        assert_eq!(quote("  abc ", 10), "abc");
+        assert_eq!(quote("ééééé", 3), "ééé…");
+    }
+}

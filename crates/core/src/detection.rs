@@ -1,0 +1,290 @@
+//! Disagreement detection → contested claims.
+//!
+//! After each message a model judges the window of recent messages that ends
+//! with it and reports the disagreements it sees, each with a confidence.
+//! Those judgements are recorded on the blackboard ([`AnalyzedTurn`], from
+//! [`crate::DebateEvent::TurnAnalyzed`]). [`ClaimDetector`] turns them into
+//! claims with Faultline's published rule: a claim opens for a pair of
+//! personas when the confidence is at least 0.8 in 2 consecutive windows,
+//! unless the pair already has an open claim or had one surface within the
+//! cooldown. The rule is a pure function of the blackboard, so a resumed
+//! debate opens exactly the claims an uninterrupted one would.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::blackboard::Blackboard;
+use crate::event::DebateEvent;
+use crate::ids::{ClaimId, MessageId, PersonaId};
+
+/// One disagreement judged in a window: between whom, about what, how sure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JudgedDisagreement {
+    /// The two parties, in id order.
+    pub personas: [PersonaId; 2],
+    /// The disputed statement, one sentence.
+    pub claim: String,
+    /// Confidence in percent (0-100).
+    pub confidence: u8,
+}
+
+impl JudgedDisagreement {
+    /// A judgement with the pair put in id order (so `(a, b)` and `(b, a)`
+    /// are the same pair).
+    pub fn new(a: PersonaId, b: PersonaId, claim: impl Into<String>, confidence: u8) -> Self {
+        let personas = if a <= b { [a, b] } else { [b, a] };
+        Self {
+            personas,
+            claim: claim.into(),
+            confidence: confidence.min(100),
+        }
+    }
+}
+
+/// A message's analysis as recorded on the blackboard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyzedTurn {
+    /// The message analysed (the last message of its window).
+    pub message: MessageId,
+    /// Disagreements judged in the window.
+    pub disagreements: Vec<JudgedDisagreement>,
+}
+
+/// A claim the detector wants opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimCandidate {
+    /// The two parties, in id order.
+    pub personas: [PersonaId; 2],
+    /// The disputed statement (from the latest window).
+    pub text: String,
+    /// The messages whose windows surfaced it, oldest first.
+    pub source_messages: Vec<MessageId>,
+}
+
+/// The claim-opening rule. Defaults are Faultline's published values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaimDetector {
+    /// Minimum confidence in percent (default 80, i.e. 0.8).
+    pub min_confidence: u8,
+    /// Consecutive windows at or above it (default 2).
+    pub consecutive: u32,
+    /// Messages that must pass after a pair's claim surfaced before another
+    /// claim may open for the same pair (default 10, one window).
+    pub cooldown_messages: u32,
+}
+
+impl Default for ClaimDetector {
+    fn default() -> Self {
+        Self {
+            min_confidence: 80,
+            consecutive: 2,
+            cooldown_messages: 10,
+        }
+    }
+}
+
+impl ClaimDetector {
+    /// Claims that open because of the most recently analysed window.
+    ///
+    /// For each pair judged in that window at or above `min_confidence`, the
+    /// streak is the number of consecutive analysed windows (most recent
+    /// first) that judged the same pair at or above it. A claim opens when
+    /// the streak reaches `consecutive`, the pair has no open claim, and the
+    /// pair's last claim (if any) surfaced at least `cooldown_messages`
+    /// messages earlier.
+    pub fn claims_to_open(&self, board: &Blackboard) -> Vec<ClaimCandidate> {
+        let turns = board.analyzed_turns();
+        let Some(latest) = turns.last() else {
+            return Vec::new();
+        };
+        let Some(latest_index) = board.message_index(&latest.message) else {
+            return Vec::new();
+        };
+        let needed = self.consecutive.max(1) as usize;
+        let mut out: Vec<ClaimCandidate> = Vec::new();
+        for judged in &latest.disagreements {
+            if judged.confidence < self.min_confidence
+                || out.iter().any(|c| c.personas == judged.personas)
+            {
+                continue;
+            }
+            let streak: Vec<&AnalyzedTurn> = turns
+                .iter()
+                .rev()
+                .take_while(|turn| {
+                    turn.disagreements.iter().any(|d| {
+                        d.personas == judged.personas && d.confidence >= self.min_confidence
+                    })
+                })
+                .take(needed)
+                .collect();
+            if streak.len() < needed || !self.pair_is_free(board, &judged.personas, latest_index)
+            {
+                continue;
+            }
+            out.push(ClaimCandidate {
+                personas: judged.personas.clone(),
+                text: judged.claim.clone(),
+                source_messages: streak.iter().rev().map(|t| t.message.clone()).collect(),
+            });
+        }
+        out
+    }
+
+    fn pair_is_free(&self, board: &Blackboard, pair: &[PersonaId; 2], at: usize) -> bool {
+        board.claims().iter().all(|claim| {
+            let same = claim.involves(&pair[0]) && claim.involves(&pair[1]);
+            if !same {
+                return true;
+            }
+            if claim.status.is_open() {
+                return false;
+            }
+            let surfaced = claim
+                .source_messages
+                .iter()
+                .filter_map(|m| board.message_index(m))
+                .max()
+                .unwrap_or(0);
+            at >= surfaced + self.cooldown_messages as usize
+        })
+    }
+
+    /// The `claim_opened` events for [`Self::claims_to_open`], with ids
+    /// `claim-N` continuing the blackboard's numbering.
+    pub fn open_events(&self, board: &Blackboard) -> Vec<DebateEvent> {
+        let round = board.current_round();
+        let mut next = board.claims().len() + 1;
+        self.claims_to_open(board)
+            .into_iter()
+            .map(|c| {
+                let mut id = ClaimId::new(format!("claim-{next}"));
+                while board.claim(&id).is_some() {
+                    next += 1;
+                    id = ClaimId::new(format!("claim-{next}"));
+                }
+                next += 1;
+                DebateEvent::ClaimOpened {
+                    claim: id,
+                    text: c.text,
+                    personas: c.personas,
+                    round,
+                    source_messages: c.source_messages,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DialogueMessage, MessageKind, Persona, Topic};
+
+    fn board() -> Blackboard {
+        let mut bb = Blackboard::new();
+        bb.apply(&DebateEvent::DebateStarted {
+            debate: "d".into(),
+            topic: Topic::new("t"),
+            aspects: vec![],
+            personas: vec![
+                Persona::debater("ada", "Ada", "c", "v"),
+                Persona::debater("bo", "Bo", "c", "v"),
+                Persona::debater("cy", "Cy", "c", "v"),
+            ],
+            time: chrono::DateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        bb
+    }
+
+    /// Appends a message and its analysis judging `pairs` at `confidence`;
+    /// returns the claims the detector opens right after.
+    fn turn(bb: &mut Blackboard, pairs: &[(&str, &str, u8)]) -> Vec<ClaimCandidate> {
+        let n = bb.messages().len() + 1;
+        let id = MessageId::new(format!("m{n}"));
+        bb.apply(&DebateEvent::MessageAppended {
+            message: DialogueMessage {
+                id: id.clone(),
+                persona: "ada".into(),
+                kind: MessageKind::Take,
+                aspect: None,
+                round: 0,
+                miniround: None,
+                crux_room: None,
+                content: "x".into(),
+                time: chrono::DateTime::UNIX_EPOCH,
+                reply_to: None,
+            },
+        })
+        .unwrap();
+        bb.apply(&DebateEvent::TurnAnalyzed {
+            message: id,
+            disagreements: pairs
+                .iter()
+                .map(|(a, b, c)| JudgedDisagreement::new((*a).into(), (*b).into(), "claim", *c))
+                .collect(),
+        })
+        .unwrap();
+        let detector = ClaimDetector::default();
+        let events = detector.open_events(bb);
+        for e in &events {
+            bb.apply(e).unwrap();
+        }
+        detector.claims_to_open(bb)
+    }
+
+    #[test]
+    fn opens_after_two_consecutive_confident_windows_only() {
+        let mut bb = board();
+        turn(&mut bb, &[("ada", "bo", 90)]);
+        assert!(bb.claims().is_empty(), "one window is not enough");
+        turn(&mut bb, &[("bo", "ada", 79)]);
+        assert!(bb.claims().is_empty(), "79 is below 0.8");
+        turn(&mut bb, &[("bo", "ada", 80)]);
+        assert!(bb.claims().is_empty(), "streak restarted");
+        turn(&mut bb, &[("ada", "bo", 85), ("bo", "cy", 95)]);
+        assert_eq!(bb.claims().len(), 1);
+        let claim = &bb.claims()[0];
+        assert_eq!(claim.id.as_str(), "claim-1");
+        assert_eq!(claim.personas, ["ada".into(), "bo".into()]);
+        assert_eq!(claim.source_messages, vec!["m3".into(), "m4".into()]);
+    }
+
+    #[test]
+    fn an_open_claim_and_the_cooldown_block_the_pair() {
+        let mut bb = board();
+        turn(&mut bb, &[("ada", "bo", 90)]);
+        turn(&mut bb, &[("ada", "bo", 90)]);
+        assert_eq!(bb.claims().len(), 1);
+        turn(&mut bb, &[("ada", "bo", 90)]);
+        assert_eq!(bb.claims().len(), 1, "the pair already has an open claim");
+        bb.apply(&DebateEvent::ClaimStatusChanged {
+            claim: "claim-1".into(),
+            transition: crate::ClaimTransition::Abandoned { reason: "r".into() },
+        })
+        .unwrap();
+        for _ in 0..8 {
+            turn(&mut bb, &[("ada", "bo", 90)]);
+        }
+        assert_eq!(bb.claims().len(), 1, "still inside the cooldown");
+        turn(&mut bb, &[("ada", "bo", 90)]);
+        assert_eq!(bb.claims().len(), 2, "cooldown of 10 messages passed");
+        assert_eq!(bb.claims()[1].id.as_str(), "claim-2");
+    }
+
+    #[test]
+    fn analysing_a_message_twice_is_rejected() {
+        let mut bb = board();
+        turn(&mut bb, &[]);
+        let err = bb
+            .apply(&DebateEvent::TurnAnalyzed {
+                message: "m1".into(),
+                disagreements: vec![],
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("m1"), "{err}");
+        assert!(bb.is_analyzed(&"m1".into()));
+    }
+}
