@@ -18,6 +18,7 @@
 mod error;
 mod fallback;
 pub mod json;
+pub mod spec;
 mod secret;
 mod traits;
 mod types;
@@ -40,6 +41,7 @@ pub mod local;
 pub use error::ProviderError;
 pub use fallback::Fallback;
 pub use secret::ApiKey;
+pub use spec::{ModelFactory, ModelSpec, SpecError};
 pub use traits::{ChatModel, ChatStream, Embedder};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
