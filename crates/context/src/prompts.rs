@@ -384,6 +384,39 @@ pub fn crux_card(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
     })
 }
 
+/// The judge's view of the whole debate for the synthesis: the ledger,
+/// round summaries, claims with their cards, and the closings, each quoted
+/// briefly so the brief stays bounded (about `max_chars` characters).
+pub fn judge_brief(bb: &Blackboard, max_chars: usize) -> String {
+    let mut s = format!("POSITIONS\n{}", ledger_summary(bb));
+    if !bb.rounds().is_empty() {
+        s.push_str("\nROUNDS\n");
+        for r in bb.rounds() {
+            let label = bb.aspect(&r.aspect).map_or(r.aspect.as_str(), |a| a.label.as_str());
+            let _ = writeln!(s, "- {label}: {}", quote(&r.summary, 240));
+        }
+    }
+    let claims = claims_summary(bb, false);
+    if !claims.is_empty() {
+        let _ = write!(s, "\nCONTESTED CLAIMS\n{claims}");
+    }
+    for card in bb.crux_cards() {
+        let _ = writeln!(s, "- crux: {} ({})", quote(&card.question, 200), quote(&card.diagnosis, 200));
+    }
+    let closings: Vec<&DialogueMessage> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == agon_core::MessageKind::Closing)
+        .collect();
+    if !closings.is_empty() {
+        s.push_str("\nCLOSINGS\n");
+        for m in closings {
+            let _ = writeln!(s, "{}", quote(&line(bb, m), 400));
+        }
+    }
+    quote(&s, max_chars)
+}
+
 /// The prompt that decomposes a topic into `n` aspects.
 pub fn aspect_plan(question: &str, n: usize) -> Prompt {
     Prompt {

@@ -210,7 +210,7 @@ pub async fn run_room(
         if taken >= 2
             && exchanged > 0
             && config.check_every > 0
-            && exchanged % config.check_every == 0
+            && exchanged.is_multiple_of(config.check_every)
             && converged(host, &room).await.map_err(host_err(claim))?
         {
             break;

@@ -1,4 +1,5 @@
 //! The room protocol against a scripted host.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Mutex;
 

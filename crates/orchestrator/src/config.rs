@@ -1,0 +1,507 @@
+//! Debate configuration (TOML). The schema is documented in
+//! `docs/configuration.md`; every field has a default that runs on the local
+//! model.
+
+use std::path::Path;
+
+use agon_core::ClaimDetector;
+use agon_llm::ModelSpec;
+use serde::{Deserialize, Serialize};
+
+/// A configuration that cannot be used. Names the file, line and field.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config `{file}`: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// TOML syntax or a field of the wrong type / unknown field.
+    #[error("{file}:{line}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line (0 when unknown).
+        line: usize,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// A value outside what the debate accepts.
+    #[error("{file}: field `{field}`: {reason}")]
+    Invalid {
+        /// The file (or `<command line>`).
+        file: String,
+        /// The field path.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// One persona of the debate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaConfig {
+    /// Stable id (default: the name, lower-cased, non-alphanumerics as `-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Display name.
+    pub name: String,
+    /// What they stand for and argue from.
+    pub contract: String,
+    /// How they sound.
+    #[serde(default)]
+    pub voice: String,
+    /// Model spec for this persona's utterances (overrides `models.debater`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl PersonaConfig {
+    /// The persona's id.
+    pub fn resolved_id(&self) -> String {
+        self.id.clone().unwrap_or_else(|| slug(&self.name))
+    }
+}
+
+fn slug(name: &str) -> String {
+    let s: String = name
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .collect();
+    s.trim_matches('-').to_owned()
+}
+
+/// An aspect given in the config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AspectConfig {
+    /// Short label.
+    pub label: String,
+    /// What it covers.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// Model specs per role (see `agon_llm::spec`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelsConfig {
+    /// Used by every role not set below.
+    pub default: String,
+    /// Debaters' utterances.
+    pub debater: Option<String>,
+    /// Position extraction (and the combined disagreement judgement).
+    pub extractor: Option<String>,
+    /// Disagreement detection in `separate` mode.
+    pub detector: Option<String>,
+    /// Reflections and round records.
+    pub reflector: Option<String>,
+    /// Crux rooms' convergence checks and cards.
+    pub crux: Option<String>,
+    /// Aspect decomposition and the final synthesis.
+    pub judge: Option<String>,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        Self {
+            default: "local".into(),
+            debater: None,
+            extractor: None,
+            detector: None,
+            reflector: None,
+            crux: None,
+            judge: None,
+        }
+    }
+}
+
+/// Token budgets and output lengths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Tokens of assembled context per utterance call (≥ 128).
+    pub context_tokens: usize,
+    /// Most tokens an utterance may generate.
+    pub utterance_max_tokens: u32,
+    /// Word limit stated to the debaters.
+    pub utterance_words: u32,
+    /// Most tokens of a structured (JSON) call.
+    pub structured_max_tokens: u32,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        Self {
+            context_tokens: 1_200,
+            utterance_max_tokens: 220,
+            utterance_words: 120,
+            structured_max_tokens: 600,
+        }
+    }
+}
+
+/// How disagreements are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectionMode {
+    /// One call per message extracts the position and judges the window.
+    #[default]
+    Combined,
+    /// A separate detector call per message judges the window.
+    Separate,
+    /// No detection: claims never open (crux rooms only through `crux.min_rooms`
+    /// have nothing to promote either).
+    Off,
+}
+
+/// Disagreement detection → claims (Faultline's values by default).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DetectionConfig {
+    /// Combined, separate or off.
+    pub mode: DetectionMode,
+    /// Messages in a judged window.
+    pub window: usize,
+    /// Confidence needed (0-1).
+    pub min_confidence: f32,
+    /// Consecutive windows needed.
+    pub consecutive: u32,
+    /// Messages before the same pair may get another claim.
+    pub cooldown_messages: u32,
+}
+
+impl Default for DetectionConfig {
+    fn default() -> Self {
+        Self {
+            mode: DetectionMode::Combined,
+            window: 10,
+            min_confidence: 0.8,
+            consecutive: 2,
+            cooldown_messages: 10,
+        }
+    }
+}
+
+impl DetectionConfig {
+    /// The core claim-detection rule for these settings.
+    pub fn detector(&self) -> ClaimDetector {
+        ClaimDetector {
+            min_confidence: (self.min_confidence * 100.0).round().clamp(0.0, 100.0) as u8,
+            consecutive: self.consecutive,
+            cooldown_messages: self.cooldown_messages,
+        }
+    }
+}
+
+/// Crux rooms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CruxConfig {
+    /// Run rooms for active claims (after the aspects, before closings).
+    pub enabled: bool,
+    /// Exchange turns per room after the two position statements.
+    pub max_turns: u32,
+    /// Convergence check every this many exchange turns (0 = only the card).
+    pub check_every: u32,
+    /// Most rooms per debate; further claims stay active.
+    pub max_rooms: u32,
+    /// If detection opened fewer claims than this, the strongest judged
+    /// disagreements (below the threshold) are promoted to claims.
+    pub min_rooms: u32,
+}
+
+impl Default for CruxConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_turns: 8,
+            check_every: 4,
+            max_rooms: 3,
+            min_rooms: 0,
+        }
+    }
+}
+
+/// Sampling temperature per role.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TemperatureConfig {
+    /// Debaters.
+    pub debater: f32,
+    /// Extraction (seed: 0.2).
+    pub extractor: f32,
+    /// Detection.
+    pub detector: f32,
+    /// Reflections (seed: 0.3) and round records.
+    pub reflector: f32,
+    /// Crux checks and cards.
+    pub crux: f32,
+    /// Judge.
+    pub judge: f32,
+}
+
+impl Default for TemperatureConfig {
+    fn default() -> Self {
+        Self {
+            debater: 0.8,
+            extractor: 0.2,
+            detector: 0.2,
+            reflector: 0.3,
+            crux: 0.3,
+            judge: 0.3,
+        }
+    }
+}
+
+/// A whole debate's configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DebateConfig {
+    /// The question debated.
+    pub topic: String,
+    /// Background for the topic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Aspects; when empty, a model decomposes the topic into `aspect_count`.
+    pub aspects: Vec<AspectConfig>,
+    /// Number of aspects to decompose into (when `aspects` is empty).
+    pub aspect_count: usize,
+    /// Minirounds per aspect in all (miniround 0 = initial takes).
+    pub minirounds: u32,
+    /// Participants.
+    pub personas: Vec<PersonaConfig>,
+    /// A judge writes a final synthesis.
+    pub synthesis: bool,
+    /// Reflection threshold (seed: 15).
+    pub reflection_threshold: u32,
+    /// Models per role.
+    pub models: ModelsConfig,
+    /// Budgets.
+    pub budget: BudgetConfig,
+    /// Disagreement detection.
+    pub detection: DetectionConfig,
+    /// Crux rooms.
+    pub crux: CruxConfig,
+    /// Temperatures.
+    pub temperature: TemperatureConfig,
+}
+
+/// The default topic.
+pub const DEFAULT_TOPIC: &str = "Should cities ban private cars from their centres?";
+
+/// The default example personas.
+pub fn default_personas() -> Vec<PersonaConfig> {
+    let p = |name: &str, contract: &str, voice: &str| PersonaConfig {
+        id: None,
+        name: name.into(),
+        contract: contract.into(),
+        voice: voice.into(),
+        model: None,
+    };
+    vec![
+        p(
+            "Mara",
+            "Urban planner. Car-free centres make cities healthier, safer and richer; cites transit ridership and pedestrian-zone retail data.",
+            "direct, concrete, impatient with vagueness",
+        ),
+        p(
+            "Theo",
+            "Economist. Skeptical of bans: they hurt small shops, commuters and the poor; prefers congestion pricing over prohibition.",
+            "dry, precise, asks for numbers",
+        ),
+        p(
+            "Priya",
+            "Public-health physician. Focuses on air pollution, road deaths and who bears the costs; open to phased compromises.",
+            "warm, pragmatic, evidence-minded",
+        ),
+    ]
+}
+
+impl Default for DebateConfig {
+    fn default() -> Self {
+        Self {
+            topic: DEFAULT_TOPIC.into(),
+            context: None,
+            aspects: Vec::new(),
+            aspect_count: 3,
+            minirounds: 3,
+            personas: default_personas(),
+            synthesis: true,
+            reflection_threshold: 15,
+            models: ModelsConfig::default(),
+            budget: BudgetConfig::default(),
+            detection: DetectionConfig::default(),
+            crux: CruxConfig::default(),
+            temperature: TemperatureConfig::default(),
+        }
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl DebateConfig {
+    /// Parses TOML; `file` names the source in errors. Validates the result.
+    pub fn from_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            file: file.to_owned(),
+            line: e.span().map_or(0, |s| line_of(text, s.start)),
+            message: e.message().trim().to_owned(),
+        })?;
+        config.validate(file)?;
+        Ok(config)
+    }
+
+    /// Reads and parses a TOML file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        Self::from_toml(&text, &file)
+    }
+
+    /// Checks every value; the error names the field.
+    pub fn validate(&self, file: &str) -> Result<(), ConfigError> {
+        let bad = |field: &str, reason: String| {
+            Err(ConfigError::Invalid {
+                file: file.to_owned(),
+                field: field.to_owned(),
+                reason,
+            })
+        };
+        if self.topic.trim().is_empty() {
+            return bad("topic", "must not be empty".into());
+        }
+        if self.aspects.is_empty() && !(1..=6).contains(&self.aspect_count) {
+            return bad("aspect_count", format!("{} is outside 1..=6", self.aspect_count));
+        }
+        for (i, a) in self.aspects.iter().enumerate() {
+            if a.label.trim().is_empty() {
+                return bad(&format!("aspects[{i}].label"), "must not be empty".into());
+            }
+        }
+        if !(1..=10).contains(&self.minirounds) {
+            return bad("minirounds", format!("{} is outside 1..=10", self.minirounds));
+        }
+        if self.personas.len() < 2 {
+            return bad("personas", format!("needs at least 2 personas, got {}", self.personas.len()));
+        }
+        let mut ids = std::collections::HashSet::new();
+        for (i, p) in self.personas.iter().enumerate() {
+            if p.name.trim().is_empty() {
+                return bad(&format!("personas[{i}].name"), "must not be empty".into());
+            }
+            if p.contract.trim().is_empty() {
+                return bad(&format!("personas[{i}].contract"), "must not be empty".into());
+            }
+            let id = p.resolved_id();
+            if id.is_empty() || id == "judge" {
+                return bad(&format!("personas[{i}].id"), format!("`{id}` is not usable"));
+            }
+            if !ids.insert(id.clone()) {
+                return bad(&format!("personas[{i}]"), format!("duplicate persona id `{id}`"));
+            }
+            if let Some(spec) = &p.model
+                && let Err(e) = spec.parse::<ModelSpec>()
+            {
+                return bad(&format!("personas[{i}].model"), e.to_string());
+            }
+        }
+        let m = &self.models;
+        for (field, spec) in [
+            ("models.default", Some(&m.default)),
+            ("models.debater", m.debater.as_ref()),
+            ("models.extractor", m.extractor.as_ref()),
+            ("models.detector", m.detector.as_ref()),
+            ("models.reflector", m.reflector.as_ref()),
+            ("models.crux", m.crux.as_ref()),
+            ("models.judge", m.judge.as_ref()),
+        ] {
+            if let Some(spec) = spec
+                && let Err(e) = spec.parse::<ModelSpec>()
+            {
+                return bad(field, e.to_string());
+            }
+        }
+        if self.budget.context_tokens < agon_context::ContextBudget::MIN_TOKENS {
+            return bad(
+                "budget.context_tokens",
+                format!("{} is below the minimum of {}", self.budget.context_tokens, agon_context::ContextBudget::MIN_TOKENS),
+            );
+        }
+        if self.budget.utterance_max_tokens == 0 || self.budget.structured_max_tokens == 0 {
+            return bad("budget", "token limits must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&self.detection.min_confidence) {
+            return bad("detection.min_confidence", format!("{} is outside 0..=1", self.detection.min_confidence));
+        }
+        if self.detection.window == 0 || self.detection.consecutive == 0 {
+            return bad("detection", "window and consecutive must be positive".into());
+        }
+        for (field, t) in [
+            ("temperature.debater", self.temperature.debater),
+            ("temperature.extractor", self.temperature.extractor),
+            ("temperature.detector", self.temperature.detector),
+            ("temperature.reflector", self.temperature.reflector),
+            ("temperature.crux", self.temperature.crux),
+            ("temperature.judge", self.temperature.judge),
+        ] {
+            if !(0.0..=2.0).contains(&t) {
+                return bad(field, format!("{t} is outside 0..=2"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any role uses the local model.
+    pub fn uses_local_model(&self) -> bool {
+        let m = &self.models;
+        [Some(&m.default), m.debater.as_ref(), m.extractor.as_ref(), m.detector.as_ref(), m.reflector.as_ref(), m.crux.as_ref(), m.judge.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain(self.personas.iter().filter_map(|p| p.model.as_ref()))
+            .any(|s| s.parse::<ModelSpec>().is_ok_and(|s| s.is_local()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_round_trip_through_toml() {
+        let c = DebateConfig::default();
+        c.validate("x").unwrap();
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(DebateConfig::from_toml(&text, "x").unwrap(), c);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e = DebateConfig::from_toml("topic = \"t\"\nminirounds = \"three\"\n", "a.toml").unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("a.toml:2:") && s.contains("minirounds"), "{s}");
+        let e = DebateConfig::from_toml("topic = \"t\"\n\n[crux]\nmax_turnz = 3\n", "a.toml").unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("a.toml:4:") && s.contains("max_turnz"), "{s}");
+        let e = DebateConfig::from_toml("[models]\ndebater = \"gpt4\"\n", "b.toml").unwrap_err();
+        assert!(e.to_string().contains("field `models.debater`"), "{e}");
+        let e = DebateConfig::from_toml(
+            "[[personas]]\nname = \"A\"\ncontract = \"x\"\n[[personas]]\nname = \"a\"\ncontract = \"y\"\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("duplicate persona id `a`"), "{e}");
+    }
+}

@@ -1,0 +1,181 @@
+//! Model roles and the models that fill them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use agon_core::PersonaId;
+use agon_llm::{ChatModel, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, UsageLedger};
+
+use crate::config::DebateConfig;
+
+/// What a model call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// Debaters' utterances (openings, takes, crux turns, closings).
+    Debater,
+    /// Position extraction (and the combined disagreement judgement).
+    Extractor,
+    /// Separate disagreement detection.
+    Detector,
+    /// Round records and reflections.
+    Reflector,
+    /// Crux convergence checks and cards.
+    Crux,
+    /// Aspect decomposition and synthesis.
+    Judge,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 6] = [
+        Role::Debater,
+        Role::Extractor,
+        Role::Detector,
+        Role::Reflector,
+        Role::Crux,
+        Role::Judge,
+    ];
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debater => "debater",
+            Self::Extractor => "extractor",
+            Self::Detector => "detector",
+            Self::Reflector => "reflector",
+            Self::Crux => "crux",
+            Self::Judge => "judge",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The models of one debate: one per role, optional per-persona debater
+/// models, every call metered into one ledger (scope `role|model`).
+#[derive(Clone)]
+pub struct Models {
+    roles: HashMap<Role, Arc<dyn ChatModel>>,
+    personas: HashMap<PersonaId, Arc<dyn ChatModel>>,
+    ledger: Arc<UsageLedger>,
+}
+
+impl fmt::Debug for Models {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Models");
+        for role in Role::ALL {
+            if let Some(m) = self.roles.get(&role) {
+                d.field(role.as_str(), &m.model_id());
+            }
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+fn metered(model: Arc<dyn ChatModel>, ledger: &Arc<UsageLedger>, role: Role) -> Arc<dyn ChatModel> {
+    let scope = format!("{role}|{}", model.model_id());
+    Arc::new(Metered::new(model, Arc::clone(ledger), scope))
+}
+
+/// A model that cannot be built, naming the role or persona.
+#[derive(Debug, thiserror::Error)]
+#[error("model for {what} (`{spec}`): {source}")]
+pub struct ModelError {
+    /// Role or persona.
+    pub what: String,
+    /// The spec.
+    pub spec: String,
+    /// Why.
+    #[source]
+    pub source: Box<ProviderError>,
+}
+
+impl Models {
+    /// The same model in every role.
+    pub fn uniform(model: Arc<dyn ChatModel>, prices: PriceTable) -> Self {
+        let ledger = Arc::new(UsageLedger::new(prices));
+        let roles = Role::ALL
+            .into_iter()
+            .map(|r| (r, metered(Arc::clone(&model), &ledger, r)))
+            .collect();
+        Self {
+            roles,
+            personas: HashMap::new(),
+            ledger,
+        }
+    }
+
+    /// Builds the models a config names (each distinct spec once).
+    pub fn from_config(
+        config: &DebateConfig,
+        factory: &ModelFactory,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        prices: PriceTable,
+    ) -> Result<Self, ModelError> {
+        let ledger = Arc::new(UsageLedger::new(prices));
+        let m = &config.models;
+        let build = |what: String, spec: &str| -> Result<Arc<dyn ChatModel>, ModelError> {
+            let err = |source| ModelError {
+                what: what.clone(),
+                spec: spec.to_owned(),
+                source: Box::new(source),
+            };
+            let parsed: ModelSpec = spec.parse().map_err(|e: agon_llm::SpecError| {
+                err(ProviderError::InvalidRequest { reason: e.to_string() })
+            })?;
+            factory.build(&parsed, lookup).map_err(err)
+        };
+        let mut roles = HashMap::new();
+        for role in Role::ALL {
+            let spec = match role {
+                Role::Debater => m.debater.as_ref(),
+                Role::Extractor => m.extractor.as_ref(),
+                Role::Detector => m.detector.as_ref(),
+                Role::Reflector => m.reflector.as_ref(),
+                Role::Crux => m.crux.as_ref(),
+                Role::Judge => m.judge.as_ref(),
+            }
+            .unwrap_or(&m.default);
+            let model = build(format!("role {role}"), spec)?;
+            roles.insert(role, metered(model, &ledger, role));
+        }
+        let mut personas = HashMap::new();
+        for p in &config.personas {
+            if let Some(spec) = &p.model {
+                let model = build(format!("persona {}", p.name), spec)?;
+                personas.insert(
+                    PersonaId::new(p.resolved_id()),
+                    metered(model, &ledger, Role::Debater),
+                );
+            }
+        }
+        Ok(Self {
+            roles,
+            personas,
+            ledger,
+        })
+    }
+
+    /// The model for `role`; for debater turns, the persona's own model if set.
+    pub fn get(&self, role: Role, persona: Option<&PersonaId>) -> Arc<dyn ChatModel> {
+        if role == Role::Debater
+            && let Some(m) = persona.and_then(|p| self.personas.get(p))
+        {
+            return Arc::clone(m);
+        }
+        match self.roles.get(&role) {
+            Some(m) => Arc::clone(m),
+            None => Arc::clone(&self.roles[&Role::Debater]),
+        }
+    }
+
+    /// The usage ledger of every call made through these models.
+    pub fn ledger(&self) -> &Arc<UsageLedger> {
+        &self.ledger
+    }
+}
