@@ -152,9 +152,14 @@ impl ClaimDetector {
     }
 
     /// The `claim_opened` events for [`Self::claims_to_open`], with ids
-    /// `claim-N` continuing the blackboard's numbering.
+    /// `claim-N` continuing the blackboard's numbering, in the round of the
+    /// message whose window opened them.
     pub fn open_events(&self, board: &Blackboard) -> Vec<DebateEvent> {
-        let round = board.current_round();
+        let round = board
+            .analyzed_turns()
+            .last()
+            .and_then(|t| board.message(&t.message))
+            .map_or_else(|| board.current_round(), |m| m.round);
         let mut next = board.claims().len() + 1;
         self.claims_to_open(board)
             .into_iter()

@@ -18,6 +18,7 @@ mod error;
 pub mod models;
 pub mod report;
 pub mod runner;
+pub mod scripted;
 mod update;
 
 pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};

@@ -676,6 +676,9 @@ impl Run {
                     return None;
                 }
                 let m = bb.message(message)?;
+                if !bb.persona(&m.persona).is_some_and(Persona::is_debater) {
+                    return None;
+                }
                 let judge = matches!(m.kind, MessageKind::Opening | MessageKind::Take);
                 let combined = judge && mode == DetectionMode::Combined;
                 let primary = prompts::analysis(bb, message, if combined { window } else { 0 })?;

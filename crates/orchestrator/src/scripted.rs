@@ -1,0 +1,231 @@
+//! A deterministic stand-in model for tests and benchmarks.
+//!
+//! It answers every call from the prompt alone: utterances name the speaker
+//! and the instruction; structured calls return a valid payload for the
+//! schema asked (recognised by name), always judging the first two debaters
+//! as disagreeing (so claims open and crux rooms run) and recording a
+//! disagreement on every take (so reflections fire). Nothing depends on
+//! timing, so two runs of the same debate produce the same log.
+//!
+//! [`ScriptedModel`] is the in-process [`ChatModel`]; [`openai_reply`] turns
+//! an OpenAI chat-completions request body into the reply a server would
+//! send, for stub HTTP servers.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use agon_llm::{
+    ChatChunk, ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema,
+    ProviderError, Usage,
+};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = text.find(start)? + start.len();
+    let rest = &text[from..];
+    Some(&rest[..rest.find(end)?])
+}
+
+fn participants(text: &str) -> Vec<String> {
+    between(text, "Participants: ", "\n")
+        .or_else(|| between(text, "other participants: ", "."))
+        .map(|s| s.split(", ").map(|n| n.trim().trim_end_matches('.').to_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// The schema name in a prompt-mode system prompt ("(named `x`)").
+pub fn schema_name_in(system: &str) -> Option<&str> {
+    between(system, "(named `", "`)")
+}
+
+/// The scripted answer to a call: `schema` names the structured payload
+/// wanted, `None` asks for an utterance.
+pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
+    let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
+    let on = between(user, "just said (on \"", "\"):").unwrap_or("the question");
+    let names = participants(user);
+    let first = names.first().cloned().unwrap_or_else(|| "Mara".into());
+    let second = names.get(1).cloned().unwrap_or_else(|| "Theo".into());
+    let other = if speaker == first { second.clone() } else { first.clone() };
+    let position = json!({
+        "overallStance": format!("{speaker} holds their ground on the question."),
+        "aspectPosition": {
+            "position": format!("{speaker}'s position on this aspect."),
+            "evidence": [format!("a study {speaker} cited")],
+            "challenged": []
+        },
+        "newAgreement": null,
+        "newDisagreement": {"withPersona": other, "on": format!("the trade-off on {on}"), "intensity": "mild"},
+        "concession": null,
+        "shift": null
+    });
+    let judged = json!([{
+        "between": [first, second],
+        "claim": format!("{first} and {second} disagree on the main trade-off"),
+        "confidence": 90
+    }]);
+    let value = match schema {
+        Some("turn_analysis") => json!({"position": position, "disagreements": judged}),
+        Some("position_update") => position,
+        Some("disagreement_window") => json!({"disagreements": judged}),
+        Some("round_record") => json!({
+            "takes": names.iter().map(|n| json!({
+                "persona": n, "position": format!("{n} argued their side."),
+                "keyArgument": "costs and benefits", "evidenceCited": [], "targetedPersona": null
+            })).collect::<Vec<_>>(),
+            "summary": "Each participant stated a position.",
+            "newDisagreements": [], "shifts": []
+        }),
+        Some("reflection_batch") => json!({"reflections": [{
+            "content": format!("{first} and {second} keep returning to the same trade-off."),
+            "type": "pattern", "aboutPersonas": [first, second], "importance": 6
+        }]}),
+        Some("convergence_check") => json!({"converged": false, "reason": "They still disagree."}),
+        Some("crux_card") => {
+            let a = between(user, "Between ", " and ").unwrap_or("Mara").to_owned();
+            let b = between(user, &format!("Between {a} and "), ".\n").unwrap_or("Theo").to_owned();
+            json!({
+                "question": "Is the trade-off worth it?",
+                "positions": [
+                    {"persona": a, "position": "YES", "reasoning": "benefits", "falsifier": "data"},
+                    {"persona": b, "position": "NO", "reasoning": "costs", "falsifier": "data"}
+                ],
+                "disagreementType": "values",
+                "diagnosis": "They weigh costs and benefits differently.",
+                "resolved": false
+            })
+        }
+        Some("aspect_plan") => json!({"aspects": [
+            {"label": "Costs", "description": "Who pays."},
+            {"label": "Benefits", "description": "Who gains."},
+            {"label": "Fairness", "description": "Who decides."}
+        ]}),
+        Some(other) => json!({"error": format!("no script for {other}")}),
+        None => {
+            let name = between(system, "You are ", ",").unwrap_or("The judge");
+            let instruction = user.rsplit("\n\n").next().unwrap_or(user);
+            let gist: String = instruction.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
+            return format!("{name} speaks: {gist}");
+        }
+    };
+    value.to_string()
+}
+
+/// An OpenAI chat-completions reply to a request body: `(content type, body)`,
+/// an SSE stream when the request asks for one.
+pub fn openai_reply(request: &Value) -> (&'static str, String) {
+    let mut system = String::new();
+    let mut user = String::new();
+    for m in request["messages"].as_array().into_iter().flatten() {
+        let content = m["content"].as_str().unwrap_or_default();
+        match m["role"].as_str() {
+            Some("system") => system.push_str(content),
+            _ => user.push_str(content),
+        }
+    }
+    let schema = request["response_format"]["json_schema"]["name"]
+        .as_str()
+        .or_else(|| schema_name_in(&system));
+    let text = reply(&system, &user, schema);
+    let model = request["model"].as_str().unwrap_or("stub");
+    let usage = json!({"prompt_tokens": (system.len() + user.len()) / 4, "completion_tokens": text.len() / 4});
+    if request["stream"].as_bool() == Some(true) {
+        let mut body = String::new();
+        for (i, piece) in text.split_inclusive(' ').enumerate() {
+            let chunk = json!({"id": "s", "object": "chat.completion.chunk", "model": model,
+                "choices": [{"index": 0, "delta": if i == 0 { json!({"role": "assistant", "content": piece}) } else { json!({"content": piece}) }, "finish_reason": null}]});
+            body.push_str(&format!("data: {chunk}\n\n"));
+        }
+        let last = json!({"id": "s", "object": "chat.completion.chunk", "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage});
+        body.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
+        ("text/event-stream", body)
+    } else {
+        let body = json!({"id": "c", "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": usage});
+        ("application/json", body.to_string())
+    }
+}
+
+/// The scripted model, in process, with an optional fixed delay per call.
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    delay: Duration,
+    calls: AtomicU64,
+}
+
+impl ScriptedModel {
+    /// A scripted model answering after `delay`.
+    pub fn new(delay: Duration) -> Self {
+        Self {
+            delay,
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Calls answered so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    async fn answer(&self, request: &ChatRequest, schema: Option<&str>) -> ChatResponse {
+        let started = Instant::now();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        let system = request.system.clone().unwrap_or_default();
+        let user: String = request.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+        let content = reply(&system, &user, schema);
+        ChatResponse {
+            usage: Usage {
+                input_tokens: ((system.len() + user.len()) / 4) as u64,
+                output_tokens: (content.len() / 4) as u64,
+            },
+            content,
+            latency: started.elapsed(),
+            provider: "scripted".into(),
+            model: "scripted".into(),
+            finish_reason: Some("stop".into()),
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for ScriptedModel {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        request.validate()?;
+        Ok(self.answer(&request, None).await)
+    }
+
+    async fn complete_json(&self, request: ChatRequest, schema: &JsonSchema) -> Result<JsonResponse, ProviderError> {
+        request.validate()?;
+        let response = self.answer(&request, Some(&schema.name)).await;
+        let value = serde_json::from_str(&response.content).map_err(|e| ProviderError::InvalidRequest {
+            reason: format!("scripted reply is not JSON: {e}"),
+        })?;
+        Ok(JsonResponse { value, response, repaired: false })
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        request.validate()?;
+        let response = self.answer(&request, None).await;
+        let mut chunks: Vec<Result<ChatChunk, ProviderError>> = response
+            .content
+            .split_inclusive(' ')
+            .map(|p| Ok(ChatChunk { delta: p.to_owned(), usage: None, finish_reason: None }))
+            .collect();
+        chunks.push(Ok(ChatChunk { delta: String::new(), usage: Some(response.usage), finish_reason: Some("stop".into()) }));
+        Ok(Box::pin(futures::stream::iter(chunks)))
+    }
+}

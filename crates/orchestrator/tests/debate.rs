@@ -1,0 +1,216 @@
+//! Full debates on the scripted model: every protocol step, resume,
+//! degradation, the live subscription, and a run through a local
+//! OpenAI-compatible HTTP server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agon_core::{ClaimStatus, DebateEvent, MessageKind};
+use agon_llm::{ChatModel, ModelFactory, PriceTable};
+use agon_orchestrator::scripted::{ScriptedModel, openai_reply};
+use agon_orchestrator::{DebateUpdate, Models, Orchestrator, RunControl, RunOutcome, report};
+use futures::StreamExt;
+use support::{canonical, small_config, sqlite};
+
+fn scripted() -> Models {
+    Models::uniform(Arc::new(ScriptedModel::new(Duration::ZERO)), PriceTable::with_defaults())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_debate_runs_every_step_of_the_protocol() {
+    let orch = Orchestrator::new(sqlite().await);
+    let mut updates = orch.subscribe();
+    let id = orch.create(&small_config()).await.unwrap();
+    let outcome = orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+
+    let kinds = |k: MessageKind| bb.messages().iter().filter(|m| m.kind == k).count();
+    assert_eq!(kinds(MessageKind::Opening), 3);
+    assert_eq!(kinds(MessageKind::Take), 2 * 2 * 3);
+    assert_eq!(kinds(MessageKind::CruxPosition), 2);
+    assert_eq!(kinds(MessageKind::CruxExchange), 2);
+    assert_eq!(kinds(MessageKind::Closing), 3);
+    assert_eq!(kinds(MessageKind::Synthesis), 1);
+    // Every debater's message analysed exactly once (not the judge's synthesis).
+    let debater_messages = bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis).count();
+    assert!(bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis).all(|m| bb.is_analyzed(&m.id)));
+    assert_eq!(bb.analyzed_turns().len(), debater_messages);
+    // Claims: Mara and Theo judged at 90% in every window → claim after 2 windows.
+    let claim = &bb.claims()[0];
+    assert_eq!(claim.personas, ["mara".into(), "theo".into()]);
+    assert_eq!(claim.source_messages.len(), 2);
+    assert_eq!(claim.status, ClaimStatus::Abandoned, "scripted card: not resolved");
+    assert_eq!(bb.crux_cards().len(), 1);
+    // Round records per aspect, reflections when the trigger fired.
+    assert_eq!(bb.rounds().len(), 2);
+    assert!(!bb.reflections().is_empty());
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    assert!(!bb.usage().is_empty());
+    let ledger = bb.position(&"mara".into()).unwrap();
+    assert!(!ledger.initial_stance.is_empty() && !ledger.disagreements.is_empty());
+
+    let md = report::markdown(&bb);
+    for heading in ["## Personas", "## Aspect: Cost", "## Position ledger", "## Contested claims", "Crux card card-1", "## Reflections", "## Closings", "## Synthesis", "## Usage and cost"] {
+        assert!(md.contains(heading), "report lacks {heading}");
+    }
+
+    // The subscription saw every persisted event, in sequence, and tokens.
+    let mut seqs = Vec::new();
+    let mut tokens = 0;
+    while let Ok(Some(update)) = tokio::time::timeout(Duration::from_millis(50), updates.next()).await {
+        match update {
+            DebateUpdate::Event { seq, .. } => seqs.push(seq),
+            DebateUpdate::Token { .. } => tokens += 1,
+            _ => {}
+        }
+    }
+    let stored = orch.store().events_after(&id, 0).await.unwrap();
+    assert_eq!(seqs, stored.iter().map(|e| e.seq).collect::<Vec<_>>());
+    assert!(tokens > bb.messages().len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_and_resuming_matches_an_uninterrupted_run() {
+    let orch = Orchestrator::new(sqlite().await);
+    let reference = orch.create(&small_config()).await.unwrap();
+    orch.run(&reference, &scripted(), RunControl::default()).await.unwrap();
+    let (expected, _) = orch.store().load(&reference).await.unwrap();
+
+    for stop_after in [1usize, 5, 14, 19, 22] {
+        let id = orch.create(&small_config()).await.unwrap();
+        let control = RunControl::default();
+        let mut updates = orch.subscribe();
+        let stop = control.stop.clone();
+        let watcher = tokio::spawn(async move {
+            let mut messages = 0;
+            while let Some(u) = updates.next().await {
+                if let DebateUpdate::Event { event: DebateEvent::MessageAppended { .. }, .. } = u {
+                    messages += 1;
+                    if messages == stop_after {
+                        stop.cancel();
+                        return;
+                    }
+                }
+            }
+        });
+        let first = orch.run(&id, &scripted(), control).await.unwrap();
+        watcher.abort();
+        assert_eq!(first, RunOutcome::Stopped, "stop after {stop_after}");
+        let status = orch.store().debate(&id).await.unwrap().status;
+        assert_eq!(status.as_str(), "interrupted");
+        let second = orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+        assert_eq!(second, RunOutcome::Finished);
+        let (bb, _) = orch.store().load(&id).await.unwrap();
+        assert_eq!(canonical(&bb), canonical(&expected), "stop after {stop_after}");
+    }
+}
+
+/// A model that answers utterances with whitespace for one persona and
+/// malformed JSON for every structured call.
+struct Broken(ScriptedModel);
+
+#[async_trait::async_trait]
+impl ChatModel for Broken {
+    fn provider(&self) -> &str { "broken" }
+    fn model_id(&self) -> &str { "broken" }
+    async fn complete(&self, r: agon_llm::ChatRequest) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        self.0.complete(r).await
+    }
+    async fn complete_json(&self, _r: agon_llm::ChatRequest, s: &agon_llm::JsonSchema) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        Err(agon_llm::ProviderError::InvalidRequest { reason: format!("no valid JSON for {}", s.name) })
+    }
+    async fn stream(&self, r: agon_llm::ChatRequest) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        if r.system.as_deref().unwrap_or_default().starts_with("You are Priya") {
+            let chunk = agon_llm::ChatChunk { delta: "   ".into(), usage: None, finish_reason: Some("stop".into()) };
+            return Ok(Box::pin(futures::stream::iter(vec![Ok(chunk)])));
+        }
+        self.0.stream(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messages() {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&small_config()).await.unwrap();
+    let models = Models::uniform(Arc::new(Broken(ScriptedModel::default())), PriceTable::default());
+    assert_eq!(orch.run(&id, &models, RunControl::default()).await.unwrap(), RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    // Priya's turns are skipped (after one retry) and recorded; others spoke.
+    assert!(bb.messages().iter().all(|m| m.persona.as_str() != "priya"));
+    let skipped = bb.warnings().iter().filter(|w| w.step == "utterance").count();
+    assert_eq!(skipped, 1 + 2 * 2 + 1, "opening, 4 takes, closing");
+    // Every analysis failed → a warning per message, and the message is still marked analysed.
+    let spoken = bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis);
+    assert!(spoken.clone().all(|m| bb.is_analyzed(&m.id)));
+    let failed = bb.warnings().iter().filter(|w| w.step == "turn_analysis" || w.step == "position_extraction").count();
+    assert_eq!(failed, spoken.count());
+    assert!(bb.warnings().iter().any(|w| w.step == "round_record"));
+    assert!(bb.claims().is_empty(), "no judgement, no claim");
+    assert!(report::markdown(&bb).contains("## Warnings"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aspects_are_decomposed_by_the_judge_when_not_configured() {
+    let orch = Orchestrator::new(sqlite().await);
+    let mut config = small_config();
+    config.aspects.clear();
+    config.aspect_count = 2;
+    config.minirounds = 1;
+    config.crux.enabled = false;
+    config.synthesis = false;
+    let id = orch.create(&config).await.unwrap();
+    orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let labels: Vec<_> = bb.aspects().iter().map(|a| a.label.as_str()).collect();
+    assert_eq!(labels, ["Costs", "Benefits"]);
+    assert!(bb.persona(&"judge".into()).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_runner_cannot_take_a_running_debate() {
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    let id = orch.create(&small_config()).await.unwrap();
+    store.acquire_lease(&id, "elsewhere:1", Duration::from_secs(60)).await.unwrap();
+    let err = orch.run(&id, &scripted(), RunControl::default()).await.unwrap_err();
+    assert!(err.to_string().contains("elsewhere:1"), "{err}");
+}
+
+/// A wiremock responder speaking the OpenAI protocol with the scripted model.
+struct OpenAiStub;
+
+impl wiremock::Respond for OpenAiStub {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = openai_reply(&body);
+        wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_runs_through_a_local_openai_compatible_server() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(OpenAiStub)
+        .mount(&server)
+        .await;
+    let mut config = small_config();
+    config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    let models = Models::from_config(&config, &ModelFactory::new(), &|_| None, PriceTable::with_defaults()).unwrap();
+    assert_eq!(orch.run(&id, &models, RunControl::default()).await.unwrap(), RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    assert_eq!(bb.crux_cards().len(), 1);
+    let usage = bb.usage();
+    assert!(usage["debater"]["stub"].calls >= 20 && usage["extractor"]["stub"].input_tokens > 0);
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests.len() as u64 >= bb.messages().len() as u64 * 2);
+}

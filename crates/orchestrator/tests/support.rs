@@ -1,0 +1,78 @@
+//! Shared test helpers: stores, small configs, canonical logs.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agon_core::Blackboard;
+use agon_orchestrator::config::{AspectConfig, DebateConfig};
+use agon_store::EventStore;
+use serde_json::Value;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{prefix}_{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+pub async fn sqlite() -> Arc<dyn EventStore> {
+    let dir = std::env::temp_dir().join("agon-orchestrator-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join(format!("{}.db", unique("t"))).display());
+    agon_store::open(&url).await.unwrap()
+}
+
+/// A fresh database on the server of `AGON_TEST_DATABASE_URL` (fails without it).
+pub async fn postgres() -> Arc<dyn EventStore> {
+    use sqlx::Connection;
+    let admin = std::env::var("AGON_TEST_DATABASE_URL")
+        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
+    let name = unique("agon_t");
+    let mut c = sqlx::PgConnection::connect(&admin).await.expect("connect to the test server");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b).to_owned();
+    agon_store::open(&format!("{base}/{name}")).await.unwrap()
+}
+
+/// 3 personas × 2 aspects × 2 minirounds, small rooms.
+pub fn small_config() -> DebateConfig {
+    let mut c = DebateConfig::default();
+    c.aspects = vec![
+        AspectConfig { label: "Cost".into(), description: "Who pays.".into() },
+        AspectConfig { label: "Health".into(), description: "Air and safety.".into() },
+    ];
+    c.minirounds = 2;
+    c.crux.max_turns = 2;
+    c.crux.check_every = 2;
+    c.crux.max_rooms = 1;
+    c
+}
+
+fn strip(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in ["time", "started_at", "finished_at", "usage", "events_applied", "debate"] {
+                map.remove(key);
+            }
+            map.values_mut().for_each(strip);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+/// The blackboard without times, usage, counters and the debate id: what
+/// two runs of the same debate must agree on.
+pub fn canonical(bb: &Blackboard) -> Value {
+    let mut v = serde_json::to_value(bb).unwrap();
+    strip(&mut v);
+    v
+}
