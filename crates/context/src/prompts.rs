@@ -169,7 +169,7 @@ fn state_json(state: Option<&PersonaPositionState>) -> String {
         map.remove("last_updated_round");
     }
     let text = serde_json::to_string(&value).unwrap_or_default();
-    quote(&text, 1_200)
+    quote(&text, 600)
 }
 
 /// Messages before `message` (not including it), latest last, at most `n`.
@@ -181,6 +181,10 @@ fn before<'a>(bb: &'a Blackboard, message: &MessageId, n: usize) -> &'a [Dialogu
 /// Seed 000's position-update prompt for `message` (temperature 0.2). With
 /// `judge_window > 0`, the same call also judges disagreements over the last
 /// `judge_window` messages (the combined analysis: one call per message).
+///
+/// The instructions, which never change within a debate, are in the system
+/// prompt, so providers and the local model can reuse its cached prefix;
+/// the user prompt carries only the state and the messages.
 pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Option<Prompt> {
     let m = bb.message(message)?;
     let name = bb.persona_name(&m.persona);
@@ -194,7 +198,7 @@ pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Op
         state_json(bb.position(&m.persona)),
         quote(&m.content, QUOTE_CHARS)
     );
-    let context_n = judge_window.max(3);
+    let context_n = if judge_window > 0 { judge_window.saturating_sub(1).max(1) } else { 3 };
     let recent = before(bb, message, context_n);
     if !recent.is_empty() {
         user.push_str("Other recent messages:\n");
@@ -203,27 +207,25 @@ pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Op
         }
         user.push('\n');
     }
-    let _ = write!(
-        user,
-        "Update their position state. What changed? Output JSON with \"position\": \
-         overallStance (updated 1-sentence summary or null if unchanged), aspectPosition \
-         (position, evidence: new evidence cited, challenged: new challenges they face), \
-         newAgreement and newDisagreement ({{withPersona, on}} or null), concession (what \
-         they conceded, or null), shift (how their position changed, or null)."
+    user.push_str("Update their position state. What changed?");
+    let mut system = String::from(
+        "You track positions in a debate. Be literal: record only what was said. \
+         Output JSON with \"position\": overallStance (updated 1-sentence summary or null if \
+         unchanged), aspectPosition (position: their stance on this aspect; evidence: new \
+         evidence cited; challenged: new challenges they face), newAgreement and \
+         newDisagreement ({withPersona, on} or null), concession (what they conceded, or null), \
+         shift (how their position changed, or null).",
     );
     if judge_window > 0 {
         let _ = write!(
-            user,
+            system,
             " Also output \"disagreements\": pairs of participants ({}) who clearly disagree \
              in these messages, each with between (two names), claim (the disputed statement) \
              and confidence (0-100); an empty list if none.",
             names(bb)
         );
     }
-    Some(Prompt {
-        system: "You track positions in a debate. Be literal: record only what was said.".into(),
-        user,
-    })
+    Some(Prompt { system, user })
 }
 
 /// The detector's prompt: judge the window of the last `window` messages
@@ -235,13 +237,13 @@ pub fn disagreement_window(bb: &Blackboard, message: &MessageId, window: usize) 
     for m in &bb.messages()[start..=end] {
         let _ = writeln!(user, "{}", line(bb, m));
     }
-    user.push_str(
-        "\nWhich pairs of participants clearly disagree in these messages? For each, output \
-         between (two names), claim (the disputed statement, one sentence) and confidence \
-         (0-100). Output JSON {\"disagreements\": [...]}, an empty list if nobody disagrees.",
-    );
+    user.push_str("\nWhich pairs of participants clearly disagree in these messages?");
     Some(Prompt {
-        system: "You detect genuine disagreements in debates. Do not invent any.".into(),
+        system: "You detect genuine disagreements in debates. Do not invent any. For each pair \
+                 of participants who clearly disagree, output between (two names), claim (the \
+                 disputed statement, one sentence) and confidence (0-100). Output JSON \
+                 {\"disagreements\": [...]}, an empty list if nobody disagrees."
+            .into(),
         user,
     })
 }
@@ -261,13 +263,13 @@ pub fn round_record(bb: &Blackboard, aspect: &AspectId) -> Option<Prompt> {
             let _ = writeln!(user, "{}", line(bb, m));
         }
     }
-    user.push_str(
-        "\nRecord this round. Output JSON: takes (one per participant: persona, position, \
-         keyArgument, evidenceCited, targetedPersona or null), summary (2 sentences), \
-         newDisagreements and shifts (short strings).",
-    );
+    user.push_str("\nRecord this round.");
     Some(Prompt {
-        system: "You keep the structured record of a debate. Record only what was said.".into(),
+        system: "You keep the structured record of a debate. Record only what was said. \
+                 Output JSON: takes (one per participant: persona, position, keyArgument, \
+                 evidenceCited, targetedPersona or null), summary (2 sentences), \
+                 newDisagreements and shifts (short strings)."
+            .into(),
         user,
     })
 }
@@ -323,12 +325,13 @@ pub fn reflection(bb: &Blackboard) -> Prompt {
     user.push_str(
         "\nWhat are the 2-3 most important patterns or dynamics in this debate? Think about: \
          who is converging, who is talking past each other, what underlying assumptions drive \
-         the disagreements, what has shifted. Output JSON: reflections, each with content (the \
-         insight), type (pattern, shift, convergence or escalation), aboutPersonas (names) and \
-         importance (1-10).",
+         the disagreements, what has shifted.",
     );
     Prompt {
-        system: "You reflect on the dynamics of a debate.".into(),
+        system: "You reflect on the dynamics of a debate. Output JSON: reflections, each with \
+                 content (the insight), type (pattern, shift, convergence or escalation), \
+                 aboutPersonas (names) and importance (1-10)."
+            .into(),
         user,
     }
 }
@@ -354,14 +357,15 @@ fn claim_header(bb: &Blackboard, claim: &LiveClaim) -> String {
 pub fn convergence(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
     let claim = bb.claim_for_room(room)?;
     let user = format!(
-        "{}\nThe exchange so far:\n{}\nHave they converged: do they now agree, or agree on \
-         exactly why they disagree, so that more exchange would not help? Output JSON: \
-         converged (true or false) and reason (one sentence).",
+        "{}\nThe exchange so far:\n{}\nHave they converged?",
         claim_header(bb, claim),
         room_transcript(bb, room)
     );
     Some(Prompt {
-        system: "You moderate a focused dispute between two debaters.".into(),
+        system: "You moderate a focused dispute between two debaters. They have converged when \
+                 they now agree, or agree on exactly why they disagree, so that more exchange \
+                 would not help. Output JSON: converged (true or false) and reason (one sentence)."
+            .into(),
         user,
     })
 }
@@ -370,16 +374,17 @@ pub fn convergence(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
 pub fn crux_card(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
     let claim = bb.claim_for_room(room)?;
     let user = format!(
-        "{}\nThe exchange:\n{}\nWrite the crux card. Output JSON: question (the crux, \
-         answerable YES, NO or NUANCED), positions (for each of the two: persona, position \
-         YES/NO/NUANCED, reasoning, falsifier: what would change their mind), \
-         disagreementType (horizon, evidence, values, definition, claim or premise), diagnosis \
-         (why they disagree), resolved (true if they converged).",
+        "{}\nThe exchange:\n{}\nWrite the crux card.",
         claim_header(bb, claim),
         room_transcript(bb, room)
     );
     Some(Prompt {
-        system: "You distil disputes into crux cards.".into(),
+        system: "You distil disputes into crux cards. Output JSON: question (the crux, \
+                 answerable YES, NO or NUANCED), positions (for each of the two parties: persona \
+                 (their name), position YES/NO/NUANCED, reasoning, falsifier: what would change \
+                 their mind), disagreementType (horizon, evidence, values, definition, claim or \
+                 premise), diagnosis (why they disagree), resolved (true if they converged)."
+            .into(),
         user,
     })
 }

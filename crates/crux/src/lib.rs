@@ -18,6 +18,7 @@ use agon_context::Phase;
 use agon_context::prompts::{self, Prompt, Utterance};
 use agon_core::extraction::{
     ConvergenceCheck, CruxCardPayload, ExtractionContext, Payload, parse_payload,
+    with_persona_names,
 };
 use agon_core::{
     Blackboard, ClaimId, ClaimStatus, ClaimTransition, CruxRoomId, DebateEvent, MessageId,
@@ -287,9 +288,12 @@ async fn write_card(
     let Some(prompt) = prompts::crux_card(&board, room) else {
         return Err(format!("room `{room}` has no claim").into());
     };
-    let value = host
-        .structured(prompt, CruxCardPayload::NAME, CruxCardPayload::json_schema())
-        .await;
+    let parties: Vec<String> = board
+        .claim(claim)
+        .map(|c| c.personas.iter().map(|p| board.persona_name(p).to_owned()).collect())
+        .unwrap_or_default();
+    let schema = with_persona_names(&CruxCardPayload::json_schema(), &parties);
+    let value = host.structured(prompt, CruxCardPayload::NAME, schema).await;
     let board = host.board().await;
     let events = value
         .and_then(|v| parse_payload::<CruxCardPayload>(v).map_err(|e| e.to_string()))

@@ -349,13 +349,41 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// The dotted field at `line` (1-based): the table header above it plus the
+/// key on it, e.g. `crux.max_turns`.
+fn field_at(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.starts_with('[') {
+            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_owned();
+        }
+        if i + 1 == line {
+            let key = l.split_once('=').map(|(k, _)| k.trim().to_owned());
+            return match (table.is_empty(), key) {
+                (_, None) => (!table.is_empty()).then_some(table),
+                (true, Some(k)) => Some(k),
+                (false, Some(k)) => Some(format!("{table}.{k}")),
+            };
+        }
+    }
+    None
+}
+
 impl DebateConfig {
     /// Parses TOML; `file` names the source in errors. Validates the result.
     pub fn from_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
-        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            file: file.to_owned(),
-            line: e.span().map_or(0, |s| line_of(text, s.start)),
-            message: e.message().trim().to_owned(),
+        let config: Self = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(0, |s| line_of(text, s.start));
+            let message = e.message().trim().to_owned();
+            ConfigError::Parse {
+                file: file.to_owned(),
+                line,
+                message: match field_at(text, line) {
+                    Some(field) if !message.contains(&field) => format!("field `{field}`: {message}"),
+                    _ => message,
+                },
+            }
         })?;
         config.validate(file)?;
         Ok(config)

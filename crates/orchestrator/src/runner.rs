@@ -27,7 +27,7 @@ use agon_context::{
 };
 use agon_core::extraction::{
     AspectPlan, DisagreementWindow, ExtractionContext, Payload, PositionUpdate, ReflectionBatch,
-    RoundRecordPayload, TurnAnalysis, analysis_events, parse_payload,
+    RoundRecordPayload, TurnAnalysis, analysis_events, parse_payload, with_persona_names,
 };
 use agon_core::{
     AspectId, Blackboard, ClaimId, ClaimStatus, CruxRoomId, DebateAspect, DebateEvent, DebateId,
@@ -387,6 +387,11 @@ fn joined<T>(r: Result<Result<T, String>, tokio::task::JoinError>) -> Result<T, 
     r.unwrap_or_else(|e| Err(format!("task failed: {e}")))
 }
 
+/// Display names of the debaters (the values persona fields may take).
+fn debater_names(bb: &Blackboard) -> Vec<String> {
+    bb.debaters().map(|p| p.name.clone()).collect()
+}
+
 /// The events of one message's analysis, then the claims it opens.
 fn analysis_batch(
     bb: &Blackboard,
@@ -510,14 +515,15 @@ async fn apply_jobs(shared: Arc<Shared>, ctx: Arc<RunCtx>, mut rx: mpsc::Unbound
 /// The reflection decision after an aspect, and the reflection if due.
 async fn reflect(shared: &Shared, ctx: &RunCtx, aspect: &AspectId, round: u32) -> Result<(), OrchestratorError> {
     let trigger = ReflectionTrigger::new(ctx.config.reflection_threshold);
-    let Some(prompt) = shared
-        .read(|bb| trigger.is_due(bb).then(|| prompts::reflection(bb)))
+    let Some((prompt, names)) = shared
+        .read(|bb| trigger.is_due(bb).then(|| (prompts::reflection(bb), debater_names(bb))))
         .await
     else {
         return Ok(());
     };
+    let schema = with_persona_names(&ReflectionBatch::json_schema(), &names);
     let value = ctx
-        .structured_call(Role::Reflector, prompt, ReflectionBatch::NAME, ReflectionBatch::json_schema())
+        .structured_call(Role::Reflector, prompt, ReflectionBatch::NAME, schema)
         .await;
     let events = shared
         .read(|bb| {
@@ -685,10 +691,10 @@ impl Run {
                 let detector = (judge && mode == DetectionMode::Separate)
                     .then(|| prompts::disagreement_window(bb, message, window))
                     .flatten();
-                Some((primary, detector, combined))
+                Some((primary, detector, combined, debater_names(bb)))
             })
             .await;
-        let Some((primary, detector, combined)) = built else {
+        let Some((primary, detector, combined, names)) = built else {
             return Ok(());
         };
         let (name, schema) = if combined {
@@ -696,13 +702,14 @@ impl Run {
         } else {
             (PositionUpdate::NAME, PositionUpdate::json_schema())
         };
+        let schema = with_persona_names(&schema, &names);
         let primary_call = self.ctx.structured_call(Role::Extractor, primary, name, schema);
         let detector_call = detector.map(|p| {
             self.ctx.structured_call(
                 Role::Detector,
                 p,
                 DisagreementWindow::NAME,
-                DisagreementWindow::json_schema(),
+                with_persona_names(&DisagreementWindow::json_schema(), &names),
             )
         });
         let call = tokio::spawn(async move {
@@ -1114,7 +1121,7 @@ impl Run {
     /// Queues the round record and the reflection decision of an aspect
     /// unless the log shows them done.
     async fn after_aspect(&self, aspect: &AspectId, round: u32) -> Result<(), OrchestratorError> {
-        let (record_needed, reflection_needed, prompt) = self
+        let (record_needed, reflection_needed, prompt, names) = self
             .shared
             .read(|bb| {
                 let recorded = bb.rounds().iter().any(|r| &r.aspect == aspect)
@@ -1134,7 +1141,7 @@ impl Run {
                 let reflected = bb.reflections().iter().any(|r| r.round == round)
                     || bb.step_failed("reflection", aspect.as_str());
                 let reflection_needed = !recorded || (!reflected && !later_applied);
-                (!recorded, reflection_needed, prompts::round_record(bb, aspect))
+                (!recorded, reflection_needed, prompts::round_record(bb, aspect), debater_names(bb))
             })
             .await;
         if record_needed && let Some(prompt) = prompt {
@@ -1142,7 +1149,7 @@ impl Run {
                 Role::Reflector,
                 prompt,
                 RoundRecordPayload::NAME,
-                RoundRecordPayload::json_schema(),
+                with_persona_names(&RoundRecordPayload::json_schema(), &names),
             ));
             self.enqueue(Job::RoundRecord { aspect: aspect.clone(), round, call })?;
         }

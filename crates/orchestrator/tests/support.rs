@@ -1,6 +1,7 @@
 //! Shared test helpers: stores, small configs, canonical logs.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::field_reassign_with_default)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -29,6 +29,21 @@ pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
 pub use text::Limits;
 
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+
+    #[test]
+    fn persona_fields_are_restricted_to_the_names() {
+        let names = vec!["Ada".to_owned(), "Bo".to_owned()];
+        let s = with_persona_names(&<TurnAnalysis as Payload>::json_schema(), &names).to_string();
+        assert!(s.contains(r#""enum":["Ada","Bo",null]"#), "{s}");
+        assert!(s.contains(r#""enum":["Ada","Bo"]"#), "{s}");
+        let c = with_persona_names(&<CruxCardPayload as Payload>::json_schema(), &names).to_string();
+        assert!(c.contains(r#""enum":["Ada","Bo"]"#), "{c}");
+    }
+}
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
@@ -156,6 +171,57 @@ pub fn parse_payload<T: DeserializeOwned + Payload>(
         payload: T::NAME,
         source,
     })
+}
+
+/// The schema with every persona-reference field (`persona`, `withPersona`,
+/// `targetedPersona`, and the items of `between` and `aboutPersonas`)
+/// restricted to `names` (still nullable where it was). Constrained decoders
+/// then cannot invent a participant; validation still resolves names.
+pub fn with_persona_names(schema: &serde_json::Value, names: &[String]) -> serde_json::Value {
+    use serde_json::{Value, json};
+    fn restrict(field: &mut Value, names: &[String]) {
+        let nullable = match field.get("type") {
+            Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+            _ => field
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|t| t.get("type") == Some(&json!("null")))),
+        };
+        let mut options: Vec<Value> = names.iter().map(|n| json!(n)).collect();
+        if nullable {
+            options.push(Value::Null);
+        }
+        *field = json!({ "enum": options });
+    }
+    fn visit(value: &mut Value, names: &[String]) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Object(props)) = map.get_mut("properties") {
+                    for (key, field) in props.iter_mut() {
+                        match key.as_str() {
+                            "persona" | "withPersona" | "targetedPersona" => restrict(field, names),
+                            "between" | "aboutPersonas" => {
+                                if let Some(items) = field.get_mut("items") {
+                                    restrict(items, names);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                for child in map.values_mut() {
+                    visit(child, names);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| visit(v, names)),
+            _ => {}
+        }
+    }
+    let mut out = schema.clone();
+    if !names.is_empty() {
+        visit(&mut out, names);
+    }
+    out
 }
 
 /// Common facts about an extraction payload.

@@ -31,6 +31,11 @@ use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
+/// Penalty on recently generated tokens (1.0 = none).
+const REPEAT_PENALTY: f32 = 1.2;
+/// How many recent tokens the penalty looks at.
+const REPEAT_WINDOW: usize = 48;
+
 /// The default chat model file in the models directory.
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 /// Prompt-prefix checkpoints kept (one per distinct system prompt, LRU).
@@ -369,6 +374,12 @@ impl LocalChat {
                 .squeeze(0)
                 .and_then(|l| l.to_dtype(candle_core::DType::F32))
                 .map_err(inference)?;
+            // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
+            let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
+            if !recent.is_empty() {
+                row = candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
+                    .map_err(inference)?;
+            }
             if let Some(matcher) = matcher.as_mut() {
                 if matcher.is_stopped() {
                     finish = "stop".to_owned();

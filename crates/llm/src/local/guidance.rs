@@ -122,9 +122,9 @@ impl Guidance {
 }
 
 /// Longest string a small model may write in constrained JSON.
-pub(crate) const MAX_STRING: u64 = 160;
+pub(crate) const MAX_STRING: u64 = 100;
 /// Most items in an array of constrained JSON.
-pub(crate) const MAX_ITEMS: u64 = 3;
+pub(crate) const MAX_ITEMS: u64 = 2;
 
 /// The schema a small model is held to: every object lists all its
 /// properties as required (nullable ones can still be `null`) and allows no

@@ -1,0 +1,142 @@
+//! The live view of a running debate: a progress bar for aspects and
+//! minirounds, each utterance streamed under its speaker's name, a running
+//! token and cost count, and notices for claims, crux cards, reflections and
+//! failed optional steps. Ctrl-C handling lives here too.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use agon_core::DebateEvent;
+use agon_orchestrator::{DebateConfig, DebateUpdate, DebateUpdates, RunControl};
+use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::task::JoinHandle;
+
+/// First Ctrl-C: finish the current message, then stop. Second: discard it
+/// and stop now. Either way the debate stays resumable.
+pub fn watch_ctrl_c(control: RunControl) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        eprintln!("\n^C: finishing the current message, then stopping (Ctrl-C again to discard it)");
+        control.stop.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\n^C: discarding the current message and stopping");
+            control.abort.cancel();
+        }
+    })
+}
+
+/// The running display.
+pub struct Display {
+    task: JoinHandle<()>,
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Display {
+    /// Stops the display once the updates already sent are shown.
+    pub async fn finish(self) {
+        let _ = self.done.send(());
+        let _ = self.task.await;
+    }
+}
+
+fn expected_turns(config: &DebateConfig) -> u64 {
+    let personas = config.personas.len() as u64;
+    let aspects = if config.aspects.is_empty() { config.aspect_count } else { config.aspects.len() } as u64;
+    personas * 2 + aspects * u64::from(config.minirounds) * personas + u64::from(config.synthesis)
+}
+
+/// Starts showing `updates`.
+pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> Display {
+    let bar = ProgressBar::new(expected_turns(config));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} turns · {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let (done, mut done_rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let mut phase = String::from("starting");
+        let mut usage = String::new();
+        let mut finishing = false;
+        loop {
+            let update = if finishing {
+                match tokio::time::timeout(Duration::from_millis(100), updates.next()).await {
+                    Ok(Some(u)) => u,
+                    _ => break,
+                }
+            } else {
+                tokio::select! {
+                    u = updates.next() => match u { Some(u) => u, None => break },
+                    _ = &mut done_rx => { finishing = true; continue; }
+                }
+            };
+            match update {
+                DebateUpdate::Progress { aspect, aspects, miniround, phase: p } => {
+                    phase = if aspect > 0 && p == "takes" {
+                        format!("aspect {aspect}/{aspects} · miniround {}", miniround + 1)
+                    } else {
+                        p
+                    };
+                }
+                DebateUpdate::TurnStarted { name, label, .. } if !quiet => {
+                    bar.suspend(|| {
+                        print!("\n\x1b[1m{name}\x1b[0m ({label}):\n");
+                        let _ = std::io::stdout().flush();
+                    });
+                }
+                DebateUpdate::Token { delta, .. } if !quiet => {
+                    bar.suspend(|| {
+                        print!("{delta}");
+                        let _ = std::io::stdout().flush();
+                    });
+                }
+                DebateUpdate::TurnDiscarded { reason, .. } if !quiet => {
+                    bar.suspend(|| println!("\n  (discarded: {reason})"));
+                }
+                DebateUpdate::Usage(u) => {
+                    usage = format!(
+                        "{} calls · {} in / {} out tokens · ${:.4}{}",
+                        u.calls,
+                        u.usage.input_tokens,
+                        u.usage.output_tokens,
+                        u.cost_usd,
+                        if u.unpriced_calls > 0 { " (+ local)" } else { "" }
+                    );
+                }
+                DebateUpdate::Event { event, .. } => {
+                    let notice = match &event {
+                        DebateEvent::MessageAppended { message } => {
+                            if message.crux_room.is_none() {
+                                bar.inc(1);
+                            }
+                            if !quiet {
+                                bar.suspend(|| println!());
+                            }
+                            None
+                        }
+                        DebateEvent::AspectStarted { aspect, round } => Some(format!("── aspect {round}: {aspect} ──")),
+                        DebateEvent::ClaimOpened { claim, text, .. } => Some(format!("⚑ {claim} opened: {text}")),
+                        DebateEvent::CruxCardAdded { card } => Some(format!("◆ crux card {}: {}", card.id, card.question)),
+                        DebateEvent::ReflectionAdded { reflection } => Some(format!("✎ reflection: {}", reflection.content)),
+                        DebateEvent::RoundRecorded { record } => Some(format!("▣ round {} recorded", record.round)),
+                        DebateEvent::StepFailed { step, reason, .. } => Some(format!("⚠ {step} failed: {reason}")),
+                        _ => None,
+                    };
+                    if let Some(n) = notice
+                        && !quiet
+                    {
+                        bar.suspend(|| println!("  {n}"));
+                    }
+                }
+                DebateUpdate::Lagged(n) => bar.suspend(|| eprintln!("  (display skipped {n} updates)")),
+                _ => {}
+            }
+            bar.set_message(format!("{phase} · {usage}"));
+        }
+        bar.finish_and_clear();
+    });
+    Display { task, done }
+}

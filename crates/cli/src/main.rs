@@ -1,0 +1,377 @@
+//! `agon`: run memory-backed multi-agent debates from the command line.
+//!
+//! Exit codes: 0 success; 1 internal error; 2 usage error; 3 configuration
+//! error; 4 model/provider error; 5 store error; 130 stopped by Ctrl-C (the
+//! debate is resumable with `agon resume ID`).
+
+mod live;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agon_core::{Blackboard, DebateId};
+use agon_llm::{ModelFactory, PriceTable};
+use agon_orchestrator::config::{ConfigError, DebateConfig};
+use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome, report};
+use agon_store::{EventStore, StoreError};
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+
+/// Memory-backed multi-agent debates.
+#[derive(Debug, Parser)]
+#[command(name = "agon", version, about)]
+struct Cli {
+    /// Store URL: `sqlite://PATH` or `postgres://…` (default: a SQLite file
+    /// in the user's data directory).
+    #[arg(long, global = true, env = "AGON_STORE")]
+    store: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start a new debate and run it.
+    Debate(DebateArgs),
+    /// Continue an interrupted debate from its last persisted event.
+    Resume {
+        /// The debate id.
+        id: String,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// List stored debates.
+    List,
+    /// Show a debate's transcript, blackboard or JSON state.
+    Show {
+        /// The debate id.
+        id: String,
+        /// The transcript (default).
+        #[arg(long, group = "what")]
+        transcript: bool,
+        /// The blackboard: ledger, claims, cards, reflections.
+        #[arg(long, group = "what")]
+        blackboard: bool,
+        /// The blackboard as JSON.
+        #[arg(long, group = "what")]
+        json: bool,
+    },
+    /// Write a debate's markdown report.
+    Report {
+        /// The debate id.
+        id: String,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Print a debate's event log as JSON.
+    Export {
+        /// The debate id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+struct DebateArgs {
+    /// The question to debate (overrides the config's topic).
+    topic: Option<String>,
+    /// A TOML configuration file (see docs/configuration.md).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Number of aspects.
+    #[arg(long)]
+    aspects: Option<usize>,
+    /// Minirounds per aspect.
+    #[arg(long)]
+    minirounds: Option<u32>,
+    /// Model spec for every role (e.g. `local`, `anthropic:claude-haiku-4-5`).
+    #[arg(long)]
+    model: Option<String>,
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(Debug, Args)]
+struct ViewArgs {
+    /// Do not stream utterances; print only the outcome.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// An error with the exit code it maps to.
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let error = e.into();
+        let code = if error.downcast_ref::<ConfigError>().is_some() {
+            3
+        } else if let Some(o) = error.downcast_ref::<OrchestratorError>() {
+            if matches!(o, OrchestratorError::Config(_)) {
+                3
+            } else if o.is_provider() {
+                4
+            } else if o.is_store() {
+                5
+            } else {
+                1
+            }
+        } else if error.downcast_ref::<agon_orchestrator::ModelError>().is_some() {
+            4
+        } else if error.downcast_ref::<StoreError>().is_some() {
+            5
+        } else {
+            1
+        };
+        Self { code, error }
+    }
+}
+
+fn config_error(field: &str, reason: String) -> Failure {
+    Failure {
+        code: 3,
+        error: ConfigError::Invalid {
+            file: "<command line>".into(),
+            field: field.into(),
+            reason,
+        }
+        .into(),
+    }
+}
+
+fn default_store_url() -> anyhow::Result<String> {
+    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = var("XDG_DATA_HOME")
+        .map(|d| d.join("agon"))
+        .or_else(|| var("HOME").map(|h| h.join(".local/share/agon")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(format!("sqlite://{}", dir.join("agon.db").display()))
+}
+
+async fn open_store(url: Option<&str>) -> Result<Arc<dyn EventStore>, Failure> {
+    let url = match url {
+        Some(u) => u.to_owned(),
+        None => default_store_url()?,
+    };
+    Ok(agon_store::open(&url).await?)
+}
+
+async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
+    let config = config.clone();
+    let models = tokio::task::spawn_blocking(move || {
+        Models::from_config(&config, &ModelFactory::new(), &|k| std::env::var(k).ok(), PriceTable::with_defaults())
+    })
+    .await
+    .context("loading models")??;
+    Ok(models)
+}
+
+fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failure> {
+    if let Some(topic) = &args.topic {
+        config.topic = topic.clone();
+    }
+    if let Some(n) = args.aspects {
+        if !config.aspects.is_empty() {
+            if n > config.aspects.len() {
+                return Err(config_error(
+                    "--aspects",
+                    format!("{n} is more than the {} aspects the config lists", config.aspects.len()),
+                ));
+            }
+            config.aspects.truncate(n);
+        }
+        config.aspect_count = n;
+    }
+    if let Some(n) = args.minirounds {
+        config.minirounds = n;
+    }
+    if let Some(spec) = &args.model {
+        let m = &mut config.models;
+        m.default = spec.clone();
+        for role in [&mut m.debater, &mut m.extractor, &mut m.detector, &mut m.reflector, &mut m.crux, &mut m.judge] {
+            *role = None;
+        }
+        for p in &mut config.personas {
+            p.model = None;
+        }
+    }
+    config.validate("<command line>")?;
+    Ok(())
+}
+
+async fn run(orch: &Orchestrator, id: &DebateId, config: &DebateConfig, view: &ViewArgs) -> Result<ExitCode, Failure> {
+    let models = build_models(config).await?;
+    let control = RunControl::default();
+    let interrupts = live::watch_ctrl_c(control.clone());
+    let display = live::spawn(orch.subscribe(), config, view.quiet);
+    let outcome = orch.run(id, &models, control).await;
+    interrupts.abort();
+    display.finish().await;
+    match outcome? {
+        RunOutcome::Finished => {
+            eprintln!("\nDebate {id} finished. Read it with: agon report {id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        RunOutcome::Stopped => {
+            eprintln!("\nDebate {id} stopped; continue it with: agon resume {id}");
+            Ok(ExitCode::from(130))
+        }
+    }
+}
+
+fn transcript(bb: &Blackboard) -> String {
+    let mut out = String::new();
+    for m in bb.messages() {
+        let mut tag = m.kind.label().to_owned();
+        if let Some(a) = m.aspect.as_ref().and_then(|a| bb.aspect(a)) {
+            tag.push_str(&format!(" · {}", a.label));
+        }
+        if let Some(mr) = m.miniround {
+            tag.push_str(&format!(" · miniround {mr}"));
+        }
+        if let Some(room) = &m.crux_room {
+            tag.push_str(&format!(" · {room}"));
+        }
+        out.push_str(&format!("[{}] {} ({tag}):\n{}\n\n", m.id, bb.persona_name(&m.persona), m.content.trim()));
+    }
+    out
+}
+
+fn blackboard_text(bb: &Blackboard) -> String {
+    let mut out = format!("{}\n\nPOSITIONS\n", bb.topic().map_or("", |t| t.question.as_str()));
+    for p in bb.debaters() {
+        if let Some(s) = bb.position(&p.id) {
+            out.push_str(&format!(
+                "- {}: {}\n  concessions: {}, shifts: {}, agreements: {}, disagreements: {}\n",
+                p.name,
+                if s.overall_stance.is_empty() { "(none recorded)" } else { &s.overall_stance },
+                s.concessions.len(),
+                s.shifts.len(),
+                s.agreements.len(),
+                s.disagreements.len()
+            ));
+        }
+    }
+    out.push_str("\nCLAIMS\n");
+    for c in bb.claims() {
+        out.push_str(&format!(
+            "- {} [{}] {} vs {}: {}\n",
+            c.id,
+            c.status.label(),
+            bb.persona_name(&c.personas[0]),
+            bb.persona_name(&c.personas[1]),
+            c.claim
+        ));
+    }
+    out.push_str("\nCRUX CARDS\n");
+    for c in bb.crux_cards() {
+        out.push_str(&format!("- {}: {} ({})\n", c.id, c.question, c.disagreement_type.label()));
+    }
+    out.push_str("\nREFLECTIONS\n");
+    for r in bb.reflections() {
+        out.push_str(&format!("- [{}] {}\n", r.importance, r.content));
+    }
+    out.push_str(&format!("\nROUND RECORDS: {}  WARNINGS: {}\n", bb.rounds().len(), bb.warnings().len()));
+    out
+}
+
+async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
+    // The store is opened before any model is loaded or called.
+    let store = open_store(cli.store.as_deref()).await?;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    match cli.command {
+        Command::Debate(args) => {
+            let mut config = match &args.config {
+                Some(path) => DebateConfig::load(path)?,
+                None => DebateConfig::default(),
+            };
+            apply_args(&mut config, &args)?;
+            let id = orch.create(&config).await?;
+            eprintln!("Debate {id}: {}", config.topic);
+            run(&orch, &id, &config, &args.view).await
+        }
+        Command::Resume { id, view } => {
+            let id = DebateId::new(id);
+            let config = orch.config_of(&id).await?;
+            eprintln!("Resuming debate {id}: {}", config.topic);
+            run(&orch, &id, &config, &view).await
+        }
+        Command::List => {
+            let debates = store.list_debates().await?;
+            if debates.is_empty() {
+                eprintln!("No debates in {}", store.url());
+            }
+            for d in debates {
+                println!(
+                    "{}  {:<11}  {:>3} msgs  {}  {}",
+                    d.id,
+                    d.status.as_str(),
+                    d.message_count,
+                    d.created_at.format("%Y-%m-%d %H:%M"),
+                    d.topic
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show { id, blackboard, json, .. } => {
+            let (bb, _) = store.load(&DebateId::new(id)).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&bb)?);
+            } else if blackboard {
+                print!("{}", blackboard_text(&bb));
+            } else {
+                print!("{}", transcript(&bb));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report { id, output } => {
+            let (bb, _) = store.load(&DebateId::new(id)).await?;
+            let md = report::markdown(&bb);
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))?;
+                    eprintln!("Report written to {}", path.display());
+                }
+                None => print!("{md}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { id } => {
+            let id = DebateId::new(id);
+            store.debate(&id).await?;
+            let events = store.events_after(&id, 0).await?;
+            println!("{}", serde_json::to_string_pretty(&events)?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let _ = dotenvy::dotenv();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(main_inner(cli)) {
+        Ok(code) => code,
+        Err(Failure { code, error }) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(code)
+        }
+    }
+}
