@@ -1,9 +1,10 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
 //! - `cargo xtask test`  — format check, clippy (warnings are errors), the whole test suite;
-//! - `cargo xtask bench [core|context|store|local]` — the criterion benchmarks (default: all);
+//! - `cargo xtask bench [core|context|store|local|debate]` — the criterion benchmarks (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
-//! - `cargo xtask models` — fetch and verify the local model files.
+//! - `cargo xtask models` — fetch and verify the local model files;
+//! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
 
 mod db;
 mod models;
@@ -11,7 +12,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local] | db start|stop|url|status | models>";
+const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local|debate] | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,10 +26,11 @@ fn main() -> Result<()> {
         .as_slice()
     {
         ["test"] => test(&sh, &root),
-        ["bench"] => bench(&sh, &root, &["core", "context", "store", "local"]),
+        ["bench"] => bench(&sh, &root, &["core", "context", "store", "local", "debate"]),
         ["bench", which @ ..] => bench(&sh, &root, which),
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
+        ["demo", rest @ ..] => demo(&sh, &root, rest),
         _ => bail!("{USAGE}"),
     }
 }
@@ -84,6 +86,22 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     Ok(result?)
 }
 
+/// Fetches the local models if missing, builds the CLI, and runs the demo
+/// debate (`examples/demo.toml`) on them, timing the run.
+fn demo(sh: &Shell, root: &std::path::Path, extra: &[&str]) -> Result<()> {
+    models::fetch(sh, root)?;
+    let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+    cmd!(sh, "cargo build -p agon-cli").run()?;
+    let agon = root.join("target/debug/agon");
+    let started = std::time::Instant::now();
+    cmd!(sh, "{agon} debate --config examples/demo.toml {extra...}").run()?;
+    println!(
+        "demo debate: {:.0} s (after the build)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
     for name in which {
         match *name {
@@ -109,6 +127,7 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             )
             .run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
+            "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
             other => bail!("unknown benchmark {other:?}; {USAGE}"),
         }
     }

@@ -19,7 +19,9 @@ pub fn watch_ctrl_c(control: RunControl) -> JoinHandle<()> {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        eprintln!("\n^C: finishing the current message, then stopping (Ctrl-C again to discard it)");
+        eprintln!(
+            "\n^C: finishing the current message, then stopping (Ctrl-C again to discard it)"
+        );
         control.stop.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("\n^C: discarding the current message and stopping");
@@ -44,7 +46,11 @@ impl Display {
 
 fn expected_turns(config: &DebateConfig) -> u64 {
     let personas = config.personas.len() as u64;
-    let aspects = if config.aspects.is_empty() { config.aspect_count } else { config.aspects.len() } as u64;
+    let aspects = if config.aspects.is_empty() {
+        config.aspect_count
+    } else {
+        config.aspects.len()
+    } as u64;
     personas * 2 + aspects * u64::from(config.minirounds) * personas + u64::from(config.synthesis)
 }
 
@@ -52,8 +58,10 @@ fn expected_turns(config: &DebateConfig) -> u64 {
 pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> Display {
     let bar = ProgressBar::new(expected_turns(config));
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} turns · {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} turns · {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     let (done, mut done_rx) = tokio::sync::oneshot::channel();
@@ -74,7 +82,12 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                 }
             };
             match update {
-                DebateUpdate::Progress { aspect, aspects, miniround, phase: p } => {
+                DebateUpdate::Progress {
+                    aspect,
+                    aspects,
+                    miniround,
+                    phase: p,
+                } => {
                     phase = if aspect > 0 && p == "takes" {
                         format!("aspect {aspect}/{aspects} · miniround {}", miniround + 1)
                     } else {
@@ -103,7 +116,11 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                         u.usage.input_tokens,
                         u.usage.output_tokens,
                         u.cost_usd,
-                        if u.unpriced_calls > 0 { " (+ local)" } else { "" }
+                        if u.unpriced_calls > 0 {
+                            " (+ local)"
+                        } else {
+                            ""
+                        }
                     );
                 }
                 DebateUpdate::Event { event, .. } => {
@@ -117,12 +134,24 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                             }
                             None
                         }
-                        DebateEvent::AspectStarted { aspect, round } => Some(format!("── aspect {round}: {aspect} ──")),
-                        DebateEvent::ClaimOpened { claim, text, .. } => Some(format!("⚑ {claim} opened: {text}")),
-                        DebateEvent::CruxCardAdded { card } => Some(format!("◆ crux card {}: {}", card.id, card.question)),
-                        DebateEvent::ReflectionAdded { reflection } => Some(format!("✎ reflection: {}", reflection.content)),
-                        DebateEvent::RoundRecorded { record } => Some(format!("▣ round {} recorded", record.round)),
-                        DebateEvent::StepFailed { step, reason, .. } => Some(format!("⚠ {step} failed: {reason}")),
+                        DebateEvent::AspectStarted { aspect, round } => {
+                            Some(format!("── aspect {round}: {aspect} ──"))
+                        }
+                        DebateEvent::ClaimOpened { claim, text, .. } => {
+                            Some(format!("⚑ {claim} opened: {text}"))
+                        }
+                        DebateEvent::CruxCardAdded { card } => {
+                            Some(format!("◆ crux card {}: {}", card.id, card.question))
+                        }
+                        DebateEvent::ReflectionAdded { reflection } => {
+                            Some(format!("✎ reflection: {}", reflection.content))
+                        }
+                        DebateEvent::RoundRecorded { record } => {
+                            Some(format!("▣ round {} recorded", record.round))
+                        }
+                        DebateEvent::StepFailed { step, reason, .. } => {
+                            Some(format!("⚠ {step} failed: {reason}"))
+                        }
                         _ => None,
                     };
                     if let Some(n) = notice
@@ -131,7 +160,9 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                         bar.suspend(|| println!("  {n}"));
                     }
                 }
-                DebateUpdate::Lagged(n) => bar.suspend(|| eprintln!("  (display skipped {n} updates)")),
+                DebateUpdate::Lagged(n) => {
+                    bar.suspend(|| eprintln!("  (display skipped {n} updates)"))
+                }
                 _ => {}
             }
             bar.set_message(format!("{phase} · {usage}"));

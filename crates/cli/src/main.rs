@@ -120,7 +120,10 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
             } else {
                 1
             }
-        } else if error.downcast_ref::<agon_orchestrator::ModelError>().is_some() {
+        } else if error
+            .downcast_ref::<agon_orchestrator::ModelError>()
+            .is_some()
+        {
             4
         } else if error.downcast_ref::<StoreError>().is_some() {
             5
@@ -144,7 +147,11 @@ fn config_error(field: &str, reason: String) -> Failure {
 }
 
 fn default_store_url() -> anyhow::Result<String> {
-    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |n: &str| {
+        std::env::var_os(n)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let dir = var("XDG_DATA_HOME")
         .map(|d| d.join("agon"))
         .or_else(|| var("HOME").map(|h| h.join(".local/share/agon")))
@@ -164,7 +171,12 @@ async fn open_store(url: Option<&str>) -> Result<Arc<dyn EventStore>, Failure> {
 async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
     let config = config.clone();
     let models = tokio::task::spawn_blocking(move || {
-        Models::from_config(&config, &ModelFactory::new(), &|k| std::env::var(k).ok(), PriceTable::with_defaults())
+        Models::from_config(
+            &config,
+            &ModelFactory::new(),
+            &|k| std::env::var(k).ok(),
+            PriceTable::with_defaults(),
+        )
     })
     .await
     .context("loading models")??;
@@ -180,7 +192,10 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
             if n > config.aspects.len() {
                 return Err(config_error(
                     "--aspects",
-                    format!("{n} is more than the {} aspects the config lists", config.aspects.len()),
+                    format!(
+                        "{n} is more than the {} aspects the config lists",
+                        config.aspects.len()
+                    ),
                 ));
             }
             config.aspects.truncate(n);
@@ -193,7 +208,14 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
     if let Some(spec) = &args.model {
         let m = &mut config.models;
         m.default = spec.clone();
-        for role in [&mut m.debater, &mut m.extractor, &mut m.detector, &mut m.reflector, &mut m.crux, &mut m.judge] {
+        for role in [
+            &mut m.debater,
+            &mut m.extractor,
+            &mut m.detector,
+            &mut m.reflector,
+            &mut m.crux,
+            &mut m.judge,
+        ] {
             *role = None;
         }
         for p in &mut config.personas {
@@ -204,7 +226,12 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
     Ok(())
 }
 
-async fn run(orch: &Orchestrator, id: &DebateId, config: &DebateConfig, view: &ViewArgs) -> Result<ExitCode, Failure> {
+async fn run(
+    orch: &Orchestrator,
+    id: &DebateId,
+    config: &DebateConfig,
+    view: &ViewArgs,
+) -> Result<ExitCode, Failure> {
     let models = build_models(config).await?;
     let control = RunControl::default();
     let interrupts = live::watch_ctrl_c(control.clone());
@@ -237,19 +264,31 @@ fn transcript(bb: &Blackboard) -> String {
         if let Some(room) = &m.crux_room {
             tag.push_str(&format!(" · {room}"));
         }
-        out.push_str(&format!("[{}] {} ({tag}):\n{}\n\n", m.id, bb.persona_name(&m.persona), m.content.trim()));
+        out.push_str(&format!(
+            "[{}] {} ({tag}):\n{}\n\n",
+            m.id,
+            bb.persona_name(&m.persona),
+            m.content.trim()
+        ));
     }
     out
 }
 
 fn blackboard_text(bb: &Blackboard) -> String {
-    let mut out = format!("{}\n\nPOSITIONS\n", bb.topic().map_or("", |t| t.question.as_str()));
+    let mut out = format!(
+        "{}\n\nPOSITIONS\n",
+        bb.topic().map_or("", |t| t.question.as_str())
+    );
     for p in bb.debaters() {
         if let Some(s) = bb.position(&p.id) {
             out.push_str(&format!(
                 "- {}: {}\n  concessions: {}, shifts: {}, agreements: {}, disagreements: {}\n",
                 p.name,
-                if s.overall_stance.is_empty() { "(none recorded)" } else { &s.overall_stance },
+                if s.overall_stance.is_empty() {
+                    "(none recorded)"
+                } else {
+                    &s.overall_stance
+                },
                 s.concessions.len(),
                 s.shifts.len(),
                 s.agreements.len(),
@@ -270,13 +309,22 @@ fn blackboard_text(bb: &Blackboard) -> String {
     }
     out.push_str("\nCRUX CARDS\n");
     for c in bb.crux_cards() {
-        out.push_str(&format!("- {}: {} ({})\n", c.id, c.question, c.disagreement_type.label()));
+        out.push_str(&format!(
+            "- {}: {} ({})\n",
+            c.id,
+            c.question,
+            c.disagreement_type.label()
+        ));
     }
     out.push_str("\nREFLECTIONS\n");
     for r in bb.reflections() {
         out.push_str(&format!("- [{}] {}\n", r.importance, r.content));
     }
-    out.push_str(&format!("\nROUND RECORDS: {}  WARNINGS: {}\n", bb.rounds().len(), bb.warnings().len()));
+    out.push_str(&format!(
+        "\nROUND RECORDS: {}  WARNINGS: {}\n",
+        bb.rounds().len(),
+        bb.warnings().len()
+    ));
     out
 }
 
@@ -318,7 +366,12 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Show { id, blackboard, json, .. } => {
+        Command::Show {
+            id,
+            blackboard,
+            json,
+            ..
+        } => {
             let (bb, _) = store.load(&DebateId::new(id)).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&bb)?);
@@ -334,7 +387,8 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let md = report::markdown(&bb);
             match output {
                 Some(path) => {
-                    std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))?;
+                    std::fs::write(&path, md)
+                        .with_context(|| format!("writing {}", path.display()))?;
                     eprintln!("Report written to {}", path.display());
                 }
                 None => print!("{md}"),
@@ -360,7 +414,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");

@@ -76,7 +76,11 @@ fn names(bb: &Blackboard) -> String {
 }
 
 fn line(bb: &Blackboard, m: &DialogueMessage) -> String {
-    format!("{}: \"{}\"", bb.persona_name(&m.persona), quote(&m.content, QUOTE_CHARS))
+    format!(
+        "{}: \"{}\"",
+        bb.persona_name(&m.persona),
+        quote(&m.content, QUOTE_CHARS)
+    )
 }
 
 /// The persona's system prompt: who they are, what they argue for, how they
@@ -119,8 +123,10 @@ pub fn judge_system(bb: &Blackboard, max_words: u32) -> String {
 
 /// The instruction after the assembled context, for one utterance.
 pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
-    let aspect_label =
-        |id: &AspectId| bb.aspect(id).map_or_else(|| id.to_string(), |a| a.label.clone());
+    let aspect_label = |id: &AspectId| {
+        bb.aspect(id)
+            .map_or_else(|| id.to_string(), |a| a.label.clone())
+    };
     let claim_text = |id: &ClaimId| bb.claim(id).map_or("", |c| c.claim.as_str());
     let opponent = |id: &ClaimId| {
         bb.claim(id)
@@ -198,7 +204,11 @@ pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Op
         state_json(bb.position(&m.persona)),
         quote(&m.content, QUOTE_CHARS)
     );
-    let context_n = if judge_window > 0 { judge_window.saturating_sub(1).max(1) } else { 3 };
+    let context_n = if judge_window > 0 {
+        judge_window.saturating_sub(1).max(1)
+    } else {
+        3
+    };
     let recent = before(bb, message, context_n);
     if !recent.is_empty() {
         user.push_str("Other recent messages:\n");
@@ -233,7 +243,11 @@ pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Op
 pub fn disagreement_window(bb: &Blackboard, message: &MessageId, window: usize) -> Option<Prompt> {
     let end = bb.message_index(message)?;
     let start = (end + 1).saturating_sub(window.max(1));
-    let mut user = format!("Debate on: \"{}\"\nParticipants: {}\n\nRecent messages:\n", topic(bb), names(bb));
+    let mut user = format!(
+        "Debate on: \"{}\"\nParticipants: {}\n\nRecent messages:\n",
+        topic(bb),
+        names(bb)
+    );
     for m in &bb.messages()[start..=end] {
         let _ = writeln!(user, "{}", line(bb, m));
     }
@@ -277,8 +291,14 @@ pub fn round_record(bb: &Blackboard, aspect: &AspectId) -> Option<Prompt> {
 fn ledger_summary(bb: &Blackboard) -> String {
     let mut s = String::new();
     for p in bb.debaters() {
-        let Some(state) = bb.position(&p.id) else { continue };
-        let stance = if state.overall_stance.is_empty() { "(no stance recorded)" } else { &state.overall_stance };
+        let Some(state) = bb.position(&p.id) else {
+            continue;
+        };
+        let stance = if state.overall_stance.is_empty() {
+            "(no stance recorded)"
+        } else {
+            &state.overall_stance
+        };
         let _ = write!(s, "- {}: {}", p.name, quote(stance, 200));
         if let Some(c) = state.concessions.last() {
             let _ = write!(s, "; conceded: {}", quote(&c.text, 120));
@@ -293,7 +313,11 @@ fn ledger_summary(bb: &Blackboard) -> String {
 
 fn claims_summary(bb: &Blackboard, open_only: bool) -> String {
     let mut s = String::new();
-    for c in bb.claims().iter().filter(|c| !open_only || c.status.is_open()) {
+    for c in bb
+        .claims()
+        .iter()
+        .filter(|c| !open_only || c.status.is_open())
+    {
         let _ = writeln!(
             s,
             "- {} vs {}: \"{}\" ({})",
@@ -315,8 +339,15 @@ pub fn reflection(bb: &Blackboard) -> Prompt {
         ledger_summary(bb)
     );
     for r in bb.rounds().iter().rev().take(2).rev() {
-        let label = bb.aspect(&r.aspect).map_or(r.aspect.as_str(), |a| a.label.as_str());
-        let _ = writeln!(user, "Round {} ({label}): {}", r.round, quote(&r.summary, 300));
+        let label = bb
+            .aspect(&r.aspect)
+            .map_or(r.aspect.as_str(), |a| a.label.as_str());
+        let _ = writeln!(
+            user,
+            "Round {} ({label}): {}",
+            r.round,
+            quote(&r.summary, 300)
+        );
     }
     let claims = claims_summary(bb, true);
     if !claims.is_empty() {
@@ -397,7 +428,9 @@ pub fn judge_brief(bb: &Blackboard, max_chars: usize) -> String {
     if !bb.rounds().is_empty() {
         s.push_str("\nROUNDS\n");
         for r in bb.rounds() {
-            let label = bb.aspect(&r.aspect).map_or(r.aspect.as_str(), |a| a.label.as_str());
+            let label = bb
+                .aspect(&r.aspect)
+                .map_or(r.aspect.as_str(), |a| a.label.as_str());
             let _ = writeln!(s, "- {label}: {}", quote(&r.summary, 240));
         }
     }
@@ -406,7 +439,12 @@ pub fn judge_brief(bb: &Blackboard, max_chars: usize) -> String {
         let _ = write!(s, "\nCONTESTED CLAIMS\n{claims}");
     }
     for card in bb.crux_cards() {
-        let _ = writeln!(s, "- crux: {} ({})", quote(&card.question, 200), quote(&card.diagnosis, 200));
+        let _ = writeln!(
+            s,
+            "- crux: {} ({})",
+            quote(&card.question, 200),
+            quote(&card.diagnosis, 200)
+        );
     }
     let closings: Vec<&DialogueMessage> = bb
         .messages()

@@ -11,8 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::claim::{ClaimStatus, ClaimTransition, LiveClaim};
 use crate::crux::CruxCard;
-use crate::detection::{AnalyzedTurn, JudgedDisagreement};
 use crate::deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
+use crate::detection::{AnalyzedTurn, JudgedDisagreement};
 use crate::error::ApplyError;
 use crate::event::{AspectPositionUpdate, DebateEvent};
 use crate::ids::{AspectId, ClaimId, CruxRoomId, DebateId, MessageId, PersonaId, ProposalId};

@@ -119,8 +119,7 @@ impl ClaimDetector {
                 })
                 .take(needed)
                 .collect();
-            if streak.len() < needed || !self.pair_is_free(board, &judged.personas, latest_index)
-            {
+            if streak.len() < needed || !self.pair_is_free(board, &judged.personas, latest_index) {
                 continue;
             }
             out.push(ClaimCandidate {

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::claim::ClaimTransition;
 use crate::crux::CruxCard;
-use crate::detection::JudgedDisagreement;
 use crate::deliberation::{Decision, ProposalStatus, Reaction};
+use crate::detection::JudgedDisagreement;
 use crate::ids::{AspectId, ClaimId, DebateId, MessageId, PersonaId, ProposalId};
 use crate::message::DialogueMessage;
 use crate::persona::{DebateAspect, Persona, Topic};

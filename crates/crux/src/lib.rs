@@ -146,7 +146,11 @@ pub fn turns_taken(board: &Blackboard, room: &CruxRoomId) -> u32 {
 }
 
 fn next_room_id(board: &Blackboard) -> CruxRoomId {
-    let used = board.claims().iter().filter(|c| c.crux_room.is_some()).count();
+    let used = board
+        .claims()
+        .iter()
+        .filter(|c| c.crux_room.is_some())
+        .count();
     let mut n = used + 1;
     loop {
         let id = CruxRoomId::new(format!("room-{n}"));
@@ -264,7 +268,11 @@ async fn converged(host: &dyn RoomHost, room: &CruxRoomId) -> Result<bool, HostE
         return Ok(false);
     };
     let result = host
-        .structured(prompt, ConvergenceCheck::NAME, ConvergenceCheck::json_schema())
+        .structured(
+            prompt,
+            ConvergenceCheck::NAME,
+            ConvergenceCheck::json_schema(),
+        )
         .await
         .and_then(|v| parse_payload::<ConvergenceCheck>(v).map_err(|e| e.to_string()));
     match result {
@@ -290,7 +298,12 @@ async fn write_card(
     };
     let parties: Vec<String> = board
         .claim(claim)
-        .map(|c| c.personas.iter().map(|p| board.persona_name(p).to_owned()).collect())
+        .map(|c| {
+            c.personas
+                .iter()
+                .map(|p| board.persona_name(p).to_owned())
+                .collect()
+        })
         .unwrap_or_default();
     let schema = with_persona_names(&CruxCardPayload::json_schema(), &parties);
     let value = host.structured(prompt, CruxCardPayload::NAME, schema).await;
@@ -303,7 +316,10 @@ async fn write_card(
         })
         .map(|valid| {
             let resolved = valid.value().resolved;
-            (resolved, valid.into_events(Some(claim), Some(room), board.current_round()))
+            (
+                resolved,
+                valid.into_events(Some(claim), Some(room), board.current_round()),
+            )
         });
     match events {
         Ok((resolved, events)) => {

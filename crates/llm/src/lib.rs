@@ -18,8 +18,8 @@
 mod error;
 mod fallback;
 pub mod json;
-pub mod spec;
 mod secret;
+pub mod spec;
 mod traits;
 mod types;
 mod usage;

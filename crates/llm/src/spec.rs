@@ -40,7 +40,9 @@ pub enum ModelSpec {
 
 /// A spec string that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid model spec `{spec}`: {reason} (expected local, local:PATH, anthropic:MODEL, openai:MODEL, openrouter:MODEL or openai-compatible:MODEL@URL)")]
+#[error(
+    "invalid model spec `{spec}`: {reason} (expected local, local:PATH, anthropic:MODEL, openai:MODEL, openrouter:MODEL or openai-compatible:MODEL@URL)"
+)]
 pub struct SpecError {
     /// The spec given.
     pub spec: String,
@@ -76,7 +78,8 @@ impl FromStr for ModelSpec {
                 let (model, url) = rest
                     .rsplit_once('@')
                     .ok_or_else(|| err("openai-compatible needs MODEL@URL"))?;
-                if model.is_empty() || !(url.starts_with("http://") || url.starts_with("https://")) {
+                if model.is_empty() || !(url.starts_with("http://") || url.starts_with("https://"))
+                {
                     return Err(err("openai-compatible needs MODEL@http(s)://…"));
                 }
                 Ok(Self::OpenAiCompatible {
@@ -137,12 +140,7 @@ impl ModelFactory {
         spec: &ModelSpec,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn ChatModel>, ProviderError> {
-        if let Some(model) = self
-            .built
-            .lock()
-            .map_err(|_| poisoned())?
-            .get(spec)
-        {
+        if let Some(model) = self.built.lock().map_err(|_| poisoned())?.get(spec) {
             return Ok(Arc::clone(model));
         }
         let model = build(spec, lookup)?;
@@ -185,11 +183,13 @@ fn build(
             crate::openai::OpenAiConfig::openrouter(model.clone(), lookup)?,
         )?)),
         #[cfg(feature = "http")]
-        ModelSpec::OpenAiCompatible { model, base_url } => {
-            Ok(Arc::new(crate::openai::OpenAiChat::new(
-                crate::openai::OpenAiConfig::local("openai-compatible", base_url.clone(), model.clone()),
-            )?))
-        }
+        ModelSpec::OpenAiCompatible { model, base_url } => Ok(Arc::new(
+            crate::openai::OpenAiChat::new(crate::openai::OpenAiConfig::local(
+                "openai-compatible",
+                base_url.clone(),
+                model.clone(),
+            ))?,
+        )),
         #[allow(unreachable_patterns)]
         other => Err(ProviderError::InvalidRequest {
             reason: format!("model spec `{other}` needs a feature of agon-llm that is not enabled"),

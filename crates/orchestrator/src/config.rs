@@ -380,7 +380,9 @@ impl DebateConfig {
                 file: file.to_owned(),
                 line,
                 message: match field_at(text, line) {
-                    Some(field) if !message.contains(&field) => format!("field `{field}`: {message}"),
+                    Some(field) if !message.contains(&field) => {
+                        format!("field `{field}`: {message}")
+                    }
                     _ => message,
                 },
             }
@@ -412,7 +414,10 @@ impl DebateConfig {
             return bad("topic", "must not be empty".into());
         }
         if self.aspects.is_empty() && !(1..=6).contains(&self.aspect_count) {
-            return bad("aspect_count", format!("{} is outside 1..=6", self.aspect_count));
+            return bad(
+                "aspect_count",
+                format!("{} is outside 1..=6", self.aspect_count),
+            );
         }
         for (i, a) in self.aspects.iter().enumerate() {
             if a.label.trim().is_empty() {
@@ -420,10 +425,16 @@ impl DebateConfig {
             }
         }
         if !(1..=10).contains(&self.minirounds) {
-            return bad("minirounds", format!("{} is outside 1..=10", self.minirounds));
+            return bad(
+                "minirounds",
+                format!("{} is outside 1..=10", self.minirounds),
+            );
         }
         if self.personas.len() < 2 {
-            return bad("personas", format!("needs at least 2 personas, got {}", self.personas.len()));
+            return bad(
+                "personas",
+                format!("needs at least 2 personas, got {}", self.personas.len()),
+            );
         }
         let mut ids = std::collections::HashSet::new();
         for (i, p) in self.personas.iter().enumerate() {
@@ -431,14 +442,23 @@ impl DebateConfig {
                 return bad(&format!("personas[{i}].name"), "must not be empty".into());
             }
             if p.contract.trim().is_empty() {
-                return bad(&format!("personas[{i}].contract"), "must not be empty".into());
+                return bad(
+                    &format!("personas[{i}].contract"),
+                    "must not be empty".into(),
+                );
             }
             let id = p.resolved_id();
             if id.is_empty() || id == "judge" {
-                return bad(&format!("personas[{i}].id"), format!("`{id}` is not usable"));
+                return bad(
+                    &format!("personas[{i}].id"),
+                    format!("`{id}` is not usable"),
+                );
             }
             if !ids.insert(id.clone()) {
-                return bad(&format!("personas[{i}]"), format!("duplicate persona id `{id}`"));
+                return bad(
+                    &format!("personas[{i}]"),
+                    format!("duplicate persona id `{id}`"),
+                );
             }
             if let Some(spec) = &p.model
                 && let Err(e) = spec.parse::<ModelSpec>()
@@ -465,17 +485,27 @@ impl DebateConfig {
         if self.budget.context_tokens < agon_context::ContextBudget::MIN_TOKENS {
             return bad(
                 "budget.context_tokens",
-                format!("{} is below the minimum of {}", self.budget.context_tokens, agon_context::ContextBudget::MIN_TOKENS),
+                format!(
+                    "{} is below the minimum of {}",
+                    self.budget.context_tokens,
+                    agon_context::ContextBudget::MIN_TOKENS
+                ),
             );
         }
         if self.budget.utterance_max_tokens == 0 || self.budget.structured_max_tokens == 0 {
             return bad("budget", "token limits must be positive".into());
         }
         if !(0.0..=1.0).contains(&self.detection.min_confidence) {
-            return bad("detection.min_confidence", format!("{} is outside 0..=1", self.detection.min_confidence));
+            return bad(
+                "detection.min_confidence",
+                format!("{} is outside 0..=1", self.detection.min_confidence),
+            );
         }
         if self.detection.window == 0 || self.detection.consecutive == 0 {
-            return bad("detection", "window and consecutive must be positive".into());
+            return bad(
+                "detection",
+                "window and consecutive must be positive".into(),
+            );
         }
         for (field, t) in [
             ("temperature.debater", self.temperature.debater),
@@ -495,11 +525,19 @@ impl DebateConfig {
     /// Whether any role uses the local model.
     pub fn uses_local_model(&self) -> bool {
         let m = &self.models;
-        [Some(&m.default), m.debater.as_ref(), m.extractor.as_ref(), m.detector.as_ref(), m.reflector.as_ref(), m.crux.as_ref(), m.judge.as_ref()]
-            .into_iter()
-            .flatten()
-            .chain(self.personas.iter().filter_map(|p| p.model.as_ref()))
-            .any(|s| s.parse::<ModelSpec>().is_ok_and(|s| s.is_local()))
+        [
+            Some(&m.default),
+            m.debater.as_ref(),
+            m.extractor.as_ref(),
+            m.detector.as_ref(),
+            m.reflector.as_ref(),
+            m.crux.as_ref(),
+            m.judge.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.personas.iter().filter_map(|p| p.model.as_ref()))
+        .any(|s| s.parse::<ModelSpec>().is_ok_and(|s| s.is_local()))
     }
 }
 
@@ -517,10 +555,15 @@ mod tests {
 
     #[test]
     fn errors_name_file_line_and_field() {
-        let e = DebateConfig::from_toml("topic = \"t\"\nminirounds = \"three\"\n", "a.toml").unwrap_err();
+        let e = DebateConfig::from_toml("topic = \"t\"\nminirounds = \"three\"\n", "a.toml")
+            .unwrap_err();
         let s = e.to_string();
-        assert!(s.starts_with("a.toml:2:") && s.contains("minirounds"), "{s}");
-        let e = DebateConfig::from_toml("topic = \"t\"\n\n[crux]\nmax_turnz = 3\n", "a.toml").unwrap_err();
+        assert!(
+            s.starts_with("a.toml:2:") && s.contains("minirounds"),
+            "{s}"
+        );
+        let e = DebateConfig::from_toml("topic = \"t\"\n\n[crux]\nmax_turnz = 3\n", "a.toml")
+            .unwrap_err();
         let s = e.to_string();
         assert!(s.starts_with("a.toml:4:") && s.contains("max_turnz"), "{s}");
         let e = DebateConfig::from_toml("[models]\ndebater = \"gpt4\"\n", "b.toml").unwrap_err();

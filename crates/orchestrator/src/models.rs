@@ -5,7 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use agon_core::PersonaId;
-use agon_llm::{ChatModel, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, UsageLedger};
+use agon_llm::{
+    ChatModel, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, UsageLedger,
+};
 
 use crate::config::DebateConfig;
 
@@ -126,7 +128,9 @@ impl Models {
                 source: Box::new(source),
             };
             let parsed: ModelSpec = spec.parse().map_err(|e: agon_llm::SpecError| {
-                err(ProviderError::InvalidRequest { reason: e.to_string() })
+                err(ProviderError::InvalidRequest {
+                    reason: e.to_string(),
+                })
             })?;
             factory.build(&parsed, lookup).map_err(err)
         };

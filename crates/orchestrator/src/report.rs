@@ -14,7 +14,12 @@ fn cell(text: &str) -> String {
 }
 
 fn quote_block(s: &mut String, bb: &Blackboard, m: &DialogueMessage) {
-    let _ = writeln!(s, "**{}** ({}):", bb.persona_name(&m.persona), m.kind.label());
+    let _ = writeln!(
+        s,
+        "**{}** ({}):",
+        bb.persona_name(&m.persona),
+        m.kind.label()
+    );
     for line in m.content.lines() {
         let _ = writeln!(s, "> {line}");
     }
@@ -41,11 +46,22 @@ pub fn markdown(bb: &Blackboard) -> String {
 
     s.push_str("## Personas\n\n");
     for p in bb.personas() {
-        let _ = writeln!(s, "- **{}** ({:?}): {} _Voice: {}_", p.name, p.role, one_line(&p.contract), one_line(&p.voice));
+        let _ = writeln!(
+            s,
+            "- **{}** ({:?}): {} _Voice: {}_",
+            p.name,
+            p.role,
+            one_line(&p.contract),
+            one_line(&p.voice)
+        );
     }
     s.push('\n');
 
-    let openings: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == MessageKind::Opening).collect();
+    let openings: Vec<&DialogueMessage> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == MessageKind::Opening)
+        .collect();
     if !openings.is_empty() {
         s.push_str("## Openings\n\n");
         for m in openings {
@@ -54,7 +70,12 @@ pub fn markdown(bb: &Blackboard) -> String {
     }
 
     for aspect in bb.aspects() {
-        let _ = writeln!(s, "## Aspect: {}\n\n_{}_\n", aspect.label, one_line(&aspect.description));
+        let _ = writeln!(
+            s,
+            "## Aspect: {}\n\n_{}_\n",
+            aspect.label,
+            one_line(&aspect.description)
+        );
         let mut last_mr = None;
         for &i in bb.message_indices_for_aspect(&aspect.id) {
             let m = &bb.messages()[i];
@@ -85,18 +106,46 @@ pub fn markdown(bb: &Blackboard) -> String {
 
     s.push_str("## Position ledger\n\n| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
     for p in bb.debaters() {
-        let Some(st) = bb.position(&p.id) else { continue };
-        let list = |items: Vec<String>| if items.is_empty() { "—".to_owned() } else { cell(&items.join("; ")) };
+        let Some(st) = bb.position(&p.id) else {
+            continue;
+        };
+        let list = |items: Vec<String>| {
+            if items.is_empty() {
+                "—".to_owned()
+            } else {
+                cell(&items.join("; "))
+            }
+        };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} |",
             p.name,
             cell(&st.initial_stance),
             cell(&st.overall_stance),
-            list(st.concessions.iter().map(|n| format!("r{}: {}", n.round, n.text)).collect()),
-            list(st.shifts.iter().map(|n| format!("r{}: {}", n.round, n.text)).collect()),
-            list(st.agreements.iter().map(|a| format!("{} on {}", bb.persona_name(&a.with), a.on)).collect()),
-            list(st.disagreements.iter().map(|d| format!("{} on {}", bb.persona_name(&d.with), d.on)).collect()),
+            list(
+                st.concessions
+                    .iter()
+                    .map(|n| format!("r{}: {}", n.round, n.text))
+                    .collect()
+            ),
+            list(
+                st.shifts
+                    .iter()
+                    .map(|n| format!("r{}: {}", n.round, n.text))
+                    .collect()
+            ),
+            list(
+                st.agreements
+                    .iter()
+                    .map(|a| format!("{} on {}", bb.persona_name(&a.with), a.on))
+                    .collect()
+            ),
+            list(
+                st.disagreements
+                    .iter()
+                    .map(|d| format!("{} on {}", bb.persona_name(&d.with), d.on))
+                    .collect()
+            ),
         );
     }
     s.push('\n');
@@ -132,7 +181,11 @@ pub fn markdown(bb: &Blackboard) -> String {
             card.id,
             one_line(&card.question),
             card.disagreement_type.label(),
-            if card.resolved { "resolved" } else { "unresolved" }
+            if card.resolved {
+                "resolved"
+            } else {
+                "unresolved"
+            }
         );
         for p in &card.positions {
             let _ = writeln!(
@@ -150,12 +203,22 @@ pub fn markdown(bb: &Blackboard) -> String {
     if !bb.reflections().is_empty() {
         s.push_str("## Reflections\n\n");
         for r in bb.reflections() {
-            let _ = writeln!(s, "- ({}, importance {}, round {}) {}", r.kind.label(), r.importance, r.round, one_line(&r.content));
+            let _ = writeln!(
+                s,
+                "- ({}, importance {}, round {}) {}",
+                r.kind.label(),
+                r.importance,
+                r.round,
+                one_line(&r.content)
+            );
         }
         s.push('\n');
     }
 
-    for (title, kind) in [("Closings", MessageKind::Closing), ("Synthesis", MessageKind::Synthesis)] {
+    for (title, kind) in [
+        ("Closings", MessageKind::Closing),
+        ("Synthesis", MessageKind::Synthesis),
+    ] {
         let msgs: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == kind).collect();
         if !msgs.is_empty() {
             let _ = writeln!(s, "## {title}\n");
@@ -166,9 +229,18 @@ pub fn markdown(bb: &Blackboard) -> String {
     }
 
     if !bb.warnings().is_empty() {
-        let _ = writeln!(s, "## Warnings\n\n{} optional step(s) failed; the debate continued.\n", bb.warnings().len());
+        let _ = writeln!(
+            s,
+            "## Warnings\n\n{} optional step(s) failed; the debate continued.\n",
+            bb.warnings().len()
+        );
         for w in bb.warnings() {
-            let at = w.message.as_ref().map(ToString::to_string).or_else(|| w.scope.clone()).unwrap_or_default();
+            let at = w
+                .message
+                .as_ref()
+                .map(ToString::to_string)
+                .or_else(|| w.scope.clone())
+                .unwrap_or_default();
             let _ = writeln!(s, "- {} {}: {}", w.step, at, one_line(&w.reason));
         }
         s.push('\n');
@@ -183,15 +255,27 @@ pub fn markdown(bb: &Blackboard) -> String {
             output += u.output_tokens;
             micro += u.cost_micro_usd;
             unpriced |= u.unpriced;
-            let cost = if u.unpriced && u.cost_micro_usd == 0 { "unpriced".to_owned() } else { format!("${:.4}", u.cost_micro_usd as f64 / 1e6) };
-            let _ = writeln!(s, "| {role} | {model} | {} | {} | {} | {cost} |", u.calls, u.input_tokens, u.output_tokens);
+            let cost = if u.unpriced && u.cost_micro_usd == 0 {
+                "unpriced".to_owned()
+            } else {
+                format!("${:.4}", u.cost_micro_usd as f64 / 1e6)
+            };
+            let _ = writeln!(
+                s,
+                "| {role} | {model} | {} | {} | {} | {cost} |",
+                u.calls, u.input_tokens, u.output_tokens
+            );
         }
     }
     let _ = writeln!(
         s,
         "| **total** | | {calls} | {input} | {output} | ${:.4}{} |",
         micro as f64 / 1e6,
-        if unpriced { " + unpriced (local) calls" } else { "" }
+        if unpriced {
+            " + unpriced (local) calls"
+        } else {
+            ""
+        }
     );
     s
 }

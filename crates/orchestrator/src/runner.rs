@@ -162,7 +162,12 @@ impl Orchestrator {
 
     async fn lease(&self, id: &DebateId) -> Result<Lease, OrchestratorError> {
         match self.store.acquire_lease(id, &self.holder, LEASE_TTL).await {
-            Err(StoreError::Leased { holder, since, until, .. }) if holder_is_dead(&holder) => {
+            Err(StoreError::Leased {
+                holder,
+                since,
+                until,
+                ..
+            }) if holder_is_dead(&holder) => {
                 self.store
                     .release_lease(&Lease {
                         debate: id.clone(),
@@ -171,7 +176,10 @@ impl Orchestrator {
                         expires_at: until,
                     })
                     .await?;
-                Ok(self.store.acquire_lease(id, &self.holder, LEASE_TTL).await?)
+                Ok(self
+                    .store
+                    .acquire_lease(id, &self.holder, LEASE_TTL)
+                    .await?)
             }
             other => Ok(other?),
         }
@@ -189,8 +197,12 @@ impl Orchestrator {
         let config = self.config_of(id).await?;
         let lease = self.lease(id).await?;
         self.store.set_status(id, RunStatus::Running).await?;
-        let log = DebateLog::open(Arc::clone(&self.store), id.clone(), SnapshotPolicy::default())
-            .await?;
+        let log = DebateLog::open(
+            Arc::clone(&self.store),
+            id.clone(),
+            SnapshotPolicy::default(),
+        )
+        .await?;
         if log.blackboard().status() == agon_core::DebateStatus::Finished {
             self.store.release_lease(&lease).await?;
             self.store.set_status(id, RunStatus::Finished).await?;
@@ -226,6 +238,7 @@ impl Orchestrator {
             control: control.clone(),
             store: Arc::clone(&self.store),
             lease: Mutex::new((lease, Instant::now())),
+            usage_baseline: models.ledger().snapshot(),
         };
         let result = run.protocol().await;
         let outcome = match result {
@@ -373,7 +386,12 @@ enum Job {
     Barrier(oneshot::Sender<()>),
 }
 
-fn step_failed(step: &str, reason: String, message: Option<MessageId>, scope: Option<String>) -> DebateEvent {
+fn step_failed(
+    step: &str,
+    reason: String,
+    message: Option<MessageId>,
+    scope: Option<String>,
+) -> DebateEvent {
     DebateEvent::StepFailed {
         step: step.to_owned(),
         reason,
@@ -412,7 +430,12 @@ fn analysis_batch(
         {
             Ok((p, j)) => (Some(p), Some(j)),
             Err(reason) => {
-                events.push(step_failed("turn_analysis", reason, Some(m.id.clone()), None));
+                events.push(step_failed(
+                    "turn_analysis",
+                    reason,
+                    Some(m.id.clone()),
+                    None,
+                ));
                 (None, None)
             }
         }
@@ -424,7 +447,12 @@ fn analysis_batch(
         {
             Ok(p) => Some(p),
             Err(reason) => {
-                events.push(step_failed("position_extraction", reason, Some(m.id.clone()), None));
+                events.push(step_failed(
+                    "position_extraction",
+                    reason,
+                    Some(m.id.clone()),
+                    None,
+                ));
                 None
             }
         };
@@ -433,7 +461,12 @@ fn analysis_batch(
         }) {
             Some(Ok(w)) => Some(w.validate(&ectx)),
             Some(Err(reason)) => {
-                events.push(step_failed("disagreement_detection", reason, Some(m.id.clone()), None));
+                events.push(step_failed(
+                    "disagreement_detection",
+                    reason,
+                    Some(m.id.clone()),
+                    None,
+                ));
                 None
             }
             None => None,
@@ -487,17 +520,28 @@ async fn apply_jobs(shared: Arc<Shared>, ctx: Arc<RunCtx>, mut rx: mpsc::Unbound
                     .await;
                 shared.append(events).await.map(|_| ())
             }
-            Job::RoundRecord { aspect, round, call } => {
+            Job::RoundRecord {
+                aspect,
+                round,
+                call,
+            } => {
                 let value = joined(call.await);
                 let events = shared
                     .read(|bb| {
                         let ectx = ExtractionContext::new(bb);
                         match value
-                            .and_then(|v| parse_payload::<RoundRecordPayload>(v).map_err(|e| e.to_string()))
+                            .and_then(|v| {
+                                parse_payload::<RoundRecordPayload>(v).map_err(|e| e.to_string())
+                            })
                             .and_then(|p| p.validate(&ectx).map_err(|e| e.to_string()))
                         {
                             Ok(valid) => valid.into_events(&aspect, round),
-                            Err(reason) => vec![step_failed("round_record", reason, None, Some(aspect.to_string()))],
+                            Err(reason) => vec![step_failed(
+                                "round_record",
+                                reason,
+                                None,
+                                Some(aspect.to_string()),
+                            )],
                         }
                     })
                     .await;
@@ -513,10 +557,19 @@ async fn apply_jobs(shared: Arc<Shared>, ctx: Arc<RunCtx>, mut rx: mpsc::Unbound
 }
 
 /// The reflection decision after an aspect, and the reflection if due.
-async fn reflect(shared: &Shared, ctx: &RunCtx, aspect: &AspectId, round: u32) -> Result<(), OrchestratorError> {
+async fn reflect(
+    shared: &Shared,
+    ctx: &RunCtx,
+    aspect: &AspectId,
+    round: u32,
+) -> Result<(), OrchestratorError> {
     let trigger = ReflectionTrigger::new(ctx.config.reflection_threshold);
     let Some((prompt, names)) = shared
-        .read(|bb| trigger.is_due(bb).then(|| (prompts::reflection(bb), debater_names(bb))))
+        .read(|bb| {
+            trigger
+                .is_due(bb)
+                .then(|| (prompts::reflection(bb), debater_names(bb)))
+        })
         .await
     else {
         return Ok(());
@@ -534,10 +587,17 @@ async fn reflect(shared: &Shared, ctx: &RunCtx, aspect: &AspectId, round: u32) -
                 .collect();
             match value
                 .and_then(|v| parse_payload::<ReflectionBatch>(v).map_err(|e| e.to_string()))
-                .and_then(|b| b.validate(&ExtractionContext::new(bb)).map_err(|e| e.to_string()))
-            {
+                .and_then(|b| {
+                    b.validate(&ExtractionContext::new(bb))
+                        .map_err(|e| e.to_string())
+                }) {
                 Ok(valid) => valid.into_events(round, &sources),
-                Err(reason) => vec![step_failed("reflection", reason, None, Some(aspect.to_string()))],
+                Err(reason) => vec![step_failed(
+                    "reflection",
+                    reason,
+                    None,
+                    Some(aspect.to_string()),
+                )],
             }
         })
         .await;
@@ -572,11 +632,17 @@ struct Run {
     control: RunControl,
     store: Arc<dyn EventStore>,
     lease: Mutex<(Lease, Instant)>,
+    /// The ledger when the run began: a run records only its own usage.
+    usage_baseline: std::collections::BTreeMap<String, agon_llm::ScopeUsage>,
 }
 
 fn clean_utterance(text: &str, name: &str) -> String {
     let mut t = text.trim();
-    for prefix in [format!("{name}:"), format!("**{name}:**"), format!("{name} :")] {
+    for prefix in [
+        format!("{name}:"),
+        format!("**{name}:**"),
+        format!("{name} :"),
+    ] {
         if let Some(rest) = t.strip_prefix(prefix.as_str()) {
             t = rest.trim_start();
         }
@@ -608,7 +674,10 @@ impl Run {
         self.shared.check()
     }
 
-    async fn wait_until(&self, cond: impl Fn(&Blackboard) -> bool) -> Result<(), OrchestratorError> {
+    async fn wait_until(
+        &self,
+        cond: impl Fn(&Blackboard) -> bool,
+    ) -> Result<(), OrchestratorError> {
         let mut rx = self.shared.applied.subscribe();
         loop {
             self.shared.check()?;
@@ -642,6 +711,16 @@ impl Run {
             .ledger()
             .snapshot()
             .into_iter()
+            .map(|(scope, mut u)| {
+                if let Some(before) = self.usage_baseline.get(&scope) {
+                    u.calls -= before.calls.min(u.calls);
+                    u.usage.input_tokens -= before.usage.input_tokens.min(u.usage.input_tokens);
+                    u.usage.output_tokens -= before.usage.output_tokens.min(u.usage.output_tokens);
+                    u.cost_usd = (u.cost_usd - before.cost_usd).max(0.0);
+                    u.unpriced_calls -= before.unpriced_calls.min(u.unpriced_calls);
+                }
+                (scope, u)
+            })
             .filter(|(_, u)| u.calls > 0)
             .map(|(scope, u)| {
                 let (role, model) = scope.split_once('|').unwrap_or((scope.as_str(), ""));
@@ -703,7 +782,9 @@ impl Run {
             (PositionUpdate::NAME, PositionUpdate::json_schema())
         };
         let schema = with_persona_names(&schema, &names);
-        let primary_call = self.ctx.structured_call(Role::Extractor, primary, name, schema);
+        let primary_call = self
+            .ctx
+            .structured_call(Role::Extractor, primary, name, schema);
         let detector_call = detector.map(|p| {
             self.ctx.structured_call(
                 Role::Detector,
@@ -775,10 +856,12 @@ impl Run {
         let words = ctx.config.budget.utterance_words;
         self.shared
             .read(|bb| {
-                let persona = bb.persona(&turn.persona).ok_or_else(|| OrchestratorError::Invalid {
-                    debate: self.debate(),
-                    reason: format!("unknown persona `{}`", turn.persona),
-                })?;
+                let persona =
+                    bb.persona(&turn.persona)
+                        .ok_or_else(|| OrchestratorError::Invalid {
+                            debate: self.debate(),
+                            reason: format!("unknown persona `{}`", turn.persona),
+                        })?;
                 let instruction = prompts::utterance_instruction(bb, persona, &turn.instruction);
                 if turn.role == Role::Judge {
                     let brief = prompts::judge_brief(bb, ctx.budget.total() * 4);
@@ -790,7 +873,13 @@ impl Run {
                 let context = match &turn.phase {
                     Some(phase) => {
                         ctx.assembler
-                            .assemble(bb, turn.persona.as_str(), phase, ctx.budget, &ContextExtras::default())
+                            .assemble(
+                                bb,
+                                turn.persona.as_str(),
+                                phase,
+                                ctx.budget,
+                                &ContextExtras::default(),
+                            )
                             .map_err(|source| OrchestratorError::Context {
                                 debate: self.debate(),
                                 persona: turn.persona.to_string(),
@@ -802,7 +891,11 @@ impl Run {
                 };
                 Ok(Prompt {
                     system: prompts::persona_system(bb, persona, words),
-                    user: if context.is_empty() { instruction } else { format!("{context}\n\n{instruction}") },
+                    user: if context.is_empty() {
+                        instruction
+                    } else {
+                        format!("{context}\n\n{instruction}")
+                    },
                 })
             })
             .await
@@ -815,14 +908,23 @@ impl Run {
         let persona = turn.persona.clone();
         let previous = self
             .shared
-            .read(|bb| bb.messages().iter().rev().find(|m| m.persona == persona).map(|m| m.id.clone()))
+            .read(|bb| {
+                bb.messages()
+                    .iter()
+                    .rev()
+                    .find(|m| m.persona == persona)
+                    .map(|m| m.id.clone())
+            })
             .await;
         if let Some(previous) = previous {
             self.analyse(&previous).await?;
             self.wait_until(|bb| bb.is_analyzed(&previous)).await?;
         }
         let prompt = self.prompt_for(turn).await?;
-        let name = self.shared.read(|bb| bb.persona_name(&turn.persona).to_owned()).await;
+        let name = self
+            .shared
+            .read(|bb| bb.persona_name(&turn.persona).to_owned())
+            .await;
         let model = self.ctx.models.get(turn.role, Some(&turn.persona));
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
@@ -857,7 +959,11 @@ impl Run {
             }
             self.send(DebateUpdate::TurnDiscarded {
                 persona: turn.persona.clone(),
-                reason: if attempt == 0 { "empty utterance, retrying".into() } else { "empty utterance twice, turn skipped".into() },
+                reason: if attempt == 0 {
+                    "empty utterance, retrying".into()
+                } else {
+                    "empty utterance twice, turn skipped".into()
+                },
             });
         }
         self.send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
@@ -971,20 +1077,39 @@ impl Run {
                 .aspects
                 .iter()
                 .enumerate()
-                .map(|(i, a)| DebateAspect::new(format!("aspect-{}", i + 1), a.label.clone(), a.description.clone()))
+                .map(|(i, a)| {
+                    DebateAspect::new(
+                        format!("aspect-{}", i + 1),
+                        a.label.clone(),
+                        a.description.clone(),
+                    )
+                })
                 .collect()
         } else {
             config
                 .aspects
                 .iter()
                 .enumerate()
-                .map(|(i, a)| DebateAspect::new(format!("aspect-{}", i + 1), a.label.trim(), a.description.trim()))
+                .map(|(i, a)| {
+                    DebateAspect::new(
+                        format!("aspect-{}", i + 1),
+                        a.label.trim(),
+                        a.description.trim(),
+                    )
+                })
                 .collect()
         };
         let mut personas: Vec<Persona> = config
             .personas
             .iter()
-            .map(|p| Persona::debater(p.resolved_id(), p.name.trim(), p.contract.trim(), p.voice.trim()))
+            .map(|p| {
+                Persona::debater(
+                    p.resolved_id(),
+                    p.name.trim(),
+                    p.contract.trim(),
+                    p.voice.trim(),
+                )
+            })
             .collect();
         if config.synthesis {
             personas.push(Persona {
@@ -1020,7 +1145,10 @@ impl Run {
     async fn protocol(&self) -> Result<RunOutcome, OrchestratorError> {
         self.start().await?;
         let debaters = self.debaters().await;
-        let aspects: Vec<AspectId> = self.shared.read(|bb| bb.aspects().iter().map(|a| a.id.clone()).collect()).await;
+        let aspects: Vec<AspectId> = self
+            .shared
+            .read(|bb| bb.aspects().iter().map(|a| a.id.clone()).collect())
+            .await;
         self.progress(0, 0, "openings").await;
         for p in &debaters {
             let turn = Turn {
@@ -1045,7 +1173,10 @@ impl Run {
                     return Ok(RunOutcome::Stopped);
                 }
                 self.shared
-                    .append(vec![DebateEvent::AspectStarted { aspect: aspect.clone(), round }])
+                    .append(vec![DebateEvent::AspectStarted {
+                        aspect: aspect.clone(),
+                        round,
+                    }])
                     .await?;
             }
             for mr in 0..self.ctx.config.minirounds {
@@ -1054,8 +1185,14 @@ impl Run {
                     let turn = Turn {
                         persona: p.clone(),
                         kind: MessageKind::Take,
-                        phase: Some(Phase::Take { aspect: aspect.clone(), miniround: mr }),
-                        instruction: Utterance::Take { aspect: aspect.clone(), miniround: mr },
+                        phase: Some(Phase::Take {
+                            aspect: aspect.clone(),
+                            miniround: mr,
+                        }),
+                        instruction: Utterance::Take {
+                            aspect: aspect.clone(),
+                            miniround: mr,
+                        },
                         aspect: Some(aspect.clone()),
                         miniround: Some(mr),
                         room: None,
@@ -1069,7 +1206,8 @@ impl Run {
             }
             self.after_aspect(aspect, round).await?;
         }
-        self.progress(aspects.len(), 0, "waiting for analyses").await;
+        self.progress(aspects.len(), 0, "waiting for analyses")
+            .await;
         self.barrier().await?;
         if self.ctx.config.crux.enabled && !self.crux_rooms().await? {
             return Ok(RunOutcome::Stopped);
@@ -1113,7 +1251,9 @@ impl Run {
         self.barrier().await?;
         self.record_usage().await?;
         self.shared
-            .append(vec![DebateEvent::DebateFinished { time: chrono::Utc::now() }])
+            .append(vec![DebateEvent::DebateFinished {
+                time: chrono::Utc::now(),
+            }])
             .await?;
         Ok(RunOutcome::Finished)
     }
@@ -1141,7 +1281,12 @@ impl Run {
                 let reflected = bb.reflections().iter().any(|r| r.round == round)
                     || bb.step_failed("reflection", aspect.as_str());
                 let reflection_needed = !recorded || (!reflected && !later_applied);
-                (!recorded, reflection_needed, prompts::round_record(bb, aspect), debater_names(bb))
+                (
+                    !recorded,
+                    reflection_needed,
+                    prompts::round_record(bb, aspect),
+                    debater_names(bb),
+                )
             })
             .await;
         if record_needed && let Some(prompt) = prompt {
@@ -1151,10 +1296,17 @@ impl Run {
                 RoundRecordPayload::NAME,
                 with_persona_names(&RoundRecordPayload::json_schema(), &names),
             ));
-            self.enqueue(Job::RoundRecord { aspect: aspect.clone(), round, call })?;
+            self.enqueue(Job::RoundRecord {
+                aspect: aspect.clone(),
+                round,
+                call,
+            })?;
         }
         if reflection_needed {
-            self.enqueue(Job::Reflection { aspect: aspect.clone(), round })?;
+            self.enqueue(Job::Reflection {
+                aspect: aspect.clone(),
+                round,
+            })?;
         }
         Ok(())
     }
@@ -1166,7 +1318,11 @@ impl Run {
         let (claim, promote) = self
             .shared
             .read(|bb| {
-                if let Some(c) = bb.claims().iter().find(|c| c.status == ClaimStatus::InCruxRoom) {
+                if let Some(c) = bb
+                    .claims()
+                    .iter()
+                    .find(|c| c.status == ClaimStatus::InCruxRoom)
+                {
                     return (Some(c.id.clone()), None);
                 }
                 let rooms = bb.claims().iter().filter(|c| c.crux_room.is_some()).count() as u32;
@@ -1185,7 +1341,9 @@ impl Run {
         if claim.is_some() {
             return Ok(claim);
         }
-        let Some(event) = promote else { return Ok(None) };
+        let Some(event) = promote else {
+            return Ok(None);
+        };
         let id = match &event {
             DebateEvent::ClaimOpened { claim, .. } => claim.clone(),
             _ => return Ok(None),
@@ -1232,9 +1390,8 @@ impl Run {
 /// The strongest judged disagreement (or, failing that, recorded ledger
 /// disagreement) between a pair without any claim, as a `claim_opened` event.
 fn strongest_unclaimed(bb: &Blackboard) -> Option<DebateEvent> {
-    let claimed = |a: &PersonaId, b: &PersonaId| {
-        bb.claims().iter().any(|c| c.involves(a) && c.involves(b))
-    };
+    let claimed =
+        |a: &PersonaId, b: &PersonaId| bb.claims().iter().any(|c| c.involves(a) && c.involves(b));
     let mut best: Option<(u8, [PersonaId; 2], String, MessageId)> = None;
     for turn in bb.analyzed_turns() {
         for d in &turn.disagreements {
@@ -1242,7 +1399,12 @@ fn strongest_unclaimed(bb: &Blackboard) -> Option<DebateEvent> {
                 continue;
             }
             if best.as_ref().is_none_or(|b| d.confidence > b.0) {
-                best = Some((d.confidence, d.personas.clone(), d.claim.clone(), turn.message.clone()));
+                best = Some((
+                    d.confidence,
+                    d.personas.clone(),
+                    d.claim.clone(),
+                    turn.message.clone(),
+                ));
             }
         }
     }
@@ -1293,7 +1455,12 @@ impl RoomHost for Host<'_> {
     }
 
     async fn append(&self, events: Vec<DebateEvent>) -> Result<(), HostError> {
-        self.run.shared.append(events).await.map(|_| ()).map_err(|e| Box::new(e) as HostError)
+        self.run
+            .shared
+            .append(events)
+            .await
+            .map(|_| ())
+            .map_err(|e| Box::new(e) as HostError)
     }
 
     async fn speak(&self, turn: RoomTurn) -> Result<Option<MessageId>, HostError> {
@@ -1325,6 +1492,9 @@ impl RoomHost for Host<'_> {
         name: &'static str,
         schema: serde_json::Value,
     ) -> Result<serde_json::Value, String> {
-        self.run.ctx.structured_call(Role::Crux, prompt, name, schema).await
+        self.run
+            .ctx
+            .structured_call(Role::Crux, prompt, name, schema)
+            .await
     }
 }

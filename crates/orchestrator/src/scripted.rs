@@ -30,7 +30,11 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
 fn participants(text: &str) -> Vec<String> {
     between(text, "Participants: ", "\n")
         .or_else(|| between(text, "other participants: ", "."))
-        .map(|s| s.split(", ").map(|n| n.trim().trim_end_matches('.').to_owned()).collect())
+        .map(|s| {
+            s.split(", ")
+                .map(|n| n.trim().trim_end_matches('.').to_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -47,7 +51,11 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
     let names = participants(user);
     let first = names.first().cloned().unwrap_or_else(|| "Mara".into());
     let second = names.get(1).cloned().unwrap_or_else(|| "Theo".into());
-    let other = if speaker == first { second.clone() } else { first.clone() };
+    let other = if speaker == first {
+        second.clone()
+    } else {
+        first.clone()
+    };
     let position = json!({
         "overallStance": format!("{speaker} holds their ground on the question."),
         "aspectPosition": {
@@ -83,8 +91,12 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
         }]}),
         Some("convergence_check") => json!({"converged": false, "reason": "They still disagree."}),
         Some("crux_card") => {
-            let a = between(user, "Between ", " and ").unwrap_or("Mara").to_owned();
-            let b = between(user, &format!("Between {a} and "), ".\n").unwrap_or("Theo").to_owned();
+            let a = between(user, "Between ", " and ")
+                .unwrap_or("Mara")
+                .to_owned();
+            let b = between(user, &format!("Between {a} and "), ".\n")
+                .unwrap_or("Theo")
+                .to_owned();
             json!({
                 "question": "Is the trade-off worth it?",
                 "positions": [
@@ -105,7 +117,11 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
         None => {
             let name = between(system, "You are ", ",").unwrap_or("The judge");
             let instruction = user.rsplit("\n\n").next().unwrap_or(user);
-            let gist: String = instruction.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
+            let gist: String = instruction
+                .split_whitespace()
+                .take(12)
+                .collect::<Vec<_>>()
+                .join(" ");
             return format!("{name} speaks: {gist}");
         }
     };
@@ -177,7 +193,12 @@ impl ScriptedModel {
             tokio::time::sleep(self.delay).await;
         }
         let system = request.system.clone().unwrap_or_default();
-        let user: String = request.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+        let user: String = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         let content = reply(&system, &user, schema);
         ChatResponse {
             usage: Usage {
@@ -208,13 +229,22 @@ impl ChatModel for ScriptedModel {
         Ok(self.answer(&request, None).await)
     }
 
-    async fn complete_json(&self, request: ChatRequest, schema: &JsonSchema) -> Result<JsonResponse, ProviderError> {
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
         request.validate()?;
         let response = self.answer(&request, Some(&schema.name)).await;
-        let value = serde_json::from_str(&response.content).map_err(|e| ProviderError::InvalidRequest {
-            reason: format!("scripted reply is not JSON: {e}"),
-        })?;
-        Ok(JsonResponse { value, response, repaired: false })
+        let value =
+            serde_json::from_str(&response.content).map_err(|e| ProviderError::InvalidRequest {
+                reason: format!("scripted reply is not JSON: {e}"),
+            })?;
+        Ok(JsonResponse {
+            value,
+            response,
+            repaired: false,
+        })
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
@@ -223,9 +253,19 @@ impl ChatModel for ScriptedModel {
         let mut chunks: Vec<Result<ChatChunk, ProviderError>> = response
             .content
             .split_inclusive(' ')
-            .map(|p| Ok(ChatChunk { delta: p.to_owned(), usage: None, finish_reason: None }))
+            .map(|p| {
+                Ok(ChatChunk {
+                    delta: p.to_owned(),
+                    usage: None,
+                    finish_reason: None,
+                })
+            })
             .collect();
-        chunks.push(Ok(ChatChunk { delta: String::new(), usage: Some(response.usage), finish_reason: Some("stop".into()) }));
+        chunks.push(Ok(ChatChunk {
+            delta: String::new(),
+            usage: Some(response.usage),
+            finish_reason: Some("stop".into()),
+        }));
         Ok(Box::pin(futures::stream::iter(chunks)))
     }
 }

@@ -17,7 +17,10 @@ use futures::StreamExt;
 use support::{canonical, small_config, sqlite};
 
 fn scripted() -> Models {
-    Models::uniform(Arc::new(ScriptedModel::new(Duration::ZERO)), PriceTable::with_defaults())
+    Models::uniform(
+        Arc::new(ScriptedModel::new(Duration::ZERO)),
+        PriceTable::with_defaults(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -25,7 +28,10 @@ async fn a_small_debate_runs_every_step_of_the_protocol() {
     let orch = Orchestrator::new(sqlite().await);
     let mut updates = orch.subscribe();
     let id = orch.create(&small_config()).await.unwrap();
-    let outcome = orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+    let outcome = orch
+        .run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
     let (bb, _) = orch.store().load(&id).await.unwrap();
 
@@ -37,14 +43,27 @@ async fn a_small_debate_runs_every_step_of_the_protocol() {
     assert_eq!(kinds(MessageKind::Closing), 3);
     assert_eq!(kinds(MessageKind::Synthesis), 1);
     // Every debater's message analysed exactly once (not the judge's synthesis).
-    let debater_messages = bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis).count();
-    assert!(bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis).all(|m| bb.is_analyzed(&m.id)));
+    let debater_messages = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis)
+        .count();
+    assert!(
+        bb.messages()
+            .iter()
+            .filter(|m| m.kind != MessageKind::Synthesis)
+            .all(|m| bb.is_analyzed(&m.id))
+    );
     assert_eq!(bb.analyzed_turns().len(), debater_messages);
     // Claims: Mara and Theo judged at 90% in every window → claim after 2 windows.
     let claim = &bb.claims()[0];
     assert_eq!(claim.personas, ["mara".into(), "theo".into()]);
     assert_eq!(claim.source_messages.len(), 2);
-    assert_eq!(claim.status, ClaimStatus::Abandoned, "scripted card: not resolved");
+    assert_eq!(
+        claim.status,
+        ClaimStatus::Abandoned,
+        "scripted card: not resolved"
+    );
     assert_eq!(bb.crux_cards().len(), 1);
     // Round records per aspect, reflections when the trigger fired.
     assert_eq!(bb.rounds().len(), 2);
@@ -55,14 +74,26 @@ async fn a_small_debate_runs_every_step_of_the_protocol() {
     assert!(!ledger.initial_stance.is_empty() && !ledger.disagreements.is_empty());
 
     let md = report::markdown(&bb);
-    for heading in ["## Personas", "## Aspect: Cost", "## Position ledger", "## Contested claims", "Crux card card-1", "## Reflections", "## Closings", "## Synthesis", "## Usage and cost"] {
+    for heading in [
+        "## Personas",
+        "## Aspect: Cost",
+        "## Position ledger",
+        "## Contested claims",
+        "Crux card card-1",
+        "## Reflections",
+        "## Closings",
+        "## Synthesis",
+        "## Usage and cost",
+    ] {
         assert!(md.contains(heading), "report lacks {heading}");
     }
 
     // The subscription saw every persisted event, in sequence, and tokens.
     let mut seqs = Vec::new();
     let mut tokens = 0;
-    while let Ok(Some(update)) = tokio::time::timeout(Duration::from_millis(50), updates.next()).await {
+    while let Ok(Some(update)) =
+        tokio::time::timeout(Duration::from_millis(50), updates.next()).await
+    {
         match update {
             DebateUpdate::Event { seq, .. } => seqs.push(seq),
             DebateUpdate::Token { .. } => tokens += 1,
@@ -78,7 +109,9 @@ async fn a_small_debate_runs_every_step_of_the_protocol() {
 async fn stopping_and_resuming_matches_an_uninterrupted_run() {
     let orch = Orchestrator::new(sqlite().await);
     let reference = orch.create(&small_config()).await.unwrap();
-    orch.run(&reference, &scripted(), RunControl::default()).await.unwrap();
+    orch.run(&reference, &scripted(), RunControl::default())
+        .await
+        .unwrap();
     let (expected, _) = orch.store().load(&reference).await.unwrap();
 
     for stop_after in [1usize, 5, 14, 19, 22] {
@@ -89,7 +122,11 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
         let watcher = tokio::spawn(async move {
             let mut messages = 0;
             while let Some(u) = updates.next().await {
-                if let DebateUpdate::Event { event: DebateEvent::MessageAppended { .. }, .. } = u {
+                if let DebateUpdate::Event {
+                    event: DebateEvent::MessageAppended { .. },
+                    ..
+                } = u
+                {
                     messages += 1;
                     if messages == stop_after {
                         stop.cancel();
@@ -103,10 +140,17 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
         assert_eq!(first, RunOutcome::Stopped, "stop after {stop_after}");
         let status = orch.store().debate(&id).await.unwrap().status;
         assert_eq!(status.as_str(), "interrupted");
-        let second = orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+        let second = orch
+            .run(&id, &scripted(), RunControl::default())
+            .await
+            .unwrap();
         assert_eq!(second, RunOutcome::Finished);
         let (bb, _) = orch.store().load(&id).await.unwrap();
-        assert_eq!(canonical(&bb), canonical(&expected), "stop after {stop_after}");
+        assert_eq!(
+            canonical(&bb),
+            canonical(&expected),
+            "stop after {stop_after}"
+        );
     }
 }
 
@@ -116,17 +160,41 @@ struct Broken(ScriptedModel);
 
 #[async_trait::async_trait]
 impl ChatModel for Broken {
-    fn provider(&self) -> &str { "broken" }
-    fn model_id(&self) -> &str { "broken" }
-    async fn complete(&self, r: agon_llm::ChatRequest) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+    fn provider(&self) -> &str {
+        "broken"
+    }
+    fn model_id(&self) -> &str {
+        "broken"
+    }
+    async fn complete(
+        &self,
+        r: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
         self.0.complete(r).await
     }
-    async fn complete_json(&self, _r: agon_llm::ChatRequest, s: &agon_llm::JsonSchema) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
-        Err(agon_llm::ProviderError::InvalidRequest { reason: format!("no valid JSON for {}", s.name) })
+    async fn complete_json(
+        &self,
+        _r: agon_llm::ChatRequest,
+        s: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        Err(agon_llm::ProviderError::InvalidRequest {
+            reason: format!("no valid JSON for {}", s.name),
+        })
     }
-    async fn stream(&self, r: agon_llm::ChatRequest) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
-        if r.system.as_deref().unwrap_or_default().starts_with("You are Priya") {
-            let chunk = agon_llm::ChatChunk { delta: "   ".into(), usage: None, finish_reason: Some("stop".into()) };
+    async fn stream(
+        &self,
+        r: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        if r.system
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("You are Priya")
+        {
+            let chunk = agon_llm::ChatChunk {
+                delta: "   ".into(),
+                usage: None,
+                finish_reason: Some("stop".into()),
+            };
             return Ok(Box::pin(futures::stream::iter(vec![Ok(chunk)])));
         }
         self.0.stream(r).await
@@ -137,17 +205,34 @@ impl ChatModel for Broken {
 async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messages() {
     let orch = Orchestrator::new(sqlite().await);
     let id = orch.create(&small_config()).await.unwrap();
-    let models = Models::uniform(Arc::new(Broken(ScriptedModel::default())), PriceTable::default());
-    assert_eq!(orch.run(&id, &models, RunControl::default()).await.unwrap(), RunOutcome::Finished);
+    let models = Models::uniform(
+        Arc::new(Broken(ScriptedModel::default())),
+        PriceTable::default(),
+    );
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
     let (bb, _) = orch.store().load(&id).await.unwrap();
     // Priya's turns are skipped (after one retry) and recorded; others spoke.
     assert!(bb.messages().iter().all(|m| m.persona.as_str() != "priya"));
-    let skipped = bb.warnings().iter().filter(|w| w.step == "utterance").count();
+    let skipped = bb
+        .warnings()
+        .iter()
+        .filter(|w| w.step == "utterance")
+        .count();
     assert_eq!(skipped, 1 + 2 * 2 + 1, "opening, 4 takes, closing");
     // Every analysis failed → a warning per message, and the message is still marked analysed.
-    let spoken = bb.messages().iter().filter(|m| m.kind != MessageKind::Synthesis);
+    let spoken = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis);
     assert!(spoken.clone().all(|m| bb.is_analyzed(&m.id)));
-    let failed = bb.warnings().iter().filter(|w| w.step == "turn_analysis" || w.step == "position_extraction").count();
+    let failed = bb
+        .warnings()
+        .iter()
+        .filter(|w| w.step == "turn_analysis" || w.step == "position_extraction")
+        .count();
     assert_eq!(failed, spoken.count());
     assert!(bb.warnings().iter().any(|w| w.step == "round_record"));
     assert!(bb.claims().is_empty(), "no judgement, no claim");
@@ -164,7 +249,9 @@ async fn aspects_are_decomposed_by_the_judge_when_not_configured() {
     config.crux.enabled = false;
     config.synthesis = false;
     let id = orch.create(&config).await.unwrap();
-    orch.run(&id, &scripted(), RunControl::default()).await.unwrap();
+    orch.run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap();
     let (bb, _) = orch.store().load(&id).await.unwrap();
     let labels: Vec<_> = bb.aspects().iter().map(|a| a.label.as_str()).collect();
     assert_eq!(labels, ["Costs", "Benefits"]);
@@ -176,8 +263,14 @@ async fn a_second_runner_cannot_take_a_running_debate() {
     let store = sqlite().await;
     let orch = Orchestrator::new(Arc::clone(&store));
     let id = orch.create(&small_config()).await.unwrap();
-    store.acquire_lease(&id, "elsewhere:1", Duration::from_secs(60)).await.unwrap();
-    let err = orch.run(&id, &scripted(), RunControl::default()).await.unwrap_err();
+    store
+        .acquire_lease(&id, "elsewhere:1", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let err = orch
+        .run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("elsewhere:1"), "{err}");
 }
 
@@ -204,8 +297,17 @@ async fn a_debate_runs_through_a_local_openai_compatible_server() {
     config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
     let orch = Orchestrator::new(sqlite().await);
     let id = orch.create(&config).await.unwrap();
-    let models = Models::from_config(&config, &ModelFactory::new(), &|_| None, PriceTable::with_defaults()).unwrap();
-    assert_eq!(orch.run(&id, &models, RunControl::default()).await.unwrap(), RunOutcome::Finished);
+    let models = Models::from_config(
+        &config,
+        &ModelFactory::new(),
+        &|_| None,
+        PriceTable::with_defaults(),
+    )
+    .unwrap();
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
     let (bb, _) = orch.store().load(&id).await.unwrap();
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
     assert_eq!(bb.crux_cards().len(), 1);

@@ -205,19 +205,24 @@ impl AspectPlan {
                 notes.push("aspects: dropped an aspect without a label".into());
                 continue;
             };
-            if aspects
-                .iter()
-                .any(|x| x.label.eq_ignore_ascii_case(&label))
-            {
+            if aspects.iter().any(|x| x.label.eq_ignore_ascii_case(&label)) {
                 notes.push(format!("aspects: dropped duplicate {label:?}"));
                 continue;
             }
-            let description = clean(&a.description, Limits::ITEM, "aspects.description", &mut notes)
-                .unwrap_or_else(|| label.clone());
+            let description = clean(
+                &a.description,
+                Limits::ITEM,
+                "aspects.description",
+                &mut notes,
+            )
+            .unwrap_or_else(|| label.clone());
             aspects.push(AspectPayload { label, description });
         }
         if aspects.len() > max {
-            notes.push(format!("aspects: kept the first {max} of {}", aspects.len()));
+            notes.push(format!(
+                "aspects: kept the first {max} of {}",
+                aspects.len()
+            ));
             aspects.truncate(max);
         }
         if aspects.is_empty() {
@@ -292,11 +297,26 @@ mod tests {
     fn aspect_plan_drops_duplicates_and_caps() {
         let plan = AspectPlan {
             aspects: vec![
-                AspectPayload { label: "Cost".into(), description: "money".into() },
-                AspectPayload { label: "cost".into(), description: "again".into() },
-                AspectPayload { label: " ".into(), description: "none".into() },
-                AspectPayload { label: "Safety".into(), description: "".into() },
-                AspectPayload { label: "Time".into(), description: "t".into() },
+                AspectPayload {
+                    label: "Cost".into(),
+                    description: "money".into(),
+                },
+                AspectPayload {
+                    label: "cost".into(),
+                    description: "again".into(),
+                },
+                AspectPayload {
+                    label: " ".into(),
+                    description: "none".into(),
+                },
+                AspectPayload {
+                    label: "Safety".into(),
+                    description: "".into(),
+                },
+                AspectPayload {
+                    label: "Time".into(),
+                    description: "t".into(),
+                },
             ],
         };
         let v = plan.validate(2).unwrap();

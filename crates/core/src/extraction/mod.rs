@@ -39,7 +39,8 @@ mod names_tests {
         let s = with_persona_names(&<TurnAnalysis as Payload>::json_schema(), &names).to_string();
         assert!(s.contains(r#""enum":["Ada","Bo",null]"#), "{s}");
         assert!(s.contains(r#""enum":["Ada","Bo"]"#), "{s}");
-        let c = with_persona_names(&<CruxCardPayload as Payload>::json_schema(), &names).to_string();
+        let c =
+            with_persona_names(&<CruxCardPayload as Payload>::json_schema(), &names).to_string();
         assert!(c.contains(r#""enum":["Ada","Bo"]"#), "{c}");
     }
 }

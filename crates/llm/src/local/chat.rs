@@ -27,9 +27,19 @@ use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
 use super::{PROVIDER, inference, invalid};
 use crate::error::ProviderError;
-use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
+use crate::json::{Attempt, extract_json, structured};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+
+/// Appends a one-line JSON reminder to the system prompt.
+fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
+    let reminder = "Reply with a single JSON object and nothing else.";
+    request.system = Some(match request.system.take() {
+        Some(system) => format!("{system}\n{reminder}"),
+        None => reminder.to_owned(),
+    });
+    request
+}
 
 /// Penalty on recently generated tokens (1.0 = none).
 const REPEAT_PENALTY: f32 = 1.2;
@@ -377,8 +387,9 @@ impl LocalChat {
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
             let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
             if !recent.is_empty() {
-                row = candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
-                    .map_err(inference)?;
+                row =
+                    candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
+                        .map_err(inference)?;
             }
             if let Some(matcher) = matcher.as_mut() {
                 if matcher.is_stopped() {
@@ -491,7 +502,11 @@ impl ChatModel for LocalChat {
         schema: &JsonSchema,
     ) -> Result<JsonResponse, ProviderError> {
         request.validate()?;
-        let request = with_schema_instruction(request, schema);
+        // The grammar holds the output to the schema, so the schema text is
+        // not added to the prompt: on a small model a long prompt costs far
+        // more (prompt time, and slower generation over a longer context)
+        // than it helps. The caller's prompt should name the fields.
+        let request = with_json_reminder(request);
         structured(PROVIDER, schema, request, |request| {
             let this = self.clone();
             let schema = schema.clone();

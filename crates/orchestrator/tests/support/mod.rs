@@ -18,13 +18,20 @@ pub fn unique(prefix: &str) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    format!("{prefix}_{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 pub async fn sqlite() -> Arc<dyn EventStore> {
     let dir = std::env::temp_dir().join("agon-orchestrator-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}", dir.join(format!("{}.db", unique("t"))).display());
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!("{}.db", unique("t"))).display()
+    );
     agon_store::open(&url).await.unwrap()
 }
 
@@ -34,12 +41,17 @@ pub async fn postgres() -> Arc<dyn EventStore> {
     let admin = std::env::var("AGON_TEST_DATABASE_URL")
         .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
     let name = unique("agon_t");
-    let mut c = sqlx::PgConnection::connect(&admin).await.expect("connect to the test server");
+    let mut c = sqlx::PgConnection::connect(&admin)
+        .await
+        .expect("connect to the test server");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .execute(&mut c)
         .await
         .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b).to_owned();
+    let base = admin
+        .rsplit_once('/')
+        .map_or(admin.as_str(), |(b, _)| b)
+        .to_owned();
     agon_store::open(&format!("{base}/{name}")).await.unwrap()
 }
 
@@ -47,8 +59,14 @@ pub async fn postgres() -> Arc<dyn EventStore> {
 pub fn small_config() -> DebateConfig {
     let mut c = DebateConfig::default();
     c.aspects = vec![
-        AspectConfig { label: "Cost".into(), description: "Who pays.".into() },
-        AspectConfig { label: "Health".into(), description: "Air and safety.".into() },
+        AspectConfig {
+            label: "Cost".into(),
+            description: "Who pays.".into(),
+        },
+        AspectConfig {
+            label: "Health".into(),
+            description: "Air and safety.".into(),
+        },
     ];
     c.minirounds = 2;
     c.crux.max_turns = 2;
@@ -60,7 +78,14 @@ pub fn small_config() -> DebateConfig {
 fn strip(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            for key in ["time", "started_at", "finished_at", "usage", "events_applied", "debate"] {
+            for key in [
+                "time",
+                "started_at",
+                "finished_at",
+                "usage",
+                "events_applied",
+                "debate",
+            ] {
                 map.remove(key);
             }
             map.values_mut().for_each(strip);
