@@ -554,6 +554,20 @@ mod tests {
     }
 
     #[test]
+    fn the_example_configs_parse() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let full = DebateConfig::load(&Path::new(root).join("debate.toml")).unwrap();
+        let mut expected = DebateConfig::default();
+        expected.aspects = full.aspects.clone();
+        assert_eq!(full, expected, "examples/debate.toml shows the defaults");
+        let demo = DebateConfig::load(&Path::new(root).join("demo.toml")).unwrap();
+        assert_eq!(
+            (demo.aspects.len(), demo.personas.len(), demo.crux.min_rooms),
+            (2, 3, 1)
+        );
+    }
+
+    #[test]
     fn errors_name_file_line_and_field() {
         let e = DebateConfig::from_toml("topic = \"t\"\nminirounds = \"three\"\n", "a.toml")
             .unwrap_err();

@@ -41,6 +41,9 @@ fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
     request
 }
 
+/// Fewest tokens constrained JSON may use (see `generate`).
+const JSON_MIN_TOKENS: usize = 640;
+
 /// Penalty on recently generated tokens (1.0 = none).
 const REPEAT_PENALTY: f32 = 1.2;
 /// How many recent tokens the penalty looks at.
@@ -319,12 +322,20 @@ impl LocalChat {
         let prefix = encode(&prefix_text)?;
         let rest = encode(&rest_text)?;
         let prompt_len = prefix.len() + rest.len();
-        let wanted = prompt_len + request.max_tokens as usize;
+        // Constrained JSON must be allowed to close: the grammar bounds its
+        // length (strings and arrays are capped), so a low `max_tokens` is
+        // raised to that floor rather than cutting the JSON short.
+        let max_tokens = if matcher.is_some() {
+            (request.max_tokens as usize).max(JSON_MIN_TOKENS)
+        } else {
+            request.max_tokens as usize
+        };
+        let wanted = prompt_len + max_tokens;
         if wanted > engine.context {
             return Err(ProviderError::InvalidRequest {
                 reason: format!(
-                    "local: the prompt has {prompt_len} tokens and up to {} more were asked for, over the model's context window of {} tokens",
-                    request.max_tokens, engine.context
+                    "local: the prompt has {prompt_len} tokens and up to {max_tokens} more were asked for, over the model's context window of {} tokens",
+                    engine.context
                 ),
             });
         }
@@ -379,7 +390,7 @@ impl LocalChat {
         let mut generated: Vec<u32> = Vec::new();
         let mut text = String::new();
         let mut finish = "length".to_owned();
-        for position in prompt_len..prompt_len + request.max_tokens as usize {
+        for position in prompt_len..prompt_len + max_tokens {
             let mut row = logits
                 .squeeze(0)
                 .and_then(|l| l.to_dtype(candle_core::DType::F32))

@@ -1,0 +1,288 @@
+//! The `agon` binary end to end: commands, exit codes, and resume after
+//! SIGKILL at random points (against a local OpenAI-compatible stub server
+//! answering with the scripted model).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use agon_orchestrator::scripted::openai_reply;
+use serde_json::Value;
+
+const AGON: &str = env!("CARGO_BIN_EXE_agon");
+
+struct Stub {
+    delay: Duration,
+}
+
+impl wiremock::Respond for Stub {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = openai_reply(&body);
+        wiremock::ResponseTemplate::new(200)
+            .set_body_raw(text, content_type)
+            .set_delay(self.delay)
+    }
+}
+
+async fn stub(delay: Duration) -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Stub { delay })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "agon-cli-tests-{}-{name}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn config(dir: &Path, server: &str) -> PathBuf {
+    let path = dir.join("debate.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"topic = "Should cities ban private cars from their centres?"
+minirounds = 2
+
+[[aspects]]
+label = "Cost"
+
+[[aspects]]
+label = "Health"
+
+[models]
+default = "openai-compatible:stub@{server}/v1"
+
+[crux]
+max_turns = 2
+check_every = 2
+max_rooms = 1
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn agon(dir: &Path, args: &[&str]) -> Output {
+    Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn only_debate(dir: &Path) -> String {
+    let list = agon(dir, &["list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    let ids: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids.len(), 1, "{text}");
+    ids[0].to_owned()
+}
+
+fn strip(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in [
+                "time",
+                "started_at",
+                "finished_at",
+                "usage",
+                "events_applied",
+                "debate",
+            ] {
+                map.remove(key);
+            }
+            map.values_mut().for_each(strip);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+fn canonical(dir: &Path, id: &str) -> Value {
+    let shown = agon(dir, &["show", id, "--json"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let mut v: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    strip(&mut v);
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_run_show_report_and_export_a_debate() {
+    let server = stub(Duration::ZERO).await;
+    let dir = temp_dir("commands");
+    let cfg = config(&dir, &server.uri());
+    let run = agon(&dir, &["debate", "--config", cfg.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    // Utterances are streamed under their speaker's name.
+    assert!(stdout(&run).contains("Mara speaks:"), "{}", stdout(&run));
+    let id = only_debate(&dir);
+    assert!(stdout(&agon(&dir, &["list"])).contains("finished"));
+
+    let transcript = stdout(&agon(&dir, &["show", &id]));
+    assert!(
+        transcript.contains("[msg-1] Mara (opening)"),
+        "{transcript}"
+    );
+    let board = stdout(&agon(&dir, &["show", &id, "--blackboard"]));
+    assert!(
+        board.contains("CLAIMS") && board.contains("claim-1"),
+        "{board}"
+    );
+
+    let out = dir.join("report.md");
+    let report = agon(&dir, &["report", &id, "-o", out.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(md.contains("## Position ledger") && md.contains("## Usage and cost"));
+
+    let export = agon(&dir, &["export", &id]);
+    let events: Vec<Value> = serde_json::from_slice(&export.stdout).unwrap();
+    assert_eq!(events[0]["seq"], 1);
+    assert_eq!(events[0]["event"]["type"], "debate_started");
+    assert_eq!(events.last().unwrap()["event"]["type"], "debate_finished");
+}
+
+#[test]
+fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
+    let dir = temp_dir("errors");
+    // Usage error.
+    let o = agon(&dir, &["debate", "--minirounds", "many"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Config error naming file, line and field.
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "topic = \"t\"\n[crux]\nmax_turns = \"eight\"\n").unwrap();
+    let o = agon(&dir, &["debate", "--config", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.toml:3") && e.contains("crux.max_turns"),
+        "{e}"
+    );
+    // A model spec that does not parse is a config error too.
+    let o = agon(&dir, &["debate", "--model", "gpt4"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    // A store that cannot be opened fails before any model is loaded.
+    let o = Command::new(AGON)
+        .args([
+            "--store",
+            "mysql://nope",
+            "debate",
+            "--model",
+            "local:/nonexistent.gguf",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mysql://nope"), "{}", stderr(&o));
+    // Unknown debate id.
+    let o = agon(&dir, &["report", "d-missing"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("d-missing"), "{}", stderr(&o));
+    // A missing local model file names the command that fetches it.
+    let o = agon(&dir, &["debate", "--model", "local:/nonexistent.gguf"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent.gguf"), "{}", stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
+    let server = stub(Duration::from_millis(4)).await;
+    let reference_dir = temp_dir("reference");
+    let cfg = config(&reference_dir, &server.uri());
+    let run = agon(
+        &reference_dir,
+        &["debate", "--quiet", "--config", cfg.to_str().unwrap()],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let expected = canonical(&reference_dir, &only_debate(&reference_dir));
+    let messages = expected["messages"].as_array().unwrap().len();
+
+    let runs = 20;
+    let mut kills = 0;
+    for i in 0..runs {
+        let dir = temp_dir("kill");
+        let cfg = config(&dir, &server.uri());
+        let store = format!("sqlite://{}", dir.join("agon.db").display());
+        let mut child = Command::new(AGON)
+            .env("AGON_STORE", &store)
+            .args(["debate", "--quiet", "--config", cfg.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill somewhere between start-up and the end of the debate.
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(20..700))).await;
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+        let list = agon(&dir, &["list"]);
+        if stdout(&list).trim().is_empty() {
+            continue; // killed before the debate was created: nothing to resume
+        }
+        let id = only_debate(&dir);
+        // Resume, killing again now and then, until it finishes.
+        for attempt in 0..10 {
+            let mut child = Command::new(AGON)
+                .env("AGON_STORE", &store)
+                .args(["resume", &id, "--quiet"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            if attempt == 0 && i % 3 == 0 {
+                tokio::time::sleep(Duration::from_millis(fastrand::u64(10..200))).await;
+                if child.try_wait().unwrap().is_none() {
+                    child.kill().unwrap();
+                    kills += 1;
+                }
+                child.wait().unwrap();
+                continue;
+            }
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "resume of {id}: {}", stderr(&out));
+            break;
+        }
+        let got = canonical(&dir, &id);
+        assert_eq!(
+            got["messages"].as_array().unwrap().len(),
+            messages,
+            "run {i}: messages lost or repeated"
+        );
+        assert_eq!(
+            got, expected,
+            "run {i}: the resumed log differs from the uninterrupted one"
+        );
+    }
+    assert!(kills >= runs / 2, "only {kills} kills landed mid-run");
+}

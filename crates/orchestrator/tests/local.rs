@@ -1,0 +1,114 @@
+//! Full small debates on the real local model (SmolLM2-135M, short outputs),
+//! on SQLite and on PostgreSQL. The model files come from `cargo xtask
+//! models` (the test suite sets `AGON_MODELS_DIR`); PostgreSQL from
+//! `AGON_TEST_DATABASE_URL`. Neither is skipped when missing: the test fails.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
+
+mod support;
+
+use std::sync::{Arc, OnceLock};
+
+use agon_core::MessageKind;
+use agon_llm::{ChatModel, LocalChat, PriceTable};
+use agon_orchestrator::config::{AspectConfig, DebateConfig, PersonaConfig};
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, report};
+use agon_store::EventStore;
+
+fn model() -> Arc<dyn ChatModel> {
+    static MODEL: OnceLock<Arc<dyn ChatModel>> = OnceLock::new();
+    Arc::clone(MODEL.get_or_init(|| {
+        Arc::new(LocalChat::smollm2().expect("local model: run `cargo xtask models`"))
+    }))
+}
+
+/// Two personas, one aspect, one miniround, a room with position statements
+/// only: every step of the protocol with as few calls as possible.
+fn tiny() -> DebateConfig {
+    let mut c = DebateConfig::default();
+    c.personas = vec![
+        PersonaConfig {
+            id: None,
+            name: "Mara".into(),
+            contract: "For car-free centres.".into(),
+            voice: "direct".into(),
+            model: None,
+        },
+        PersonaConfig {
+            id: None,
+            name: "Theo".into(),
+            contract: "Against bans.".into(),
+            voice: "dry".into(),
+            model: None,
+        },
+    ];
+    c.aspects = vec![AspectConfig {
+        label: "Cost".into(),
+        description: "Who pays.".into(),
+    }];
+    c.minirounds = 1;
+    c.synthesis = false;
+    c.budget.context_tokens = 128;
+    c.budget.utterance_max_tokens = 16;
+    c.budget.utterance_words = 12;
+    c.budget.structured_max_tokens = 160;
+    c.detection.window = 2;
+    c.crux.max_turns = 0;
+    c.crux.check_every = 0;
+    c.crux.min_rooms = 1;
+    c.crux.max_rooms = 1;
+    c
+}
+
+async fn debate_on(store: Arc<dyn EventStore>) {
+    let orch = Orchestrator::new(store);
+    let id = orch.create(&tiny()).await.unwrap();
+    let models = Models::uniform(model(), PriceTable::with_defaults());
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let count = |k: MessageKind| bb.messages().iter().filter(|m| m.kind == k).count();
+    assert_eq!(count(MessageKind::Opening), 2);
+    assert_eq!(count(MessageKind::Take), 2);
+    assert_eq!(count(MessageKind::Closing), 2);
+    assert!(bb.messages().iter().all(|m| !m.content.trim().is_empty()));
+    // Every message analysed (a failed extraction is a recorded warning, never a lost message).
+    assert!(bb.messages().iter().all(|m| bb.is_analyzed(&m.id)));
+    // Constrained decoding: extraction output always parses and validates.
+    let failed: Vec<_> = bb
+        .warnings()
+        .iter()
+        .filter(|w| w.step == "turn_analysis" || w.step == "position_extraction")
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(
+        bb.rounds().len()
+            + bb.warnings()
+                .iter()
+                .filter(|w| w.step == "round_record")
+                .count(),
+        1
+    );
+    // The room ran (promoted if detection opened nothing) and ended with its claim closed.
+    assert_eq!(count(MessageKind::CruxPosition), 2, "{:?}", bb.claims());
+    assert!(bb.claims().iter().all(|c| c.status.is_terminal()));
+    let usage = &bb.usage()["debater"];
+    assert!(usage.values().all(|u| u.calls >= 8 && u.output_tokens > 0));
+    assert!(report::markdown(&bb).contains("## Position ledger"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_debate_on_the_local_model_with_sqlite() {
+    debate_on(support::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_debate_on_the_local_model_with_postgres() {
+    debate_on(support::postgres().await).await;
+}
