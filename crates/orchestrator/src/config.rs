@@ -557,8 +557,10 @@ mod tests {
     fn the_example_configs_parse() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
         let full = DebateConfig::load(&Path::new(root).join("debate.toml")).unwrap();
-        let mut expected = DebateConfig::default();
-        expected.aspects = full.aspects.clone();
+        let expected = DebateConfig {
+            aspects: full.aspects.clone(),
+            ..DebateConfig::default()
+        };
         assert_eq!(full, expected, "examples/debate.toml shows the defaults");
         let demo = DebateConfig::load(&Path::new(root).join("demo.toml")).unwrap();
         assert_eq!(
