@@ -286,3 +286,34 @@ async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
     }
     assert!(kills >= runs / 2, "only {kills} kills landed mid-run");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_cleanly_and_the_debate_resumes() {
+    let server = stub(Duration::from_millis(30)).await;
+    let dir = temp_dir("sigint");
+    let cfg = config(&dir, &server.uri());
+    let store = format!("sqlite://{}", dir.join("agon.db").display());
+    let child = Command::new(AGON)
+        .env("AGON_STORE", &store)
+        .args(["debate", "--quiet", "--config", cfg.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("agon resume"), "{}", stderr(&out));
+    let id = only_debate(&dir);
+    assert!(stdout(&agon(&dir, &["list"])).contains("interrupted"));
+    let resumed = agon(&dir, &["resume", &id, "--quiet"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let shown = canonical(&dir, &id);
+    assert_eq!(shown["status"], "finished");
+    assert!(shown["usage"].is_null(), "canonical form drops usage");
+}

@@ -813,6 +813,25 @@ impl Run {
         })
     }
 
+    /// Queues, in transcript order, every message not yet analysed or queued
+    /// (after a resume: messages whose analysis the interrupted run lost).
+    async fn analyse_pending(&self) -> Result<(), OrchestratorError> {
+        let pending: Vec<MessageId> = self
+            .shared
+            .read(|bb| {
+                bb.messages()
+                    .iter()
+                    .filter(|m| !bb.is_analyzed(&m.id))
+                    .map(|m| m.id.clone())
+                    .collect()
+            })
+            .await;
+        for message in pending {
+            self.analyse(&message).await?;
+        }
+        Ok(())
+    }
+
     /// Finds a main-protocol turn already taken: its message, or a recorded skip.
     async fn turn_done(&self, turn: &Turn) -> Option<Option<MessageId>> {
         self.shared
@@ -917,7 +936,7 @@ impl Run {
             })
             .await;
         if let Some(previous) = previous {
-            self.analyse(&previous).await?;
+            self.analyse_pending().await?;
             self.wait_until(|bb| bb.is_analyzed(&previous)).await?;
         }
         let prompt = self.prompt_for(turn).await?;

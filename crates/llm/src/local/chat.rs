@@ -42,7 +42,7 @@ fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
 }
 
 /// Fewest tokens constrained JSON may use (see `generate`).
-const JSON_MIN_TOKENS: usize = 640;
+const JSON_MIN_TOKENS: usize = 512;
 
 /// Penalty on recently generated tokens (1.0 = none).
 const REPEAT_PENALTY: f32 = 1.2;
