@@ -68,6 +68,8 @@ async fn run() {
     config.minirounds = 3;
     config.crux.enabled = false;
     config.synthesis = false;
+    // A budget the context reaches early, so the plateau shows.
+    config.budget.context_tokens = 400;
     config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
 
     let dir = std::env::temp_dir().join(format!("agon-bench-debate-{}", std::process::id()));
