@@ -34,8 +34,8 @@ pub struct CruxCardPayload {
     /// The crux question, answerable YES / NO / NUANCED.
     #[schemars(length(max = 300))]
     pub question: String,
-    /// Each party's position.
-    #[schemars(length(max = 2))]
+    /// Each party's position (both parties).
+    #[schemars(length(min = 2, max = 2))]
     pub positions: Vec<CruxPositionPayload>,
     /// What kind of disagreement it is.
     pub disagreement_type: DisagreementType,
