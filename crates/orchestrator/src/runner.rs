@@ -283,7 +283,7 @@ impl Shared {
         let mut log = self.log.lock().await;
         let before = log.seq();
         let seq = log.append(&events).await?;
-        drop(log);
+        // Published under the log lock, so subscribers see sequence order.
         for (i, event) in events.into_iter().enumerate() {
             let _ = self.updates.send(DebateUpdate::Event {
                 debate: self.debate.clone(),
@@ -291,6 +291,7 @@ impl Shared {
                 event,
             });
         }
+        drop(log);
         self.applied.send_replace(seq);
         Ok(seq)
     }
@@ -1016,12 +1017,12 @@ impl Run {
             let before = log.seq();
             let event = DebateEvent::MessageAppended { message };
             let seq = log.append(std::slice::from_ref(&event)).await?;
-            drop(log);
             let _ = self.shared.updates.send(DebateUpdate::Event {
                 debate: self.shared.debate.clone(),
                 seq: before + 1,
                 event,
             });
+            drop(log);
             self.shared.applied.send_replace(seq);
             id
         };
