@@ -159,26 +159,96 @@ impl ClaimDetector {
             .last()
             .and_then(|t| board.message(&t.message))
             .map_or_else(|| board.current_round(), |m| m.round);
-        let mut next = board.claims().len() + 1;
+        let mut ids = ClaimIds::new(board);
         self.claims_to_open(board)
             .into_iter()
-            .map(|c| {
-                let mut id = ClaimId::new(format!("claim-{next}"));
-                while board.claim(&id).is_some() {
-                    next += 1;
-                    id = ClaimId::new(format!("claim-{next}"));
-                }
-                next += 1;
-                DebateEvent::ClaimOpened {
-                    claim: id,
-                    text: c.text,
-                    personas: c.personas,
-                    round,
-                    source_messages: c.source_messages,
-                }
+            .map(|c| DebateEvent::ClaimOpened {
+                claim: ids.next(),
+                text: c.text,
+                personas: c.personas,
+                round,
+                source_messages: c.source_messages,
             })
             .collect()
     }
+}
+
+/// Hands out `claim-N` ids not yet used on a blackboard.
+struct ClaimIds<'a> {
+    board: &'a Blackboard,
+    next: usize,
+}
+
+impl<'a> ClaimIds<'a> {
+    fn new(board: &'a Blackboard) -> Self {
+        Self {
+            board,
+            next: board.claims().len() + 1,
+        }
+    }
+
+    fn next(&mut self) -> ClaimId {
+        loop {
+            let id = ClaimId::new(format!("claim-{}", self.next));
+            self.next += 1;
+            if self.board.claim(&id).is_none() {
+                return id;
+            }
+        }
+    }
+}
+
+/// A claim for the strongest disagreement between a pair that has no claim
+/// yet, for debates that want a crux room even when no judgement reached the
+/// threshold: the highest-confidence judged disagreement (earliest on ties),
+/// or failing any judgement, the first disagreement in the position ledger.
+/// `None` when no unclaimed pair disagrees at all.
+pub fn promote_strongest(board: &Blackboard) -> Option<DebateEvent> {
+    let claimed = |a: &PersonaId, b: &PersonaId| {
+        board
+            .claims()
+            .iter()
+            .any(|c| c.involves(a) && c.involves(b))
+    };
+    let mut best: Option<(u8, [PersonaId; 2], String, MessageId)> = None;
+    for turn in board.analyzed_turns() {
+        for d in &turn.disagreements {
+            if !claimed(&d.personas[0], &d.personas[1])
+                && best.as_ref().is_none_or(|b| d.confidence > b.0)
+            {
+                best = Some((
+                    d.confidence,
+                    d.personas.clone(),
+                    d.claim.clone(),
+                    turn.message.clone(),
+                ));
+            }
+        }
+    }
+    if best.is_none() {
+        best = board.positions().iter().find_map(|(persona, state)| {
+            let d = state
+                .disagreements
+                .iter()
+                .find(|d| !claimed(persona, &d.with))?;
+            let mut pair = [persona.clone(), d.with.clone()];
+            pair.sort();
+            let source = board
+                .messages()
+                .iter()
+                .rev()
+                .find(|m| &m.persona == persona)?;
+            Some((0, pair, d.on.clone(), source.id.clone()))
+        });
+    }
+    let (_, personas, text, source) = best?;
+    Some(DebateEvent::ClaimOpened {
+        claim: ClaimIds::new(board).next(),
+        text,
+        personas,
+        round: board.current_round(),
+        source_messages: vec![source],
+    })
 }
 
 #[cfg(test)]

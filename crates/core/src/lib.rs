@@ -51,7 +51,9 @@ pub use blackboard::{Blackboard, DebateStatus, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
-pub use detection::{AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement};
+pub use detection::{
+    AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, promote_strongest,
+};
 pub use error::ApplyError;
 pub use event::{AspectPositionUpdate, DebateEvent};
 pub use ids::{

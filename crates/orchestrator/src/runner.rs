@@ -619,6 +619,29 @@ struct Turn {
     role: Role,
 }
 
+impl Turn {
+    /// A debater's turn in the main protocol (no aspect, miniround or room).
+    fn debater(
+        persona: &PersonaId,
+        kind: MessageKind,
+        phase: Phase,
+        instruction: Utterance,
+        key: String,
+    ) -> Self {
+        Self {
+            persona: persona.clone(),
+            kind,
+            phase: Some(phase),
+            instruction,
+            aspect: None,
+            miniround: None,
+            room: None,
+            key,
+            role: Role::Debater,
+        }
+    }
+}
+
 enum Spoken {
     Message(MessageId),
     Skipped,
@@ -1171,17 +1194,13 @@ impl Run {
             .await;
         self.progress(0, 0, "openings").await;
         for p in &debaters {
-            let turn = Turn {
-                persona: p.clone(),
-                kind: MessageKind::Opening,
-                phase: Some(Phase::Opening),
-                instruction: Utterance::Opening,
-                aspect: None,
-                miniround: None,
-                room: None,
-                key: format!("opening/{p}"),
-                role: Role::Debater,
-            };
+            let turn = Turn::debater(
+                p,
+                MessageKind::Opening,
+                Phase::Opening,
+                Utterance::Opening,
+                format!("opening/{p}"),
+            );
             if !self.turn(turn).await? {
                 return Ok(RunOutcome::Stopped);
             }
@@ -1203,21 +1222,21 @@ impl Run {
                 self.progress(k + 1, mr, "takes").await;
                 for p in &debaters {
                     let turn = Turn {
-                        persona: p.clone(),
-                        kind: MessageKind::Take,
-                        phase: Some(Phase::Take {
-                            aspect: aspect.clone(),
-                            miniround: mr,
-                        }),
-                        instruction: Utterance::Take {
-                            aspect: aspect.clone(),
-                            miniround: mr,
-                        },
                         aspect: Some(aspect.clone()),
                         miniround: Some(mr),
-                        room: None,
-                        key: format!("take/{aspect}/{mr}/{p}"),
-                        role: Role::Debater,
+                        ..Turn::debater(
+                            p,
+                            MessageKind::Take,
+                            Phase::Take {
+                                aspect: aspect.clone(),
+                                miniround: mr,
+                            },
+                            Utterance::Take {
+                                aspect: aspect.clone(),
+                                miniround: mr,
+                            },
+                            format!("take/{aspect}/{mr}/{p}"),
+                        )
                     };
                     if !self.turn(turn).await? {
                         return Ok(RunOutcome::Stopped);
@@ -1235,17 +1254,13 @@ impl Run {
         self.barrier().await?;
         self.progress(aspects.len(), 0, "closings").await;
         for p in &debaters {
-            let turn = Turn {
-                persona: p.clone(),
-                kind: MessageKind::Closing,
-                phase: Some(Phase::Closing),
-                instruction: Utterance::Closing,
-                aspect: None,
-                miniround: None,
-                room: None,
-                key: format!("closing/{p}"),
-                role: Role::Debater,
-            };
+            let turn = Turn::debater(
+                p,
+                MessageKind::Closing,
+                Phase::Closing,
+                Utterance::Closing,
+                format!("closing/{p}"),
+            );
             if !self.turn(turn).await? {
                 return Ok(RunOutcome::Stopped);
             }
@@ -1355,7 +1370,7 @@ impl Run {
                 if rooms >= crux.min_rooms {
                     return (None, None);
                 }
-                (None, strongest_unclaimed(bb))
+                (None, agon_core::promote_strongest(bb))
             })
             .await;
         if claim.is_some() {
@@ -1405,58 +1420,6 @@ impl Run {
         }
         Ok(true)
     }
-}
-
-/// The strongest judged disagreement (or, failing that, recorded ledger
-/// disagreement) between a pair without any claim, as a `claim_opened` event.
-fn strongest_unclaimed(bb: &Blackboard) -> Option<DebateEvent> {
-    let claimed =
-        |a: &PersonaId, b: &PersonaId| bb.claims().iter().any(|c| c.involves(a) && c.involves(b));
-    let mut best: Option<(u8, [PersonaId; 2], String, MessageId)> = None;
-    for turn in bb.analyzed_turns() {
-        for d in &turn.disagreements {
-            if claimed(&d.personas[0], &d.personas[1]) {
-                continue;
-            }
-            if best.as_ref().is_none_or(|b| d.confidence > b.0) {
-                best = Some((
-                    d.confidence,
-                    d.personas.clone(),
-                    d.claim.clone(),
-                    turn.message.clone(),
-                ));
-            }
-        }
-    }
-    if best.is_none() {
-        for (persona, state) in bb.positions() {
-            for d in &state.disagreements {
-                if !claimed(persona, &d.with) && best.is_none() {
-                    let mut pair = [persona.clone(), d.with.clone()];
-                    pair.sort();
-                    let source = bb
-                        .messages()
-                        .iter()
-                        .rev()
-                        .find(|m| &m.persona == persona)
-                        .map(|m| m.id.clone())?;
-                    best = Some((0, pair, d.on.clone(), source));
-                }
-            }
-        }
-    }
-    let (_, personas, text, source) = best?;
-    let mut n = bb.claims().len() + 1;
-    while bb.claim(&ClaimId::new(format!("claim-{n}"))).is_some() {
-        n += 1;
-    }
-    Some(DebateEvent::ClaimOpened {
-        claim: ClaimId::new(format!("claim-{n}")),
-        text,
-        personas,
-        round: bb.current_round(),
-        source_messages: vec![source],
-    })
 }
 
 /// A stop requested while a room was running.
