@@ -1,0 +1,59 @@
+//! Errors of the memory layer.
+
+use crate::record::EmbeddingSpace;
+
+/// Everything that can go wrong storing or retrieving memories.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The store was written with another embedder.
+    #[error(
+        "the memory store holds vectors of {stored}, but the configured embedder is {given}; \
+         vectors of different embedders are never mixed: run `agon memory reindex` to re-embed \
+         every memory with {given}, or configure {stored} again"
+    )]
+    EmbedderMismatch {
+        /// The embedder the store's vectors come from.
+        stored: EmbeddingSpace,
+        /// The embedder used now.
+        given: EmbeddingSpace,
+    },
+    /// A record cannot be stored (empty, bad importance, NaN or zero vector…).
+    #[error("memory {id}: {reason}")]
+    BadRecord {
+        /// The record's id.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A request or setting is invalid.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// Which input.
+        what: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The embedder failed.
+    #[error("embedding with {model} failed: {source}")]
+    Embedding {
+        /// The embedder.
+        model: String,
+        /// The provider's error.
+        #[source]
+        source: agon_llm::ProviderError,
+    },
+    /// The database failed.
+    #[error("memory store {url}: {message}")]
+    Database {
+        /// The store (password redacted).
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// The store's URL names no supported backend.
+    #[error("unsupported memory store URL {url} (expected sqlite:PATH or postgres://…)")]
+    UnsupportedUrl {
+        /// The URL (password redacted).
+        url: String,
+    },
+}

@@ -1,0 +1,443 @@
+//! What is remembered (seed 000, Phase 5): position snapshots when a
+//! persona's position changes, reflections, crux cards, and messages with
+//! importance ≥ 7. Pure: a [`Harvester`] folds the debate's events (the same
+//! log the blackboard is folded from) and yields [`MemoryDraft`]s with
+//! deterministic ids, so harvesting a resumed debate again stores nothing twice.
+//!
+//! Message importance comes from the extraction that followed the message
+//! (the position events its analysis recorded, which precede its
+//! `turn_analyzed` marker): base 3; +4 when the speaker conceded or shifted;
+//! +2 when it brought new evidence; +1 for a changed overall stance; +1 when
+//! the analysis judged a disagreement involving the speaker; +1 for a crux
+//! room message; clamped to 1-10. So a concession or a shift always makes a
+//! message memorable (7), and so does new evidence with a stance change and
+//! a live disagreement.
+
+use std::collections::BTreeMap;
+
+use agon_core::{ApplyError, Blackboard, DebateEvent, DebateId, DialogueMessage, PersonaId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::index::DebateInfo;
+use crate::record::{MemoryKind, MemoryRecord};
+
+/// Messages at or above this importance are remembered.
+pub const MESSAGE_THRESHOLD: u8 = 7;
+/// Importance of a crux card.
+pub const CRUX_CARD_IMPORTANCE: u8 = 8;
+/// Longest memory text kept (characters).
+pub const MAX_CONTENT_CHARS: usize = 1_200;
+
+/// A memory before it is embedded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryDraft {
+    /// Deterministic id.
+    pub id: String,
+    /// The debate.
+    pub debate: DebateId,
+    /// Whose memory.
+    pub persona: PersonaId,
+    /// Text to embed and show.
+    pub content: String,
+    /// What it is.
+    pub kind: MemoryKind,
+    /// 1-10.
+    pub importance: u8,
+    /// Round.
+    pub round: u32,
+    /// When.
+    pub created: DateTime<Utc>,
+}
+
+impl MemoryDraft {
+    /// The record, with its vector.
+    pub fn into_record(self, embedding: Vec<f32>) -> MemoryRecord {
+        MemoryRecord {
+            id: self.id,
+            debate: self.debate,
+            persona: self.persona,
+            content: self.content,
+            kind: self.kind,
+            importance: self.importance,
+            round: self.round,
+            created: self.created,
+            embedding,
+        }
+    }
+}
+
+/// What the position events of one analysis said about a persona.
+#[derive(Debug, Default, Clone, Copy)]
+struct Change {
+    conceded_or_shifted: bool,
+    evidence: bool,
+    stance: bool,
+}
+
+/// Folds debate events into memory drafts.
+#[derive(Debug, Default)]
+pub struct Harvester {
+    board: Blackboard,
+    pending: BTreeMap<PersonaId, Change>,
+    last_time: Option<DateTime<Utc>>,
+}
+
+fn truncate(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(MAX_CONTENT_CHARS) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// Importance of a message from what its analysis recorded.
+pub fn message_importance(
+    conceded_or_shifted: bool,
+    evidence: bool,
+    stance: bool,
+    disputed: bool,
+    crux: bool,
+) -> u8 {
+    let score = 3
+        + 4 * u8::from(conceded_or_shifted)
+        + 2 * u8::from(evidence)
+        + u8::from(stance)
+        + u8::from(disputed)
+        + u8::from(crux);
+    score.clamp(1, 10)
+}
+
+impl Harvester {
+    /// A harvester at the start of a log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The blackboard as of the last event observed.
+    pub fn board(&self) -> &Blackboard {
+        &self.board
+    }
+
+    /// The debate's topic and start, once `debate_started` was observed.
+    pub fn debate_info(&self) -> Option<DebateInfo> {
+        Some(DebateInfo {
+            debate: self.board.debate()?.clone(),
+            topic: self.board.topic()?.question.clone(),
+            started: self.board.started_at()?,
+        })
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.last_time
+            .or_else(|| self.board.started_at())
+            .unwrap_or_default()
+    }
+
+    /// Applies `event` and returns the drafts it completes.
+    pub fn observe(&mut self, event: &DebateEvent) -> Result<Vec<MemoryDraft>, ApplyError> {
+        self.board.apply(event)?;
+        let mut out = Vec::new();
+        match event {
+            DebateEvent::MessageAppended { message } => {
+                self.flush_positions(&mut out);
+                self.last_time = Some(message.time);
+            }
+            DebateEvent::PositionUpdated {
+                persona,
+                overall_stance,
+                aspect,
+                ..
+            } => {
+                let c = self.pending.entry(persona.clone()).or_default();
+                c.stance |= overall_stance.is_some();
+                c.evidence |= aspect.as_ref().is_some_and(|a| !a.evidence.is_empty());
+            }
+            DebateEvent::ConcessionRecorded { persona, .. }
+            | DebateEvent::ShiftRecorded { persona, .. } => {
+                self.pending
+                    .entry(persona.clone())
+                    .or_default()
+                    .conceded_or_shifted = true;
+            }
+            DebateEvent::AgreementRecorded { persona, .. }
+            | DebateEvent::DisagreementRecorded { persona, .. } => {
+                self.pending.entry(persona.clone()).or_default();
+            }
+            DebateEvent::TurnAnalyzed {
+                message,
+                disagreements,
+            } => {
+                if let Some(m) = self.board.message(message).cloned() {
+                    let change = self.pending.get(&m.persona).copied().unwrap_or_default();
+                    let disputed = disagreements
+                        .iter()
+                        .any(|d| d.personas.contains(&m.persona));
+                    let importance = message_importance(
+                        change.conceded_or_shifted,
+                        change.evidence,
+                        change.stance,
+                        disputed,
+                        m.kind.is_crux(),
+                    );
+                    if importance >= MESSAGE_THRESHOLD {
+                        out.push(self.message_draft(&m, importance));
+                    }
+                }
+                self.flush_positions(&mut out);
+            }
+            DebateEvent::ReflectionAdded { reflection } => {
+                self.flush_positions(&mut out);
+                let about: Vec<PersonaId> = if reflection.about.is_empty() {
+                    self.board.debaters().map(|p| p.id.clone()).collect()
+                } else {
+                    reflection.about.clone()
+                };
+                for persona in about {
+                    out.push(self.draft(
+                        format!("reflection/{}/{persona}", reflection.id),
+                        persona,
+                        truncate(&reflection.content),
+                        MemoryKind::Reflection,
+                        reflection.importance.clamp(1, 10),
+                        reflection.round,
+                    ));
+                }
+            }
+            DebateEvent::CruxCardAdded { card } => {
+                self.flush_positions(&mut out);
+                let mut text = format!("Crux: {}", card.question.trim());
+                for p in &card.positions {
+                    text.push_str(&format!(
+                        " {} — {}: {}",
+                        self.board.persona_name(&p.persona),
+                        p.stance.label(),
+                        p.reasoning.trim()
+                    ));
+                }
+                text.push_str(&format!(
+                    " ({} disagreement; {})",
+                    card.disagreement_type.label(),
+                    card.diagnosis.trim()
+                ));
+                let text = truncate(&text);
+                for p in &card.positions {
+                    out.push(self.draft(
+                        format!("crux_card/{}/{}", card.id, p.persona),
+                        p.persona.clone(),
+                        text.clone(),
+                        MemoryKind::CruxCard,
+                        CRUX_CARD_IMPORTANCE,
+                        card.round,
+                    ));
+                }
+            }
+            _ => self.flush_positions(&mut out),
+        }
+        Ok(out)
+    }
+
+    fn draft(
+        &self,
+        suffix: String,
+        persona: PersonaId,
+        content: String,
+        kind: MemoryKind,
+        importance: u8,
+        round: u32,
+    ) -> MemoryDraft {
+        let debate = self
+            .board
+            .debate()
+            .cloned()
+            .unwrap_or_else(|| DebateId::new("?"));
+        MemoryDraft {
+            id: format!("{debate}/{suffix}"),
+            debate,
+            persona,
+            content,
+            kind,
+            importance,
+            round,
+            created: self.now(),
+        }
+    }
+
+    fn message_draft(&self, m: &DialogueMessage, importance: u8) -> MemoryDraft {
+        let aspect = m
+            .aspect
+            .as_ref()
+            .and_then(|a| self.board.aspect(a))
+            .map(|a| format!(" on {}", a.label))
+            .unwrap_or_default();
+        let mut d = self.draft(
+            format!("message/{}", m.id),
+            m.persona.clone(),
+            truncate(&format!(
+                "{} ({}{aspect}): {}",
+                self.board.persona_name(&m.persona),
+                m.kind.label(),
+                m.content.trim()
+            )),
+            MemoryKind::Message,
+            importance,
+            m.round,
+        );
+        d.created = m.time;
+        d
+    }
+
+    fn flush_positions(&mut self, out: &mut Vec<MemoryDraft>) {
+        let pending = std::mem::take(&mut self.pending);
+        let n = self.board.events_applied();
+        for (persona, change) in pending {
+            let Some(state) = self.board.position(&persona) else {
+                continue;
+            };
+            let name = self.board.persona_name(&persona).to_owned();
+            let mut text = format!(
+                "{name}'s position (round {}): {}",
+                state.last_updated_round,
+                state.overall_stance.trim()
+            );
+            for (aspect, pos) in &state.aspects {
+                let label = self
+                    .board
+                    .aspect(aspect)
+                    .map(|a| a.label.clone())
+                    .unwrap_or_else(|| aspect.to_string());
+                text.push_str(&format!(" On {label}: {}", pos.position.trim()));
+                if !pos.evidence.is_empty() {
+                    text.push_str(&format!(" (evidence: {})", pos.evidence.join("; ")));
+                }
+            }
+            if let Some(c) = state.concessions.last() {
+                text.push_str(&format!(" Conceded: {}", c.text.trim()));
+            }
+            if let Some(s) = state.shifts.last() {
+                text.push_str(&format!(" Shifted: {}", s.text.trim()));
+            }
+            let importance = if change.conceded_or_shifted { 7 } else { 5 };
+            out.push(self.draft(
+                format!("position/{persona}/{n}"),
+                persona,
+                truncate(&text),
+                MemoryKind::Position,
+                importance,
+                state.last_updated_round,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agon_core::{DialogueMessage, JudgedDisagreement, MessageKind};
+
+    fn harvest(events: &[DebateEvent]) -> Vec<MemoryDraft> {
+        let mut h = Harvester::new();
+        events
+            .iter()
+            .flat_map(|e| h.observe(e).expect("valid log"))
+            .collect()
+    }
+
+    #[test]
+    fn synthetic_debate_yields_positions_reflections_and_cards() {
+        let events = agon_core::synthetic::debate(3, 400);
+        let drafts = harvest(&events);
+        let count = |k: MemoryKind| drafts.iter().filter(|d| d.kind == k).count();
+        assert!(
+            count(MemoryKind::Position) >= 100,
+            "a snapshot per position change"
+        );
+        assert!(count(MemoryKind::Reflection) >= 1);
+        assert!(count(MemoryKind::CruxCard) >= 2, "one per party");
+        // No analysis markers in this log: no message is rated.
+        assert_eq!(count(MemoryKind::Message), 0);
+        let mut ids: Vec<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "ids are unique");
+        assert!(drafts.iter().all(|d| (1..=10).contains(&d.importance)));
+        assert!(drafts.iter().all(|d| !d.content.trim().is_empty()));
+        // Deterministic: a replay (a resumed debate) gives the same drafts.
+        assert_eq!(harvest(&events), drafts);
+        let info = {
+            let mut h = Harvester::new();
+            h.observe(&events[0]).unwrap();
+            h.debate_info().unwrap()
+        };
+        assert!(info.topic.contains("Bitcoin"));
+    }
+
+    #[test]
+    fn a_message_is_remembered_when_its_analysis_records_a_concession() {
+        let mut events = agon_core::synthetic::debate(2, 2);
+        events.truncate(3); // started, aspect, first message
+        let DebateEvent::MessageAppended { message } = events[2].clone() else {
+            panic!("third event is the first message")
+        };
+        let quiet = DialogueMessage {
+            id: "quiet".into(),
+            content: "Nothing new here.".into(),
+            ..message.clone()
+        };
+        events.extend([
+            DebateEvent::ConcessionRecorded {
+                persona: message.persona.clone(),
+                text: "the covenant point".into(),
+                round: 1,
+            },
+            DebateEvent::TurnAnalyzed {
+                message: message.id.clone(),
+                disagreements: vec![JudgedDisagreement::new(
+                    message.persona.clone(),
+                    "p1".into(),
+                    "treasury risk",
+                    90,
+                )],
+            },
+            DebateEvent::MessageAppended {
+                message: quiet.clone(),
+            },
+            DebateEvent::TurnAnalyzed {
+                message: quiet.id.clone(),
+                disagreements: vec![],
+            },
+        ]);
+        let drafts = harvest(&events);
+        let messages: Vec<&MemoryDraft> = drafts
+            .iter()
+            .filter(|d| d.kind == MemoryKind::Message)
+            .collect();
+        assert_eq!(messages.len(), 1, "{drafts:#?}");
+        assert_eq!(messages[0].importance, 8, "3 + 4 conceded + 1 disputed");
+        assert_eq!(messages[0].id, format!("synthetic/message/{}", message.id));
+        assert_eq!(messages[0].created, message.time);
+        assert!(messages[0].content.contains(&message.content));
+        let positions: Vec<&MemoryDraft> = drafts
+            .iter()
+            .filter(|d| d.kind == MemoryKind::Position)
+            .collect();
+        assert_eq!(positions.len(), 1);
+        assert_eq!(positions[0].importance, 7);
+        assert!(
+            positions[0]
+                .content
+                .contains("Conceded: the covenant point")
+        );
+        assert!(matches!(quiet.kind, MessageKind::Take));
+    }
+
+    #[test]
+    fn importance_rule() {
+        assert_eq!(message_importance(false, false, false, false, false), 3);
+        assert_eq!(message_importance(true, false, false, false, false), 7);
+        assert_eq!(message_importance(false, true, true, true, false), 7);
+        assert_eq!(message_importance(false, true, true, false, false), 6);
+        assert_eq!(message_importance(true, true, true, true, true), 10);
+    }
+}

@@ -1,0 +1,57 @@
+//! Agon's vector memory.
+//!
+//! - **What is remembered** ([`harvest`]): position snapshots when a
+//!   persona's position changes, reflections, crux cards, and messages of
+//!   importance ≥ 7, as [`MemoryDraft`]s with deterministic ids.
+//! - **Indexes** ([`MemoryIndex`]): PostgreSQL + pgvector with HNSW
+//!   ([`PgMemory`]); the embedded SQLite store with exact search in process
+//!   ([`SqliteMemory`] over [`ExactIndex`]); and [`InMemoryIndex`].
+//! - **Retrieval** ([`Memory::recall`]): BM25 and dense cosine rankings fused
+//!   by reciprocal rank into N candidates, scored
+//!   `0.5·recency + 3.0·relevance + 2.0·importance` (min-max normalized,
+//!   newest memory highest), top K returned ([`score`]).
+//! - **Harness** ([`locomo`]): evidence recall on LoCoMo-format data.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use agon_memory::{Memory, MemoryFilter, RetrievalConfig};
+//! let index = agon_memory::open("sqlite:agon.db").await?;
+//! # let embedder: Arc<dyn agon_llm::Embedder> = todo!();
+//! let memory = Memory::open(index, embedder, RetrievalConfig::default()).await?;
+//! let recall = memory.recall("car ban and air quality", &MemoryFilter::persona("mara"), 8).await?;
+//! for m in recall.memories {
+//!     println!("{:.2} {}", m.score, m.memory.content);
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod bm25;
+mod error;
+pub mod exact;
+pub mod harvest;
+mod index;
+mod inmemory;
+pub mod locomo;
+mod memory;
+mod open;
+mod postgres;
+mod record;
+pub mod score;
+mod sqlite;
+pub mod text;
+
+pub use error::MemoryError;
+pub use exact::ExactIndex;
+pub use harvest::{Harvester, MemoryDraft};
+pub use index::{DebateInfo, MemoryIndex};
+pub use inmemory::InMemoryIndex;
+pub use memory::{Memory, Recall};
+pub use open::open;
+pub use postgres::{EF_SEARCH, PgMemory};
+pub use record::{
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryKind, MemoryMeta, MemoryRecord,
+    normalize,
+};
+pub use score::{RetrievalConfig, ScoredMemory};
+pub use sqlite::SqliteMemory;

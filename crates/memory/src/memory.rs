@@ -1,0 +1,265 @@
+//! [`Memory`]: an index and an embedder together — remember drafts (embed
+//! in batches, insert), recall (fusion → scoring) and reindex.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use agon_llm::{Embedder, InputType};
+use serde::{Deserialize, Serialize};
+
+use crate::error::MemoryError;
+use crate::harvest::MemoryDraft;
+use crate::index::MemoryIndex;
+use crate::record::{EmbeddingSpace, MemoryFilter, MemoryRecord};
+use crate::score::{MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, score};
+
+/// The result of a recall: the memories, best first, and notes on how the
+/// request was interpreted (k clamped, persona without memories, …).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Recall {
+    /// Retrieved memories with their score components, best first.
+    pub memories: Vec<ScoredMemory>,
+    /// What a user should know about the result.
+    pub notes: Vec<String>,
+}
+
+/// Vector memory: a [`MemoryIndex`] bound to an [`Embedder`].
+#[derive(Clone)]
+pub struct Memory {
+    index: Arc<dyn MemoryIndex>,
+    embedder: Arc<dyn Embedder>,
+    space: EmbeddingSpace,
+    config: RetrievalConfig,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("backend", &self.index.backend())
+            .field("space", &self.space)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Memory {
+    /// Binds `index` to `embedder` (first use) or checks that it is bound to
+    /// the same model and dimension ([`MemoryError::EmbedderMismatch`] names
+    /// both otherwise).
+    pub async fn open(
+        index: Arc<dyn MemoryIndex>,
+        embedder: Arc<dyn Embedder>,
+        config: RetrievalConfig,
+    ) -> Result<Self, MemoryError> {
+        config.validate()?;
+        let space = EmbeddingSpace::of(embedder.as_ref());
+        index.bind(&space).await?;
+        Ok(Self {
+            index,
+            embedder,
+            space,
+            config,
+        })
+    }
+
+    /// The index.
+    pub fn index(&self) -> &Arc<dyn MemoryIndex> {
+        &self.index
+    }
+
+    /// The retrieval settings.
+    pub fn config(&self) -> &RetrievalConfig {
+        &self.config
+    }
+
+    /// The embedding space.
+    pub fn space(&self) -> &EmbeddingSpace {
+        &self.space
+    }
+
+    async fn embed(
+        &self,
+        texts: &[String],
+        input: InputType,
+    ) -> Result<Vec<Vec<f32>>, MemoryError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.embedder.max_batch().max(1)) {
+            let vectors = self.embedder.embed(batch, input).await.map_err(|source| {
+                MemoryError::Embedding {
+                    model: self.space.model.clone(),
+                    source,
+                }
+            })?;
+            if vectors.len() != batch.len() {
+                return Err(MemoryError::Invalid {
+                    what: format!("embedder {}", self.space.model),
+                    reason: format!(
+                        "returned {} vectors for {} texts",
+                        vectors.len(),
+                        batch.len()
+                    ),
+                });
+            }
+            out.extend(vectors);
+        }
+        Ok(out)
+    }
+
+    /// Stores the drafts not stored yet, embedded in batches. Returns how
+    /// many were new. A NaN or zero vector fails with the memory's id.
+    pub async fn remember(&self, drafts: Vec<MemoryDraft>) -> Result<usize, MemoryError> {
+        if drafts.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<String> = drafts.iter().map(|d| d.id.clone()).collect();
+        let existing = self.index.existing(&ids).await?;
+        let mut seen = HashSet::new();
+        let fresh: Vec<MemoryDraft> = drafts
+            .into_iter()
+            .filter(|d| !existing.contains(&d.id) && seen.insert(d.id.clone()))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(0);
+        }
+        let texts: Vec<String> = fresh.iter().map(|d| d.content.clone()).collect();
+        let vectors = self.embed(&texts, InputType::Document).await?;
+        let records: Vec<MemoryRecord> = fresh
+            .into_iter()
+            .zip(vectors)
+            .map(|(d, embedding)| d.into_record(embedding))
+            .collect();
+        self.index.insert(records).await
+    }
+
+    /// The best `k` memories for `query` under `filter`: BM25 and dense
+    /// rankings fused (reciprocal rank) into `config.candidates` candidates,
+    /// then scored by recency, relevance and importance.
+    ///
+    /// Errors: an empty query and `k = 0` are [`MemoryError::Invalid`].
+    /// Not errors (empty or shortened result with a note): a persona or
+    /// debate without memories, `k` above 1,000 (clamped).
+    pub async fn recall(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        k: usize,
+    ) -> Result<Recall, MemoryError> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(MemoryError::Invalid {
+                what: "recall query".into(),
+                reason: "the query is empty".into(),
+            });
+        }
+        if k == 0 {
+            return Err(MemoryError::Invalid {
+                what: "recall k".into(),
+                reason: "k must be at least 1".into(),
+            });
+        }
+        let mut notes = Vec::new();
+        let k = if k > MAX_RESULTS {
+            notes.push(format!("k = {k} clamped to {MAX_RESULTS}"));
+            MAX_RESULTS
+        } else {
+            k
+        };
+        if self.index.count(filter).await? == 0 {
+            notes.push(match (&filter.persona, &filter.debate) {
+                (Some(p), Some(d)) => format!("no memories of persona {p} in debate {d}"),
+                (Some(p), None) => format!("no memories of persona {p}"),
+                (None, Some(d)) => format!("no memories in debate {d}"),
+                (None, None) => "the memory store is empty".to_owned(),
+            });
+            return Ok(Recall {
+                memories: Vec::new(),
+                notes,
+            });
+        }
+        let mut vectors = self.embed(&[query.to_owned()], InputType::Query).await?;
+        let mut qv = vectors.pop().unwrap_or_default();
+        crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
+            what: format!("query embedding from {}", self.space.model),
+            reason,
+        })?;
+        let config = RetrievalConfig {
+            k,
+            candidates: self.config.candidates.max(k),
+            ..self.config
+        };
+        let memories = self.score(query, &qv, filter, &config).await?;
+        Ok(Recall { memories, notes })
+    }
+
+    /// Fusion and scoring for an already embedded query.
+    pub async fn score(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        filter: &MemoryFilter,
+        config: &RetrievalConfig,
+    ) -> Result<Vec<ScoredMemory>, MemoryError> {
+        let n = config.candidates;
+        let dense = self.index.search(query_vector, filter, n).await?;
+        let lexical = self.index.lexical(query, filter, n).await?;
+        let dense_ids: Vec<String> = dense.iter().map(|c| c.memory.id.clone()).collect();
+        let lexical_ids: Vec<String> = lexical.iter().map(|h| h.id.clone()).collect();
+        let fused = fuse(&dense_ids, &lexical_ids, config.rrf_k, n);
+        let mut known: std::collections::HashMap<String, crate::record::Candidate> = dense
+            .into_iter()
+            .map(|c| (c.memory.id.clone(), c))
+            .collect();
+        let missing: Vec<String> = fused
+            .iter()
+            .filter(|id| !known.contains_key(*id))
+            .cloned()
+            .collect();
+        for c in self.index.fetch(&missing, query_vector).await? {
+            known.insert(c.memory.id.clone(), c);
+        }
+        let bm25: std::collections::HashMap<&str, f32> =
+            lexical.iter().map(|h| (h.id.as_str(), h.score)).collect();
+        let inputs: Vec<ScoringInput> = fused
+            .iter()
+            .filter_map(|id| {
+                known.remove(id).map(|c| ScoringInput {
+                    lexical: bm25.get(id.as_str()).copied().unwrap_or(0.0),
+                    similarity: c.similarity,
+                    memory: c.memory,
+                })
+            })
+            .collect();
+        Ok(score(inputs, config))
+    }
+
+    /// Re-embeds every memory with `embedder` and binds the store to it
+    /// (`agon memory reindex`). `progress` receives (done, total so far).
+    pub async fn reindex(
+        index: Arc<dyn MemoryIndex>,
+        embedder: Arc<dyn Embedder>,
+        mut progress: impl FnMut(usize) + Send,
+    ) -> Result<usize, MemoryError> {
+        let space = EmbeddingSpace::of(embedder.as_ref());
+        index.reset_space(&space).await?;
+        let memory = Self {
+            index: Arc::clone(&index),
+            embedder,
+            space,
+            config: RetrievalConfig::default(),
+        };
+        let mut done = 0;
+        loop {
+            let batch = index.unembedded(256).await?;
+            if batch.is_empty() {
+                return Ok(done);
+            }
+            let texts: Vec<String> = batch.iter().map(|m| m.content.clone()).collect();
+            let vectors = memory.embed(&texts, InputType::Document).await?;
+            let items: Vec<(String, Vec<f32>)> =
+                batch.iter().map(|m| m.id.clone()).zip(vectors).collect();
+            index.set_embeddings(items).await?;
+            done += batch.len();
+            progress(done);
+        }
+    }
+}

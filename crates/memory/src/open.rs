@@ -1,0 +1,21 @@
+//! Opening the memory index a store URL names.
+
+use std::sync::Arc;
+
+use crate::error::MemoryError;
+use crate::index::MemoryIndex;
+use crate::postgres::PgMemory;
+use crate::sqlite::{SqliteMemory, redact};
+
+/// Opens the memory tables next to the debate store at `url`:
+/// `sqlite:PATH` → the embedded index (exact search in process);
+/// `postgres://…` → pgvector (HNSW). Migrations run on open.
+pub async fn open(url: &str) -> Result<Arc<dyn MemoryIndex>, MemoryError> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteMemory::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgMemory::connect(url).await?))
+    } else {
+        Err(MemoryError::UnsupportedUrl { url: redact(url) })
+    }
+}

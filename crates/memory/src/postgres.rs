@@ -1,0 +1,483 @@
+//! The PostgreSQL backend: pgvector `vector(d)` column with an HNSW index
+//! (`vector_cosine_ops`), B-tree indexes on persona and debate, and BM25
+//! computed in SQL over a postings table filled by agon-memory's analyzer.
+//!
+//! Search settings, set on every connection of the pool:
+//! - `hnsw.ef_search = 100` (pgvector's default is 40): the candidate list
+//!   of a scan; 100 gives recall@10 ≥ 0.95 at 100k memories (see
+//!   docs/benchmarks.md);
+//! - `hnsw.iterative_scan = relaxed_order` (pgvector 0.8): when a filter
+//!   (persona, debate, kinds) rejects most of the first candidates, the scan
+//!   continues instead of returning fewer than `n` rows; results can come
+//!   slightly out of order, so they are re-sorted by similarity here;
+//! - `hnsw.max_scan_tuples` stays at its default (20,000).
+//!
+//! Dense queries keep the plain `ORDER BY embedding <=> $1 LIMIT n` shape so
+//! the planner uses the HNSW index (a test checks the plan with EXPLAIN).
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use agon_core::{DebateId, PersonaId};
+use async_trait::async_trait;
+use pgvector::Vector;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::{AssertSqlSafe, Executor, PgPool, Postgres, QueryBuilder, Row};
+
+use crate::error::MemoryError;
+use crate::index::{DebateInfo, MemoryIndex};
+use crate::record::{
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
+};
+use crate::sqlite::{from_millis, millis, redact};
+use crate::text::Analyzer;
+
+/// `hnsw.ef_search` used by every connection.
+pub const EF_SEARCH: u32 = 100;
+
+/// Memories in PostgreSQL with pgvector.
+#[derive(Debug)]
+pub struct PgMemory {
+    pool: PgPool,
+    url: String,
+    analyzer: Analyzer,
+}
+
+const COLUMNS: &str = "id, debate_id, persona, content, kind, importance, round, created_at";
+
+fn meta_of(row: &PgRow) -> Result<MemoryMeta, MemoryError> {
+    Ok(MemoryMeta {
+        id: row.get("id"),
+        debate: DebateId::new(row.get::<String, _>("debate_id")),
+        persona: PersonaId::new(row.get::<String, _>("persona")),
+        content: row.get("content"),
+        kind: row.get::<String, _>("kind").parse()?,
+        importance: row.get::<i16, _>("importance").clamp(1, 10) as u8,
+        round: row.get::<i32, _>("round").max(0) as u32,
+        created: from_millis(row.get("created_at")),
+    })
+}
+
+/// Appends ` AND …` conditions of `filter` on table alias `m`.
+fn push_filter(q: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {
+    if let Some(p) = &filter.persona {
+        q.push(" AND m.persona = ").push_bind(p.as_str().to_owned());
+    }
+    if let Some(d) = &filter.debate {
+        q.push(" AND m.debate_id = ")
+            .push_bind(d.as_str().to_owned());
+    }
+    if let Some(d) = &filter.exclude_debate {
+        q.push(" AND m.debate_id <> ")
+            .push_bind(d.as_str().to_owned());
+    }
+    if !filter.kinds.is_empty() {
+        let kinds: Vec<String> = filter.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        q.push(" AND m.kind = ANY(").push_bind(kinds).push(")");
+    }
+}
+
+impl PgMemory {
+    /// Connects to `url` (`postgres://…`) and migrates the memory tables
+    /// (creating the `vector` extension if it is missing).
+    pub async fn connect(url: &str) -> Result<Self, MemoryError> {
+        let shown = redact(url);
+        let db = |e: sqlx::Error| MemoryError::Database {
+            url: shown.clone(),
+            message: e.to_string(),
+        };
+        let options: PgConnectOptions = url.parse().map_err(db)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    let settings = format!(
+                        "SET hnsw.ef_search = {EF_SEARCH}; SET hnsw.iterative_scan = relaxed_order"
+                    );
+                    conn.execute(AssertSqlSafe(settings)).await?;
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(db)?;
+        let mut migrator = sqlx::migrate!("./migrations/postgres");
+        migrator.dangerous_set_table_name("_agon_memory_migrations");
+        migrator
+            .run(&pool)
+            .await
+            .map_err(|e| MemoryError::Database {
+                url: shown.clone(),
+                message: format!("migrating the memory tables (needs the pgvector extension): {e}"),
+            })?;
+        Ok(Self {
+            pool,
+            url: shown,
+            analyzer: Analyzer::default(),
+        })
+    }
+
+    /// The pool (for tests and benchmarks that inspect plans).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    fn db(&self) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
+        |e| MemoryError::Database {
+            url: self.url.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The dense query for `filter` (the shape EXPLAIN is checked on).
+    pub fn dense_query(query: &[f32], filter: &MemoryFilter, n: usize) -> QueryBuilder<Postgres> {
+        let v = Vector::from(query.to_vec());
+        let mut q = QueryBuilder::new(format!("SELECT {COLUMNS}, (1 - (m.embedding <=> "));
+        q.push_bind(v.clone())
+            .push("))::float4 AS similarity FROM memories m WHERE m.embedding IS NOT NULL");
+        push_filter(&mut q, filter);
+        q.push(" ORDER BY m.embedding <=> ")
+            .push_bind(v)
+            .push(" LIMIT ")
+            .push_bind(n as i64);
+        q
+    }
+
+    async fn add_vector_column(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        dims: usize,
+    ) -> Result<(), MemoryError> {
+        let ddl = format!(
+            "ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding vector({dims}); \
+             CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories \
+             USING hnsw (embedding vector_cosine_ops)"
+        );
+        conn.execute(AssertSqlSafe(ddl)).await.map_err(self.db())?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MemoryIndex for PgMemory {
+    fn backend(&self) -> &'static str {
+        "pgvector"
+    }
+
+    async fn space(&self) -> Result<Option<EmbeddingSpace>, MemoryError> {
+        let row = sqlx::query("SELECT model, dimensions FROM memory_space WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.db())?;
+        Ok(row.map(|r| EmbeddingSpace {
+            model: r.get("model"),
+            dimensions: r.get::<i32, _>("dimensions") as usize,
+        }))
+    }
+
+    async fn bind(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
+        if space.dimensions == 0 || space.dimensions > 16_000 {
+            return Err(MemoryError::Invalid {
+                what: "embedding space".into(),
+                reason: format!("{space}: pgvector stores 1-16000 dimensions"),
+            });
+        }
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        // Serializes concurrent first binds.
+        sqlx::query("LOCK TABLE memory_space IN EXCLUSIVE MODE")
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        let stored = sqlx::query("SELECT model, dimensions FROM memory_space WHERE id = 1")
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        if let Some(r) = stored {
+            let stored = EmbeddingSpace {
+                model: r.get("model"),
+                dimensions: r.get::<i32, _>("dimensions") as usize,
+            };
+            return stored.check(space);
+        }
+        sqlx::query("INSERT INTO memory_space (id, model, dimensions) VALUES (1, $1, $2)")
+            .bind(&space.model)
+            .bind(space.dimensions as i32)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        self.add_vector_column(&mut tx, space.dimensions).await?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(())
+    }
+
+    async fn insert(&self, mut records: Vec<MemoryRecord>) -> Result<usize, MemoryError> {
+        if records.is_empty() {
+            return Ok(0);
+        }
+        let Some(space) = self.space().await? else {
+            return Err(MemoryError::Invalid {
+                what: "memory insert".into(),
+                reason: "the store is bound to no embedder yet (call bind first)".into(),
+            });
+        };
+        for r in &mut records {
+            r.validate(&space)?;
+        }
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        let mut new = 0;
+        for r in &records {
+            let terms = self.analyzer.terms(&r.content);
+            let seq: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO memories \
+                 (id, debate_id, persona, content, kind, importance, round, created_at, doc_len, embedding) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+                 ON CONFLICT (id) DO NOTHING RETURNING seq",
+            )
+            .bind(&r.id)
+            .bind(r.debate.as_str())
+            .bind(r.persona.as_str())
+            .bind(&r.content)
+            .bind(r.kind.as_str())
+            .bind(r.importance as i16)
+            .bind(r.round as i32)
+            .bind(millis(r.created))
+            .bind(terms.len() as i32)
+            .bind(Vector::from(r.embedding.clone()))
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(self.db())?;
+            let Some(seq) = seq else { continue };
+            new += 1;
+            let mut tf: HashMap<&str, i32> = HashMap::new();
+            for t in &terms {
+                *tf.entry(t.as_str()).or_default() += 1;
+            }
+            if tf.is_empty() {
+                continue;
+            }
+            let (words, counts): (Vec<String>, Vec<i32>) =
+                tf.into_iter().map(|(t, n)| (t.to_owned(), n)).unzip();
+            sqlx::query(
+                "INSERT INTO memory_terms (term, memory_seq, tf) \
+                 SELECT t, $1, n FROM unnest($2::text[], $3::int[]) AS x(t, n)",
+            )
+            .bind(seq)
+            .bind(words)
+            .bind(counts)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        }
+        tx.commit().await.map_err(self.db())?;
+        Ok(new)
+    }
+
+    async fn existing(&self, ids: &[String]) -> Result<HashSet<String>, MemoryError> {
+        let rows: Vec<String> = sqlx::query_scalar("SELECT id FROM memories WHERE id = ANY($1)")
+            .bind(ids.to_vec())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db())?;
+        Ok(rows.into_iter().collect())
+    }
+
+    async fn search(
+        &self,
+        query: &[f32],
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<Candidate>, MemoryError> {
+        if n == 0 || self.space().await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = Self::dense_query(query, filter, n)
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db())?;
+        let mut out = rows
+            .iter()
+            .map(|row| {
+                Ok(Candidate {
+                    memory: meta_of(row)?,
+                    similarity: row.get("similarity"),
+                })
+            })
+            .collect::<Result<Vec<_>, MemoryError>>()?;
+        // Iterative scans may return rows slightly out of order.
+        out.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+        Ok(out)
+    }
+
+    async fn lexical(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<LexicalHit>, MemoryError> {
+        let mut terms = self.analyzer.terms(query);
+        terms.sort();
+        terms.dedup();
+        if n == 0 || terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = QueryBuilder::new(
+            "WITH stats AS (SELECT count(*)::float8 AS n, GREATEST(avg(doc_len), 1)::float8 AS avgdl FROM memories), \
+             df AS (SELECT term, count(*)::float8 AS df FROM memory_terms WHERE term = ANY(",
+        );
+        q.push_bind(terms.clone());
+        q.push(
+            ") GROUP BY term) \
+             SELECT m.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * t.tf * 2.2 \
+             / (t.tf + 1.2 * (0.25 + 0.75 * m.doc_len / s.avgdl)))::float4 AS score \
+             FROM memory_terms t JOIN df ON df.term = t.term \
+             JOIN memories m ON m.seq = t.memory_seq CROSS JOIN stats s WHERE t.term = ANY(",
+        );
+        q.push_bind(terms);
+        q.push(")");
+        push_filter(&mut q, filter);
+        q.push(" GROUP BY m.id ORDER BY score DESC, m.id LIMIT ")
+            .push_bind(n as i64);
+        let rows = q.build().fetch_all(&self.pool).await.map_err(self.db())?;
+        Ok(rows
+            .iter()
+            .map(|r| LexicalHit {
+                id: r.get("id"),
+                score: r.get("score"),
+            })
+            .collect())
+    }
+
+    async fn fetch(&self, ids: &[String], query: &[f32]) -> Result<Vec<Candidate>, MemoryError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS}, COALESCE(1 - (m.embedding <=> $1), 0)::float4 AS similarity \
+             FROM memories m WHERE m.id = ANY($2)"
+        )))
+        .bind(Vector::from(query.to_vec()))
+        .bind(ids.to_vec())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db())?;
+        rows.iter()
+            .map(|row| {
+                Ok(Candidate {
+                    memory: meta_of(row)?,
+                    similarity: row.get("similarity"),
+                })
+            })
+            .collect()
+    }
+
+    async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError> {
+        let mut q = QueryBuilder::new("SELECT count(*) FROM memories m WHERE TRUE");
+        push_filter(&mut q, filter);
+        let n: i64 = q
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(self.db())?;
+        Ok(n as usize)
+    }
+
+    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError> {
+        sqlx::query(
+            "INSERT INTO memory_debates (debate_id, topic, started_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (debate_id) DO UPDATE SET topic = excluded.topic",
+        )
+        .bind(info.debate.as_str())
+        .bind(&info.topic)
+        .bind(millis(info.started))
+        .execute(&self.pool)
+        .await
+        .map_err(self.db())?;
+        Ok(())
+    }
+
+    async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
+        let ids: Vec<String> = ids.iter().map(|d| d.as_str().to_owned()).collect();
+        let rows = sqlx::query(
+            "SELECT debate_id, topic, started_at FROM memory_debates WHERE debate_id = ANY($1)",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db())?;
+        Ok(rows
+            .iter()
+            .map(|r| DebateInfo {
+                debate: DebateId::new(r.get::<String, _>("debate_id")),
+                topic: r.get("topic"),
+                started: from_millis(r.get("started_at")),
+            })
+            .collect())
+    }
+
+    async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        tx.execute(
+            "DROP INDEX IF EXISTS memories_embedding_hnsw; \
+             ALTER TABLE memories DROP COLUMN IF EXISTS embedding; \
+             DELETE FROM memory_space",
+        )
+        .await
+        .map_err(self.db())?;
+        sqlx::query("INSERT INTO memory_space (id, model, dimensions) VALUES (1, $1, $2)")
+            .bind(&space.model)
+            .bind(space.dimensions as i32)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        self.add_vector_column(&mut tx, space.dimensions).await?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(())
+    }
+
+    async fn unembedded(&self, limit: usize) -> Result<Vec<MemoryMeta>, MemoryError> {
+        if self.space().await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories m WHERE m.embedding IS NULL ORDER BY m.seq LIMIT $1"
+        )))
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db())?;
+        rows.iter().map(meta_of).collect()
+    }
+
+    async fn set_embeddings(&self, items: Vec<(String, Vec<f32>)>) -> Result<(), MemoryError> {
+        let Some(space) = self.space().await? else {
+            return Ok(());
+        };
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        for (id, mut v) in items {
+            if v.len() != space.dimensions {
+                return Err(MemoryError::BadRecord {
+                    id,
+                    reason: format!(
+                        "embedding has {} dimensions, the store's embedder {space} has {}",
+                        v.len(),
+                        space.dimensions
+                    ),
+                });
+            }
+            normalize(&mut v).map_err(|reason| MemoryError::BadRecord {
+                id: id.clone(),
+                reason,
+            })?;
+            sqlx::query("UPDATE memories SET embedding = $1 WHERE id = $2")
+                .bind(Vector::from(v))
+                .bind(&id)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.db())?;
+        }
+        tx.commit().await.map_err(self.db())?;
+        Ok(())
+    }
+}

@@ -1,0 +1,272 @@
+//! What a memory is: [`MemoryRecord`], its [`MemoryKind`], the
+//! [`MemoryFilter`] of a search and the [`EmbeddingSpace`] a store is bound to.
+
+use std::fmt;
+use std::str::FromStr;
+
+use agon_core::{DebateId, PersonaId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::MemoryError;
+
+/// What kind of thing a memory remembers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// A high-importance message (importance ≥ 7).
+    Message,
+    /// A snapshot of a persona's position after it changed.
+    Position,
+    /// A reflection about the persona.
+    Reflection,
+    /// A crux card the persona was a party to.
+    CruxCard,
+}
+
+impl MemoryKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [MemoryKind; 4] = [
+        MemoryKind::Message,
+        MemoryKind::Position,
+        MemoryKind::Reflection,
+        MemoryKind::CruxCard,
+    ];
+
+    /// The stored name (`message`, `position`, `reflection`, `crux_card`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Message => "message",
+            Self::Position => "position",
+            Self::Reflection => "reflection",
+            Self::CruxCard => "crux_card",
+        }
+    }
+
+    /// A small integer code, used by the in-process index.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Self::Message => 0,
+            Self::Position => 1,
+            Self::Reflection => 2,
+            Self::CruxCard => 3,
+        }
+    }
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for MemoryKind {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Self, MemoryError> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| MemoryError::Invalid {
+                what: "memory kind".into(),
+                reason: format!(
+                    "unknown kind {s:?} (expected message, position, reflection or crux_card)"
+                ),
+            })
+    }
+}
+
+/// One remembered item of one persona, with its embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    /// Unique, deterministic id (`DEBATE/KIND/…`), so re-harvesting a debate
+    /// after a resume inserts nothing twice.
+    pub id: String,
+    /// The debate it comes from.
+    pub debate: DebateId,
+    /// Whose memory it is.
+    pub persona: PersonaId,
+    /// The remembered text.
+    pub content: String,
+    /// What it is.
+    pub kind: MemoryKind,
+    /// 1-10 (Generative Agents' poignancy scale).
+    pub importance: u8,
+    /// Round of the debate it comes from (0 = openings).
+    pub round: u32,
+    /// When it happened.
+    pub created: DateTime<Utc>,
+    /// Its vector (unit length for cosine search).
+    pub embedding: Vec<f32>,
+}
+
+/// A memory without its vector: what searches return.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryMeta {
+    /// Unique id.
+    pub id: String,
+    /// The debate it comes from.
+    pub debate: DebateId,
+    /// Whose memory it is.
+    pub persona: PersonaId,
+    /// The remembered text.
+    pub content: String,
+    /// What it is.
+    pub kind: MemoryKind,
+    /// 1-10.
+    pub importance: u8,
+    /// Round of the debate.
+    pub round: u32,
+    /// When it happened.
+    pub created: DateTime<Utc>,
+}
+
+impl MemoryRecord {
+    /// The record without its vector.
+    pub fn meta(&self) -> MemoryMeta {
+        MemoryMeta {
+            id: self.id.clone(),
+            debate: self.debate.clone(),
+            persona: self.persona.clone(),
+            content: self.content.clone(),
+            kind: self.kind,
+            importance: self.importance,
+            round: self.round,
+            created: self.created,
+        }
+    }
+
+    /// Checks the record before it is stored: non-empty id and content,
+    /// importance 1-10, the space's dimension, finite non-zero vector.
+    /// The vector is normalized to unit length in place.
+    pub fn validate(&mut self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
+        let bad = |reason: String| MemoryError::BadRecord {
+            id: self.id.clone(),
+            reason,
+        };
+        if self.id.trim().is_empty() {
+            return Err(bad("the id is empty".into()));
+        }
+        if self.content.trim().is_empty() {
+            return Err(bad("the content is empty".into()));
+        }
+        if !(1..=10).contains(&self.importance) {
+            return Err(bad(format!(
+                "importance {} is outside 1-10",
+                self.importance
+            )));
+        }
+        if self.embedding.len() != space.dimensions {
+            return Err(bad(format!(
+                "embedding has {} dimensions, the store's embedder {} has {}",
+                self.embedding.len(),
+                space.model,
+                space.dimensions
+            )));
+        }
+        normalize(&mut self.embedding).map_err(bad)
+    }
+}
+
+/// Scales `v` to unit length; rejects NaN, infinite and zero vectors.
+pub fn normalize(v: &mut [f32]) -> Result<(), String> {
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(format!("embedding component {i} is {} (not finite)", v[i]));
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Err("embedding is the zero vector".into());
+    }
+    v.iter_mut().for_each(|x| *x /= norm);
+    Ok(())
+}
+
+/// Which memories a search may return. Empty fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryFilter {
+    /// Only this persona's memories.
+    pub persona: Option<PersonaId>,
+    /// Only memories of this debate.
+    pub debate: Option<DebateId>,
+    /// Only these kinds (empty = all).
+    pub kinds: Vec<MemoryKind>,
+    /// Never memories of this debate (cross-debate recall).
+    pub exclude_debate: Option<DebateId>,
+}
+
+impl MemoryFilter {
+    /// Only `persona`'s memories.
+    pub fn persona(persona: impl Into<PersonaId>) -> Self {
+        Self {
+            persona: Some(persona.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `meta` passes the filter.
+    pub fn accepts(&self, persona: &str, debate: &str, kind: MemoryKind) -> bool {
+        self.persona.as_ref().is_none_or(|p| p.as_str() == persona)
+            && self.debate.as_ref().is_none_or(|d| d.as_str() == debate)
+            && self
+                .exclude_debate
+                .as_ref()
+                .is_none_or(|d| d.as_str() != debate)
+            && (self.kinds.is_empty() || self.kinds.contains(&kind))
+    }
+}
+
+/// The embedder a store's vectors were made with. A store is bound to one
+/// space; queries and inserts from another are refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingSpace {
+    /// The embedder's model id.
+    pub model: String,
+    /// Vector length.
+    pub dimensions: usize,
+}
+
+impl EmbeddingSpace {
+    /// The space of `embedder`.
+    pub fn of(embedder: &dyn agon_llm::Embedder) -> Self {
+        Self {
+            model: embedder.model_id().to_owned(),
+            dimensions: embedder.dimensions(),
+        }
+    }
+
+    /// Fails with [`MemoryError::EmbedderMismatch`] unless `other` is this space.
+    pub fn check(&self, other: &EmbeddingSpace) -> Result<(), MemoryError> {
+        if self == other {
+            Ok(())
+        } else {
+            Err(MemoryError::EmbedderMismatch {
+                stored: self.clone(),
+                given: other.clone(),
+            })
+        }
+    }
+}
+
+impl fmt::Display for EmbeddingSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}-d)", self.model, self.dimensions)
+    }
+}
+
+/// A candidate of a search: the memory and how it matched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The memory.
+    pub memory: MemoryMeta,
+    /// Cosine similarity to the query vector.
+    pub similarity: f32,
+}
+
+/// A lexical (BM25) hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LexicalHit {
+    /// The memory's id.
+    pub id: String,
+    /// Its BM25 score for the query.
+    pub score: f32,
+}

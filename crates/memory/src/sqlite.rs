@@ -1,0 +1,421 @@
+//! The embedded backend: memories in the SQLite store, searched exactly in
+//! process by [`ExactIndex`] (loaded on first use, then kept in step with the
+//! table by its sequence column, so other processes' inserts are seen).
+
+use std::collections::HashSet;
+use std::str::FromStr;
+use std::time::Duration;
+
+use agon_core::{DebateId, PersonaId};
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+use tokio::sync::RwLock;
+
+use crate::error::MemoryError;
+use crate::exact::ExactIndex;
+use crate::index::{DebateInfo, MemoryIndex};
+use crate::record::{
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
+};
+
+/// Memories in a SQLite file (the same file as the debate store, or its own).
+#[derive(Debug)]
+pub struct SqliteMemory {
+    pool: SqlitePool,
+    url: String,
+    cache: RwLock<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    index: Option<ExactIndex>,
+    seq: i64,
+    generation: i64,
+}
+
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+pub(crate) fn millis(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl SqliteMemory {
+    /// Opens (creating if missing) the SQLite file `url` names
+    /// (`sqlite://PATH`, `sqlite:PATH` or a plain path) and migrates it.
+    pub async fn open(url: &str) -> Result<Self, MemoryError> {
+        let shown = redact(url);
+        let normalized = if url.starts_with("sqlite:") {
+            url.to_owned()
+        } else {
+            format!("sqlite://{url}")
+        };
+        let db = |e: sqlx::Error| MemoryError::Database {
+            url: shown.clone(),
+            message: e.to_string(),
+        };
+        let options = SqliteConnectOptions::from_str(&normalized)
+            .map_err(db)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(db)?;
+        let mut migrator = sqlx::migrate!("./migrations/sqlite");
+        migrator.dangerous_set_table_name("_agon_memory_migrations");
+        migrator
+            .run(&pool)
+            .await
+            .map_err(|e| MemoryError::Database {
+                url: shown.clone(),
+                message: format!("migrating the memory tables: {e}"),
+            })?;
+        Ok(Self {
+            pool,
+            url: shown,
+            cache: RwLock::new(Cache::default()),
+        })
+    }
+
+    fn db(&self) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
+        |e| MemoryError::Database {
+            url: self.url.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    async fn stored_space(&self) -> Result<Option<(EmbeddingSpace, i64)>, MemoryError> {
+        let row =
+            sqlx::query("SELECT model, dimensions, generation FROM memory_space WHERE id = 1")
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(self.db())?;
+        Ok(row.map(|r| {
+            (
+                EmbeddingSpace {
+                    model: r.get("model"),
+                    dimensions: r.get::<i64, _>("dimensions") as usize,
+                },
+                r.get("generation"),
+            )
+        }))
+    }
+
+    /// Brings the in-process index up to date with the table and runs `f` on it.
+    async fn with_index<R>(&self, f: impl FnOnce(&ExactIndex) -> R) -> Result<R, MemoryError> {
+        let Some((space, generation)) = self.stored_space().await? else {
+            return Ok(f(&ExactIndex::new(0)));
+        };
+        {
+            let cache = self.cache.read().await;
+            if cache.index.is_some() && cache.generation == generation {
+                let newest: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM memories")
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(self.db())?;
+                if newest == cache.seq
+                    && let Some(index) = &cache.index
+                {
+                    return Ok(f(index));
+                }
+            }
+        }
+        let mut cache = self.cache.write().await;
+        if cache.generation != generation || cache.index.is_none() {
+            cache.index = None;
+            cache.seq = 0;
+            cache.generation = generation;
+        }
+        let rows = sqlx::query(
+            "SELECT seq, id, debate_id, persona, content, kind, importance, round, created_at, embedding \
+             FROM memories WHERE seq > ? ORDER BY seq",
+        )
+        .bind(cache.seq)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db())?;
+        let Cache { index, seq, .. } = &mut *cache;
+        let index = index.get_or_insert_with(|| ExactIndex::new(space.dimensions));
+        for row in rows {
+            *seq = row.get("seq");
+            let meta = meta_of(&row)?;
+            let embedding: Option<Vec<u8>> = row.get("embedding");
+            index.insert_parts(meta, embedding.map(|b| from_blob(&b)).as_deref());
+        }
+        Ok(f(index))
+    }
+}
+
+fn meta_of(row: &sqlx::sqlite::SqliteRow) -> Result<MemoryMeta, MemoryError> {
+    Ok(MemoryMeta {
+        id: row.get("id"),
+        debate: DebateId::new(row.get::<String, _>("debate_id")),
+        persona: PersonaId::new(row.get::<String, _>("persona")),
+        content: row.get("content"),
+        kind: row.get::<String, _>("kind").parse()?,
+        importance: row.get::<i64, _>("importance").clamp(1, 10) as u8,
+        round: row.get::<i64, _>("round").max(0) as u32,
+        created: from_millis(row.get("created_at")),
+    })
+}
+
+#[async_trait]
+impl MemoryIndex for SqliteMemory {
+    fn backend(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn space(&self) -> Result<Option<EmbeddingSpace>, MemoryError> {
+        Ok(self.stored_space().await?.map(|(s, _)| s))
+    }
+
+    async fn bind(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
+        sqlx::query("INSERT OR IGNORE INTO memory_space (id, model, dimensions) VALUES (1, ?, ?)")
+            .bind(&space.model)
+            .bind(space.dimensions as i64)
+            .execute(&self.pool)
+            .await
+            .map_err(self.db())?;
+        match self.space().await? {
+            Some(stored) => stored.check(space),
+            None => Ok(()),
+        }
+    }
+
+    async fn insert(&self, mut records: Vec<MemoryRecord>) -> Result<usize, MemoryError> {
+        if records.is_empty() {
+            return Ok(0);
+        }
+        let Some(space) = self.space().await? else {
+            return Err(MemoryError::Invalid {
+                what: "memory insert".into(),
+                reason: "the store is bound to no embedder yet (call bind first)".into(),
+            });
+        };
+        for r in &mut records {
+            r.validate(&space)?;
+        }
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        let mut new = 0;
+        for r in &records {
+            let done = sqlx::query(
+                "INSERT OR IGNORE INTO memories \
+                 (id, debate_id, persona, content, kind, importance, round, created_at, embedding) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&r.id)
+            .bind(r.debate.as_str())
+            .bind(r.persona.as_str())
+            .bind(&r.content)
+            .bind(r.kind.as_str())
+            .bind(r.importance as i64)
+            .bind(r.round as i64)
+            .bind(millis(r.created))
+            .bind(to_blob(&r.embedding))
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+            new += done.rows_affected() as usize;
+        }
+        tx.commit().await.map_err(self.db())?;
+        Ok(new)
+    }
+
+    async fn existing(&self, ids: &[String]) -> Result<HashSet<String>, MemoryError> {
+        self.with_index(|index| {
+            ids.iter()
+                .filter(|id| index.contains(id))
+                .cloned()
+                .collect()
+        })
+        .await
+    }
+
+    async fn search(
+        &self,
+        query: &[f32],
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<Candidate>, MemoryError> {
+        self.with_index(|index| {
+            index
+                .search(query, filter, n)
+                .into_iter()
+                .map(|(slot, similarity)| Candidate {
+                    memory: index.meta(slot).clone(),
+                    similarity,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn lexical(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<LexicalHit>, MemoryError> {
+        self.with_index(|index| {
+            index
+                .lexical(query, filter, n)
+                .into_iter()
+                .map(|(slot, score)| LexicalHit {
+                    id: index.meta(slot).id.clone(),
+                    score,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn fetch(&self, ids: &[String], query: &[f32]) -> Result<Vec<Candidate>, MemoryError> {
+        self.with_index(|index| {
+            ids.iter()
+                .filter_map(|id| index.slot(id))
+                .map(|slot| Candidate {
+                    memory: index.meta(slot).clone(),
+                    similarity: index.similarity(slot, query),
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError> {
+        self.with_index(|index| index.count(filter)).await
+    }
+
+    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError> {
+        sqlx::query(
+            "INSERT INTO memory_debates (debate_id, topic, started_at) VALUES (?, ?, ?) \
+             ON CONFLICT (debate_id) DO UPDATE SET topic = excluded.topic",
+        )
+        .bind(info.debate.as_str())
+        .bind(&info.topic)
+        .bind(millis(info.started))
+        .execute(&self.pool)
+        .await
+        .map_err(self.db())?;
+        Ok(())
+    }
+
+    async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
+        let mut out = Vec::new();
+        for id in ids {
+            let row =
+                sqlx::query("SELECT topic, started_at FROM memory_debates WHERE debate_id = ?")
+                    .bind(id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(self.db())?;
+            if let Some(row) = row {
+                out.push(DebateInfo {
+                    debate: id.clone(),
+                    topic: row.get("topic"),
+                    started: from_millis(row.get("started_at")),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        sqlx::query("UPDATE memories SET embedding = NULL")
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        sqlx::query(
+            "INSERT INTO memory_space (id, model, dimensions, generation) VALUES (1, ?, ?, 1) \
+             ON CONFLICT (id) DO UPDATE SET model = excluded.model, \
+             dimensions = excluded.dimensions, generation = memory_space.generation + 1",
+        )
+        .bind(&space.model)
+        .bind(space.dimensions as i64)
+        .execute(&mut *tx)
+        .await
+        .map_err(self.db())?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(())
+    }
+
+    async fn unembedded(&self, limit: usize) -> Result<Vec<MemoryMeta>, MemoryError> {
+        let rows = sqlx::query(
+            "SELECT id, debate_id, persona, content, kind, importance, round, created_at \
+             FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT ?",
+        )
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db())?;
+        rows.iter().map(meta_of).collect()
+    }
+
+    async fn set_embeddings(&self, items: Vec<(String, Vec<f32>)>) -> Result<(), MemoryError> {
+        let Some(space) = self.space().await? else {
+            return Ok(());
+        };
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        for (id, mut v) in items {
+            if v.len() != space.dimensions {
+                return Err(MemoryError::BadRecord {
+                    id,
+                    reason: format!(
+                        "embedding has {} dimensions, the store's embedder {space} has {}",
+                        v.len(),
+                        space.dimensions
+                    ),
+                });
+            }
+            normalize(&mut v).map_err(|reason| MemoryError::BadRecord {
+                id: id.clone(),
+                reason,
+            })?;
+            sqlx::query("UPDATE memories SET embedding = ? WHERE id = ?")
+                .bind(to_blob(&v))
+                .bind(&id)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.db())?;
+        }
+        sqlx::query("UPDATE memory_space SET generation = generation + 1 WHERE id = 1")
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(())
+    }
+}
