@@ -187,7 +187,10 @@ pub(crate) fn fit(
         let share = (budget as u64 * u64::from(slot.weight) / total_weight) as usize;
         slot.fill(share, counter);
     }
-    // 2. Leftover, most important section first (slots are in that order).
+    // 2. Leftover, most important section first (slots are in that order),
+    // keeping back what rendering adds between sections, so step 3 rarely
+    // has to shed the shares step 1 gave the least important sections.
+    let reserve = 2 * slots.len() + 2;
     for i in 0..slots.len() {
         let used_elsewhere: usize = slots
             .iter()
@@ -195,7 +198,7 @@ pub(crate) fn fit(
             .filter(|(j, _)| *j != i)
             .map(|(_, s)| s.used)
             .sum();
-        let allowance = budget.saturating_sub(used_elsewhere);
+        let allowance = budget.saturating_sub(used_elsewhere + reserve);
         slots[i].fill_cutting(allowance, counter);
     }
     // 3. Exact check on the rendered text.

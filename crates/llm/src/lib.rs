@@ -15,6 +15,7 @@
 //! Schema with one repair attempt, and usage/cost accounting
 //! ([`UsageLedger`], [`Metered`]). Keys live in [`ApiKey`], which never prints.
 
+pub mod embed_spec;
 mod error;
 mod fallback;
 pub mod json;
@@ -38,6 +39,7 @@ mod stream;
 #[cfg(feature = "local")]
 pub mod local;
 
+pub use embed_spec::{EmbedderSpec, EmbedderSpecError};
 pub use error::ProviderError;
 pub use fallback::Fallback;
 pub use secret::ApiKey;

@@ -81,6 +81,8 @@ pub struct Harvester {
     board: Blackboard,
     pending: BTreeMap<PersonaId, Change>,
     last_time: Option<DateTime<Utc>>,
+    /// The text of each persona's latest snapshot (unchanged ones are skipped).
+    snapshots: BTreeMap<PersonaId, String>,
 }
 
 fn truncate(text: &str) -> String {
@@ -317,11 +319,16 @@ impl Harvester {
             if let Some(s) = state.shifts.last() {
                 text.push_str(&format!(" Shifted: {}", s.text.trim()));
             }
+            let text = truncate(&text);
+            if self.snapshots.get(&persona) == Some(&text) {
+                continue;
+            }
+            self.snapshots.insert(persona.clone(), text.clone());
             let importance = if change.conceded_or_shifted { 7 } else { 5 };
             out.push(self.draft(
                 format!("position/{persona}/{n}"),
                 persona,
-                truncate(&text),
+                text,
                 MemoryKind::Position,
                 importance,
                 state.last_updated_round,

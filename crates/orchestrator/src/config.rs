@@ -230,6 +230,34 @@ impl Default for CruxConfig {
     }
 }
 
+/// Vector memory (agon-memory): what the debate remembers and how much of
+/// it is recalled into each take, crux and closing context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Remember and recall (when the embedder cannot be loaded the debate
+    /// runs without memory and records a warning).
+    pub enabled: bool,
+    /// The embedder: `local` (MiniLM), `local:DIR`, `voyage[:MODEL]`,
+    /// `openai[:MODEL]` or `openai-compatible:MODEL/DIMS@URL`.
+    pub embedder: String,
+    /// Also recall the persona's memories of earlier debates.
+    pub cross_debate: bool,
+    /// Retrieval: candidates (N), k, weights, decay, lexical share.
+    pub retrieval: agon_memory::RetrievalConfig,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            embedder: "local".into(),
+            cross_debate: true,
+            retrieval: agon_memory::RetrievalConfig::default(),
+        }
+    }
+}
+
 /// Sampling temperature per role.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -292,6 +320,8 @@ pub struct DebateConfig {
     pub crux: CruxConfig,
     /// Temperatures.
     pub temperature: TemperatureConfig,
+    /// Vector memory.
+    pub memory: MemoryConfig,
 }
 
 /// The default topic.
@@ -341,6 +371,7 @@ impl Default for DebateConfig {
             detection: DetectionConfig::default(),
             crux: CruxConfig::default(),
             temperature: TemperatureConfig::default(),
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -481,6 +512,12 @@ impl DebateConfig {
             {
                 return bad(field, e.to_string());
             }
+        }
+        if let Err(e) = self.memory.embedder.parse::<agon_llm::EmbedderSpec>() {
+            return bad("memory.embedder", e.to_string());
+        }
+        if let Err(e) = self.memory.retrieval.validate() {
+            return bad("memory.retrieval", e.to_string());
         }
         if self.budget.context_tokens < agon_context::ContextBudget::MIN_TOKENS {
             return bad(

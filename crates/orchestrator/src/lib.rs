@@ -6,7 +6,7 @@
 //! the order of steps and the I/O between them, nothing else: state changes
 //! are `agon-core` events, contexts and prompts come from `agon-context`,
 //! rooms from `agon-crux`, models from `agon-llm`, persistence from
-//! `agon-store`.
+//! `agon-store`, memory from `agon-memory`.
 //!
 //! Every step is recorded in the debate's event log, so [`Orchestrator::run`]
 //! on an interrupted debate continues from its last persisted event with no
@@ -15,6 +15,7 @@
 
 pub mod config;
 mod error;
+mod memory;
 pub mod models;
 pub mod report;
 pub mod runner;

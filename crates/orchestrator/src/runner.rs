@@ -45,8 +45,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{DebateConfig, DetectionMode};
 use crate::error::OrchestratorError;
+use crate::memory::MemoryMsg;
 use crate::models::{Models, Role};
 use crate::update::{DebateUpdate, DebateUpdates, subscription};
+use agon_memory::Memory;
 
 /// The judge's persona id (added when the config asks for a synthesis).
 pub const JUDGE_ID: &str = "judge";
@@ -75,6 +77,8 @@ pub struct Orchestrator {
     store: Arc<dyn EventStore>,
     updates: broadcast::Sender<DebateUpdate>,
     holder: String,
+    memory: Option<Memory>,
+    memory_unavailable: Option<String>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -113,7 +117,25 @@ impl Orchestrator {
             store,
             updates,
             holder: format!("{}:{}", hostname(), std::process::id()),
+            memory: None,
+            memory_unavailable: None,
         }
+    }
+
+    /// Gives the debates this orchestrator runs a vector memory: what they
+    /// say is remembered, and recalled into takes, crux rooms and closings
+    /// (unless a debate's `memory.enabled` is false).
+    pub fn with_memory(mut self, memory: Memory) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Records why memory could not be set up (the embedder did not load,
+    /// the store holds another embedder's vectors, …): debates run without
+    /// it and log a `step_failed` warning (`memory`, scope `setup`).
+    pub fn with_memory_unavailable(mut self, reason: impl Into<String>) -> Self {
+        self.memory_unavailable = Some(reason.into());
+        self
     }
 
     /// The store.
@@ -209,13 +231,49 @@ impl Orchestrator {
             return Ok(RunOutcome::Finished);
         }
         let (applied, _) = watch::channel(log.seq());
+        let memory = self.memory.clone().filter(|_| config.memory.enabled);
+        let (memory_tx, memory_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             debate: id.clone(),
             log: Mutex::new(log),
             updates: self.updates.clone(),
             applied,
             failure: StdMutex::new(None),
+            memory_tx: StdMutex::new(memory.as_ref().map(|_| memory_tx)),
         });
+        let writer = match &memory {
+            Some(memory) => {
+                let history = self
+                    .store
+                    .events_after(id, 0)
+                    .await?
+                    .into_iter()
+                    .map(|e| e.event)
+                    .collect();
+                let weak = Arc::downgrade(&shared);
+                let warn: crate::memory::Warn = Arc::new(move |step: String, reason: String| {
+                    if let Some(shared) = weak.upgrade() {
+                        tokio::spawn(async move {
+                            let _ = shared
+                                .append(vec![step_failed(&step, reason, None, None)])
+                                .await;
+                        });
+                    }
+                });
+                Some(crate::memory::spawn_writer(
+                    memory.clone(),
+                    history,
+                    memory_rx,
+                    warn,
+                ))
+            }
+            None => None,
+        };
+        let memory_unavailable = if config.memory.enabled {
+            self.memory_unavailable.clone()
+        } else {
+            None
+        };
         let budget = ContextBudget::new(config.budget.context_tokens).map_err(|e| {
             OrchestratorError::Invalid {
                 debate: id.to_string(),
@@ -227,6 +285,8 @@ impl Orchestrator {
             models: models.clone(),
             assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),
             budget,
+            memory,
+            memory_unavailable,
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let applier = tokio::spawn(apply_jobs(Arc::clone(&shared), Arc::clone(&ctx), rx));
@@ -245,6 +305,7 @@ impl Orchestrator {
             Ok(outcome) => outcome,
             Err(e) => {
                 applier.abort();
+                run.close_memory(writer, false).await;
                 run.record_usage().await.ok();
                 self.store.set_status(id, RunStatus::Failed).await.ok();
                 run.release().await;
@@ -252,13 +313,16 @@ impl Orchestrator {
             }
         };
         if outcome == RunOutcome::Stopped {
-            if !control.abort.is_cancelled() {
+            let finish = !control.abort.is_cancelled();
+            if finish {
                 run.barrier().await.ok();
             }
             applier.abort();
+            run.close_memory(writer, finish).await;
             run.record_usage().await?;
             self.store.set_status(id, RunStatus::Interrupted).await?;
         } else {
+            run.close_memory(writer, true).await;
             self.store.set_status(id, RunStatus::Finished).await?;
         }
         run.release().await;
@@ -273,6 +337,8 @@ struct Shared {
     updates: broadcast::Sender<DebateUpdate>,
     applied: watch::Sender<u64>,
     failure: StdMutex<Option<String>>,
+    /// Persisted events go to the memory writer, in order.
+    memory_tx: StdMutex<Option<mpsc::UnboundedSender<MemoryMsg>>>,
 }
 
 impl Shared {
@@ -284,6 +350,22 @@ impl Shared {
         let before = log.seq();
         let seq = log.append(&events).await?;
         // Published under the log lock, so subscribers see sequence order.
+        self.publish(before, events);
+        drop(log);
+        self.applied.send_replace(seq);
+        Ok(seq)
+    }
+
+    /// Sends persisted events (the first has sequence `before + 1`) to the
+    /// memory writer and the subscribers. Call it under the log lock.
+    fn publish(&self, before: u64, events: Vec<DebateEvent>) {
+        if let Ok(tx) = self.memory_tx.lock()
+            && let Some(tx) = tx.as_ref()
+        {
+            for event in &events {
+                let _ = tx.send(MemoryMsg::Event(event.clone()));
+            }
+        }
         for (i, event) in events.into_iter().enumerate() {
             let _ = self.updates.send(DebateUpdate::Event {
                 debate: self.debate.clone(),
@@ -291,9 +373,6 @@ impl Shared {
                 event,
             });
         }
-        drop(log);
-        self.applied.send_replace(seq);
-        Ok(seq)
     }
 
     async fn read<R>(&self, f: impl FnOnce(&Blackboard) -> R) -> R {
@@ -324,6 +403,8 @@ struct RunCtx {
     models: Models,
     assembler: Assembler<CachedCounter<TiktokenCounter>>,
     budget: ContextBudget,
+    memory: Option<Memory>,
+    memory_unavailable: Option<String>,
 }
 
 impl RunCtx {
@@ -894,7 +975,76 @@ impl Run {
         }
     }
 
+    /// Memories for a turn's context (none for openings, the judge, or
+    /// when memory is off); a failed recall is recorded and skipped.
+    async fn memories_for(&self, turn: &Turn) -> Result<ContextExtras, OrchestratorError> {
+        let (Some(memory), Some(phase)) = (&self.ctx.memory, &turn.phase) else {
+            return Ok(ContextExtras::default());
+        };
+        if turn.role == Role::Judge {
+            return Ok(ContextExtras::default());
+        }
+        let query = self
+            .shared
+            .read(|bb| crate::memory::query_for(bb, &turn.persona, phase))
+            .await;
+        let Some(query) = query else {
+            return Ok(ContextExtras::default());
+        };
+        let debate = self.shared.debate.clone();
+        match crate::memory::recall(
+            memory,
+            &debate,
+            &turn.persona,
+            &query,
+            self.ctx.config.memory.cross_debate,
+        )
+        .await
+        {
+            Ok(memories) => Ok(ContextExtras { memories }),
+            Err(e) => {
+                self.shared
+                    .append(vec![step_failed(
+                        "memory_recall",
+                        e.to_string(),
+                        None,
+                        Some(turn.key.clone()),
+                    )])
+                    .await?;
+                Ok(ContextExtras::default())
+            }
+        }
+    }
+
+    /// Stores what the writer harvested, then (when `close`) ends it.
+    async fn memory_flush(&self) {
+        let tx = self.shared.memory_tx.lock().ok().and_then(|t| t.clone());
+        if let Some(tx) = tx {
+            let (done, wait) = oneshot::channel();
+            if tx.send(MemoryMsg::Flush(done)).is_ok() {
+                let _ = wait.await;
+            }
+        }
+    }
+
+    /// Ends the memory writer: after a last flush when `finish`, at once otherwise.
+    async fn close_memory(&self, writer: Option<JoinHandle<()>>, finish: bool) {
+        let Some(writer) = writer else { return };
+        if finish {
+            self.memory_flush().await;
+        }
+        if let Ok(mut tx) = self.shared.memory_tx.lock() {
+            tx.take();
+        }
+        if finish {
+            let _ = writer.await;
+        } else {
+            writer.abort();
+        }
+    }
+
     async fn prompt_for(&self, turn: &Turn) -> Result<Prompt, OrchestratorError> {
+        let extras = self.memories_for(turn).await?;
         let ctx = &self.ctx;
         let words = ctx.config.budget.utterance_words;
         self.shared
@@ -916,13 +1066,7 @@ impl Run {
                 let context = match &turn.phase {
                     Some(phase) => {
                         ctx.assembler
-                            .assemble(
-                                bb,
-                                turn.persona.as_str(),
-                                phase,
-                                ctx.budget,
-                                &ContextExtras::default(),
-                            )
+                            .assemble(bb, turn.persona.as_str(), phase, ctx.budget, &extras)
                             .map_err(|source| OrchestratorError::Context {
                                 debate: self.debate(),
                                 persona: turn.persona.to_string(),
@@ -1040,11 +1184,7 @@ impl Run {
             let before = log.seq();
             let event = DebateEvent::MessageAppended { message };
             let seq = log.append(std::slice::from_ref(&event)).await?;
-            let _ = self.shared.updates.send(DebateUpdate::Event {
-                debate: self.shared.debate.clone(),
-                seq: before + 1,
-                event,
-            });
+            self.shared.publish(before, vec![event]);
             drop(log);
             self.shared.applied.send_replace(seq);
             id
@@ -1187,6 +1327,21 @@ impl Run {
     /// The protocol, skipping whatever the log shows as done.
     async fn protocol(&self) -> Result<RunOutcome, OrchestratorError> {
         self.start().await?;
+        if let Some(reason) = &self.ctx.memory_unavailable
+            && !self
+                .shared
+                .read(|bb| bb.step_failed("memory", "setup"))
+                .await
+        {
+            self.shared
+                .append(vec![step_failed(
+                    "memory",
+                    format!("running without memory: {reason}"),
+                    None,
+                    Some("setup".into()),
+                )])
+                .await?;
+        }
         let debaters = self.debaters().await;
         let aspects: Vec<AspectId> = self
             .shared
@@ -1284,6 +1439,7 @@ impl Run {
             }
         }
         self.barrier().await?;
+        self.memory_flush().await;
         self.record_usage().await?;
         self.shared
             .append(vec![DebateEvent::DebateFinished {

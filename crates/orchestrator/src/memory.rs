@@ -1,0 +1,202 @@
+//! Vector memory in a run: the writer task that harvests the event log into
+//! memories (embedded in batches after each round and crux card, off the
+//! critical path), and recall for a turn's context.
+//!
+//! Both degrade: a failed batch or a failed recall appends a `step_failed`
+//! warning (`memory` / `memory_recall`) and the debate goes on.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use agon_context::{Phase, RetrievedMemory};
+use agon_core::{Blackboard, DebateEvent, DebateId, PersonaId};
+use agon_memory::{DebateInfo, Harvester, Memory, MemoryDraft, MemoryFilter, MemoryKind};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// What the run sends the writer.
+pub(crate) enum MemoryMsg {
+    /// A persisted event, in sequence order.
+    Event(DebateEvent),
+    /// Store everything harvested so far, then answer.
+    Flush(oneshot::Sender<()>),
+}
+
+/// A failure the writer reports back to be recorded as a warning.
+pub(crate) type Warn = Arc<dyn Fn(String, String) + Send + Sync>;
+
+/// The writer: folds events into drafts and stores them in batches.
+pub(crate) fn spawn_writer(
+    memory: Memory,
+    history: Vec<DebateEvent>,
+    mut rx: mpsc::UnboundedReceiver<MemoryMsg>,
+    warn: Warn,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut harvester = Harvester::new();
+        let mut drafts: Vec<MemoryDraft> = Vec::new();
+        let mut noted = false;
+        let mut broken = false;
+        let mut observe = |h: &mut Harvester, drafts: &mut Vec<MemoryDraft>, e: &DebateEvent| {
+            if broken {
+                return;
+            }
+            match h.observe(e) {
+                Ok(d) => drafts.extend(d),
+                Err(err) => {
+                    broken = true;
+                    warn("memory".into(), format!("harvesting stopped: {err}"));
+                }
+            }
+        };
+        for e in &history {
+            observe(&mut harvester, &mut drafts, e);
+        }
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                MemoryMsg::Event(e) => {
+                    observe(&mut harvester, &mut drafts, &e);
+                    if !noted && let Some(info) = harvester.debate_info() {
+                        noted = true;
+                        if let Err(err) = memory.index().note_debate(&info).await {
+                            warn("memory".into(), format!("recording the debate: {err}"));
+                        }
+                    }
+                    if matches!(
+                        e,
+                        DebateEvent::RoundRecorded { .. } | DebateEvent::CruxCardAdded { .. }
+                    ) {
+                        store(&memory, &mut drafts, harvester.board(), &warn).await;
+                    }
+                }
+                MemoryMsg::Flush(done) => {
+                    if !noted && let Some(info) = harvester.debate_info() {
+                        noted = true;
+                        if let Err(err) = memory.index().note_debate(&info).await {
+                            warn("memory".into(), format!("recording the debate: {err}"));
+                        }
+                    }
+                    store(&memory, &mut drafts, harvester.board(), &warn).await;
+                    let _ = done.send(());
+                }
+            }
+        }
+        store(&memory, &mut drafts, harvester.board(), &warn).await;
+    })
+}
+
+async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboard, warn: &Warn) {
+    if drafts.is_empty() {
+        return;
+    }
+    let batch = std::mem::take(drafts);
+    let n = batch.len();
+    if let Err(err) = memory.remember(batch).await {
+        warn(
+            "memory".into(),
+            format!(
+                "storing {n} memories (round {}) failed: {err}",
+                board.current_round()
+            ),
+        );
+    }
+}
+
+/// The recall query of a turn: what is discussed plus the message being
+/// answered (the latest message of someone else in the turn's scope).
+pub(crate) fn query_for(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+    let (subject, scope): (String, Vec<usize>) = match phase {
+        Phase::Opening => return None,
+        Phase::Take { aspect, .. } => (
+            bb.aspect(aspect)
+                .map(|a| format!("{}: {}", a.label, a.description))
+                .unwrap_or_default(),
+            bb.message_indices_for_aspect(aspect).to_vec(),
+        ),
+        Phase::CruxEntry { claim } => (
+            bb.claim(claim).map(|c| c.claim.clone()).unwrap_or_default(),
+            Vec::new(),
+        ),
+        Phase::CruxExchange { room } => (
+            bb.claim_for_room(room)
+                .map(|c| c.claim.clone())
+                .unwrap_or_default(),
+            bb.message_indices_for_room(room).to_vec(),
+        ),
+        _ => (
+            bb.topic().map(|t| t.question.clone()).unwrap_or_default(),
+            (0..bb.messages().len()).collect(),
+        ),
+    };
+    let answered = scope
+        .iter()
+        .rev()
+        .map(|&i| &bb.messages()[i])
+        .find(|m| &m.persona != persona)
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let query = format!("{subject}\n{answered}");
+    (!query.trim().is_empty()).then_some(query)
+}
+
+/// Recalls `persona`'s memories for `query` and labels them: memories of
+/// this debate by round, of earlier debates by topic and date.
+pub(crate) async fn recall(
+    memory: &Memory,
+    debate: &DebateId,
+    persona: &PersonaId,
+    query: &str,
+    cross_debate: bool,
+) -> Result<Vec<RetrievedMemory>, agon_memory::MemoryError> {
+    let filter = MemoryFilter {
+        persona: Some(persona.clone()),
+        debate: (!cross_debate).then(|| debate.clone()),
+        ..MemoryFilter::default()
+    };
+    let recall = memory.recall(query, &filter, memory.config().k).await?;
+    let others: Vec<DebateId> = recall
+        .memories
+        .iter()
+        .map(|m| m.memory.debate.clone())
+        .filter(|d| d != debate)
+        .collect();
+    let infos: HashMap<DebateId, DebateInfo> = if others.is_empty() {
+        HashMap::new()
+    } else {
+        memory
+            .index()
+            .debates(&others)
+            .await?
+            .into_iter()
+            .map(|i| (i.debate.clone(), i))
+            .collect()
+    };
+    Ok(recall
+        .memories
+        .into_iter()
+        .map(|m| {
+            let kind = match m.memory.kind {
+                MemoryKind::Message => "you said",
+                MemoryKind::Position => "your position",
+                MemoryKind::Reflection => "reflection",
+                MemoryKind::CruxCard => "crux card",
+            };
+            let label = if &m.memory.debate == debate {
+                format!("round {}, {kind}", m.memory.round)
+            } else {
+                match infos.get(&m.memory.debate) {
+                    Some(i) => format!(
+                        "earlier debate \"{}\", {}, {kind}",
+                        i.topic,
+                        i.started.format("%Y-%m-%d")
+                    ),
+                    None => format!("earlier debate {}, {kind}", m.memory.debate),
+                }
+            };
+            RetrievedMemory {
+                label,
+                content: m.memory.content,
+            }
+        })
+        .collect())
+}
