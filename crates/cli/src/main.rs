@@ -5,6 +5,7 @@
 //! debate is resumable with `agon resume ID`).
 
 mod live;
+mod memory;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,36 @@ enum Command {
     Export {
         /// The debate id.
         id: String,
+    },
+    /// Recall a persona's memories (all debates) with their score components.
+    Recall {
+        /// What to recall.
+        query: String,
+        /// Whose memories (name or id).
+        #[arg(long)]
+        persona: String,
+        /// Only memories of this debate.
+        #[arg(long)]
+        debate: Option<String>,
+        /// How many (1-1000).
+        #[arg(short, default_value_t = 8)]
+        k: usize,
+        /// The embedder the store was written with.
+        #[arg(long, default_value = "local")]
+        embedder: String,
+    },
+    /// Maintain the vector memory.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum MemoryCommand {
+    /// Re-embed every memory with an embedder (and bind the store to it).
+    Reindex {
+        /// The embedder spec (see docs/configuration.md).
+        #[arg(long, default_value = "local")]
+        embedder: String,
     },
 }
 
@@ -330,7 +361,11 @@ fn blackboard_text(bb: &Blackboard) -> String {
 
 async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     // The store is opened before any model is loaded or called.
-    let store = open_store(cli.store.as_deref()).await?;
+    let url = match cli.store.as_deref() {
+        Some(u) => u.to_owned(),
+        None => default_store_url()?,
+    };
+    let store = open_store(Some(&url)).await?;
     let orch = Orchestrator::new(Arc::clone(&store));
     match cli.command {
         Command::Debate(args) => {
@@ -341,12 +376,14 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             apply_args(&mut config, &args)?;
             let id = orch.create(&config).await?;
             eprintln!("Debate {id}: {}", config.topic);
+            let orch = memory::attach(orch, &url, &config).await;
             run(&orch, &id, &config, &args.view).await
         }
         Command::Resume { id, view } => {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
             eprintln!("Resuming debate {id}: {}", config.topic);
+            let orch = memory::attach(orch, &url, &config).await;
             run(&orch, &id, &config, &view).await
         }
         Command::List => {
@@ -401,6 +438,16 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let events = store.events_after(&id, 0).await?;
             println!("{}", serde_json::to_string_pretty(&events)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Recall {
+            query,
+            persona,
+            debate,
+            k,
+            embedder,
+        } => memory::recall(&url, &query, &persona, debate.as_deref(), k, &embedder).await,
+        Command::Memory(MemoryCommand::Reindex { embedder }) => {
+            memory::reindex(&url, &embedder).await
         }
     }
 }

@@ -317,3 +317,117 @@ async fn ctrl_c_stops_cleanly_and_the_debate_resumes() {
     assert_eq!(shown["status"], "finished");
     assert!(shown["usage"].is_null(), "canonical form drops usage");
 }
+
+/// Like [`agon`], with the local models (MiniLM for memory) available.
+fn agon_with_models(dir: &Path, args: &[&str]) -> Output {
+    let models = std::env::var("AGON_MODELS_DIR")
+        .expect("AGON_MODELS_DIR is not set: run the suite with `cargo xtask test`");
+    Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env("AGON_MODELS_DIR", models)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debates_remember_and_recall_prints_score_components() {
+    let server = stub(Duration::from_millis(20)).await;
+    let dir = temp_dir("recall");
+    let cfg = config(&dir, &server.uri());
+    let run = agon_with_models(&dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        !stderr(&run).contains("running without memory"),
+        "{}",
+        stderr(&run)
+    );
+
+    let recall = agon_with_models(
+        &dir,
+        &[
+            "recall",
+            "who pays the cost",
+            "--persona",
+            "Mara",
+            "-k",
+            "3",
+        ],
+    );
+    assert!(recall.status.success(), "{}", stderr(&recall));
+    let out = stdout(&recall);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0]
+            .split_whitespace()
+            .take(4)
+            .eq(["score", "recency", "relevance", "importance"]),
+        "{out}"
+    );
+    assert!((2..=4).contains(&lines.len()), "{out}");
+    for row in &lines[1..] {
+        let numbers: Vec<f64> = row
+            .split_whitespace()
+            .take(4)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let expected = 0.5 * numbers[1] + 3.0 * numbers[2] + 2.0 * numbers[3];
+        assert!((numbers[0] - expected).abs() < 0.01, "{row}");
+    }
+
+    let nobody = agon_with_models(&dir, &["recall", "cost", "--persona", "Nobody"]);
+    assert!(nobody.status.success());
+    assert!(
+        stderr(&nobody).contains("no memories of persona nobody"),
+        "{}",
+        stderr(&nobody)
+    );
+    let empty = agon_with_models(&dir, &["recall", "  ", "--persona", "Mara"]);
+    assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
+    assert!(stderr(&empty).contains("query is empty"));
+    let zero = agon_with_models(&dir, &["recall", "cost", "--persona", "Mara", "-k", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    // Another embedder: refused, both named.
+    let other = agon_with_models(
+        &dir,
+        &[
+            "recall",
+            "cost",
+            "--persona",
+            "Mara",
+            "--embedder",
+            "openai-compatible:e/8@http://127.0.0.1:9/v1",
+        ],
+    );
+    assert_eq!(other.status.code(), Some(3), "{}", stderr(&other));
+    assert!(
+        stderr(&other).contains("all-MiniLM") || stderr(&other).contains("384-d"),
+        "{}",
+        stderr(&other)
+    );
+    assert!(stderr(&other).contains("e (8-d)"), "{}", stderr(&other));
+
+    let reindex = agon_with_models(&dir, &["memory", "reindex"]);
+    assert!(reindex.status.success(), "{}", stderr(&reindex));
+    assert!(
+        stderr(&reindex).contains("memories re-embedded with"),
+        "{}",
+        stderr(&reindex)
+    );
+    let again = agon_with_models(
+        &dir,
+        &[
+            "recall",
+            "who pays the cost",
+            "--persona",
+            "Mara",
+            "-k",
+            "3",
+        ],
+    );
+    assert_eq!(stdout(&again).lines().count(), lines.len());
+}

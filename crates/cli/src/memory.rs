@@ -1,0 +1,134 @@
+//! `agon recall`, `agon memory reindex`, and setting up a debate's memory.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agon_core::{DebateId, PersonaId};
+use agon_llm::{Embedder, EmbedderSpec};
+use agon_memory::{Memory, MemoryError, MemoryFilter, RetrievalConfig};
+use agon_orchestrator::{DebateConfig, Orchestrator, PersonaConfig};
+use anyhow::Context;
+
+use crate::Failure;
+
+fn memory_failure(e: MemoryError) -> Failure {
+    let code = match &e {
+        MemoryError::Database { .. } | MemoryError::UnsupportedUrl { .. } => 5,
+        MemoryError::Embedding { .. } => 4,
+        MemoryError::EmbedderMismatch { .. } => 3,
+        MemoryError::Invalid { .. } | MemoryError::BadRecord { .. } => 2,
+    };
+    Failure {
+        code,
+        error: e.into(),
+    }
+}
+
+/// Parses and loads an embedder (a local model loads on a blocking thread).
+pub(crate) async fn embedder(spec: &str) -> Result<Arc<dyn Embedder>, Failure> {
+    let spec: EmbedderSpec = spec.parse().map_err(|e| Failure {
+        code: 3,
+        error: anyhow::Error::from(e),
+    })?;
+    let shown = spec.to_string();
+    tokio::task::spawn_blocking(move || spec.build(&|k| std::env::var(k).ok()))
+        .await
+        .context("loading the embedder")?
+        .map_err(|e| Failure {
+            code: 4,
+            error: anyhow::Error::from(e).context(format!("embedder {shown}")),
+        })
+}
+
+async fn open(url: &str, spec: &str, retrieval: RetrievalConfig) -> Result<Memory, Failure> {
+    let index = agon_memory::open(url).await.map_err(memory_failure)?;
+    let embedder = embedder(spec).await?;
+    Memory::open(index, embedder, retrieval)
+        .await
+        .map_err(memory_failure)
+}
+
+/// The orchestrator for a debate, with its memory when the config enables
+/// it. Memory is optional: when it cannot be set up the debate runs
+/// without it, a warning is printed and recorded in the debate's log.
+pub(crate) async fn attach(orch: Orchestrator, url: &str, config: &DebateConfig) -> Orchestrator {
+    if !config.memory.enabled {
+        return orch;
+    }
+    match open(url, &config.memory.embedder, config.memory.retrieval).await {
+        Ok(memory) => orch.with_memory(memory),
+        Err(f) => {
+            let reason = format!("{:#}", f.error);
+            eprintln!("warning: running without memory: {reason}");
+            orch.with_memory_unavailable(reason)
+        }
+    }
+}
+
+/// `agon recall`.
+pub(crate) async fn recall(
+    url: &str,
+    query: &str,
+    persona: &str,
+    debate: Option<&str>,
+    k: usize,
+    spec: &str,
+) -> Result<ExitCode, Failure> {
+    let memory = open(url, spec, RetrievalConfig::default()).await?;
+    let id = PersonaConfig {
+        id: None,
+        name: persona.to_owned(),
+        contract: String::new(),
+        voice: String::new(),
+        model: None,
+    }
+    .resolved_id();
+    let filter = MemoryFilter {
+        persona: Some(PersonaId::new(id)),
+        debate: debate.map(DebateId::new),
+        ..MemoryFilter::default()
+    };
+    let result = memory
+        .recall(query, &filter, k)
+        .await
+        .map_err(memory_failure)?;
+    for note in &result.notes {
+        eprintln!("note: {note}");
+    }
+    if !result.memories.is_empty() {
+        println!(
+            "{:>6} {:>7} {:>9} {:>10}  {:<10} {:<26} memory",
+            "score", "recency", "relevance", "importance", "kind", "debate · round"
+        );
+    }
+    for m in &result.memories {
+        println!(
+            "{:>6.3} {:>7.3} {:>9.3} {:>10.3}  {:<10} {:<26} {}",
+            m.score,
+            m.recency,
+            m.relevance,
+            m.importance,
+            m.memory.kind.as_str(),
+            format!("{} · {}", m.memory.debate, m.memory.round),
+            m.memory.content.replace('\n', " ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agon memory reindex`.
+pub(crate) async fn reindex(url: &str, spec: &str) -> Result<ExitCode, Failure> {
+    let index = agon_memory::open(url).await.map_err(memory_failure)?;
+    let before = index.space().await.map_err(memory_failure)?;
+    let embedder = embedder(spec).await?;
+    let target = agon_memory::EmbeddingSpace::of(embedder.as_ref());
+    eprintln!(
+        "Re-embedding every memory with {target} (was {})",
+        before.map_or_else(|| "unbound".to_owned(), |s| s.to_string())
+    );
+    let done = Memory::reindex(index, embedder, |n| eprint!("\r{n} memories re-embedded"))
+        .await
+        .map_err(memory_failure)?;
+    eprintln!("\r{done} memories re-embedded with {target}");
+    Ok(ExitCode::SUCCESS)
+}
