@@ -1,7 +1,7 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
 //! - `cargo xtask test`  — format check, clippy (warnings are errors), the whole test suite;
-//! - `cargo xtask bench [core|context|store|local|debate]` — the criterion benchmarks (default: all);
+//! - `cargo xtask bench [core|context|store|local|debate|memory] | bench memory --dataset FILE` — the criterion benchmarks (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
@@ -12,7 +12,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local|debate] | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local|debate|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,7 +26,22 @@ fn main() -> Result<()> {
         .as_slice()
     {
         ["test"] => test(&sh, &root),
-        ["bench"] => bench(&sh, &root, &["core", "context", "store", "local", "debate"]),
+        ["bench"] => bench(
+            &sh,
+            &root,
+            &["core", "context", "store", "local", "debate", "memory"],
+        ),
+        ["bench", "memory", "--dataset", file] => {
+            models::fetch(&sh, &root)?;
+            let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
+            let file = std::path::absolute(file)?;
+            cmd!(
+                sh,
+                "cargo bench -p agon-memory --bench recall -- --dataset {file}"
+            )
+            .run()?;
+            Ok(())
+        }
         ["bench", which @ ..] => bench(&sh, &root, which),
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
@@ -128,6 +143,17 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             .run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
+            "memory" => {
+                let pg = db::Postgres::new(root);
+                let was_running = pg.running(sh);
+                pg.start(sh)?;
+                let _url = sh.push_env("AGON_BENCH_DATABASE_URL", pg.url());
+                let result = cmd!(sh, "cargo bench -p agon-memory --bench search").run();
+                if !was_running {
+                    pg.stop(sh)?;
+                }
+                result?;
+            }
             other => bail!("unknown benchmark {other:?}; {USAGE}"),
         }
     }
