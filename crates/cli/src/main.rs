@@ -262,10 +262,10 @@ async fn run(
     id: &DebateId,
     config: &DebateConfig,
     view: &ViewArgs,
+    control: RunControl,
+    interrupts: tokio::task::JoinHandle<()>,
 ) -> Result<ExitCode, Failure> {
     let models = build_models(config).await?;
-    let control = RunControl::default();
-    let interrupts = live::watch_ctrl_c(control.clone());
     let display = live::spawn(orch.subscribe(), config, view.quiet);
     let outcome = orch.run(id, &models, control).await;
     interrupts.abort();
@@ -376,15 +376,20 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             apply_args(&mut config, &args)?;
             let id = orch.create(&config).await?;
             eprintln!("Debate {id}: {}", config.topic);
+            // Ctrl-C is handled from here on, while models load too.
+            let control = RunControl::default();
+            let interrupts = live::watch_ctrl_c(control.clone());
             let orch = memory::attach(orch, &url, &config).await;
-            run(&orch, &id, &config, &args.view).await
+            run(&orch, &id, &config, &args.view, control, interrupts).await
         }
         Command::Resume { id, view } => {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
             eprintln!("Resuming debate {id}: {}", config.topic);
+            let control = RunControl::default();
+            let interrupts = live::watch_ctrl_c(control.clone());
             let orch = memory::attach(orch, &url, &config).await;
-            run(&orch, &id, &config, &view).await
+            run(&orch, &id, &config, &view, control, interrupts).await
         }
         Command::List => {
             let debates = store.list_debates().await?;
