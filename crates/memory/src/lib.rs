@@ -17,7 +17,8 @@
 //! use std::sync::Arc;
 //! use agon_memory::{Memory, MemoryFilter, RetrievalConfig};
 //! let index = agon_memory::open("sqlite:agon.db").await?;
-//! # let embedder: Arc<dyn agon_llm::Embedder> = todo!();
+//! // Any embedder: local MiniLM, Voyage, OpenAI-compatible.
+//! let embedder: Arc<dyn agon_llm::Embedder> = "local".parse::<agon_llm::EmbedderSpec>()?.build(&|k| std::env::var(k).ok())?;
 //! let memory = Memory::open(index, embedder, RetrievalConfig::default()).await?;
 //! let recall = memory.recall("car ban and air quality", &MemoryFilter::persona("mara"), 8).await?;
 //! for m in recall.memories {

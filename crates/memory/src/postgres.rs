@@ -27,7 +27,7 @@ use sqlx::{AssertSqlSafe, Executor, PgPool, Postgres, QueryBuilder, Row};
 use crate::error::MemoryError;
 use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
-    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord,
 };
 use crate::sqlite::{from_millis, millis, redact};
 use crate::text::Analyzer;
@@ -456,20 +456,7 @@ impl MemoryIndex for PgMemory {
         };
         let mut tx = self.pool.begin().await.map_err(self.db())?;
         for (id, mut v) in items {
-            if v.len() != space.dimensions {
-                return Err(MemoryError::BadRecord {
-                    id,
-                    reason: format!(
-                        "embedding has {} dimensions, the store's embedder {space} has {}",
-                        v.len(),
-                        space.dimensions
-                    ),
-                });
-            }
-            normalize(&mut v).map_err(|reason| MemoryError::BadRecord {
-                id: id.clone(),
-                reason,
-            })?;
+            space.prepare(&id, &mut v)?;
             sqlx::query("UPDATE memories SET embedding = $1 WHERE id = $2")
                 .bind(Vector::from(v))
                 .bind(&id)

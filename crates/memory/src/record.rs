@@ -156,15 +156,7 @@ impl MemoryRecord {
                 self.importance
             )));
         }
-        if self.embedding.len() != space.dimensions {
-            return Err(bad(format!(
-                "embedding has {} dimensions, the store's embedder {} has {}",
-                self.embedding.len(),
-                space.model,
-                space.dimensions
-            )));
-        }
-        normalize(&mut self.embedding).map_err(bad)
+        space.prepare(&self.id, &mut self.embedding)
     }
 }
 
@@ -232,6 +224,24 @@ impl EmbeddingSpace {
             model: embedder.model_id().to_owned(),
             dimensions: embedder.dimensions(),
         }
+    }
+
+    /// Checks a vector for memory `id` (this space's dimension, finite,
+    /// non-zero) and normalizes it to unit length in place.
+    pub fn prepare(&self, id: &str, v: &mut [f32]) -> Result<(), MemoryError> {
+        let bad = |reason: String| MemoryError::BadRecord {
+            id: id.to_owned(),
+            reason,
+        };
+        if v.len() != self.dimensions {
+            return Err(bad(format!(
+                "embedding has {} dimensions, the store's embedder {} has {}",
+                v.len(),
+                self.model,
+                self.dimensions
+            )));
+        }
+        normalize(v).map_err(bad)
     }
 
     /// Fails with [`MemoryError::EmbedderMismatch`] unless `other` is this space.

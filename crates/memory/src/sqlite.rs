@@ -17,7 +17,7 @@ use crate::error::MemoryError;
 use crate::exact::ExactIndex;
 use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
-    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord,
 };
 
 /// Memories in a SQLite file (the same file as the debate store, or its own).
@@ -390,20 +390,7 @@ impl MemoryIndex for SqliteMemory {
         };
         let mut tx = self.pool.begin().await.map_err(self.db())?;
         for (id, mut v) in items {
-            if v.len() != space.dimensions {
-                return Err(MemoryError::BadRecord {
-                    id,
-                    reason: format!(
-                        "embedding has {} dimensions, the store's embedder {space} has {}",
-                        v.len(),
-                        space.dimensions
-                    ),
-                });
-            }
-            normalize(&mut v).map_err(|reason| MemoryError::BadRecord {
-                id: id.clone(),
-                reason,
-            })?;
+            space.prepare(&id, &mut v)?;
             sqlx::query("UPDATE memories SET embedding = ? WHERE id = ?")
                 .bind(to_blob(&v))
                 .bind(&id)
