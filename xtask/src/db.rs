@@ -179,6 +179,21 @@ impl Postgres {
         Ok(())
     }
 
+    /// Drops and re-creates the database `name`, returning its URL: benchmarks
+    /// get a database of their own and never touch another one's tables.
+    pub fn fresh_database(&self, sh: &Shell, name: &str) -> Result<String> {
+        let psql = self.bin("psql");
+        let url = self.url();
+        let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+        let create = format!("CREATE DATABASE \"{name}\"");
+        cmd!(sh, "{psql} {url} -qc {drop}").quiet().run()?;
+        cmd!(sh, "{psql} {url} -qc {create}").quiet().run()?;
+        Ok(format!(
+            "postgres://{DB_USER}@127.0.0.1:{}/{name}",
+            self.port
+        ))
+    }
+
     pub fn stop(&self, sh: &Shell) -> Result<()> {
         if !self.running(sh) {
             println!("PostgreSQL is not running");

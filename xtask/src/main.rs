@@ -1,6 +1,7 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
-//! - `cargo xtask test`  — format check, clippy (warnings are errors), the whole test suite;
+//! - `cargo xtask test [--llama-cpp]`  — format check, clippy (warnings are errors), the whole
+//!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
 //! - `cargo xtask bench [core|context|store|local|debate|memory] | bench memory --dataset FILE` — the criterion benchmarks (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
@@ -12,7 +13,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test | bench [core|context|store|local|debate|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,7 +26,8 @@ fn main() -> Result<()> {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["test"] => test(&sh, &root),
+        ["test"] => test(&sh, &root, false),
+        ["test", "--llama-cpp"] => test(&sh, &root, true),
         ["bench"] => bench(
             &sh,
             &root,
@@ -57,19 +59,30 @@ fn workspace_root() -> Result<std::path::PathBuf> {
         .context("xtask has no parent directory")
 }
 
-fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
+/// The features the suite is built with: every feature but `llama-cpp`
+/// (which builds llama.cpp from source with cmake and libclang) unless asked.
+fn test_features(llama_cpp: bool) -> String {
+    let mut features = vec!["agon-core/synthetic"];
+    if llama_cpp {
+        features.extend(["agon-llm/llama-cpp", "agon-cli/llama-cpp"]);
+    }
+    features.join(",")
+}
+
+fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
+    let features = test_features(llama_cpp);
     println!("== cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
     println!("== cargo clippy");
     cmd!(
         sh,
-        "cargo clippy --workspace --all-targets --all-features -- -D warnings"
+        "cargo clippy --workspace --all-targets --features {features} -- -D warnings"
     )
     .run()?;
     println!("== doctests");
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.
-    cmd!(sh, "cargo test --workspace --all-features --doc").run()?;
+    cmd!(sh, "cargo test --workspace --features {features} --doc").run()?;
     println!("== models");
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
@@ -78,6 +91,7 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     let was_running = pg.running(sh);
     pg.start(sh)?;
     pg.drop_test_databases(sh)?;
+    remove_test_scratch()?;
     let _url = sh.push_env("AGON_TEST_DATABASE_URL", pg.url());
     println!("== tests");
     let nextest = cmd!(sh, "cargo nextest --version")
@@ -89,11 +103,15 @@ fn test(sh: &Shell, root: &std::path::Path) -> Result<()> {
     let result = if nextest {
         cmd!(
             sh,
-            "cargo nextest run --workspace --all-features --no-fail-fast"
+            "cargo nextest run --workspace --features {features} --no-fail-fast"
         )
         .run()
     } else {
-        cmd!(sh, "cargo test --workspace --all-features --no-fail-fast").run()
+        cmd!(
+            sh,
+            "cargo test --workspace --features {features} --no-fail-fast"
+        )
+        .run()
     };
     if !was_running {
         pg.stop(sh)?;
@@ -117,6 +135,44 @@ fn demo(sh: &Shell, root: &std::path::Path, extra: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// Removes the SQLite files earlier test runs left in the suites' scratch
+/// directories under the system temp dir (each test names its own file there).
+fn remove_test_scratch() -> Result<()> {
+    for suite in [
+        "agon-store-tests",
+        "agon-orchestrator-tests",
+        "agon-memory-tests",
+    ] {
+        let dir = std::env::temp_dir().join(suite);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `bench` with `AGON_BENCH_DATABASE_URL` naming a fresh database `name` on
+/// the embedded PostgreSQL (started for the run and stopped after, unless it was
+/// already running).
+fn with_bench_database(
+    sh: &Shell,
+    root: &std::path::Path,
+    name: &str,
+    bench: impl FnOnce() -> xshell::Result<()>,
+) -> Result<()> {
+    let pg = db::Postgres::new(root);
+    let was_running = pg.running(sh);
+    pg.start(sh)?;
+    let result = pg.fresh_database(sh, name).and_then(|url| {
+        let _url = sh.push_env("AGON_BENCH_DATABASE_URL", url);
+        Ok(bench()?)
+    });
+    if !was_running {
+        pg.stop(sh)?;
+    }
+    result
+}
+
 fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
     for name in which {
         match *name {
@@ -125,17 +181,18 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
                 let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
                 cmd!(sh, "cargo run --release -p agon-llm --example bench_local").run()?;
             }
-            "store" => {
-                let pg = db::Postgres::new(root);
-                let was_running = pg.running(sh);
-                pg.start(sh)?;
-                let _url = sh.push_env("AGON_BENCH_DATABASE_URL", pg.url());
-                let result = cmd!(sh, "cargo bench -p agon-store --bench store").run();
-                if !was_running {
-                    pg.stop(sh)?;
-                }
-                result?;
+            "llama-cpp" => {
+                models::fetch(sh, root)?;
+                let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+                cmd!(
+                    sh,
+                    "cargo run --release -p agon-llm --features llama-cpp --example bench_local"
+                )
+                .run()?;
             }
+            "store" => with_bench_database(sh, root, "agon_bench_store", || {
+                cmd!(sh, "cargo bench -p agon-store --bench store").run()
+            })?,
             "core" => cmd!(
                 sh,
                 "cargo bench -p agon-core --features synthetic --bench apply"
@@ -143,17 +200,9 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             .run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
-            "memory" => {
-                let pg = db::Postgres::new(root);
-                let was_running = pg.running(sh);
-                pg.start(sh)?;
-                let _url = sh.push_env("AGON_BENCH_DATABASE_URL", pg.url());
-                let result = cmd!(sh, "cargo bench -p agon-memory --bench search").run();
-                if !was_running {
-                    pg.stop(sh)?;
-                }
-                result?;
-            }
+            "memory" => with_bench_database(sh, root, "agon_bench_memory", || {
+                cmd!(sh, "cargo bench -p agon-memory --bench search").run()
+            })?,
             other => bail!("unknown benchmark {other:?}; {USAGE}"),
         }
     }

@@ -36,14 +36,12 @@ async fn stub(delay: Duration) -> wiremock::MockServer {
     server
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "agon-cli-tests-{}-{name}-{}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's store and config, removed when dropped.
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("agon-cli-tests-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn config(dir: &Path, server: &str) -> PathBuf {
@@ -138,33 +136,34 @@ fn canonical(dir: &Path, id: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_run_show_report_and_export_a_debate() {
     let server = stub(Duration::ZERO).await;
-    let dir = temp_dir("commands");
-    let cfg = config(&dir, &server.uri());
-    let run = agon(&dir, &["debate", "--config", cfg.to_str().unwrap()]);
+    let dir_tmp = temp_dir("commands");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let run = agon(dir, &["debate", "--config", cfg.to_str().unwrap()]);
     assert!(run.status.success(), "{}", stderr(&run));
     // Utterances are streamed under their speaker's name.
     assert!(stdout(&run).contains("Mara speaks:"), "{}", stdout(&run));
-    let id = only_debate(&dir);
-    assert!(stdout(&agon(&dir, &["list"])).contains("finished"));
+    let id = only_debate(dir);
+    assert!(stdout(&agon(dir, &["list"])).contains("finished"));
 
-    let transcript = stdout(&agon(&dir, &["show", &id]));
+    let transcript = stdout(&agon(dir, &["show", &id]));
     assert!(
         transcript.contains("[msg-1] Mara (opening)"),
         "{transcript}"
     );
-    let board = stdout(&agon(&dir, &["show", &id, "--blackboard"]));
+    let board = stdout(&agon(dir, &["show", &id, "--blackboard"]));
     assert!(
         board.contains("CLAIMS") && board.contains("claim-1"),
         "{board}"
     );
 
     let out = dir.join("report.md");
-    let report = agon(&dir, &["report", &id, "-o", out.to_str().unwrap()]);
+    let report = agon(dir, &["report", &id, "-o", out.to_str().unwrap()]);
     assert!(report.status.success(), "{}", stderr(&report));
     let md = std::fs::read_to_string(&out).unwrap();
     assert!(md.contains("## Position ledger") && md.contains("## Usage and cost"));
 
-    let export = agon(&dir, &["export", &id]);
+    let export = agon(dir, &["export", &id]);
     let events: Vec<Value> = serde_json::from_slice(&export.stdout).unwrap();
     assert_eq!(events[0]["seq"], 1);
     assert_eq!(events[0]["event"]["type"], "debate_started");
@@ -173,14 +172,15 @@ async fn commands_run_show_report_and_export_a_debate() {
 
 #[test]
 fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
-    let dir = temp_dir("errors");
+    let dir_tmp = temp_dir("errors");
+    let dir = dir_tmp.path();
     // Usage error.
-    let o = agon(&dir, &["debate", "--minirounds", "many"]);
+    let o = agon(dir, &["debate", "--minirounds", "many"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // Config error naming file, line and field.
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "topic = \"t\"\n[crux]\nmax_turns = \"eight\"\n").unwrap();
-    let o = agon(&dir, &["debate", "--config", bad.to_str().unwrap()]);
+    let o = agon(dir, &["debate", "--config", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
@@ -188,7 +188,7 @@ fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
         "{e}"
     );
     // A model spec that does not parse is a config error too.
-    let o = agon(&dir, &["debate", "--model", "gpt4"]);
+    let o = agon(dir, &["debate", "--model", "gpt4"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     // A store that cannot be opened fails before any model is loaded.
     let o = Command::new(AGON)
@@ -204,11 +204,11 @@ fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("mysql://nope"), "{}", stderr(&o));
     // Unknown debate id.
-    let o = agon(&dir, &["report", "d-missing"]);
+    let o = agon(dir, &["report", "d-missing"]);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("d-missing"), "{}", stderr(&o));
     // A missing local model file names the command that fetches it.
-    let o = agon(&dir, &["debate", "--model", "local:/nonexistent.gguf"]);
+    let o = agon(dir, &["debate", "--model", "local:/nonexistent.gguf"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert!(stderr(&o).contains("/nonexistent.gguf"), "{}", stderr(&o));
 }
@@ -216,21 +216,23 @@ fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
     let server = stub(Duration::from_millis(4)).await;
-    let reference_dir = temp_dir("reference");
-    let cfg = config(&reference_dir, &server.uri());
+    let reference_dir_tmp = temp_dir("reference");
+    let reference_dir = reference_dir_tmp.path();
+    let cfg = config(reference_dir, &server.uri());
     let run = agon(
-        &reference_dir,
+        reference_dir,
         &["debate", "--quiet", "--config", cfg.to_str().unwrap()],
     );
     assert!(run.status.success(), "{}", stderr(&run));
-    let expected = canonical(&reference_dir, &only_debate(&reference_dir));
+    let expected = canonical(reference_dir, &only_debate(reference_dir));
     let messages = expected["messages"].as_array().unwrap().len();
 
     let runs = 20;
     let mut kills = 0;
     for i in 0..runs {
-        let dir = temp_dir("kill");
-        let cfg = config(&dir, &server.uri());
+        let dir_tmp = temp_dir("kill");
+        let dir = dir_tmp.path();
+        let cfg = config(dir, &server.uri());
         let store = format!("sqlite://{}", dir.join("agon.db").display());
         let mut child = Command::new(AGON)
             .env("AGON_STORE", &store)
@@ -246,11 +248,11 @@ async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
             kills += 1;
         }
         child.wait().unwrap();
-        let list = agon(&dir, &["list"]);
+        let list = agon(dir, &["list"]);
         if stdout(&list).trim().is_empty() {
             continue; // killed before the debate was created: nothing to resume
         }
-        let id = only_debate(&dir);
+        let id = only_debate(dir);
         // Resume, killing again now and then, until it finishes.
         for attempt in 0..10 {
             let mut child = Command::new(AGON)
@@ -273,7 +275,7 @@ async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
             assert!(out.status.success(), "resume of {id}: {}", stderr(&out));
             break;
         }
-        let got = canonical(&dir, &id);
+        let got = canonical(dir, &id);
         assert_eq!(
             got["messages"].as_array().unwrap().len(),
             messages,
@@ -290,8 +292,9 @@ async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_cleanly_and_the_debate_resumes() {
     let server = stub(Duration::from_millis(30)).await;
-    let dir = temp_dir("sigint");
-    let cfg = config(&dir, &server.uri());
+    let dir_tmp = temp_dir("sigint");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
     let store = format!("sqlite://{}", dir.join("agon.db").display());
     let child = Command::new(AGON)
         .env("AGON_STORE", &store)
@@ -309,11 +312,11 @@ async fn ctrl_c_stops_cleanly_and_the_debate_resumes() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(stderr(&out).contains("agon resume"), "{}", stderr(&out));
-    let id = only_debate(&dir);
-    assert!(stdout(&agon(&dir, &["list"])).contains("interrupted"));
-    let resumed = agon(&dir, &["resume", &id, "--quiet"]);
+    let id = only_debate(dir);
+    assert!(stdout(&agon(dir, &["list"])).contains("interrupted"));
+    let resumed = agon(dir, &["resume", &id, "--quiet"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let shown = canonical(&dir, &id);
+    let shown = canonical(dir, &id);
     assert_eq!(shown["status"], "finished");
     assert!(shown["usage"].is_null(), "canonical form drops usage");
 }
@@ -337,9 +340,10 @@ fn agon_with_models(dir: &Path, args: &[&str]) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debates_remember_and_recall_prints_score_components() {
     let server = stub(Duration::from_millis(20)).await;
-    let dir = temp_dir("recall");
-    let cfg = config(&dir, &server.uri());
-    let run = agon_with_models(&dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+    let dir_tmp = temp_dir("recall");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let run = agon_with_models(dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
     assert!(run.status.success(), "{}", stderr(&run));
     assert!(
         !stderr(&run).contains("running without memory"),
@@ -348,7 +352,7 @@ async fn debates_remember_and_recall_prints_score_components() {
     );
 
     let recall = agon_with_models(
-        &dir,
+        dir,
         &[
             "recall",
             "who pays the cost",
@@ -379,21 +383,21 @@ async fn debates_remember_and_recall_prints_score_components() {
         assert!((numbers[0] - expected).abs() < 0.01, "{row}");
     }
 
-    let nobody = agon_with_models(&dir, &["recall", "cost", "--persona", "Nobody"]);
+    let nobody = agon_with_models(dir, &["recall", "cost", "--persona", "Nobody"]);
     assert!(nobody.status.success());
     assert!(
         stderr(&nobody).contains("no memories of persona nobody"),
         "{}",
         stderr(&nobody)
     );
-    let empty = agon_with_models(&dir, &["recall", "  ", "--persona", "Mara"]);
+    let empty = agon_with_models(dir, &["recall", "  ", "--persona", "Mara"]);
     assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
     assert!(stderr(&empty).contains("query is empty"));
-    let zero = agon_with_models(&dir, &["recall", "cost", "--persona", "Mara", "-k", "0"]);
+    let zero = agon_with_models(dir, &["recall", "cost", "--persona", "Mara", "-k", "0"]);
     assert_eq!(zero.status.code(), Some(2));
     // Another embedder: refused, both named.
     let other = agon_with_models(
-        &dir,
+        dir,
         &[
             "recall",
             "cost",
@@ -411,7 +415,7 @@ async fn debates_remember_and_recall_prints_score_components() {
     );
     assert!(stderr(&other).contains("e (8-d)"), "{}", stderr(&other));
 
-    let reindex = agon_with_models(&dir, &["memory", "reindex"]);
+    let reindex = agon_with_models(dir, &["memory", "reindex"]);
     assert!(reindex.status.success(), "{}", stderr(&reindex));
     assert!(
         stderr(&reindex).contains("memories re-embedded with"),
@@ -419,7 +423,7 @@ async fn debates_remember_and_recall_prints_score_components() {
         stderr(&reindex)
     );
     let again = agon_with_models(
-        &dir,
+        dir,
         &[
             "recall",
             "who pays the cost",

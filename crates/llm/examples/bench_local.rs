@@ -1,8 +1,12 @@
 //! `cargo xtask bench local`: throughput of the in-process models in release
-//! mode. Prints lines scripts can read (`embeddings: X sentences/s`).
+//! mode. Prints lines scripts can read (`prompt: X tok/s`, `generation: X
+//! tok/s`, `embeddings: X sentences/s`). Built with the `llama-cpp` feature
+//! (`cargo xtask bench llama-cpp`) it measures the llama.cpp backend on the
+//! same file too and prints the candle / llama.cpp ratios.
 
 use std::time::Instant;
 
+use agon_llm::local::GenerationStats;
 use agon_llm::{ChatRequest, LocalChat, LocalEmbedder};
 
 fn peak_rss_mib() -> Option<f64> {
@@ -17,13 +21,13 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn bench_chat() -> Result<(), Box<dyn std::error::Error>> {
-    let started = Instant::now();
-    let chat = LocalChat::smollm2()?;
-    println!(
-        "chat load: {:.2} s (includes Q4_1 -> Q8_0 requantization)",
-        started.elapsed().as_secs_f64()
-    );
+type Outcome = (String, String, GenerationStats);
+
+/// Chat numbers of one backend; returns (prompt tok/s, generation tok/s).
+fn bench_chat(
+    name: &str,
+    generate: impl Fn(&ChatRequest) -> Result<Outcome, agon_llm::ProviderError>,
+) -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let system = "You are Theo, a blunt macro trader in a structured debate about corporate treasury policy. \
         You judge assets by drawdowns and liquidity cycles, you measure risk per quarter, and you distrust narratives \
         that cannot survive a margin call. Keep every answer short, concrete and numbers-first."
@@ -33,41 +37,73 @@ fn bench_chat() -> Result<(), Box<dyn std::error::Error>> {
             .with_system(system.clone())
             .with_max_tokens(64)
     };
-    let (_, _, cold) = chat.generate_blocking(&turn(0), |_| {})?;
+    let (_, _, cold) = generate(&turn(0))?;
     let mut prompt_rates = Vec::new();
     let mut generation_rates = Vec::new();
     let mut warm_prompt_ms = Vec::new();
     for i in 1..=3 {
-        let (_, _, stats) = chat.generate_blocking(&turn(i), |_| {})?;
+        let (_, _, stats) = generate(&turn(i))?;
         warm_prompt_ms.push(stats.prompt_time.as_secs_f64() * 1000.0);
         generation_rates.push(stats.generated_tokens as f64 / stats.generation_time.as_secs_f64());
     }
     // Prompt throughput without prefix reuse: a fresh system prompt each time.
     for i in 0..3 {
-        let request = turn(i).with_system(format!("{system} (variant {i})"));
-        let (_, _, stats) = chat.generate_blocking(&request.with_max_tokens(1), |_| {})?;
+        let request = turn(i).with_system(format!("(variant {i}) {system}"));
+        let (_, _, stats) = generate(&request.with_max_tokens(1))?;
         prompt_rates.push(
             (stats.prompt_tokens - stats.reused_tokens) as f64 / stats.prompt_time.as_secs_f64(),
         );
     }
+    let (prompt, generation) = (median(prompt_rates), median(generation_rates));
+    println!("[{name}] prompt tokens per call: {}", cold.prompt_tokens);
+    println!("prompt: {prompt:.1} tok/s [{name}]");
+    println!("generation: {generation:.1} tok/s [{name}]");
     println!(
-        "prompt tokens per call: {} ({} of them a reusable system prefix)",
-        cold.prompt_tokens,
-        cold.prompt_tokens
-            - (cold.prompt_tokens - chat.encode(&LocalChat::chatml(&turn(0)).0)?.len())
-    );
-    println!("prompt: {:.1} tok/s", median(prompt_rates));
-    println!("generation: {:.1} tok/s", median(generation_rates));
-    println!(
-        "prompt time with the prefix checkpoint: {:.0} ms median vs {:.0} ms cold",
+        "[{name}] prompt time with the shared prefix reused: {:.0} ms median vs {:.0} ms cold",
         median(warm_prompt_ms),
         cold.prompt_time.as_secs_f64() * 1000.0
+    );
+    Ok((prompt, generation))
+}
+
+fn candle() -> Result<(f64, f64), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let chat = LocalChat::smollm2()?;
+    println!(
+        "[candle] chat load: {:.2} s (includes Q4_1 -> Q8_0 requantization)",
+        started.elapsed().as_secs_f64()
+    );
+    let rates = bench_chat("candle", |r| chat.generate_blocking(r, |_| {}))?;
+    if let Some(rss) = peak_rss_mib() {
+        println!("[candle] peak RSS after chat: {rss:.0} MiB");
+    }
+    Ok(rates)
+}
+
+#[cfg(feature = "llama-cpp")]
+fn llama_cpp(candle: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let chat = agon_llm::LlamaCppChat::smollm2()?;
+    println!(
+        "[llama-cpp] chat load: {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    let (prompt, generation) =
+        bench_chat("llama-cpp", |r| chat.generate_blocking(r, None, |_| {}))?;
+    println!(
+        "candle / llama.cpp: prompt {:.2}x, generation {:.2}x",
+        candle.0 / prompt,
+        candle.1 / generation
     );
     Ok(())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    bench_chat()?;
+    let rates = candle()?;
+    #[cfg(feature = "llama-cpp")]
+    llama_cpp(rates)?;
+    #[cfg(not(feature = "llama-cpp"))]
+    let _ = rates;
     let started = Instant::now();
     let embedder = LocalEmbedder::minilm()?;
     println!("embedder load: {:.2} s", started.elapsed().as_secs_f64());

@@ -57,6 +57,8 @@ pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};
 pub use embeddings::{EmbeddingApi, EmbeddingConfig, HttpEmbedder, VOYAGE_API_KEY};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
+#[cfg(feature = "llama-cpp")]
+pub use local::LlamaCppChat;
 #[cfg(feature = "local")]
 pub use local::{LocalChat, LocalEmbedder};
 #[cfg(feature = "http")]

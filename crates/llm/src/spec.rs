@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `local` | the in-process SmolLM2-135M-Instruct from the models directory |
 //! | `local:PATH` | another llama-family GGUF with a ChatML template |
+//! | `llama-cpp`, `llama-cpp:PATH` | the same GGUF files on llama.cpp (feature `llama-cpp`) |
 //! | `anthropic:MODEL` | Anthropic Messages API (`ANTHROPIC_API_KEY`) |
 //! | `openai:MODEL` | OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) |
 //! | `openrouter:MODEL` | OpenRouter (`OPENROUTER_API_KEY`) |
@@ -23,6 +24,9 @@ use crate::traits::ChatModel;
 pub enum ModelSpec {
     /// In-process GGUF; `None` is the default SmolLM2 file.
     Local(Option<String>),
+    /// The same GGUF files on llama.cpp (feature `llama-cpp`); `None` is the
+    /// default SmolLM2 file.
+    LlamaCpp(Option<String>),
     /// Anthropic, by model id.
     Anthropic(String),
     /// OpenAI, by model id.
@@ -41,7 +45,7 @@ pub enum ModelSpec {
 /// A spec string that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid model spec `{spec}`: {reason} (expected local, local:PATH, anthropic:MODEL, openai:MODEL, openrouter:MODEL or openai-compatible:MODEL@URL)"
+    "invalid model spec `{spec}`: {reason} (expected local, local:PATH, llama-cpp, llama-cpp:PATH, anthropic:MODEL, openai:MODEL, openrouter:MODEL or openai-compatible:MODEL@URL)"
 )]
 pub struct SpecError {
     /// The spec given.
@@ -59,8 +63,10 @@ impl FromStr for ModelSpec {
             reason: reason.to_owned(),
         };
         let spec_trim = spec.trim();
-        if spec_trim == "local" {
-            return Ok(Self::Local(None));
+        match spec_trim {
+            "local" => return Ok(Self::Local(None)),
+            "llama-cpp" => return Ok(Self::LlamaCpp(None)),
+            _ => {}
         }
         let (provider, rest) = spec_trim
             .split_once(':')
@@ -71,6 +77,7 @@ impl FromStr for ModelSpec {
         }
         match provider {
             "local" => Ok(Self::Local(Some(rest.to_owned()))),
+            "llama-cpp" => Ok(Self::LlamaCpp(Some(rest.to_owned()))),
             "anthropic" => Ok(Self::Anthropic(rest.to_owned())),
             "openai" => Ok(Self::OpenAi(rest.to_owned())),
             "openrouter" => Ok(Self::OpenRouter(rest.to_owned())),
@@ -97,6 +104,8 @@ impl fmt::Display for ModelSpec {
         match self {
             Self::Local(None) => f.write_str("local"),
             Self::Local(Some(p)) => write!(f, "local:{p}"),
+            Self::LlamaCpp(None) => f.write_str("llama-cpp"),
+            Self::LlamaCpp(Some(p)) => write!(f, "llama-cpp:{p}"),
             Self::Anthropic(m) => write!(f, "anthropic:{m}"),
             Self::OpenAi(m) => write!(f, "openai:{m}"),
             Self::OpenRouter(m) => write!(f, "openrouter:{m}"),
@@ -108,9 +117,9 @@ impl fmt::Display for ModelSpec {
 }
 
 impl ModelSpec {
-    /// Whether the spec needs the local (candle) models.
+    /// Whether the spec runs a model in process (from the models directory).
     pub fn is_local(&self) -> bool {
-        matches!(self, Self::Local(_))
+        matches!(self, Self::Local(_) | Self::LlamaCpp(_))
     }
 }
 
@@ -170,6 +179,18 @@ fn build(
         ModelSpec::Local(Some(path)) => Ok(Arc::new(crate::local::LocalChat::load(
             std::path::Path::new(path),
         )?)),
+        #[cfg(feature = "llama-cpp")]
+        ModelSpec::LlamaCpp(None) => Ok(Arc::new(crate::local::LlamaCppChat::smollm2()?)),
+        #[cfg(feature = "llama-cpp")]
+        ModelSpec::LlamaCpp(Some(path)) => Ok(Arc::new(crate::local::LlamaCppChat::load(
+            std::path::Path::new(path),
+        )?)),
+        #[cfg(not(feature = "llama-cpp"))]
+        ModelSpec::LlamaCpp(_) => Err(ProviderError::InvalidRequest {
+            reason: format!(
+                "model spec `{spec}` needs agon's `llama-cpp` feature (build with `--features llama-cpp`; it needs cmake and libclang)"
+            ),
+        }),
         #[cfg(feature = "http")]
         ModelSpec::Anthropic(model) => Ok(Arc::new(crate::anthropic::AnthropicChat::new(
             crate::anthropic::AnthropicConfig::from_lookup(model.clone(), lookup)?,
@@ -206,6 +227,8 @@ mod tests {
         for s in [
             "local",
             "local:/m/x.gguf",
+            "llama-cpp",
+            "llama-cpp:/m/x.gguf",
             "anthropic:claude-haiku-4-5",
             "openai:gpt-4o-mini",
             "openrouter:meta/llama",
@@ -237,5 +260,13 @@ mod tests {
         let a = factory.build(&spec, &|_| None).unwrap();
         let b = factory.build(&spec, &|_| None).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
+    }
+
+    #[cfg(not(feature = "llama-cpp"))]
+    #[test]
+    fn llama_cpp_without_its_feature_names_the_feature() {
+        let spec: ModelSpec = "llama-cpp".parse().unwrap();
+        let err = ModelFactory::new().build(&spec, &|_| None).err().unwrap();
+        assert!(err.to_string().contains("--features llama-cpp"), "{err}");
     }
 }

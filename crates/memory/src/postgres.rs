@@ -130,10 +130,38 @@ impl PgMemory {
         }
     }
 
-    /// The dense query for `filter` (the shape EXPLAIN is checked on).
-    pub fn dense_query(query: &[f32], filter: &MemoryFilter, n: usize) -> QueryBuilder<Postgres> {
+    /// The dense query for `filter`: a plain `ORDER BY embedding <=> $v LIMIT n`
+    /// so the HNSW index serves it.
+    fn dense_query(query: &[f32], filter: &MemoryFilter, n: usize) -> QueryBuilder<Postgres> {
+        Self::dense_query_after("", query, filter, n)
+    }
+
+    /// The plan PostgreSQL chooses for the dense query `search` runs (EXPLAIN,
+    /// one line per plan node): tests and benchmarks check that it scans
+    /// `memories_embedding_hnsw`.
+    pub async fn explain_dense(
+        &self,
+        query: &[f32],
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<String, MemoryError> {
+        let rows = Self::dense_query_after("EXPLAIN ", query, filter, n)
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db())?;
+        let lines: Vec<String> = rows.iter().map(|r| r.get::<String, _>(0)).collect();
+        Ok(lines.join("\n"))
+    }
+
+    fn dense_query_after(
+        prefix: &str,
+        query: &[f32],
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> QueryBuilder<Postgres> {
         let v = Vector::from(query.to_vec());
-        let mut q = QueryBuilder::new(format!("SELECT {COLUMNS}, (1 - (m.embedding <=> "));
+        let mut q = QueryBuilder::new(format!("{prefix}SELECT {COLUMNS}, (1 - (m.embedding <=> "));
         q.push_bind(v.clone())
             .push("))::float4 AS similarity FROM memories m WHERE m.embedding IS NOT NULL");
         push_filter(&mut q, filter);

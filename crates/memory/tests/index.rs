@@ -409,7 +409,6 @@ async fn agon_store_free_tables(url: &str) -> sqlx::SqlitePool {
 
 #[tokio::test]
 async fn pgvector_dense_queries_use_the_hnsw_index() {
-    use sqlx::Row;
     let memory = PgMemory::connect(&pg_url().await).await.unwrap();
     memory.bind(&space(16)).await.unwrap();
     let mut rng = fastrand::Rng::with_seed(7);
@@ -435,25 +434,7 @@ async fn pgvector_dense_queries_use_the_hnsw_index() {
         .unwrap();
     let q: Vec<f32> = (0..16).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
     for filter in [MemoryFilter::default(), MemoryFilter::persona("theo")] {
-        // The statement `search` runs, with EXPLAIN in front and the same
-        // binds in the same order (vector, filter values, vector, limit).
-        let sql = format!(
-            "EXPLAIN {}",
-            PgMemory::dense_query(&q, &filter, 10).sql().as_str()
-        );
-        let vector = pgvector::Vector::from(q.clone());
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(vector.clone());
-        if let Some(p) = &filter.persona {
-            query = query.bind(p.as_str().to_owned());
-        }
-        let rows = query
-            .bind(vector)
-            .bind(10i64)
-            .fetch_all(memory.pool())
-            .await
-            .unwrap();
-        let plan: Vec<String> = rows.iter().map(|r| r.get::<String, _>(0)).collect();
-        let plan = plan.join("\n");
+        let plan = memory.explain_dense(&q, &filter, 10).await.unwrap();
         if filter.persona.is_none() {
             assert!(plan.contains("memories_embedding_hnsw"), "{plan}");
         } else {

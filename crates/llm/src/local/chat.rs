@@ -32,7 +32,7 @@ use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
 /// Appends a one-line JSON reminder to the system prompt.
-fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
+pub(crate) fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
     let reminder = "Reply with a single JSON object and nothing else.";
     request.system = Some(match request.system.take() {
         Some(system) => format!("{system}\n{reminder}"),
@@ -42,12 +42,12 @@ fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
 }
 
 /// Fewest tokens constrained JSON may use (see `generate`).
-const JSON_MIN_TOKENS: usize = 512;
+pub(crate) const JSON_MIN_TOKENS: usize = 512;
 
 /// Penalty on recently generated tokens (1.0 = none).
-const REPEAT_PENALTY: f32 = 1.2;
+pub(crate) const REPEAT_PENALTY: f32 = 1.2;
 /// How many recent tokens the penalty looks at.
-const REPEAT_WINDOW: usize = 48;
+pub(crate) const REPEAT_WINDOW: usize = 48;
 
 /// The default chat model file in the models directory.
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";

@@ -96,8 +96,15 @@ impl Guidance {
             trie,
             tokenizer: tokenizer.clone(),
         });
+        Self::from_env(&env)
+    }
+
+    /// The parser factory for an already-built token environment (the
+    /// llama.cpp backend builds its own from the loaded vocabulary).
+    #[cfg_attr(not(feature = "llama-cpp"), allow(dead_code))]
+    pub fn from_env(env: &TokEnv) -> Result<Self, String> {
         let mut factory = ParserFactory::new(
-            &env,
+            env,
             InferenceCapabilities::default(),
             &llguidance::earley::SlicedBiasComputer::general_slices(),
         )

@@ -5,9 +5,13 @@ mod chat;
 mod embedder;
 pub mod files;
 mod guidance;
+#[cfg(feature = "llama-cpp")]
+mod llama_cpp;
 
 pub use chat::{GenerationStats, LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
+#[cfg(feature = "llama-cpp")]
+pub use llama_cpp::LlamaCppChat;
 
 use std::path::Path;
 
