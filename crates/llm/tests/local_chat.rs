@@ -110,11 +110,11 @@ fn the_tokenizer_handles_special_tokens_digits_unicode_and_whitespace() {
 
 #[tokio::test]
 async fn a_prompt_over_the_context_window_is_a_typed_error() {
-    let huge = "word ".repeat(9_000);
+    let huge = "word ".repeat(4_500);
     let err = chat().complete(request(&huge, 16)).await.unwrap_err();
     assert!(matches!(err, ProviderError::InvalidRequest { .. }), "{err}");
     assert!(
-        err.to_string().contains("context window of 8192 tokens"),
+        err.to_string().contains("context window of 4096 tokens"),
         "{err}"
     );
 }
@@ -134,74 +134,18 @@ fn missing_and_foreign_files_are_typed_errors() {
     assert!(err.to_string().contains("not a GGUF file"), "{err}");
 }
 
+mod support;
+
 mod structured {
-    use agon_core::extraction::{
-        CruxCardPayload, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload,
-        parse_payload,
-    };
-    use agon_llm::json::SchemaValidator;
-    use agon_llm::{ChatModel, JsonSchema};
-
     use super::{chat, request};
-
-    fn schema<T: Payload>() -> JsonSchema {
-        JsonSchema::new(T::NAME, <T as Payload>::json_schema())
-    }
-
-    const DEBATE: &str = "Debate: should a mid-size company hold Bitcoin as a treasury reserve? \
-        Mara (treasurer) argues a capped 5% allocation survives a bad quarter. \
-        Theo (trader) says drawdowns arrive with liquidity crunches and covenants are tested quarterly.";
-
-    async fn check<T: Payload + serde::de::DeserializeOwned>(prompt: &str, temperature: f32) {
-        let schema = schema::<T>();
-        let mut req = request(&format!("{DEBATE}\n\n{prompt}"), 700);
-        req.temperature = Some(temperature);
-        let out = chat()
-            .complete_json(req, &schema)
-            .await
-            .unwrap_or_else(|e| panic!("{} at t={temperature}: {e}", T::NAME));
-        assert!(
-            SchemaValidator::new(&schema)
-                .unwrap()
-                .errors(&out.value)
-                .is_empty(),
-            "{}: {}",
-            T::NAME,
-            out.value
-        );
-        parse_payload::<T>(out.value.clone())
-            .unwrap_or_else(|e| panic!("{}: {e}: {}", T::NAME, out.value));
-    }
 
     #[tokio::test]
     async fn every_extraction_schema_validates_at_several_temperatures() {
-        for temperature in [0.0, 0.8] {
-            check::<PositionUpdate>("Extract Theo's position update as JSON.", temperature).await;
-            check::<RoundRecordPayload>(
-                "Record this round as JSON: each persona's take, a summary.",
-                temperature,
-            )
-            .await;
-            check::<ReflectionBatch>(
-                "Give one or two reflections on the debate's dynamics as JSON.",
-                temperature,
-            )
-            .await;
-            check::<CruxCardPayload>("Write the crux card for Mara vs Theo as JSON.", temperature)
-                .await;
-        }
+        super::support::every_extraction_schema_validates(chat(), request).await;
     }
 
     #[tokio::test]
     async fn a_schema_llguidance_cannot_compile_is_a_typed_error() {
-        let bad = JsonSchema::new(
-            "broken",
-            serde_json::json!({"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}, "required": ["x"]}),
-        );
-        let err = chat()
-            .complete_json(request("anything", 16), &bad)
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("broken"), "{err}");
+        super::support::an_uncompilable_schema_is_a_typed_error(chat(), request).await;
     }
 }

@@ -125,7 +125,10 @@ async fn pgvector_run(
     let uses_hnsw = plan.contains("memories_embedding_hnsw");
     println!("pgvector plan   {n:>9} memories (persona filter): HNSW index scan: {uses_hnsw}");
     for line in plan.lines() {
-        println!("    {line}");
+        // The query vector is printed inline: keep the plan readable.
+        let short: String = line.chars().take(120).collect();
+        let cut = if short.len() < line.len() { " …" } else { "" };
+        println!("    {short}{cut}");
     }
 }
 

@@ -25,11 +25,11 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 
 use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
-use super::{PROVIDER, inference, invalid};
+use super::{PROVIDER, inference, invalid, output};
 use crate::error::ProviderError;
-use crate::json::{Attempt, extract_json, structured};
+use crate::json::structured;
 use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+use crate::types::{ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role};
 
 /// Appends a one-line JSON reminder to the system prompt.
 pub(crate) fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
@@ -177,11 +177,14 @@ impl LocalChat {
         let mut tokenizer =
             Tokenizer::from_gguf(&content).map_err(|e| invalid(path, format!("tokenizer: {e}")))?;
         fix_pre_tokenizer(&mut tokenizer);
+        // candle's llama precomputes rotary tables for MAX_SEQ_LEN positions
+        // only: the usable window is the smaller of that and the model's.
         let context = content
             .metadata
             .get("llama.context_length")
             .and_then(|v| v.to_u32().ok())
-            .map_or(2048, |c| c as usize);
+            .map_or(2048, |c| c as usize)
+            .min(candle_transformers::models::quantized_llama::MAX_SEQ_LEN);
         let mut eos = Vec::new();
         if let Some(id) = content
             .metadata
@@ -461,26 +464,6 @@ impl LocalChat {
         stats.generation_time = generation_started.elapsed();
         Ok((text, finish, stats))
     }
-
-    fn response(
-        &self,
-        text: String,
-        finish: String,
-        stats: GenerationStats,
-        started: Instant,
-    ) -> ChatResponse {
-        ChatResponse {
-            content: text,
-            usage: Usage {
-                input_tokens: stats.prompt_tokens as u64,
-                output_tokens: stats.generated_tokens as u64,
-            },
-            latency: started.elapsed(),
-            provider: PROVIDER.to_owned(),
-            model: self.model_id.clone(),
-            finish_reason: Some(finish),
-        }
-    }
 }
 
 #[async_trait]
@@ -497,11 +480,10 @@ impl ChatModel for LocalChat {
         request.validate()?;
         let this = self.clone();
         let started = Instant::now();
-        let (text, finish, stats) =
-            tokio::task::spawn_blocking(move || this.generate_blocking(&request, |_| {}))
-                .await
-                .map_err(|e| inference(format!("the generation task failed: {e}")))??;
-        Ok(self.response(text, finish, stats, started))
+        let outcome = tokio::task::spawn_blocking(move || this.generate_blocking(&request, |_| {}))
+            .await
+            .map_err(|e| inference(format!("the generation task failed: {e}")))??;
+        Ok(output::response(&self.model_id, outcome, started))
     }
 
     /// Schema-constrained decoding (llguidance): the output always parses
@@ -523,17 +505,16 @@ impl ChatModel for LocalChat {
             let schema = schema.clone();
             async move {
                 let started = Instant::now();
-                let (text, finish, stats) = tokio::task::spawn_blocking(move || {
+                let outcome = tokio::task::spawn_blocking(move || {
                     this.generate_json_blocking(&request, &schema)
                 })
                 .await
                 .map_err(|e| inference(format!("the generation task failed: {e}")))??;
-                let response = self.response(text, finish, stats, started);
-                Ok(Attempt {
-                    value: extract_json(&response.content),
-                    raw: response.content.clone(),
-                    response,
-                })
+                Ok(output::attempt(output::response(
+                    &self.model_id,
+                    outcome,
+                    started,
+                )))
             }
         })
         .await
@@ -541,34 +522,14 @@ impl ChatModel for LocalChat {
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
         request.validate()?;
-        let (sender, receiver) =
-            tokio::sync::mpsc::unbounded_channel::<Result<ChatChunk, ProviderError>>();
+        let (sender, stream) = output::chunk_channel();
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
-            let chunks = sender.clone();
-            let result = this.generate_blocking(&request, |piece| {
-                let _ = chunks.send(Ok(ChatChunk {
-                    delta: piece.to_owned(),
-                    ..ChatChunk::default()
-                }));
-            });
-            let last = match result {
-                Ok((_, finish, stats)) => Ok(ChatChunk {
-                    delta: String::new(),
-                    usage: Some(Usage {
-                        input_tokens: stats.prompt_tokens as u64,
-                        output_tokens: stats.generated_tokens as u64,
-                    }),
-                    finish_reason: Some(finish),
-                }),
-                Err(e) => Err(e),
-            };
-            let _ = sender.send(last);
+            let outcome =
+                this.generate_blocking(&request, |piece| output::send_text(&sender, piece));
+            output::send_end(&sender, outcome);
         });
-        Ok(Box::pin(futures::stream::unfold(
-            receiver,
-            |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) },
-        )))
+        Ok(stream)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod files;
 mod guidance;
 #[cfg(feature = "llama-cpp")]
 mod llama_cpp;
+mod output;
 
 pub use chat::{GenerationStats, LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};

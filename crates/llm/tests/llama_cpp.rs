@@ -1,0 +1,136 @@
+//! The llama.cpp backend (feature `llama-cpp`) on the real SmolLM2 GGUF, and
+//! llama.cpp as the reference tokenizer for the candle backend. Run with
+//! `cargo xtask test --llama-cpp` (needs cmake and libclang to build).
+
+#![cfg(feature = "llama-cpp")]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::sync::OnceLock;
+
+use agon_llm::local::files::models_dir;
+use agon_llm::{ChatModel, ChatRequest, LlamaCppChat, LocalChat, ProviderError};
+use futures::StreamExt;
+
+fn chat() -> &'static LlamaCppChat {
+    static CHAT: OnceLock<LlamaCppChat> = OnceLock::new();
+    CHAT.get_or_init(|| LlamaCppChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
+}
+
+fn request(text: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest::new(text)
+        .with_system("You are a concise assistant.")
+        .with_temperature(0.0)
+        .with_max_tokens(max_tokens)
+}
+
+#[tokio::test]
+async fn a_short_completion_is_non_empty_and_stops_at_the_end_of_turn() {
+    let response = chat()
+        .complete(request(
+            "What is the capital of France? Answer in one word.",
+            24,
+        ))
+        .await
+        .unwrap();
+    assert!(response.content.contains("Paris"), "{:?}", response.content);
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert!(!response.content.contains("<|im_end|>"));
+    assert!(response.usage.input_tokens > 10 && response.usage.output_tokens >= 1);
+    assert_eq!(response.model, "SmolLM2-135M-Instruct.Q4_1");
+}
+
+#[tokio::test]
+async fn max_tokens_and_stop_sequences_end_generation() {
+    let long = chat()
+        .complete(request("Count from 1 to 50, separated by commas.", 8))
+        .await
+        .unwrap();
+    assert_eq!(long.finish_reason.as_deref(), Some("length"));
+    assert_eq!(long.usage.output_tokens, 8);
+    let mut stopped = request("Count from 1 to 50, separated by commas.", 40);
+    stopped.stop = vec!["5".into()];
+    let response = chat().complete(stopped).await.unwrap();
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert!(!response.content.contains('5'), "{:?}", response.content);
+}
+
+#[test]
+fn the_cached_prefix_changes_nothing_in_greedy_output() {
+    let model = LlamaCppChat::smollm2().unwrap(); // its own context: nothing cached yet
+    let req = request("Name a primary colour.", 12);
+    let other = request("Name a planet.", 12);
+    let (cold, _, cold_stats) = model.generate_blocking(&req, None, |_| {}).unwrap();
+    let _ = model.generate_blocking(&other, None, |_| {}).unwrap();
+    let (warm, _, warm_stats) = model.generate_blocking(&req, None, |_| {}).unwrap();
+    assert_eq!(cold_stats.reused_tokens, 0);
+    assert!(
+        warm_stats.reused_tokens > 10,
+        "the shared system turn was reused: {warm_stats:?}"
+    );
+    assert_eq!(cold, warm);
+}
+
+#[tokio::test]
+async fn streaming_yields_the_same_text_as_complete() {
+    let req = request("Say hello.", 12);
+    let whole = chat().complete(req.clone()).await.unwrap();
+    let chunks: Vec<_> = chat().stream(req).await.unwrap().collect().await;
+    let chunks: Vec<_> = chunks.into_iter().map(Result::unwrap).collect();
+    let text: String = chunks.iter().map(|c| c.delta.as_str()).collect();
+    assert_eq!(text, whole.content);
+    assert!(chunks.last().unwrap().usage.is_some());
+}
+
+#[test]
+fn candle_tokenizes_exactly_as_llama_cpp() {
+    let candle = LocalChat::smollm2().unwrap();
+    for text in [
+        "Hello, world!",
+        "  leading and  double  spaces\n\ttabs",
+        "Ünïcödé — 数字 🙂",
+        "x=3.14, y=-2e10, 1234567",
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+        "don't STOP: it's 9:45pm!!",
+    ] {
+        assert_eq!(
+            candle.encode(text).unwrap(),
+            chat().encode(text).unwrap(),
+            "token ids of {text:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_prompt_over_the_context_window_is_a_typed_error() {
+    let huge = "word ".repeat(9_000);
+    let err = chat().complete(request(&huge, 16)).await.unwrap_err();
+    assert!(matches!(err, ProviderError::InvalidRequest { .. }), "{err}");
+    assert!(err.to_string().contains("context window"), "{err}");
+}
+
+#[test]
+fn missing_and_foreign_files_are_typed_errors() {
+    let err = LlamaCppChat::load(&models_dir().join("absent.gguf")).unwrap_err();
+    assert!(
+        err.to_string().contains("absent.gguf") && err.to_string().contains("cargo xtask models"),
+        "{err}"
+    );
+    let err = LlamaCppChat::load(&models_dir().join("all-MiniLM-L6-v2/config.json")).unwrap_err();
+    assert!(
+        matches!(err, ProviderError::ModelFileInvalid { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("config.json"), "{err}");
+}
+
+mod support;
+
+#[tokio::test]
+async fn every_extraction_schema_validates_at_several_temperatures() {
+    support::every_extraction_schema_validates(chat(), request).await;
+}
+
+#[tokio::test]
+async fn a_schema_llguidance_cannot_compile_is_a_typed_error() {
+    support::an_uncompilable_schema_is_a_typed_error(chat(), request).await;
+}
