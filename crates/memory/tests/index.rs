@@ -412,7 +412,10 @@ async fn pgvector_dense_queries_use_the_hnsw_index() {
     let memory = PgMemory::connect(&pg_url().await).await.unwrap();
     memory.bind(&space(16)).await.unwrap();
     let mut rng = fastrand::Rng::with_seed(7);
-    let records: Vec<MemoryRecord> = (0..3_000)
+    // Enough rows that the planner prices the HNSW scan (whose estimated cost
+    // grows with ef_search = 200) below a sequential scan and sort: at 3,000
+    // rows it does not, at 8,000 it does.
+    let records: Vec<MemoryRecord> = (0..12_000)
         .map(|i| {
             let v: Vec<f32> = (0..16).map(|_| rng.f32() - 0.5).collect();
             record(
