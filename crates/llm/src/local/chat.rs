@@ -391,7 +391,12 @@ impl LocalChat {
         let mut sampler = LogitsProcessor::from_sampling(self.seed, sampling);
         let generation_started = Instant::now();
         let mut generated: Vec<u32> = Vec::new();
-        let mut text = String::new();
+        let stops: &[String] = if matcher.is_some() {
+            &[]
+        } else {
+            &request.stop
+        };
+        let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
         for position in prompt_len..prompt_len + max_tokens {
             let mut row = logits
@@ -432,28 +437,9 @@ impl LocalChat {
                 .decode(&generated, true)
                 .map_err(|e| inference(format!("decoding: {e}")))?;
             // Emit only whole characters (a token may end inside one).
-            if decoded.len() > text.len() && !decoded.ends_with('\u{FFFD}') {
-                let piece = decoded[text.len()..].to_owned();
-                text = decoded;
-                let stops: &[String] = if matcher.is_some() {
-                    &[]
-                } else {
-                    &request.stop
-                };
-                if let Some(stop) = stops
-                    .iter()
-                    .find(|s| !s.is_empty() && text.contains(s.as_str()))
-                {
-                    let cut = text.find(stop.as_str()).unwrap_or(text.len());
-                    let already = text.len() - piece.len();
-                    if cut > already {
-                        on_text(&text[already..cut]);
-                    }
-                    text.truncate(cut);
-                    finish = "stop".to_owned();
-                    break;
-                }
-                on_text(&piece);
+            if !decoded.ends_with('\u{FFFD}') && text.update(decoded, &mut on_text) {
+                finish = "stop".to_owned();
+                break;
             }
             let input = Tensor::new(&[next], &Device::Cpu)
                 .and_then(|t| t.unsqueeze(0))
@@ -462,7 +448,7 @@ impl LocalChat {
         }
         stats.generated_tokens = generated.len();
         stats.generation_time = generation_started.elapsed();
-        Ok((text, finish, stats))
+        Ok((text.into_text(), finish, stats))
     }
 }
 

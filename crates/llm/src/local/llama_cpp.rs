@@ -405,7 +405,8 @@ impl<'m> Engine<'m> {
 
         let generation_started = Instant::now();
         let mut bytes: Vec<u8> = Vec::new();
-        let mut text = String::new();
+        let stops: &[String] = if schema.is_some() { &[] } else { &request.stop };
+        let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
         let mut batch = LlamaBatch::new(1, 1);
         for _ in 0..max_tokens {
@@ -421,25 +422,10 @@ impl<'m> Engine<'m> {
                 Ok(all) => all.len(),
                 Err(e) => e.valid_up_to(),
             };
-            if whole > text.len() {
-                let decoded = String::from_utf8_lossy(&bytes[..whole]).into_owned();
-                let piece = decoded[text.len()..].to_owned();
-                text = decoded;
-                let stops: &[String] = if schema.is_some() { &[] } else { &request.stop };
-                if let Some(stop) = stops
-                    .iter()
-                    .find(|s| !s.is_empty() && text.contains(s.as_str()))
-                {
-                    let cut = text.find(stop.as_str()).unwrap_or(text.len());
-                    let already = text.len() - piece.len();
-                    if cut > already {
-                        on_text(&text[already..cut]);
-                    }
-                    text.truncate(cut);
-                    finish = "stop".to_owned();
-                    break;
-                }
-                on_text(&piece);
+            let decoded = String::from_utf8_lossy(&bytes[..whole]).into_owned();
+            if text.update(decoded, on_text) {
+                finish = "stop".to_owned();
+                break;
             }
             batch.clear();
             let position = i32::try_from(self.cached.len()).map_err(inference)?;
@@ -448,7 +434,7 @@ impl<'m> Engine<'m> {
             self.cached.push(next);
         }
         stats.generation_time = generation_started.elapsed();
-        Ok((text, finish, stats))
+        Ok((text.into_text(), finish, stats))
     }
 }
 

@@ -74,3 +74,83 @@ pub(crate) fn send_end(sender: &ChunkSender, outcome: Outcome) {
         finish_reason: Some(finish),
     }));
 }
+
+/// The text of a generation as it grows: new whole characters go to the
+/// caller's callback, and a stop sequence ends the text just before it.
+pub(crate) struct GrowingText<'a> {
+    text: String,
+    stops: &'a [String],
+}
+
+impl<'a> GrowingText<'a> {
+    /// Watches for `stops` (empty ones are ignored).
+    pub fn new(stops: &'a [String]) -> Self {
+        Self {
+            text: String::new(),
+            stops,
+        }
+    }
+
+    /// Takes everything generated so far, decoded up to its last whole
+    /// character; sends what is new to `on_text` and returns `true` when a
+    /// stop sequence has appeared (the text then ends before it, and only the
+    /// part before it was sent).
+    pub fn update(&mut self, decoded: String, on_text: &mut impl FnMut(&str)) -> bool {
+        if decoded.len() <= self.text.len() {
+            return false;
+        }
+        let already = self.text.len();
+        self.text = decoded;
+        let stop = self
+            .stops
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| self.text.find(s.as_str()))
+            .min();
+        match stop {
+            Some(cut) => {
+                if cut > already {
+                    on_text(&self.text[already..cut]);
+                }
+                self.text.truncate(cut);
+                true
+            }
+            None => {
+                on_text(&self.text[already..]);
+                false
+            }
+        }
+    }
+
+    /// The text so far.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_sent_once_and_a_stop_sequence_cuts_the_text() {
+        let stops = vec!["END".to_owned(), String::new()];
+        let mut text = GrowingText::new(&stops);
+        let mut sent = Vec::new();
+        let mut on_text = |p: &str| sent.push(p.to_owned());
+        assert!(!text.update("Hel".into(), &mut on_text));
+        assert!(!text.update("Hel".into(), &mut on_text), "nothing new");
+        assert!(!text.update("Hello E".into(), &mut on_text));
+        assert!(text.update("Hello END more".into(), &mut on_text));
+        assert_eq!(sent, ["Hel", "lo E"]);
+        assert_eq!(text.into_text(), "Hello ");
+    }
+
+    #[test]
+    fn the_earliest_stop_sequence_wins() {
+        let stops = vec!["b".to_owned(), "a".to_owned()];
+        let mut text = GrowingText::new(&stops);
+        assert!(text.update("xxab".into(), &mut |_| {}));
+        assert_eq!(text.into_text(), "xx");
+    }
+}
