@@ -17,10 +17,9 @@ use std::collections::BTreeMap;
 
 use agon_core::{ApplyError, Blackboard, DebateEvent, DebateId, DialogueMessage, PersonaId};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::index::DebateInfo;
-use crate::record::{MemoryKind, MemoryRecord};
+use crate::record::{MemoryKind, MemoryMeta};
 
 /// Messages at or above this importance are remembered.
 pub const MESSAGE_THRESHOLD: u8 = 7;
@@ -29,43 +28,9 @@ pub const CRUX_CARD_IMPORTANCE: u8 = 8;
 /// Longest memory text kept (characters).
 pub const MAX_CONTENT_CHARS: usize = 1_200;
 
-/// A memory before it is embedded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryDraft {
-    /// Deterministic id.
-    pub id: String,
-    /// The debate.
-    pub debate: DebateId,
-    /// Whose memory.
-    pub persona: PersonaId,
-    /// Text to embed and show.
-    pub content: String,
-    /// What it is.
-    pub kind: MemoryKind,
-    /// 1-10.
-    pub importance: u8,
-    /// Round.
-    pub round: u32,
-    /// When.
-    pub created: DateTime<Utc>,
-}
-
-impl MemoryDraft {
-    /// The record, with its vector.
-    pub fn into_record(self, embedding: Vec<f32>) -> MemoryRecord {
-        MemoryRecord {
-            id: self.id,
-            debate: self.debate,
-            persona: self.persona,
-            content: self.content,
-            kind: self.kind,
-            importance: self.importance,
-            round: self.round,
-            created: self.created,
-            embedding,
-        }
-    }
-}
+/// A memory before it is embedded: its metadata, turned into a
+/// [`MemoryRecord`](crate::MemoryRecord) by [`MemoryMeta::into_record`].
+pub type MemoryDraft = MemoryMeta;
 
 /// What the position events of one analysis said about a persona.
 #[derive(Debug, Default, Clone, Copy)]

@@ -13,6 +13,7 @@ use crate::exact::ExactIndex;
 use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
+    prepare_batch,
 };
 
 #[derive(Debug, Default)]
@@ -64,18 +65,16 @@ impl MemoryIndex for InMemoryIndex {
     async fn insert(&self, mut records: Vec<MemoryRecord>) -> Result<usize, MemoryError> {
         let mut state = self.state.write().await;
         let State { space, index, .. } = &mut *state;
-        let (Some(space), Some(index)) = (space.as_ref(), index.as_mut()) else {
-            if records.is_empty() {
-                return Ok(0);
-            }
+        if records.is_empty() {
+            return Ok(0);
+        }
+        prepare_batch(space.as_ref(), &mut records)?;
+        let Some(index) = index.as_mut() else {
             return Err(MemoryError::Invalid {
                 what: "memory insert".into(),
                 reason: "the store is bound to no embedder yet (call bind first)".into(),
             });
         };
-        for r in &mut records {
-            r.validate(space)?;
-        }
         Ok(records
             .into_iter()
             .filter(|r| index.insert(r.clone()))

@@ -100,8 +100,10 @@ pub struct MemoryRecord {
     pub embedding: Vec<f32>,
 }
 
-/// A memory without its vector: what searches return.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A memory without its vector: what searches return, and (as
+/// [`MemoryDraft`](crate::MemoryDraft)) what the harvester produces before
+/// embedding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryMeta {
     /// Unique id.
     pub id: String,
@@ -119,6 +121,40 @@ pub struct MemoryMeta {
     pub round: u32,
     /// When it happened.
     pub created: DateTime<Utc>,
+}
+
+impl MemoryMeta {
+    /// The record, with its vector.
+    pub fn into_record(self, embedding: Vec<f32>) -> MemoryRecord {
+        MemoryRecord {
+            id: self.id,
+            debate: self.debate,
+            persona: self.persona,
+            content: self.content,
+            kind: self.kind,
+            importance: self.importance,
+            round: self.round,
+            created: self.created,
+            embedding,
+        }
+    }
+}
+
+/// Checks a batch before a backend stores it: the store must be bound to an
+/// embedding space (`space`), and every record must validate against it
+/// (vectors normalized in place). Returns the space.
+pub(crate) fn prepare_batch<'a>(
+    space: Option<&'a EmbeddingSpace>,
+    records: &mut [MemoryRecord],
+) -> Result<&'a EmbeddingSpace, MemoryError> {
+    let space = space.ok_or_else(|| MemoryError::Invalid {
+        what: "memory insert".into(),
+        reason: "the store is bound to no embedder yet (call bind first)".into(),
+    })?;
+    for r in records.iter_mut() {
+        r.validate(space)?;
+    }
+    Ok(space)
 }
 
 impl MemoryRecord {

@@ -17,7 +17,7 @@ use crate::error::MemoryError;
 use crate::exact::ExactIndex;
 use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
-    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord,
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
 
 /// Memories in a SQLite file (the same file as the debate store, or its own).
@@ -218,15 +218,8 @@ impl MemoryIndex for SqliteMemory {
         if records.is_empty() {
             return Ok(0);
         }
-        let Some(space) = self.space().await? else {
-            return Err(MemoryError::Invalid {
-                what: "memory insert".into(),
-                reason: "the store is bound to no embedder yet (call bind first)".into(),
-            });
-        };
-        for r in &mut records {
-            r.validate(&space)?;
-        }
+        let space = self.space().await?;
+        prepare_batch(space.as_ref(), &mut records)?;
         let mut tx = self.pool.begin().await.map_err(self.db())?;
         let mut new = 0;
         for r in &records {

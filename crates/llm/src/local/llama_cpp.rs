@@ -134,12 +134,13 @@ impl LlamaCppChat {
         self
     }
 
-    async fn run(
+    /// Queues a generation on the worker; the receiver gets its outcome.
+    fn submit(
         &self,
         request: ChatRequest,
         schema: Option<JsonSchema>,
         on_text: OnText,
-    ) -> Outcome {
+    ) -> Result<tokio::sync::oneshot::Receiver<Outcome>, ProviderError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.jobs
             .send(Job::Generate(Generate {
@@ -150,7 +151,16 @@ impl LlamaCppChat {
                 reply,
             }))
             .map_err(|_| inference("the llama.cpp worker has stopped"))?;
-        answer
+        Ok(answer)
+    }
+
+    async fn run(
+        &self,
+        request: ChatRequest,
+        schema: Option<JsonSchema>,
+        on_text: OnText,
+    ) -> Outcome {
+        self.submit(request, schema, on_text)?
             .await
             .map_err(|_| inference("the llama.cpp worker dropped the request"))?
     }
@@ -164,17 +174,7 @@ impl LlamaCppChat {
         schema: Option<&JsonSchema>,
         on_text: impl FnMut(&str) + Send + 'static,
     ) -> Outcome {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.jobs
-            .send(Job::Generate(Generate {
-                request: request.clone(),
-                seed: self.seed,
-                schema: schema.cloned(),
-                on_text: Box::new(on_text),
-                reply,
-            }))
-            .map_err(|_| inference("the llama.cpp worker has stopped"))?;
-        answer
+        self.submit(request.clone(), schema.cloned(), Box::new(on_text))?
             .blocking_recv()
             .map_err(|_| inference("the llama.cpp worker dropped the request"))?
     }
