@@ -110,11 +110,11 @@ fn the_tokenizer_handles_special_tokens_digits_unicode_and_whitespace() {
 
 #[tokio::test]
 async fn a_prompt_over_the_context_window_is_a_typed_error() {
-    let huge = "word ".repeat(4_500);
+    let huge = "word ".repeat(9_000);
     let err = chat().complete(request(&huge, 16)).await.unwrap_err();
     assert!(matches!(err, ProviderError::InvalidRequest { .. }), "{err}");
     assert!(
-        err.to_string().contains("context window of 4096 tokens"),
+        err.to_string().contains("context window of 8192 tokens"),
         "{err}"
     );
 }

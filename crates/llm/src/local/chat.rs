@@ -3,20 +3,19 @@
 //! checkpoint of the shared prompt prefix reused across calls, temperature /
 //! top-p sampling with a seed (greedy at 0), stop sequences, streaming.
 //!
-//! Q4_1 has no SIMD kernel in candle, so Q4_1 (and Q5_0/Q5_1) weights are
-//! requantized to Q8_0 at load.
+//! The transformer itself is [`super::llama`]: every weight is held as Q8
+//! (Q8_0 as stored, other types requantized at load) and runs on int8 SIMD
+//! kernels; candle reads the file and builds the tokenizer.
 
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use candle_core::quantized::gguf_file;
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
-use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use candle_transformers::models::quantized_llama::ModelWeights;
 use tokenizers::Tokenizer;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -25,6 +24,7 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 
 use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
+use super::llama::{KvCache, Llama};
 use super::{PROVIDER, inference, invalid, output};
 use crate::error::ProviderError;
 use crate::json::structured;
@@ -57,11 +57,11 @@ const CHECKPOINTS: usize = 8;
 /// The model after the shared prefix of some prompt: its tokens and state.
 struct Checkpoint {
     tokens: Vec<u32>,
-    weights: ModelWeights,
+    cache: KvCache,
 }
 
 struct Engine {
-    weights: ModelWeights,
+    model: Llama,
     tokenizer: Tokenizer,
     eos: Vec<u32>,
     context: usize,
@@ -99,44 +99,6 @@ impl std::fmt::Debug for LocalChat {
             .field("model_id", &self.model_id)
             .finish()
     }
-}
-
-/// Rebuilds a GGUF with slow quantizations turned into Q8_0, in memory.
-fn requantized(path: &Path) -> Result<Vec<u8>, ProviderError> {
-    let mut file = std::fs::File::open(path).map_err(|e| invalid(path, e))?;
-    let content = gguf_file::Content::read(&mut file)
-        .map_err(|e| invalid(path, format!("not a GGUF file: {e}")))?;
-    let mut names: Vec<&String> = content.tensor_infos.keys().collect();
-    names.sort();
-    let mut tensors = Vec::with_capacity(names.len());
-    for name in names {
-        let tensor = content
-            .tensor(&mut file, name, &Device::Cpu)
-            .map_err(|e| invalid(path, format!("tensor {name}: {e}")))?;
-        let slow = matches!(
-            tensor.dtype(),
-            GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1
-        );
-        let divisible = tensor.shape().dims().last().is_some_and(|d| d % 32 == 0);
-        let tensor = if slow && divisible {
-            let dense = tensor
-                .dequantize(&Device::Cpu)
-                .map_err(|e| invalid(path, e))?;
-            QTensor::quantize(&dense, GgmlDType::Q8_0).map_err(|e| invalid(path, e))?
-        } else {
-            tensor
-        };
-        tensors.push((name.clone(), tensor));
-    }
-    let metadata: Vec<(&str, &gguf_file::Value)> = content
-        .metadata
-        .iter()
-        .map(|(k, v)| (k.as_str(), v))
-        .collect();
-    let tensor_refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let mut out = Cursor::new(Vec::new());
-    gguf_file::write(&mut out, &metadata, &tensor_refs).map_err(|e| invalid(path, e))?;
-    Ok(out.into_inner())
 }
 
 /// SmolLM2's pre-tokenizer: digits one by one, then byte-level without a prefix space.
@@ -177,14 +139,6 @@ impl LocalChat {
         let mut tokenizer =
             Tokenizer::from_gguf(&content).map_err(|e| invalid(path, format!("tokenizer: {e}")))?;
         fix_pre_tokenizer(&mut tokenizer);
-        // candle's llama precomputes rotary tables for MAX_SEQ_LEN positions
-        // only: the usable window is the smaller of that and the model's.
-        let context = content
-            .metadata
-            .get("llama.context_length")
-            .and_then(|v| v.to_u32().ok())
-            .map_or(2048, |c| c as usize)
-            .min(candle_transformers::models::quantized_llama::MAX_SEQ_LEN);
         let mut eos = Vec::new();
         if let Some(id) = content
             .metadata
@@ -206,18 +160,16 @@ impl LocalChat {
         let eot = tokenizer.token_to_id("<|im_end|>").unwrap_or(eos[0]);
         let guidance = Guidance::new(&tokenizer, vocab, eot)
             .map_err(|e| invalid(path, format!("building the token trie: {e}")))?;
-        let bytes = requantized(path)?;
-        let mut cursor = Cursor::new(bytes);
-        let content = gguf_file::Content::read(&mut cursor).map_err(|e| invalid(path, e))?;
-        let weights = ModelWeights::from_gguf(content, &mut cursor, &Device::Cpu)
+        let model = Llama::from_gguf(&content, &mut file)
             .map_err(|e| invalid(path, format!("loading weights: {e}")))?;
+        let context = model.config().context;
         let model_id = path.file_name().and_then(|n| n.to_str()).map_or_else(
             || "local".to_owned(),
             |n| n.trim_end_matches(".gguf").to_owned(),
         );
         Ok(Self {
             engine: Arc::new(Mutex::new(Engine {
-                weights,
+                model,
                 tokenizer,
                 eos,
                 context,
@@ -348,37 +300,33 @@ impl LocalChat {
         };
         let started = Instant::now();
         // Reuse the checkpoint of this exact prefix, or compute and keep one.
-        let mut weights = match engine.checkpoints.iter().position(|c| c.tokens == prefix) {
+        let mut cache = match engine.checkpoints.iter().position(|c| c.tokens == prefix) {
             Some(i) if !prefix.is_empty() => {
                 let checkpoint = engine.checkpoints.remove(i);
-                let weights = checkpoint.weights.clone();
+                let cache = checkpoint.cache.clone();
                 engine.checkpoints.push(checkpoint);
                 stats.reused_tokens = prefix.len();
-                weights
+                cache
             }
             _ => {
-                let mut weights = engine.weights.clone();
-                weights.clear_kv_cache();
+                let mut cache = engine.model.new_cache();
                 if !prefix.is_empty() {
-                    let input = Tensor::new(prefix.as_slice(), &Device::Cpu)
-                        .and_then(|t| t.unsqueeze(0))
+                    engine
+                        .model
+                        .forward(&mut cache, &prefix)
                         .map_err(inference)?;
-                    weights.forward(&input, 0).map_err(inference)?;
                     if engine.checkpoints.len() >= CHECKPOINTS {
                         engine.checkpoints.remove(0);
                     }
                     engine.checkpoints.push(Checkpoint {
                         tokens: prefix.clone(),
-                        weights: weights.clone(),
+                        cache: cache.clone(),
                     });
                 }
-                weights
+                cache
             }
         };
-        let input = Tensor::new(rest.as_slice(), &Device::Cpu)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(inference)?;
-        let mut logits = weights.forward(&input, prefix.len()).map_err(inference)?;
+        let mut logits = engine.model.forward(&mut cache, &rest).map_err(inference)?;
         stats.prompt_time = started.elapsed();
 
         let sampling = match request.temperature {
@@ -398,29 +346,23 @@ impl LocalChat {
         };
         let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
-        for position in prompt_len..prompt_len + max_tokens {
-            let mut row = logits
-                .squeeze(0)
-                .and_then(|l| l.to_dtype(candle_core::DType::F32))
-                .map_err(inference)?;
+        for _ in 0..max_tokens {
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
             let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
-            if !recent.is_empty() {
-                row =
-                    candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
-                        .map_err(inference)?;
-            }
+            apply_repeat_penalty(&mut logits, recent);
             if let Some(matcher) = matcher.as_mut() {
                 if matcher.is_stopped() {
                     finish = "stop".to_owned();
                     break;
                 }
-                let vocab = row.dims1().map_err(inference)?;
-                let mask =
-                    logit_mask(matcher, vocab).map_err(|e| inference(format!("grammar: {e}")))?;
-                let mask = Tensor::from_vec(mask, vocab, &Device::Cpu).map_err(inference)?;
-                row = (row + mask).map_err(inference)?;
+                let mask = logit_mask(matcher, logits.len())
+                    .map_err(|e| inference(format!("grammar: {e}")))?;
+                for (logit, m) in logits.iter_mut().zip(mask) {
+                    *logit += m;
+                }
             }
+            let vocab = logits.len();
+            let row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             let next = sampler.sample(&row).map_err(inference)?;
             if engine.eos.contains(&next) {
                 finish = "stop".to_owned();
@@ -441,10 +383,10 @@ impl LocalChat {
                 finish = "stop".to_owned();
                 break;
             }
-            let input = Tensor::new(&[next], &Device::Cpu)
-                .and_then(|t| t.unsqueeze(0))
+            logits = engine
+                .model
+                .forward(&mut cache, &[next])
                 .map_err(inference)?;
-            logits = weights.forward(&input, position).map_err(inference)?;
         }
         stats.generated_tokens = generated.len();
         stats.generation_time = generation_started.elapsed();
@@ -516,6 +458,23 @@ impl ChatModel for LocalChat {
             output::send_end(&sender, outcome);
         });
         Ok(stream)
+    }
+}
+
+/// Divides positive logits of the recently seen tokens by
+/// [`REPEAT_PENALTY`] and multiplies negative ones (each token once).
+fn apply_repeat_penalty(logits: &mut [f32], recent: &[u32]) {
+    let mut seen = std::collections::HashSet::new();
+    for &token in recent {
+        if seen.insert(token)
+            && let Some(logit) = logits.get_mut(token as usize)
+        {
+            if *logit >= 0.0 {
+                *logit /= REPEAT_PENALTY;
+            } else {
+                *logit *= REPEAT_PENALTY;
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@ mod chat;
 mod embedder;
 pub mod files;
 mod guidance;
+mod llama;
 #[cfg(feature = "llama-cpp")]
 mod llama_cpp;
 mod output;

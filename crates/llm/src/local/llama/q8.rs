@@ -1,0 +1,230 @@
+//! Q8 matrices (blocks of 32 `i8` with one `f32` scale, the values of
+//! GGUF's Q8_0) and the quantization of activations before each product.
+
+use half::f16;
+
+use super::kernels::{self, BLOCK, Q8Rows};
+use super::pool;
+
+/// A row-major matrix quantized in blocks of 32 along its rows.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Q8Matrix {
+    quants: Vec<i8>,
+    scales: Vec<f32>,
+    k: usize,
+}
+
+impl Q8Matrix {
+    /// Quantizes `rows × k` values (`k` a multiple of 32) the way GGUF's
+    /// Q8_0 does: per block `d = max|x| / 127` (stored as f16), `q = round(x / d)`.
+    pub fn quantize(values: &[f32], k: usize) -> Self {
+        let mut matrix = Self {
+            quants: vec![0; values.len()],
+            scales: vec![0.0; values.len() / BLOCK],
+            k,
+        };
+        quantize_into(values, &mut matrix.quants, &mut matrix.scales);
+        matrix
+    }
+
+    /// From GGUF Q8_0 blocks (34 bytes: f16 scale then 32 `i8`), taken as is.
+    pub fn from_q8_0_blocks(data: &[u8], k: usize) -> Self {
+        let blocks = data.len() / 34;
+        let mut quants = Vec::with_capacity(blocks * BLOCK);
+        let mut scales = Vec::with_capacity(blocks);
+        for block in data.chunks_exact(34) {
+            scales.push(f16::from_le_bytes([block[0], block[1]]).to_f32());
+            quants.extend(block[2..].iter().map(|&b| b as i8));
+        }
+        Self { quants, scales, k }
+    }
+
+    /// Stacks matrices with the same row length (for fused projections).
+    pub fn stack(parts: &[Self]) -> Self {
+        let k = parts.first().map_or(0, |p| p.k);
+        Self {
+            quants: parts
+                .iter()
+                .flat_map(|p| p.quants.iter().copied())
+                .collect(),
+            scales: parts
+                .iter()
+                .flat_map(|p| p.scales.iter().copied())
+                .collect(),
+            k,
+        }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.quants.len().checked_div(self.k).unwrap_or(0)
+    }
+
+    /// Row `r` as floats, written to `out` (`k` values).
+    pub fn dequantize_row(&self, r: usize, out: &mut [f32]) {
+        let blocks = self.k / BLOCK;
+        let quants = &self.quants[r * self.k..(r + 1) * self.k];
+        let scales = &self.scales[r * blocks..(r + 1) * blocks];
+        for ((out, q), d) in out
+            .chunks_exact_mut(BLOCK)
+            .zip(quants.chunks_exact(BLOCK))
+            .zip(scales)
+        {
+            for (o, &q) in out.iter_mut().zip(q) {
+                *o = f32::from(q) * d;
+            }
+        }
+    }
+
+    fn view(&self, rows: std::ops::Range<usize>) -> Q8Rows<'_> {
+        let blocks = self.k / BLOCK;
+        Q8Rows {
+            quants: &self.quants[rows.start * self.k..rows.end * self.k],
+            scales: &self.scales[rows.start * blocks..rows.end * blocks],
+            k: self.k,
+        }
+    }
+
+    /// `out[t][r] = self[r] · x[t]`: `out` holds `x.rows() × self.rows()`
+    /// values, token-major. Runs on the shared thread pool: split by rows
+    /// for a single activation row (decoding), by activation rows otherwise
+    /// (each thread then streams the weights once for its tokens).
+    pub fn matmul(&self, x: &Q8Matrix, out: &mut [f32]) {
+        let (rows, tokens) = (self.rows(), x.rows());
+        debug_assert_eq!(out.len(), rows * tokens);
+        if tokens == 1 {
+            let chunk = rows
+                .div_ceil(pool::threads() * 4)
+                .next_multiple_of(16)
+                .max(16);
+            pool::for_each_chunk(out, chunk, |start, part| {
+                kernels::matmul(self.view(start..start + part.len()), x.view(0..1), part, 0);
+            });
+        } else {
+            let per_thread = tokens.div_ceil(pool::threads());
+            pool::for_each_chunk(out, per_thread * rows, |start, part| {
+                let first = start / rows;
+                let count = part.len() / rows;
+                kernels::matmul(self.view(0..rows), x.view(first..first + count), part, rows);
+            });
+        }
+    }
+}
+
+/// Quantizes activation rows of `k` values into a reusable matrix.
+pub(crate) fn quantize_rows(values: &[f32], k: usize, into: &mut Q8Matrix) {
+    into.k = k;
+    into.quants.resize(values.len(), 0);
+    into.scales.resize(values.len() / BLOCK, 0.0);
+    quantize_into(values, &mut into.quants, &mut into.scales);
+}
+
+fn quantize_into(values: &[f32], quants: &mut [i8], scales: &mut [f32]) {
+    for ((block, q), scale) in values
+        .chunks_exact(BLOCK)
+        .zip(quants.chunks_exact_mut(BLOCK))
+        .zip(scales.iter_mut())
+    {
+        let max = block.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let d = max / 127.0;
+        let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
+        *scale = f16::from_f32(d).to_f32();
+        for (q, x) in q.iter_mut().zip(block) {
+            // In [-127, 127] by construction of `d`.
+            *q = (x * inverse).round() as i8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn dense_dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_products() {
+        let (rows, k, tokens) = (37, 576, 5);
+        let w = Q8Matrix::quantize(&pseudo_random(rows * k, 1), k);
+        let x = Q8Matrix::quantize(&pseudo_random(tokens * k, 2), k);
+        let mut reference = vec![0.0; rows * tokens];
+        kernels::matmul_on(
+            kernels::Isa::Portable,
+            w.view(0..rows),
+            x.view(0..tokens),
+            &mut reference,
+            rows,
+        );
+        for isa in kernels::available() {
+            let mut out = vec![0.0; rows * tokens];
+            kernels::matmul_on(isa, w.view(0..rows), x.view(0..tokens), &mut out, rows);
+            for (a, b) in out.iter().zip(&reference) {
+                assert!(
+                    (a - b).abs() <= 1e-3 * b.abs().max(1.0),
+                    "{isa:?}: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn quantized_products_track_the_float_products() {
+        let (rows, k) = (64, 1536);
+        let dense_w = pseudo_random(rows * k, 3);
+        let w = Q8Matrix::quantize(&dense_w, k);
+        for tokens in [1, 7] {
+            let dense_x = pseudo_random(tokens * k, 4);
+            let x = Q8Matrix::quantize(&dense_x, k);
+            let mut out = vec![0.0; rows * tokens];
+            w.matmul(&x, &mut out);
+            for t in 0..tokens {
+                for r in 0..rows {
+                    let exact =
+                        dense_dot(&dense_w[r * k..(r + 1) * k], &dense_x[t * k..(t + 1) * k]);
+                    let got = out[t * rows + r];
+                    // Two 8-bit roundings over 1536 terms of size ~1/3.
+                    assert!(
+                        (got - exact).abs() < 0.25,
+                        "row {r} token {t}: {got} vs {exact}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn q8_0_blocks_are_read_as_stored() {
+        let mut data = Vec::new();
+        for block in 0..2u8 {
+            data.extend(f16::from_f32(0.5 * f32::from(block + 1)).to_le_bytes());
+            data.extend((0..32).map(|i| (i as i8 - 16) as u8));
+        }
+        let m = Q8Matrix::from_q8_0_blocks(&data, 64);
+        let mut row = vec![0.0; 64];
+        m.dequantize_row(0, &mut row);
+        assert_eq!(row[0], -8.0);
+        assert_eq!(row[31], 7.5);
+        assert_eq!(row[32], -16.0);
+        assert_eq!(m.rows(), 1);
+    }
+
+    #[test]
+    fn zero_blocks_quantize_to_zero() {
+        let m = Q8Matrix::quantize(&[0.0; 64], 32);
+        let mut row = vec![1.0; 32];
+        m.dequantize_row(1, &mut row);
+        assert!(row.iter().all(|&v| v == 0.0));
+    }
+}
