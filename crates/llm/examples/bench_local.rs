@@ -2,7 +2,7 @@
 //! mode. Prints lines scripts can read (`prompt: X tok/s`, `generation: X
 //! tok/s`, `embeddings: X sentences/s`). Built with the `llama-cpp` feature
 //! (`cargo xtask bench llama-cpp`) it measures the llama.cpp backend on the
-//! same file too and prints the candle / llama.cpp ratios.
+//! same file too and prints the local / llama.cpp ratios.
 
 use std::time::Instant;
 
@@ -66,22 +66,23 @@ fn bench_chat(
     Ok((prompt, generation))
 }
 
-fn candle() -> Result<(f64, f64), Box<dyn std::error::Error>> {
+/// The default backend (`LocalChat`).
+fn local() -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let chat = LocalChat::smollm2()?;
     println!(
-        "[candle] chat load: {:.2} s (includes Q4_1 -> Q8_0 requantization)",
+        "[local] chat load: {:.2} s (includes Q4_1 -> Q8 requantization)",
         started.elapsed().as_secs_f64()
     );
-    let rates = bench_chat("candle", |r| chat.generate_blocking(r, |_| {}))?;
+    let rates = bench_chat("local", |r| chat.generate_blocking(r, |_| {}))?;
     if let Some(rss) = peak_rss_mib() {
-        println!("[candle] peak RSS after chat: {rss:.0} MiB");
+        println!("[local] peak RSS after chat: {rss:.0} MiB");
     }
     Ok(rates)
 }
 
 #[cfg(feature = "llama-cpp")]
-fn llama_cpp(candle: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
+fn llama_cpp(local: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let chat = agon_llm::LlamaCppChat::smollm2()?;
     println!(
@@ -91,15 +92,15 @@ fn llama_cpp(candle: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
     let (prompt, generation) =
         bench_chat("llama-cpp", |r| chat.generate_blocking(r, None, |_| {}))?;
     println!(
-        "candle / llama.cpp: prompt {:.2}x, generation {:.2}x",
-        candle.0 / prompt,
-        candle.1 / generation
+        "local / llama.cpp: prompt {:.2}x, generation {:.2}x",
+        local.0 / prompt,
+        local.1 / generation
     );
     Ok(())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rates = candle()?;
+    let rates = local()?;
     #[cfg(feature = "llama-cpp")]
     llama_cpp(rates)?;
     #[cfg(not(feature = "llama-cpp"))]
