@@ -662,4 +662,118 @@ mod tests {
                 .contains("outside the vocabulary")
         );
     }
+
+    /// A tiny llama GGUF in memory with the given tensors (f32 values).
+    fn tiny_gguf(metadata: &[(&str, u32)], tensors: &[(&str, &[usize])]) -> Vec<u8> {
+        let mut values: Vec<(String, gguf_file::Value)> = metadata
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), gguf_file::Value::U32(*v)))
+            .collect();
+        values.push((
+            "general.architecture".to_owned(),
+            gguf_file::Value::String("llama".to_owned()),
+        ));
+        let qtensors: Vec<(String, QTensor)> = tensors
+            .iter()
+            .map(|(name, shape)| {
+                let n: usize = shape.iter().product();
+                let data: Vec<f32> = (0..n).map(|i| ((i % 7) as f32 - 3.0) / 10.0).collect();
+                let t = Tensor::from_vec(data, *shape, &Device::Cpu).unwrap();
+                (
+                    (*name).to_owned(),
+                    QTensor::quantize(&t, GgmlDType::F32).unwrap(),
+                )
+            })
+            .collect();
+        let md: Vec<(&str, &gguf_file::Value)> =
+            values.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let refs: Vec<(&str, &QTensor)> = qtensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        let mut out = Cursor::new(Vec::new());
+        gguf_file::write(&mut out, &md, &refs).unwrap();
+        out.into_inner()
+    }
+
+    fn load_tiny(bytes: Vec<u8>) -> Result<Llama, String> {
+        let mut cursor = Cursor::new(bytes);
+        let content = gguf_file::Content::read(&mut cursor).unwrap();
+        Llama::from_gguf(&content, &mut cursor)
+    }
+
+    const TINY: [(&str, u32); 5] = [
+        ("llama.embedding_length", 64),
+        ("llama.attention.head_count", 4),
+        ("llama.attention.head_count_kv", 2),
+        ("llama.block_count", 1),
+        ("llama.feed_forward_length", 96),
+    ];
+
+    #[test]
+    fn malformed_files_name_what_is_missing_or_wrong() {
+        let embeddings: (&str, &[usize]) = ("token_embd.weight", &[10, 64]);
+        let err = load_tiny(tiny_gguf(&TINY, &[embeddings])).err().unwrap();
+        assert!(err.contains("`blk.0.attn_q.weight`"), "{err}");
+
+        let err = load_tiny(tiny_gguf(&TINY[1..], &[embeddings]))
+            .err()
+            .unwrap();
+        assert!(err.contains("`llama.embedding_length` is missing"), "{err}");
+
+        let mut odd = TINY;
+        odd[1] = ("llama.attention.head_count", 3);
+        let err = load_tiny(tiny_gguf(&odd, &[embeddings])).err().unwrap();
+        assert!(err.contains("unsupported attention shape"), "{err}");
+
+        let err = load_tiny(tiny_gguf(&TINY, &[])).err().unwrap();
+        assert!(err.contains("`token_embd.weight` is missing"), "{err}");
+
+        let wrong_shape: (&str, &[usize]) = ("blk.0.attn_q.weight", &[32, 64]);
+        let err = load_tiny(tiny_gguf(&TINY, &[embeddings, wrong_shape]))
+            .err()
+            .unwrap();
+        assert!(err.contains("expected 64 × 64"), "{err}");
+    }
+
+    /// Every tensor of a tiny model present as f32: it loads (requantized to
+    /// Q8), runs, ties the output to the embeddings, and refuses positions
+    /// past its window.
+    #[test]
+    fn a_tiny_f32_model_loads_requantized_and_runs() {
+        let mut tensors: Vec<(String, Vec<usize>)> = vec![
+            ("token_embd.weight".into(), vec![10, 64]),
+            ("output_norm.weight".into(), vec![64]),
+        ];
+        for (name, shape) in [
+            ("attn_norm", vec![64]),
+            ("attn_q", vec![64, 64]),
+            ("attn_k", vec![32, 64]),
+            ("attn_v", vec![32, 64]),
+            ("attn_output", vec![64, 64]),
+            ("ffn_norm", vec![64]),
+            ("ffn_gate", vec![96, 64]),
+            ("ffn_up", vec![96, 64]),
+            ("ffn_down", vec![64, 96]),
+        ] {
+            tensors.push((format!("blk.0.{name}.weight"), shape));
+        }
+        let refs: Vec<(&str, &[usize])> = tensors
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.as_slice()))
+            .collect();
+        let mut metadata = TINY.to_vec();
+        metadata.push(("llama.context_length", 4));
+        let model = load_tiny(tiny_gguf(&metadata, &refs)).unwrap();
+        assert_eq!(model.config().vocab, 10);
+        assert_eq!(model.config().head_dim, 16);
+        let mut cache = model.new_cache();
+        let logits = model.forward(&mut cache, &[1, 2, 3]).unwrap();
+        assert_eq!(logits.len(), 10);
+        assert!(logits.iter().all(|l| l.is_finite()));
+        let err = model.forward(&mut cache, &[4, 5]).unwrap_err();
+        assert!(
+            err.contains("5 positions exceed the context window of 4"),
+            "{err}"
+        );
+        assert_eq!(cache.len(), 3, "a refused step leaves the cache as it was");
+        assert!(model.forward(&mut cache, &[]).is_err());
+    }
 }
