@@ -74,6 +74,7 @@ fn local() -> Result<(f64, f64), Box<dyn std::error::Error>> {
         "[local] chat load: {:.2} s (includes Q4_1 -> Q8 requantization)",
         started.elapsed().as_secs_f64()
     );
+    println!("[local] int8 kernels: {}", agon_llm::local::cpu_kernels());
     let rates = bench_chat("local", |r| chat.generate_blocking(r, |_| {}))?;
     if let Some(rss) = peak_rss_mib() {
         println!("[local] peak RSS after chat: {rss:.0} MiB");

@@ -12,6 +12,7 @@ mod output;
 
 pub use chat::{GenerationStats, LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
+pub use llama::cpu_kernels;
 #[cfg(feature = "llama-cpp")]
 pub use llama_cpp::LlamaCppChat;
 

@@ -30,7 +30,23 @@ pub(crate) enum Isa {
     Avx512Vnni,
 }
 
-static DETECTED: LazyLock<Isa> = LazyLock::new(detect);
+/// Environment variable that caps the instruction set (`portable`, `avx2`
+/// or `avx512vnni`), for benchmarks and for working around a CPU problem.
+pub(crate) const KERNELS_ENV: &str = "AGON_CPU_KERNELS";
+
+static DETECTED: LazyLock<Isa> =
+    LazyLock::new(|| choose(detect(), std::env::var(KERNELS_ENV).ok().as_deref()));
+
+/// `best`, or the lesser instruction set `requested` names (anything else,
+/// including a better one than the CPU has, keeps `best`).
+fn choose(best: Isa, requested: Option<&str>) -> Isa {
+    match requested.map(str::trim) {
+        Some("portable") => Isa::Portable,
+        #[cfg(target_arch = "x86_64")]
+        Some("avx2") if best != Isa::Portable => Isa::Avx2,
+        _ => best,
+    }
+}
 
 fn detect() -> Isa {
     #[cfg(target_arch = "x86_64")]
@@ -46,7 +62,8 @@ fn detect() -> Isa {
     Isa::Portable
 }
 
-/// The best instruction set this CPU supports.
+/// The instruction set in use: the best this CPU supports, unless
+/// [`KERNELS_ENV`] asks for a lesser one.
 pub(crate) fn isa() -> Isa {
     *DETECTED
 }
@@ -60,7 +77,7 @@ pub(crate) fn available() -> Vec<Isa> {
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             all.push(Isa::Avx2);
         }
-        if isa() == Isa::Avx512Vnni {
+        if detect() == Isa::Avx512Vnni {
             all.push(Isa::Avx512Vnni);
         }
     }
@@ -119,7 +136,20 @@ pub(crate) fn matmul_on(isa: Isa, w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32],
     }
 }
 
-/// [`matmul_on`] with the best instruction set of this CPU.
+impl Isa {
+    /// The name [`KERNELS_ENV`] accepts.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Vnni => "avx512vnni",
+        }
+    }
+}
+
+/// [`matmul_on`] with the instruction set in use.
 pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
     matmul_on(isa(), w, x, out, stride);
 }
@@ -239,4 +269,22 @@ mod x86 {
 
     matmul_kernel!(matmul_avx2, "avx2,fma", block_dot_avx2);
     matmul_kernel!(matmul_vnni, "avx2,fma,avx512vnni,avx512vl", block_dot_vnni);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_can_only_ask_for_less() {
+        let best = detect();
+        assert_eq!(choose(best, None), best);
+        assert_eq!(choose(best, Some(" portable ")), Isa::Portable);
+        assert_eq!(choose(best, Some("avx512vnni")), best);
+        assert_eq!(choose(best, Some("nonsense")), best);
+        assert_eq!(choose(Isa::Portable, Some("avx2")), Isa::Portable);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(choose(Isa::Avx512Vnni, Some("avx2")), Isa::Avx2);
+        assert_eq!(choose(best, Some(best.name())), best);
+    }
 }

@@ -22,6 +22,13 @@ use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 
 use q8::Q8Matrix;
 
+/// The int8 kernels the local chat model runs on: `avx512vnni`, `avx2` or
+/// `portable`, the best this CPU has unless the environment variable
+/// `AGON_CPU_KERNELS` names a lesser one (read once per process).
+pub fn cpu_kernels() -> &'static str {
+    kernels::isa().name()
+}
+
 /// Shape and constants of a llama-family model, from GGUF metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LlamaConfig {
