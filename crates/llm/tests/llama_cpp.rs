@@ -8,20 +8,15 @@
 use std::sync::OnceLock;
 
 use agon_llm::local::files::models_dir;
-use agon_llm::{ChatModel, ChatRequest, LlamaCppChat, LocalChat, ProviderError};
-use futures::StreamExt;
+use agon_llm::{ChatModel, LlamaCppChat, LocalChat, ProviderError};
 
 fn chat() -> &'static LlamaCppChat {
     static CHAT: OnceLock<LlamaCppChat> = OnceLock::new();
     CHAT.get_or_init(|| LlamaCppChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
 }
 
-fn request(text: &str, max_tokens: u32) -> ChatRequest {
-    ChatRequest::new(text)
-        .with_system("You are a concise assistant.")
-        .with_temperature(0.0)
-        .with_max_tokens(max_tokens)
-}
+mod support;
+use support::request;
 
 #[tokio::test]
 async fn a_short_completion_is_non_empty_and_stops_at_the_end_of_turn() {
@@ -41,17 +36,7 @@ async fn a_short_completion_is_non_empty_and_stops_at_the_end_of_turn() {
 
 #[tokio::test]
 async fn max_tokens_and_stop_sequences_end_generation() {
-    let long = chat()
-        .complete(request("Count from 1 to 50, separated by commas.", 8))
-        .await
-        .unwrap();
-    assert_eq!(long.finish_reason.as_deref(), Some("length"));
-    assert_eq!(long.usage.output_tokens, 8);
-    let mut stopped = request("Count from 1 to 50, separated by commas.", 40);
-    stopped.stop = vec!["5".into()];
-    let response = chat().complete(stopped).await.unwrap();
-    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
-    assert!(!response.content.contains('5'), "{:?}", response.content);
+    support::max_tokens_and_stop_sequences_end_generation(chat()).await;
 }
 
 #[test]
@@ -72,13 +57,7 @@ fn the_cached_prefix_changes_nothing_in_greedy_output() {
 
 #[tokio::test]
 async fn streaming_yields_the_same_text_as_complete() {
-    let req = request("Say hello.", 12);
-    let whole = chat().complete(req.clone()).await.unwrap();
-    let chunks: Vec<_> = chat().stream(req).await.unwrap().collect().await;
-    let chunks: Vec<_> = chunks.into_iter().map(Result::unwrap).collect();
-    let text: String = chunks.iter().map(|c| c.delta.as_str()).collect();
-    assert_eq!(text, whole.content);
-    assert!(chunks.last().unwrap().usage.is_some());
+    support::streaming_yields_the_same_text_as_complete(chat()).await;
 }
 
 #[test]
@@ -123,14 +102,12 @@ fn missing_and_foreign_files_are_typed_errors() {
     assert!(err.to_string().contains("config.json"), "{err}");
 }
 
-mod support;
-
 #[tokio::test]
 async fn every_extraction_schema_validates_at_several_temperatures() {
-    support::every_extraction_schema_validates(chat(), request).await;
+    support::every_extraction_schema_validates(chat()).await;
 }
 
 #[tokio::test]
 async fn a_schema_llguidance_cannot_compile_is_a_typed_error() {
-    support::an_uncompilable_schema_is_a_typed_error(chat(), request).await;
+    support::an_uncompilable_schema_is_a_typed_error(chat()).await;
 }

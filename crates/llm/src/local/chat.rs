@@ -25,21 +25,10 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
 use super::llama::{KvCache, Llama};
-use super::{PROVIDER, inference, invalid, output};
+use super::output::{LocalGeneration, OnText};
+use super::{inference, invalid, output};
 use crate::error::ProviderError;
-use crate::json::structured;
-use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role};
-
-/// Appends a one-line JSON reminder to the system prompt.
-pub(crate) fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
-    let reminder = "Reply with a single JSON object and nothing else.";
-    request.system = Some(match request.system.take() {
-        Some(system) => format!("{system}\n{reminder}"),
-        None => reminder.to_owned(),
-    });
-    request
-}
+use crate::types::{ChatRequest, JsonSchema, Role};
 
 /// Fewest tokens constrained JSON may use (see `generate`).
 pub(crate) const JSON_MIN_TOKENS: usize = 512;
@@ -64,7 +53,6 @@ struct Engine {
     model: Llama,
     tokenizer: Tokenizer,
     eos: Vec<u32>,
-    context: usize,
     checkpoints: Vec<Checkpoint>,
     guidance: Guidance,
 }
@@ -162,7 +150,6 @@ impl LocalChat {
             .map_err(|e| invalid(path, format!("building the token trie: {e}")))?;
         let model = Llama::from_gguf(&content, &mut file)
             .map_err(|e| invalid(path, format!("loading weights: {e}")))?;
-        let context = model.config().context;
         let model_id = path.file_name().and_then(|n| n.to_str()).map_or_else(
             || "local".to_owned(),
             |n| n.trim_end_matches(".gguf").to_owned(),
@@ -172,7 +159,6 @@ impl LocalChat {
                 model,
                 tokenizer,
                 eos,
-                context,
                 checkpoints: Vec::new(),
                 guidance,
             })),
@@ -286,11 +272,11 @@ impl LocalChat {
             request.max_tokens as usize
         };
         let wanted = prompt_len + max_tokens;
-        if wanted > engine.context {
+        let context = engine.model.config().context;
+        if wanted > context {
             return Err(ProviderError::InvalidRequest {
                 reason: format!(
-                    "local: the prompt has {prompt_len} tokens and up to {max_tokens} more were asked for, over the model's context window of {} tokens",
-                    engine.context
+                    "local: the prompt has {prompt_len} tokens and up to {max_tokens} more were asked for, over the model's context window of {context} tokens"
                 ),
             });
         }
@@ -347,22 +333,25 @@ impl LocalChat {
         let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
         for _ in 0..max_tokens {
+            let vocab = logits.len();
+            let mut row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
             let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
-            apply_repeat_penalty(&mut logits, recent);
+            if !recent.is_empty() {
+                row =
+                    candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
+                        .map_err(inference)?;
+            }
             if let Some(matcher) = matcher.as_mut() {
                 if matcher.is_stopped() {
                     finish = "stop".to_owned();
                     break;
                 }
-                let mask = logit_mask(matcher, logits.len())
-                    .map_err(|e| inference(format!("grammar: {e}")))?;
-                for (logit, m) in logits.iter_mut().zip(mask) {
-                    *logit += m;
-                }
+                let mask =
+                    logit_mask(matcher, vocab).map_err(|e| inference(format!("grammar: {e}")))?;
+                let mask = Tensor::from_vec(mask, vocab, &Device::Cpu).map_err(inference)?;
+                row = (row + mask).map_err(inference)?;
             }
-            let vocab = logits.len();
-            let row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             let next = sampler.sample(&row).map_err(inference)?;
             if engine.eos.contains(&next) {
                 finish = "stop".to_owned();
@@ -395,86 +384,21 @@ impl LocalChat {
 }
 
 #[async_trait]
-impl ChatModel for LocalChat {
-    fn provider(&self) -> &str {
-        PROVIDER
-    }
-
+impl LocalGeneration for LocalChat {
     fn model_id(&self) -> &str {
         &self.model_id
     }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        request.validate()?;
-        let this = self.clone();
-        let started = Instant::now();
-        let outcome = tokio::task::spawn_blocking(move || this.generate_blocking(&request, |_| {}))
-            .await
-            .map_err(|e| inference(format!("the generation task failed: {e}")))??;
-        Ok(output::response(&self.model_id, outcome, started))
-    }
-
-    /// Schema-constrained decoding (llguidance): the output always parses
-    /// and follows the schema's structure; it is still validated, with the
-    /// usual single repair attempt for constraints a grammar cannot express.
-    async fn complete_json(
+    async fn run(
         &self,
         request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        request.validate()?;
-        // The grammar holds the output to the schema, so the schema text is
-        // not added to the prompt: on a small model a long prompt costs far
-        // more (prompt time, and slower generation over a longer context)
-        // than it helps. The caller's prompt should name the fields.
-        let request = with_json_reminder(request);
-        structured(PROVIDER, schema, request, |request| {
-            let this = self.clone();
-            let schema = schema.clone();
-            async move {
-                let started = Instant::now();
-                let outcome = tokio::task::spawn_blocking(move || {
-                    this.generate_json_blocking(&request, &schema)
-                })
-                .await
-                .map_err(|e| inference(format!("the generation task failed: {e}")))??;
-                Ok(output::attempt(output::response(
-                    &self.model_id,
-                    outcome,
-                    started,
-                )))
-            }
-        })
-        .await
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        request.validate()?;
-        let (sender, stream) = output::chunk_channel();
+        schema: Option<JsonSchema>,
+        on_text: OnText,
+    ) -> output::Outcome {
         let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let outcome =
-                this.generate_blocking(&request, |piece| output::send_text(&sender, piece));
-            output::send_end(&sender, outcome);
-        });
-        Ok(stream)
-    }
-}
-
-/// Divides positive logits of the recently seen tokens by
-/// [`REPEAT_PENALTY`] and multiplies negative ones (each token once).
-fn apply_repeat_penalty(logits: &mut [f32], recent: &[u32]) {
-    let mut seen = std::collections::HashSet::new();
-    for &token in recent {
-        if seen.insert(token)
-            && let Some(logit) = logits.get_mut(token as usize)
-        {
-            if *logit >= 0.0 {
-                *logit /= REPEAT_PENALTY;
-            } else {
-                *logit *= REPEAT_PENALTY;
-            }
-        }
+        tokio::task::spawn_blocking(move || this.generate(&request, schema.as_ref(), on_text))
+            .await
+            .map_err(|e| inference(format!("the generation task failed: {e}")))?
     }
 }
 

@@ -27,16 +27,13 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::chat::{
     GenerationStats, JSON_MIN_TOKENS, LocalChat, REPEAT_PENALTY, REPEAT_WINDOW, SMOLLM2_FILE,
-    with_json_reminder,
 };
 use super::files::{models_dir, verify};
 use super::guidance::Guidance;
-use super::output::Outcome;
-use super::{PROVIDER, inference, invalid, output};
+use super::output::{LocalGeneration, OnText, Outcome};
+use super::{inference, invalid, output};
 use crate::error::ProviderError;
-use crate::json::structured;
-use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatRequest, ChatResponse, JsonResponse, JsonSchema};
+use crate::types::{ChatRequest, JsonSchema};
 
 /// Largest context the worker allocates (tokens), whatever the model was trained on.
 const MAX_CONTEXT: u32 = 8192;
@@ -55,9 +52,6 @@ fn backend() -> Result<&'static LlamaBackend, ProviderError> {
         .as_ref()
         .map_err(|e| inference(format!("initialising llama.cpp: {e}")))
 }
-
-/// What the text callback of a job is.
-type OnText = Box<dyn FnMut(&str) + Send>;
 
 /// One generation request for the worker.
 struct Generate {
@@ -152,17 +146,6 @@ impl LlamaCppChat {
             }))
             .map_err(|_| inference("the llama.cpp worker has stopped"))?;
         Ok(answer)
-    }
-
-    async fn run(
-        &self,
-        request: ChatRequest,
-        schema: Option<JsonSchema>,
-        on_text: OnText,
-    ) -> Outcome {
-        self.submit(request, schema, on_text)?
-            .await
-            .map_err(|_| inference("the llama.cpp worker dropped the request"))?
     }
 
     /// Generates synchronously (from outside an async runtime), calling
@@ -439,57 +422,19 @@ impl<'m> Engine<'m> {
 }
 
 #[async_trait]
-impl ChatModel for LlamaCppChat {
-    fn provider(&self) -> &str {
-        PROVIDER
-    }
-
+impl LocalGeneration for LlamaCppChat {
     fn model_id(&self) -> &str {
         &self.model_id
     }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        request.validate()?;
-        let started = Instant::now();
-        let outcome = self.run(request, None, Box::new(|_| {})).await?;
-        Ok(output::response(&self.model_id, outcome, started))
-    }
-
-    /// Schema-constrained decoding (llguidance in llama.cpp's sampler
-    /// chain): the output always parses; it is still validated, with the
-    /// usual single repair attempt.
-    async fn complete_json(
+    async fn run(
         &self,
         request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        request.validate()?;
-        let request = with_json_reminder(request);
-        structured(PROVIDER, schema, request, |request| {
-            let schema = schema.clone();
-            async move {
-                let started = Instant::now();
-                let outcome = self.run(request, Some(schema), Box::new(|_| {})).await?;
-                Ok(output::attempt(output::response(
-                    &self.model_id,
-                    outcome,
-                    started,
-                )))
-            }
-        })
-        .await
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        request.validate()?;
-        let (sender, stream) = output::chunk_channel();
-        let chunks = sender.clone();
-        let on_text: OnText = Box::new(move |piece| output::send_text(&chunks, piece));
-        let this = self.clone();
-        tokio::spawn(async move {
-            let outcome = this.run(request, None, on_text).await;
-            output::send_end(&sender, outcome);
-        });
-        Ok(stream)
+        schema: Option<JsonSchema>,
+        on_text: OnText,
+    ) -> Outcome {
+        self.submit(request, schema, on_text)?
+            .await
+            .map_err(|_| inference("the llama.cpp worker dropped the request"))?
     }
 }

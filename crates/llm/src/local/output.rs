@@ -1,14 +1,17 @@
-//! What both in-process chat backends hand back: responses, structured-output
-//! attempts and streamed chunks, built from one generation's outcome.
+//! What both in-process chat backends share: the [`ChatModel`] methods on
+//! top of one generation ([`LocalGeneration`]), and the responses,
+//! structured-output attempts and streamed chunks built from its outcome.
 
 use std::time::Instant;
+
+use async_trait::async_trait;
 
 use super::PROVIDER;
 use super::chat::GenerationStats;
 use crate::error::ProviderError;
-use crate::json::{Attempt, extract_json};
-use crate::traits::ChatStream;
-use crate::types::{ChatChunk, ChatResponse, Usage};
+use crate::json::{Attempt, extract_json, structured};
+use crate::traits::{ChatModel, ChatStream};
+use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
 
 /// One generation: the text, the finish reason and its timings.
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
@@ -21,7 +24,7 @@ fn usage(stats: &GenerationStats) -> Usage {
 }
 
 /// The response of model `model` for a generation started at `started`.
-pub(crate) fn response(
+fn response(
     model: &str,
     (text, finish, stats): (String, String, GenerationStats),
     started: Instant,
@@ -36,8 +39,125 @@ pub(crate) fn response(
     }
 }
 
+/// The callback that receives each new piece of generated text.
+pub(crate) type OnText = Box<dyn FnMut(&str) + Send>;
+
+/// An in-process chat backend: how it runs one generation (without
+/// blocking the async runtime). The `ChatModel` methods below build on it.
+#[async_trait]
+pub(crate) trait LocalGeneration: Clone + Send + Sync + 'static {
+    /// The model id reported in responses.
+    fn model_id(&self) -> &str;
+
+    /// One generation, constrained to `schema` if given, streaming its text
+    /// to `on_text`.
+    async fn run(
+        &self,
+        request: ChatRequest,
+        schema: Option<JsonSchema>,
+        on_text: OnText,
+    ) -> Outcome;
+}
+
+/// Every local backend is a [`ChatModel`] through its generation.
+#[async_trait]
+impl<T: LocalGeneration> ChatModel for T {
+    fn provider(&self) -> &str {
+        PROVIDER
+    }
+
+    fn model_id(&self) -> &str {
+        LocalGeneration::model_id(self)
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        complete(self, request).await
+    }
+
+    /// Schema-constrained decoding (llguidance): the output always parses
+    /// and follows the schema's structure; it is still validated, with the
+    /// usual single repair attempt.
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        complete_json(self, request, schema).await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        stream(self, request)
+    }
+}
+
+/// `ChatModel::complete` of a local backend.
+async fn complete(
+    backend: &impl LocalGeneration,
+    request: ChatRequest,
+) -> Result<ChatResponse, ProviderError> {
+    request.validate()?;
+    let started = Instant::now();
+    let outcome = backend.run(request, None, Box::new(|_| {})).await;
+    Ok(response(backend.model_id(), outcome?, started))
+}
+
+/// `ChatModel::complete_json` of a local backend: schema-constrained
+/// decoding (llguidance), so the output always parses and follows the
+/// schema's structure; it is still validated, with the usual single repair
+/// attempt for constraints a grammar cannot express.
+///
+/// The grammar holds the output to the schema, so the schema text is not
+/// added to the prompt: on a small model a long prompt costs far more
+/// (prompt time, and slower generation over a longer context) than it
+/// helps. The caller's prompt should name the fields.
+async fn complete_json(
+    backend: &impl LocalGeneration,
+    request: ChatRequest,
+    schema: &JsonSchema,
+) -> Result<JsonResponse, ProviderError> {
+    request.validate()?;
+    let request = with_json_reminder(request);
+    structured(PROVIDER, schema, request, |request| {
+        let schema = schema.clone();
+        async move {
+            let started = Instant::now();
+            let outcome = backend.run(request, Some(schema), Box::new(|_| {})).await;
+            Ok(attempt(response(backend.model_id(), outcome?, started)))
+        }
+    })
+    .await
+}
+
+/// `ChatModel::stream` of a local backend: each piece of text as it is
+/// decoded, then a last chunk with usage and the finish reason.
+fn stream(
+    backend: &impl LocalGeneration,
+    request: ChatRequest,
+) -> Result<ChatStream, ProviderError> {
+    request.validate()?;
+    let (sender, stream) = chunk_channel();
+    let chunks = sender.clone();
+    let on_text: OnText = Box::new(move |piece| send_text(&chunks, piece));
+    let backend = backend.clone();
+    tokio::spawn(async move {
+        let outcome = backend.run(request, None, on_text).await;
+        send_end(&sender, outcome);
+    });
+    Ok(stream)
+}
+
+/// Appends a one-line JSON reminder to the system prompt.
+pub(crate) fn with_json_reminder(mut request: ChatRequest) -> ChatRequest {
+    let reminder = "Reply with a single JSON object and nothing else.";
+    request.system = Some(match request.system.take() {
+        Some(system) => format!("{system}\n{reminder}"),
+        None => reminder.to_owned(),
+    });
+    request
+}
+
 /// A structured-output attempt from a response (its JSON, if any parses).
-pub(crate) fn attempt(response: ChatResponse) -> Attempt {
+fn attempt(response: ChatResponse) -> Attempt {
     Attempt {
         value: extract_json(&response.content),
         raw: response.content.clone(),
@@ -46,10 +166,10 @@ pub(crate) fn attempt(response: ChatResponse) -> Attempt {
 }
 
 /// Where a streaming generation sends its chunks.
-pub(crate) type ChunkSender = tokio::sync::mpsc::UnboundedSender<Result<ChatChunk, ProviderError>>;
+type ChunkSender = tokio::sync::mpsc::UnboundedSender<Result<ChatChunk, ProviderError>>;
 
 /// A channel for streamed chunks and the [`ChatStream`] that reads it.
-pub(crate) fn chunk_channel() -> (ChunkSender, ChatStream) {
+fn chunk_channel() -> (ChunkSender, ChatStream) {
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
     let stream = futures::stream::unfold(receiver, |mut receiver| async move {
         receiver.recv().await.map(|item| (item, receiver))
@@ -58,7 +178,7 @@ pub(crate) fn chunk_channel() -> (ChunkSender, ChatStream) {
 }
 
 /// Sends one piece of generated text.
-pub(crate) fn send_text(sender: &ChunkSender, piece: &str) {
+fn send_text(sender: &ChunkSender, piece: &str) {
     let _ = sender.send(Ok(ChatChunk {
         delta: piece.to_owned(),
         ..ChatChunk::default()
@@ -67,7 +187,7 @@ pub(crate) fn send_text(sender: &ChunkSender, piece: &str) {
 
 /// Sends the last chunk (usage and finish reason), or the error that ended
 /// the generation.
-pub(crate) fn send_end(sender: &ChunkSender, outcome: Outcome) {
+fn send_end(sender: &ChunkSender, outcome: Outcome) {
     let _ = sender.send(outcome.map(|(_, finish, stats)| ChatChunk {
         delta: String::new(),
         usage: Some(usage(&stats)),

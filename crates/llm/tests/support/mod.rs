@@ -1,4 +1,5 @@
-//! Structured-output checks shared by the in-process backends' suites.
+//! Checks shared by the in-process backends' suites: the request they use,
+//! generation limits, streaming and structured output.
 
 #![allow(dead_code)] // each suite uses what it needs
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -8,9 +9,42 @@ use agon_core::extraction::{
 };
 use agon_llm::json::SchemaValidator;
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
+use futures::StreamExt;
 
-/// Builds a request with `max_tokens` for a prompt.
-pub type Request = fn(&str, u32) -> ChatRequest;
+/// A greedy request with a short system prompt.
+pub fn request(text: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest::new(text)
+        .with_system("You are a concise assistant.")
+        .with_temperature(0.0)
+        .with_max_tokens(max_tokens)
+}
+
+/// `max_tokens` ends generation with "length" after exactly that many
+/// tokens; a stop sequence ends it with "stop" and is cut from the text.
+pub async fn max_tokens_and_stop_sequences_end_generation(model: &dyn ChatModel) {
+    let long = model
+        .complete(request("Count from 1 to 50, separated by commas.", 8))
+        .await
+        .unwrap();
+    assert_eq!(long.finish_reason.as_deref(), Some("length"));
+    assert_eq!(long.usage.output_tokens, 8);
+    let mut stopped = request("Count from 1 to 50, separated by commas.", 40);
+    stopped.stop = vec!["5".into()];
+    let response = model.complete(stopped).await.unwrap();
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert!(!response.content.contains('5'), "{:?}", response.content);
+}
+
+/// The streamed pieces add up to `complete`'s text; the last chunk has usage.
+pub async fn streaming_yields_the_same_text_as_complete(model: &dyn ChatModel) {
+    let req = request("Say hello.", 12);
+    let whole = model.complete(req.clone()).await.unwrap();
+    let chunks: Vec<_> = model.stream(req).await.unwrap().collect().await;
+    let chunks: Vec<_> = chunks.into_iter().map(Result::unwrap).collect();
+    let text: String = chunks.iter().map(|c| c.delta.as_str()).collect();
+    assert_eq!(text, whole.content);
+    assert!(chunks.last().unwrap().usage.is_some());
+}
 
 fn schema<T: Payload>() -> JsonSchema {
     JsonSchema::new(T::NAME, <T as Payload>::json_schema())
@@ -22,7 +56,6 @@ const DEBATE: &str = "Debate: should a mid-size company hold Bitcoin as a treasu
 
 async fn check<T: Payload + serde::de::DeserializeOwned>(
     model: &dyn ChatModel,
-    request: Request,
     prompt: &str,
     temperature: f32,
 ) {
@@ -48,35 +81,27 @@ async fn check<T: Payload + serde::de::DeserializeOwned>(
 
 /// `complete_json` output validates for every agon-core extraction schema at
 /// temperatures 0 and 0.8.
-pub async fn every_extraction_schema_validates(model: &dyn ChatModel, request: Request) {
+pub async fn every_extraction_schema_validates(model: &dyn ChatModel) {
     for t in [0.0, 0.8] {
-        check::<PositionUpdate>(model, request, "Extract Theo's position update as JSON.", t).await;
+        check::<PositionUpdate>(model, "Extract Theo's position update as JSON.", t).await;
         check::<RoundRecordPayload>(
             model,
-            request,
             "Record this round as JSON: each persona's take, a summary.",
             t,
         )
         .await;
         check::<ReflectionBatch>(
             model,
-            request,
             "Give one or two reflections on the debate's dynamics as JSON.",
             t,
         )
         .await;
-        check::<CruxCardPayload>(
-            model,
-            request,
-            "Write the crux card for Mara vs Theo as JSON.",
-            t,
-        )
-        .await;
+        check::<CruxCardPayload>(model, "Write the crux card for Mara vs Theo as JSON.", t).await;
     }
 }
 
 /// A schema llguidance cannot compile is an error naming the schema.
-pub async fn an_uncompilable_schema_is_a_typed_error(model: &dyn ChatModel, request: Request) {
+pub async fn an_uncompilable_schema_is_a_typed_error(model: &dyn ChatModel) {
     let bad = JsonSchema::new(
         "broken",
         serde_json::json!({"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}, "required": ["x"]}),

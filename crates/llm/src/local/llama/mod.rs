@@ -89,10 +89,11 @@ impl KvCache {
 
     /// Forgets every position from `len` on.
     #[cfg(test)]
-    pub fn truncate(&mut self, len: usize, kv_dim: usize) {
+    pub fn truncate(&mut self, len: usize) {
         if len < self.len {
             for layer in self.keys.iter_mut().chain(self.values.iter_mut()) {
-                layer.truncate(len * kv_dim);
+                let per_position = layer.len() / self.len;
+                layer.truncate(len * per_position);
             }
             self.len = len;
         }
@@ -294,12 +295,6 @@ impl Llama {
             values: vec![Vec::new(); self.config.layers],
             len: 0,
         }
-    }
-
-    /// Forgets `cache`'s positions from `len` on.
-    #[cfg(test)]
-    pub fn truncate(&self, cache: &mut KvCache, len: usize) {
-        cache.truncate(len, self.config.kv_dim());
     }
 
     /// Runs `tokens` (one batch) after the positions in `cache`, appends
@@ -651,7 +646,7 @@ mod tests {
         let tokens: Vec<u32> = (100..140).collect();
         let mut cache = model.new_cache();
         let whole = model.forward(&mut cache, &tokens).unwrap();
-        model.truncate(&mut cache, 25);
+        cache.truncate(25);
         let replayed = model.forward(&mut cache, &tokens[25..]).unwrap();
         assert!(max_difference(&whole, &replayed) < 1e-3);
         // Token by token agrees with the batch too.
