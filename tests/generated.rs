@@ -262,10 +262,15 @@ fn derived() -> impl Strategy<Value = DebateEvent> {
                     },
                 },
                 6 => DebateEvent::StepFailed {
-                    step: "position_extraction".into(),
+                    step: if importance % 2 == 0 {
+                        agon_core::StepId::Analysis {
+                            message: format!("m{n}").into(),
+                            part: agon_core::AnalysisPart::Position,
+                        }
+                    } else {
+                        agon_core::StepId::RoundRecord(format!("a{n}").into())
+                    },
                     reason: text,
-                    message: (importance % 2 == 0).then(|| format!("m{n}").into()),
-                    scope: None,
                     time: DateTime::UNIX_EPOCH,
                 },
                 _ => {

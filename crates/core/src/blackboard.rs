@@ -21,6 +21,7 @@ use crate::persona::{DebateAspect, Persona, Topic};
 use crate::position::{Agreement, Disagreement, Intensity, LedgerNote, PersonaPositionState};
 use crate::reflection::Reflection;
 use crate::round::RoundRecord;
+use crate::step::StepId;
 use crate::summary::{DebateSummary, SummaryScope};
 use crate::trigger::EpistemicWeights;
 
@@ -40,16 +41,11 @@ pub enum DebateStatus {
 /// A recorded failure of an optional step (from [`DebateEvent::StepFailed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepWarning {
-    /// Which step.
-    pub step: String,
+    /// Which step, stored as the fields `step`, `message` and `scope`.
+    #[serde(flatten)]
+    pub step: StepId,
     /// Why it failed.
     pub reason: String,
-    /// The message concerned, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<MessageId>,
-    /// What else the step was about (aspect id, turn key), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
     /// When.
     pub time: DateTime<Utc>,
 }
@@ -454,12 +450,9 @@ impl Blackboard {
         self.index.messages.get(message).copied()
     }
 
-    /// Whether a step failure was recorded for `step` with `scope`.
-    pub fn step_failed(&self, step: &str, scope: &str) -> bool {
-        self.data
-            .warnings
-            .iter()
-            .any(|w| w.step == step && w.scope.as_deref() == Some(scope))
+    /// Whether a failure of `step` was recorded.
+    pub fn step_failed(&self, step: &StepId) -> bool {
+        self.data.warnings.iter().any(|w| &w.step == step)
     }
 
     /// Model usage by role, then model, summed over every run of the debate.
@@ -682,22 +675,13 @@ impl Blackboard {
                     .push(text.clone());
             }
             DebateEvent::SummaryRecorded { summary } => self.record_summary(summary)?,
-            DebateEvent::StepFailed {
-                step,
-                reason,
-                message,
-                scope,
-                time,
-            } => {
-                require_text(step, "step", "step_failed")?;
-                if let Some(message) = message {
+            DebateEvent::StepFailed { step, reason, time } => {
+                if let Some(message) = step.message() {
                     self.check_message(message, "step_failed.message")?;
                 }
                 self.data.warnings.push(StepWarning {
                     step: step.clone(),
                     reason: reason.clone(),
-                    message: message.clone(),
-                    scope: scope.clone(),
                     time: *time,
                 });
             }

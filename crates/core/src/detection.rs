@@ -50,6 +50,26 @@ pub struct AnalyzedTurn {
     pub disagreements: Vec<JudgedDisagreement>,
 }
 
+impl AnalyzedTurn {
+    /// A borrowed view of the turn.
+    pub fn view(&self) -> TurnAnalyzedView<'_> {
+        TurnAnalyzedView {
+            message: &self.message,
+            disagreements: &self.disagreements,
+        }
+    }
+}
+
+/// A borrowed analysed turn: recorded ([`AnalyzedTurn::view`]) or about to
+/// be (the fields of a `turn_analyzed` event not yet applied).
+#[derive(Debug, Clone, Copy)]
+pub struct TurnAnalyzedView<'a> {
+    /// The message analysed.
+    pub message: &'a MessageId,
+    /// Disagreements judged in its window.
+    pub disagreements: &'a [JudgedDisagreement],
+}
+
 /// A claim the detector wants opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimCandidate {
@@ -95,23 +115,43 @@ impl ClaimDetector {
     /// messages earlier.
     pub fn claims_to_open(&self, board: &Blackboard) -> Vec<ClaimCandidate> {
         let turns = board.analyzed_turns();
-        let Some(latest) = turns.last() else {
+        let Some((latest, prior)) = turns.split_last() else {
             return Vec::new();
         };
-        let Some(latest_index) = board.message_index(&latest.message) else {
+        self.candidates(board, latest.view(), prior)
+    }
+
+    /// [`Self::claims_to_open`] as if `latest` had just been analysed (and
+    /// recorded after every analysed turn of `board`), without applying it.
+    pub fn claims_to_open_after(
+        &self,
+        board: &Blackboard,
+        latest: TurnAnalyzedView<'_>,
+    ) -> Vec<ClaimCandidate> {
+        self.candidates(board, latest, board.analyzed_turns())
+    }
+
+    fn candidates(
+        &self,
+        board: &Blackboard,
+        latest: TurnAnalyzedView<'_>,
+        prior: &[AnalyzedTurn],
+    ) -> Vec<ClaimCandidate> {
+        let Some(latest_index) = board.message_index(latest.message) else {
             return Vec::new();
         };
         let needed = self.consecutive.max(1) as usize;
+        let newest_first =
+            std::iter::once(latest).chain(prior.iter().rev().map(AnalyzedTurn::view));
         let mut out: Vec<ClaimCandidate> = Vec::new();
-        for judged in &latest.disagreements {
+        for judged in latest.disagreements {
             if judged.confidence < self.min_confidence
                 || out.iter().any(|c| c.personas == judged.personas)
             {
                 continue;
             }
-            let streak: Vec<&AnalyzedTurn> = turns
-                .iter()
-                .rev()
+            let streak: Vec<TurnAnalyzedView<'_>> = newest_first
+                .clone()
                 .take_while(|turn| {
                     turn.disagreements.iter().any(|d| {
                         d.personas == judged.personas && d.confidence >= self.min_confidence
@@ -159,8 +199,31 @@ impl ClaimDetector {
             .last()
             .and_then(|t| board.message(&t.message))
             .map_or_else(|| board.current_round(), |m| m.round);
+        self.events_for(board, self.claims_to_open(board), round)
+    }
+
+    /// The `claim_opened` events for [`Self::claims_to_open_after`]: what
+    /// [`Self::open_events`] returns once `latest` is applied, computed
+    /// without applying it (no copy of the blackboard).
+    pub fn open_events_after(
+        &self,
+        board: &Blackboard,
+        latest: TurnAnalyzedView<'_>,
+    ) -> Vec<DebateEvent> {
+        let round = board
+            .message(latest.message)
+            .map_or_else(|| board.current_round(), |m| m.round);
+        self.events_for(board, self.claims_to_open_after(board, latest), round)
+    }
+
+    fn events_for(
+        &self,
+        board: &Blackboard,
+        candidates: Vec<ClaimCandidate>,
+        round: u32,
+    ) -> Vec<DebateEvent> {
         let mut ids = ClaimIds::new(board);
-        self.claims_to_open(board)
+        candidates
             .into_iter()
             .map(|c| DebateEvent::ClaimOpened {
                 claim: ids.next(),

@@ -18,6 +18,7 @@ use crate::persona::{DebateAspect, Persona, Topic};
 use crate::position::Intensity;
 use crate::reflection::Reflection;
 use crate::round::RoundRecord;
+use crate::step::StepId;
 use crate::summary::DebateSummary;
 
 /// A change to one aspect's position in a [`DebateEvent::PositionUpdated`].
@@ -205,16 +206,11 @@ pub enum DebateEvent {
     },
     /// An optional step failed; the debate continues. A warning, not an error.
     StepFailed {
-        /// Which step (e.g. "position_extraction").
-        step: String,
+        /// Which step, stored as the fields `step`, `message` and `scope`.
+        #[serde(flatten)]
+        step: StepId,
         /// Why it failed.
         reason: String,
-        /// The message the step was about, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<MessageId>,
-        /// What else the step was about (an aspect id, a turn key, …), if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        scope: Option<String>,
         /// When.
         time: DateTime<Utc>,
     },

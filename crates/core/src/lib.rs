@@ -42,6 +42,7 @@ pub mod persona;
 pub mod position;
 pub mod reflection;
 pub mod round;
+pub mod step;
 pub mod summary;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
@@ -52,7 +53,8 @@ pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
 pub use detection::{
-    AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, promote_strongest,
+    AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, TurnAnalyzedView,
+    promote_strongest,
 };
 pub use error::ApplyError;
 pub use event::{AspectPositionUpdate, DebateEvent};
@@ -67,5 +69,6 @@ pub use position::{
 };
 pub use reflection::{Reflection, ReflectionKind};
 pub use round::{PersonaTake, RoundRecord};
+pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
 pub use summary::{DebateSummary, MessageSpan, SummaryScope};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};

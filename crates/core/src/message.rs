@@ -12,7 +12,7 @@ use crate::ids::{AspectId, CruxRoomId, MessageId, PersonaId};
 /// closing, synthesis. Seed 004 (proposal/critique rounds): proposal, critique
 /// (with its target), refinement, clarification question and answer.
 /// Seed 002 (free deliberation): deliberation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MessageKind {
     /// Opening statement (cold start).

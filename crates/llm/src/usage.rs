@@ -98,6 +98,27 @@ pub struct ScopeUsage {
     pub unpriced_calls: u64,
 }
 
+impl ScopeUsage {
+    /// These totals less `earlier` ones of the same scope (never below zero).
+    pub fn minus(&self, earlier: &ScopeUsage) -> ScopeUsage {
+        ScopeUsage {
+            calls: self.calls.saturating_sub(earlier.calls),
+            usage: Usage {
+                input_tokens: self
+                    .usage
+                    .input_tokens
+                    .saturating_sub(earlier.usage.input_tokens),
+                output_tokens: self
+                    .usage
+                    .output_tokens
+                    .saturating_sub(earlier.usage.output_tokens),
+            },
+            cost_usd: (self.cost_usd - earlier.cost_usd).max(0.0),
+            unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
+        }
+    }
+}
+
 /// Sums usage and cost by scope. Shared (`Arc`) by everyone who records.
 #[derive(Debug, Default)]
 pub struct UsageLedger {
@@ -140,6 +161,22 @@ impl UsageLedger {
     /// Totals of every scope, by name.
     pub fn snapshot(&self) -> BTreeMap<String, ScopeUsage> {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// What was recorded since `baseline` (an earlier [`Self::snapshot`]),
+    /// by scope; scopes with no call since are left out.
+    pub fn since(&self, baseline: &BTreeMap<String, ScopeUsage>) -> BTreeMap<String, ScopeUsage> {
+        self.snapshot()
+            .into_iter()
+            .map(|(scope, now)| {
+                let delta = match baseline.get(&scope) {
+                    Some(before) => now.minus(before),
+                    None => now,
+                };
+                (scope, delta)
+            })
+            .filter(|(_, delta)| delta.calls > 0)
+            .collect()
     }
 
     /// The sum over every scope.

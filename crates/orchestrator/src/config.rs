@@ -4,8 +4,12 @@
 
 use std::path::Path;
 
-use agon_core::ClaimDetector;
+use agon_core::{ClaimDetector, Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
 use agon_llm::ModelSpec;
+use agon_protocol::{
+    AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
+};
+pub use agon_protocol::{CruxRules as CruxConfig, DetectionMode};
 use serde::{Deserialize, Serialize};
 
 /// A configuration that cannot be used. Names the file, line and field.
@@ -148,20 +152,6 @@ impl Default for BudgetConfig {
     }
 }
 
-/// How disagreements are judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DetectionMode {
-    /// One call per message extracts the position and judges the window.
-    #[default]
-    Combined,
-    /// A separate detector call per message judges the window.
-    Separate,
-    /// No detection: claims never open (crux rooms only through `crux.min_rooms`
-    /// have nothing to promote either).
-    Off,
-}
-
 /// Disagreement detection → claims (Faultline's values by default).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -197,35 +187,6 @@ impl DetectionConfig {
             min_confidence: (self.min_confidence * 100.0).round().clamp(0.0, 100.0) as u8,
             consecutive: self.consecutive,
             cooldown_messages: self.cooldown_messages,
-        }
-    }
-}
-
-/// Crux rooms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CruxConfig {
-    /// Run rooms for active claims (after the aspects, before closings).
-    pub enabled: bool,
-    /// Exchange turns per room after the two position statements.
-    pub max_turns: u32,
-    /// Convergence check every this many exchange turns (0 = only the card).
-    pub check_every: u32,
-    /// Most rooms per debate; further claims stay active.
-    pub max_rooms: u32,
-    /// If detection opened fewer claims than this, the strongest judged
-    /// disagreements (below the threshold) are promoted to claims.
-    pub min_rooms: u32,
-}
-
-impl Default for CruxConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            max_turns: 8,
-            check_every: 4,
-            max_rooms: 3,
-            min_rooms: 0,
         }
     }
 }
@@ -402,6 +363,63 @@ fn field_at(text: &str, line: usize) -> Option<String> {
 }
 
 impl DebateConfig {
+    /// The structured-debate rules of this configuration: the start event's
+    /// topic, personas (with the judge when a synthesis is asked for) and
+    /// aspects, and everything that decides the next step.
+    pub fn rules(&self) -> StructuredRules {
+        let mut personas: Vec<Persona> = self
+            .personas
+            .iter()
+            .map(|p| {
+                Persona::debater(
+                    p.resolved_id(),
+                    p.name.trim(),
+                    p.contract.trim(),
+                    p.voice.trim(),
+                )
+            })
+            .collect();
+        if self.synthesis {
+            personas.push(Persona {
+                id: PersonaId::new(JUDGE_ID),
+                name: "Judge".into(),
+                contract: "Impartial judge who writes the final synthesis.".into(),
+                voice: "measured".into(),
+                role: PersonaRole::Judge,
+            });
+        }
+        let aspects = if self.aspects.is_empty() {
+            AspectSource::Planned {
+                count: self.aspect_count,
+            }
+        } else {
+            AspectSource::Configured(numbered_aspects(
+                self.aspects
+                    .iter()
+                    .map(|a| (a.label.as_str(), a.description.as_str())),
+            ))
+        };
+        StructuredRules {
+            start: Start {
+                topic: Topic {
+                    question: self.topic.trim().to_owned(),
+                    context: self.context.clone(),
+                },
+                personas,
+                aspects,
+            },
+            minirounds: self.minirounds,
+            crux: self.crux,
+            synthesis: self.synthesis,
+            detection: DetectionRules {
+                mode: self.detection.mode,
+                window: self.detection.window,
+                detector: self.detection.detector(),
+            },
+            reflection: ReflectionTrigger::new(self.reflection_threshold),
+        }
+    }
+
     /// Parses TOML; `file` names the source in errors. Validates the result.
     pub fn from_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
         let config: Self = toml::from_str(text).map_err(|e| {

@@ -26,19 +26,55 @@ pub enum OrchestratorError {
     Provider {
         /// The debate.
         debate: String,
-        /// Which call ("utterance of Mara (take on cost, miniround 1)", …).
+        /// Which call ("utterance of Mara (take/aspect-1/0/mara)", …).
         what: String,
         /// The provider error.
         #[source]
         source: Box<agon_llm::ProviderError>,
     },
-    /// Something the debate needs is missing or inconsistent.
-    #[error("debate `{debate}`: {reason}")]
-    Invalid {
+    /// The configuration stored with a debate cannot be written or read back.
+    #[error("debate `{debate}`: stored config: {source}")]
+    StoredConfig {
         /// The debate.
         debate: String,
-        /// What is wrong.
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The context budget of the configuration is unusable.
+    #[error("debate `{debate}`: budget.context_tokens: {source}")]
+    Budget {
+        /// The debate.
+        debate: String,
+        /// Why.
+        #[source]
+        source: agon_context::ContextError,
+    },
+    /// The judge model could not split the topic into aspects.
+    #[error(
+        "debate `{debate}`: the judge model could not split the topic into aspects ({reason}); list them under [[aspects]] in the config"
+    )]
+    AspectPlan {
+        /// The debate.
+        debate: String,
+        /// What went wrong with the plan.
         reason: String,
+    },
+    /// A step names a persona the debate does not have.
+    #[error("debate `{debate}`: unknown persona `{persona}`")]
+    UnknownPersona {
+        /// The debate.
+        debate: String,
+        /// The persona id.
+        persona: String,
+    },
+    /// A crux room has no claim to write a card for.
+    #[error("debate `{debate}`: crux room `{room}` has no claim")]
+    RoomWithoutClaim {
+        /// The debate.
+        debate: String,
+        /// The room.
+        room: String,
     },
     /// Context assembly failed.
     #[error("debate `{debate}`: context for {persona}: {source}")]
@@ -51,25 +87,61 @@ pub enum OrchestratorError {
         #[source]
         source: agon_context::ContextError,
     },
-    /// A crux room could not run.
-    #[error(transparent)]
-    Crux(#[from] agon_crux::CruxError),
+    /// Background work (analysis, round record, reflection) could not be
+    /// applied: the store failed under it.
+    #[error("debate `{debate}`: background step failed: {reason}")]
+    Background {
+        /// The debate.
+        debate: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The protocol waits for background work but none is pending: a bug
+    /// in the protocol's rules.
+    #[error("debate `{debate}`: the protocol is waiting with nothing pending ({phase})")]
+    Stalled {
+        /// The debate.
+        debate: String,
+        /// Where it stands.
+        phase: String,
+    },
+}
+
+/// What kind of failure an [`OrchestratorError`] is (the CLI maps kinds to
+/// exit codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The configuration (or what is stored of it) is unusable.
+    Config,
+    /// A model could not be built or a required model call failed.
+    Provider,
+    /// The store failed.
+    Store,
+    /// Anything else (a bug, an inconsistent debate).
+    Internal,
 }
 
 impl OrchestratorError {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Config(_) | Self::Budget { .. } | Self::StoredConfig { .. } => ErrorKind::Config,
+            Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
+            Self::Store(_) | Self::Log(_) | Self::Background { .. } => ErrorKind::Store,
+            Self::UnknownPersona { .. }
+            | Self::RoomWithoutClaim { .. }
+            | Self::Context { .. }
+            | Self::Stalled { .. } => ErrorKind::Internal,
+        }
+    }
+
     /// Whether the error came from a model provider.
     pub fn is_provider(&self) -> bool {
-        match self {
-            Self::Provider { .. } | Self::Model(_) => true,
-            Self::Crux(agon_crux::CruxError::Host { source, .. }) => source
-                .downcast_ref::<OrchestratorError>()
-                .is_some_and(OrchestratorError::is_provider),
-            _ => false,
-        }
+        self.kind() == ErrorKind::Provider
     }
 
     /// Whether the error came from the store.
     pub fn is_store(&self) -> bool {
-        matches!(self, Self::Store(_) | Self::Log(_))
+        self.kind() == ErrorKind::Store
     }
 }

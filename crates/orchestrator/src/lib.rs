@@ -1,29 +1,39 @@
 //! # agon-orchestrator
 //!
-//! Runs Agon debates: the seed-000 protocol (openings, aspects with
-//! minirounds, per-message analysis, claims, round records, reflections,
-//! crux rooms, closings, synthesis) composed from the lower crates. It owns
-//! the order of steps and the I/O between them, nothing else: state changes
-//! are `agon-core` events, contexts and prompts come from `agon-context`,
-//! rooms from `agon-crux`, models from `agon-llm`, persistence from
-//! `agon-store`, memory from `agon-memory`.
+//! The interpreter of Agon's protocols. A protocol (`agon-protocol`) is a
+//! pure function from the blackboard to the next steps; this crate executes
+//! them and owns all I/O: context assembly (`agon-context`), model calls
+//! (`agon-llm`), appends to the event log (`agon-store`), vector memory
+//! (`agon-memory`), the run lease and the live update stream. It holds no
+//! protocol rule.
 //!
 //! Every step is recorded in the debate's event log, so [`Orchestrator::run`]
-//! on an interrupted debate continues from its last persisted event with no
-//! message repeated or lost. See [`runner`] for exactly when a speaker waits
-//! for background analysis.
+//! on an interrupted debate replays the log and asks the protocol again: it
+//! continues from its last persisted event with no message repeated or
+//! lost. Background work (each message's analysis, round records,
+//! reflections) runs off the critical path and is applied in the protocol's
+//! order; see `agon_protocol::StructuredDebate` for exactly when a speaker
+//! waits for it.
 
+mod applier;
+mod calls;
 pub mod config;
 mod error;
+mod interpreter;
+mod lease;
 mod memory;
 pub mod models;
+mod orchestrator;
 pub mod report;
-pub mod runner;
 pub mod scripted;
+mod shared;
+mod speak;
 mod update;
+mod usage;
 
+pub use agon_protocol::JUDGE_ID;
 pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};
-pub use error::OrchestratorError;
+pub use error::{ErrorKind, OrchestratorError};
 pub use models::{ModelError, Models, Role};
-pub use runner::{JUDGE_ID, Orchestrator, RunControl, RunOutcome};
+pub use orchestrator::{Orchestrator, RunControl, RunOutcome};
 pub use update::{DebateUpdate, DebateUpdates};

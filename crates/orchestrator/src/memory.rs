@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use agon_context::{Phase, RetrievedMemory};
-use agon_core::{Blackboard, DebateEvent, DebateId, PersonaId};
+use agon_core::{Blackboard, DebateEvent, DebateId, PersonaId, StepId};
 use agon_memory::{DebateInfo, Harvester, Memory, MemoryDraft, MemoryFilter, MemoryKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -23,7 +23,7 @@ pub(crate) enum MemoryMsg {
 }
 
 /// A failure the writer reports back to be recorded as a warning.
-pub(crate) type Warn = Arc<dyn Fn(String, String) + Send + Sync>;
+pub(crate) type Warn = Arc<dyn Fn(StepId, String) + Send + Sync>;
 
 /// The writer: folds events into drafts and stores them in batches.
 pub(crate) fn spawn_writer(
@@ -45,7 +45,7 @@ pub(crate) fn spawn_writer(
                 Ok(d) => drafts.extend(d),
                 Err(err) => {
                     broken = true;
-                    warn("memory".into(), format!("harvesting stopped: {err}"));
+                    warn(StepId::MemoryStore, format!("harvesting stopped: {err}"));
                 }
             }
         };
@@ -59,7 +59,7 @@ pub(crate) fn spawn_writer(
                     if !noted && let Some(info) = harvester.debate_info() {
                         noted = true;
                         if let Err(err) = memory.index().note_debate(&info).await {
-                            warn("memory".into(), format!("recording the debate: {err}"));
+                            warn(StepId::MemoryStore, format!("recording the debate: {err}"));
                         }
                     }
                     if matches!(
@@ -73,7 +73,7 @@ pub(crate) fn spawn_writer(
                     if !noted && let Some(info) = harvester.debate_info() {
                         noted = true;
                         if let Err(err) = memory.index().note_debate(&info).await {
-                            warn("memory".into(), format!("recording the debate: {err}"));
+                            warn(StepId::MemoryStore, format!("recording the debate: {err}"));
                         }
                     }
                     store(&memory, &mut drafts, harvester.board(), &warn).await;
@@ -93,7 +93,7 @@ async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboar
     let n = batch.len();
     if let Err(err) = memory.remember(batch).await {
         warn(
-            "memory".into(),
+            StepId::MemoryStore,
             format!(
                 "storing {n} memories (round {}) failed: {err}",
                 board.current_round()
@@ -199,4 +199,33 @@ pub(crate) async fn recall(
             }
         })
         .collect())
+}
+
+/// Asks the memory writer to store everything harvested so far and waits
+/// for it (no-op when memory is off).
+pub(crate) async fn flush(shared: &crate::shared::Shared) {
+    if let Some(tx) = shared.memory_tx() {
+        let (done, wait) = oneshot::channel();
+        if tx.send(MemoryMsg::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+/// Ends the memory writer: after a last flush when `finish`, at once otherwise.
+pub(crate) async fn close(
+    shared: &crate::shared::Shared,
+    writer: Option<JoinHandle<()>>,
+    finish: bool,
+) {
+    let Some(writer) = writer else { return };
+    if finish {
+        flush(shared).await;
+    }
+    shared.close_memory_tx();
+    if finish {
+        let _ = writer.await;
+    } else {
+        writer.abort();
+    }
 }

@@ -236,12 +236,12 @@ pub fn markdown(bb: &Blackboard) -> String {
         );
         for w in bb.warnings() {
             let at = w
-                .message
-                .as_ref()
+                .step
+                .message()
                 .map(ToString::to_string)
-                .or_else(|| w.scope.clone())
+                .or_else(|| w.step.scope())
                 .unwrap_or_default();
-            let _ = writeln!(s, "- {} {}: {}", w.step, at, one_line(&w.reason));
+            let _ = writeln!(s, "- {} {}: {}", w.step.name(), at, one_line(&w.reason));
         }
         s.push('\n');
     }

@@ -219,7 +219,7 @@ async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messa
     let skipped = bb
         .warnings()
         .iter()
-        .filter(|w| w.step == "utterance")
+        .filter(|w| w.step.name() == "utterance")
         .count();
     assert_eq!(skipped, 1 + 2 * 2 + 1, "opening, 4 takes, closing");
     // Every analysis failed → a warning per message, and the message is still marked analysed.
@@ -231,10 +231,14 @@ async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messa
     let failed = bb
         .warnings()
         .iter()
-        .filter(|w| w.step == "turn_analysis" || w.step == "position_extraction")
+        .filter(|w| matches!(w.step.name(), "turn_analysis" | "position_extraction"))
         .count();
     assert_eq!(failed, spoken.count());
-    assert!(bb.warnings().iter().any(|w| w.step == "round_record"));
+    assert!(
+        bb.warnings()
+            .iter()
+            .any(|w| w.step.name() == "round_record")
+    );
     assert!(bb.claims().is_empty(), "no judgement, no claim");
     assert!(report::markdown(&bb).contains("## Warnings"));
 }
@@ -315,4 +319,52 @@ async fn a_debate_runs_through_a_local_openai_compatible_server() {
     assert!(usage["debater"]["stub"].calls >= 20 && usage["extractor"]["stub"].input_tokens > 0);
     let requests = server.received_requests().await.unwrap();
     assert!(requests.len() as u64 >= bb.messages().len() as u64 * 2);
+}
+
+/// The scripted 3-persona debate (crux rooms, a convergence check, a promoted
+/// claim, synthesis) writes the same event log as the one recorded in
+/// `tests/fixtures/structured_log.json` (set `AGON_UPDATE_FIXTURES=1` to
+/// rewrite it). Both streams of the log (main line and background) must
+/// match event for event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_log_matches_the_recorded_fixture() {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&support::fixture_config()).await.unwrap();
+    orch.run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap();
+    let events: Vec<DebateEvent> = orch
+        .store()
+        .events_after(&id, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event)
+        .collect();
+    let (main, background) = support::log_streams(&events);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/structured_log.json");
+    if std::env::var_os("AGON_UPDATE_FIXTURES").is_some() {
+        let text = serde_json::to_string_pretty(&serde_json::json!({
+            "main": main, "background": background
+        }))
+        .unwrap();
+        std::fs::write(&path, text + "\n").unwrap();
+    }
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let expected_main = fixture["main"].as_array().unwrap();
+    let expected_background = fixture["background"].as_array().unwrap();
+    assert_eq!(main.len(), expected_main.len(), "main-line events");
+    for (i, (got, want)) in main.iter().zip(expected_main).enumerate() {
+        assert_eq!(got, want, "main-line event {i}");
+    }
+    assert_eq!(
+        background.len(),
+        expected_background.len(),
+        "background events"
+    );
+    for (i, (got, want)) in background.iter().zip(expected_background).enumerate() {
+        assert_eq!(got, want, "background event {i}");
+    }
 }

@@ -84,14 +84,14 @@ async fn debate_on(store: Arc<dyn EventStore>) {
     let failed: Vec<_> = bb
         .warnings()
         .iter()
-        .filter(|w| w.step == "turn_analysis" || w.step == "position_extraction")
+        .filter(|w| matches!(w.step.name(), "turn_analysis" | "position_extraction"))
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
     assert_eq!(
         bb.rounds().len()
             + bb.warnings()
                 .iter()
-                .filter(|w| w.step == "round_record")
+                .filter(|w| w.step.name() == "round_record")
                 .count(),
         1
     );

@@ -138,7 +138,9 @@ async fn debates_remember_and_recall_within_and_across_debates() {
     );
     let (bb, _) = orch.store().load(&first).await.unwrap();
     assert!(
-        !bb.warnings().iter().any(|w| w.step.starts_with("memory")),
+        !bb.warnings()
+            .iter()
+            .any(|w| w.step.name().starts_with("memory")),
         "{:?}",
         bb.warnings()
     );
@@ -195,8 +197,8 @@ async fn an_unavailable_memory_is_recorded_and_the_debate_runs() {
     );
     let events = orch.store().events_after(&id, 0).await.unwrap();
     let warned = events.iter().any(|e| {
-        matches!(&e.event, DebateEvent::StepFailed { step, scope, reason, .. }
-        if step == "memory" && scope.as_deref() == Some("setup") && reason.contains("/nowhere"))
+        matches!(&e.event, DebateEvent::StepFailed { step, reason, .. }
+        if *step == agon_core::StepId::MemorySetup && reason.contains("/nowhere"))
     });
     assert!(warned);
 }

@@ -74,7 +74,7 @@ macro_rules! suite {
                         for _ in 0..40 {
                             let at = store.debate(&"c".into()).await.unwrap().last_seq;
                             if store.append(&"c".into(), at, &[DebateEvent::StepFailed {
-                                step: "probe".into(), reason: format!("at {at}"), message: None, scope: None, time: chrono::DateTime::UNIX_EPOCH,
+                                step: agon_core::StepId::MemoryStore, reason: format!("at {at}"), time: chrono::DateTime::UNIX_EPOCH,
                             }]).await.is_ok() {
                                 won += 1;
                             }

@@ -102,3 +102,66 @@ pub fn canonical(bb: &Blackboard) -> Value {
     strip(&mut v);
     v
 }
+
+/// The config of the event-log fixture: 3 personas × 2 aspects × 2
+/// minirounds, rooms of 2 positions + 4 exchanges with a convergence check
+/// after 2, two rooms (the second one promoted), synthesis on.
+pub fn fixture_config() -> DebateConfig {
+    let mut c = small_config();
+    c.crux.max_turns = 4;
+    c.crux.check_every = 2;
+    c.crux.max_rooms = 2;
+    c.crux.min_rooms = 2;
+    c
+}
+
+/// Whether an event comes from the background applier (analyses, round
+/// records, reflections, the claims they open) rather than the main line.
+fn is_background(event: &Value) -> bool {
+    let kind = event["type"].as_str().unwrap_or_default();
+    match kind {
+        "position_updated"
+        | "agreement_recorded"
+        | "disagreement_recorded"
+        | "concession_recorded"
+        | "shift_recorded"
+        | "claim_opened"
+        | "turn_analyzed"
+        | "round_recorded"
+        | "reflection_added" => true,
+        "step_failed" => matches!(
+            event["step"].as_str().unwrap_or_default(),
+            "turn_analysis"
+                | "position_extraction"
+                | "disagreement_detection"
+                | "round_record"
+                | "reflection"
+        ),
+        _ => false,
+    }
+}
+
+/// A stored event log without times, token counts and the debate id, split
+/// into its two ordered streams: (main line, background). Within each stream
+/// the order is deterministic; how the two interleave depends on timing.
+pub fn log_streams(events: &[agon_core::DebateEvent]) -> (Vec<Value>, Vec<Value>) {
+    let mut main = Vec::new();
+    let mut background = Vec::new();
+    for event in events {
+        let mut v = serde_json::to_value(event).unwrap();
+        strip(&mut v);
+        if let Value::Object(map) = &mut v
+            && map.get("type").and_then(Value::as_str) == Some("usage_recorded")
+        {
+            for key in ["input_tokens", "output_tokens", "cost_micro_usd"] {
+                map.remove(key);
+            }
+        }
+        if is_background(&v) {
+            background.push(v);
+        } else {
+            main.push(v);
+        }
+    }
+    (main, background)
+}

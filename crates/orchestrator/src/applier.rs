@@ -1,0 +1,239 @@
+//! The background pipeline: runs the protocol's background work off the
+//! critical path and applies it strictly in the protocol's order.
+//!
+//! After every append the applier asks the protocol for its plan. Every
+//! listed job not yet running is launched at once (its prompt is built
+//! from the blackboard as it is, its model call spawned), so calls overlap
+//! with utterances and with each other; only the **head** of the list is
+//! ever applied, and the plan is asked again after each application, so
+//! the log's background events come in the same order on every run and on
+//! resume. A store failure stops the applier and is reported to the
+//! interpreter.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use agon_context::prompts;
+use agon_core::Blackboard;
+use agon_core::extraction::{
+    DisagreementWindow, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload, TurnAnalysis,
+    with_persona_names,
+};
+use agon_protocol::background::{self, AnalysisOutput};
+use agon_protocol::{Background, BackgroundId, Converted, ModelFailure, ModelOutput, Protocol};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use crate::calls::RunCtx;
+use crate::error::OrchestratorError;
+use crate::models::Role;
+use crate::shared::Shared;
+
+/// A launched job's model output.
+enum Output {
+    Analysis(AnalysisOutput),
+    Single(ModelOutput),
+}
+
+/// Display names of the debaters (the values persona fields may take).
+pub(crate) fn debater_names(bb: &Blackboard) -> Vec<String> {
+    bb.debaters().map(|p| p.name.clone()).collect()
+}
+
+/// Spawns the model calls of `job`, with prompts built from `bb`; `None`
+/// when there is nothing to ask (the message is gone, or has no prompt).
+fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<Output>> {
+    let names = debater_names(bb);
+    match job {
+        Background::Analyse { message, mode } => {
+            let window = if mode.combined { mode.window } else { 0 };
+            let primary = prompts::analysis(bb, message, window)?;
+            let (name, schema) = if mode.combined {
+                (TurnAnalysis::NAME, TurnAnalysis::json_schema())
+            } else {
+                (PositionUpdate::NAME, PositionUpdate::json_schema())
+            };
+            let primary_call = ctx.structured_call(
+                Role::Extractor,
+                primary,
+                name,
+                with_persona_names(&schema, &names),
+            );
+            let detector_call = mode
+                .detector
+                .then(|| prompts::disagreement_window(bb, message, mode.window))
+                .flatten()
+                .map(|p| {
+                    ctx.structured_call(
+                        Role::Detector,
+                        p,
+                        DisagreementWindow::NAME,
+                        with_persona_names(&DisagreementWindow::json_schema(), &names),
+                    )
+                });
+            let combined = mode.combined;
+            Some(tokio::spawn(async move {
+                let (primary, window) = match detector_call {
+                    Some(d) => {
+                        let (p, w) = futures::join!(primary_call, d);
+                        (p, Some(w))
+                    }
+                    None => (primary_call.await, None),
+                };
+                Output::Analysis(AnalysisOutput {
+                    primary,
+                    window,
+                    combined,
+                })
+            }))
+        }
+        Background::RoundRecord { aspect, .. } => {
+            let call = ctx.structured_call(
+                Role::Reflector,
+                prompts::round_record(bb, aspect)?,
+                RoundRecordPayload::NAME,
+                with_persona_names(&RoundRecordPayload::json_schema(), &names),
+            );
+            Some(tokio::spawn(async move { Output::Single(call.await) }))
+        }
+        Background::Reflect { .. } => {
+            let call = ctx.structured_call(
+                Role::Reflector,
+                prompts::reflection(bb),
+                ReflectionBatch::NAME,
+                with_persona_names(&ReflectionBatch::json_schema(), &names),
+            );
+            Some(tokio::spawn(async move { Output::Single(call.await) }))
+        }
+    }
+}
+
+/// The events of an applied job.
+fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Converted {
+    let now = chrono::Utc::now();
+    let rules = ctx.protocol.rules();
+    match (job, output) {
+        (Background::Analyse { message, .. }, Output::Analysis(out)) => {
+            if bb.is_analyzed(message) {
+                return Converted::default();
+            }
+            background::analysis(bb, message, out, &rules.detection, now)
+        }
+        (Background::RoundRecord { aspect, round }, Output::Single(out)) => {
+            background::round_record(bb, aspect, *round, out, now)
+        }
+        (Background::Reflect { aspect, round }, Output::Single(out)) => {
+            background::reflection(bb, aspect, *round, out, now)
+        }
+        (job, _) => Converted::events(vec![agon_protocol::step_failed(
+            failed_step(job, bb),
+            "internal: the job's output does not match the job",
+            now,
+        )]),
+    }
+}
+
+/// The step a job's failure is recorded under.
+fn failed_step(job: &Background, bb: &Blackboard) -> agon_core::StepId {
+    use agon_core::{AnalysisPart, StepId};
+    match job {
+        Background::Analyse { message, mode } => StepId::Analysis {
+            message: message.clone(),
+            part: if mode.combined || bb.message(message).is_none() {
+                AnalysisPart::Combined
+            } else {
+                AnalysisPart::Position
+            },
+        },
+        Background::RoundRecord { aspect, .. } => StepId::RoundRecord(aspect.clone()),
+        Background::Reflect { aspect, .. } => StepId::Reflection(aspect.clone()),
+    }
+}
+
+/// A job whose task died (panicked or was cancelled): its output is a failure.
+fn lost(job: &Background, reason: String) -> Output {
+    match job {
+        Background::Analyse { mode, .. } => Output::Analysis(AnalysisOutput {
+            primary: Err(ModelFailure(reason)),
+            window: None,
+            combined: mode.combined,
+        }),
+        _ => Output::Single(Err(ModelFailure(reason))),
+    }
+}
+
+/// Why a job has no prompt.
+fn nothing_to_ask(job: &Background) -> &'static str {
+    match job {
+        Background::Analyse { .. } => "the message has nothing to analyse",
+        Background::RoundRecord { .. } => "the aspect has no messages to record",
+        Background::Reflect { .. } => "nothing to reflect on",
+    }
+}
+
+/// Runs the pipeline until the run ends (the task is aborted) or the store
+/// fails (recorded in `shared`).
+pub(crate) async fn run(shared: Arc<Shared>, ctx: Arc<RunCtx>) {
+    if let Err(e) = pipeline(&shared, &ctx).await {
+        shared.failed(e.to_string());
+    }
+}
+
+async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError> {
+    let mut changed = shared.subscribe();
+    let mut running: HashMap<BackgroundId, JoinHandle<Output>> = HashMap::new();
+    loop {
+        // Plan, and launch whatever is listed and not running yet.
+        let head = shared
+            .read(|bb| {
+                let plan = ctx.protocol.plan(bb);
+                for job in &plan.background {
+                    let id = job.id();
+                    if !running.contains_key(&id)
+                        && let Some(handle) = launch(ctx, bb, job)
+                    {
+                        running.insert(id, handle);
+                    }
+                }
+                plan.background.into_iter().next()
+            })
+            .await;
+        let Some(head) = head else {
+            if changed.changed().await.is_err() {
+                return Ok(());
+            }
+            continue;
+        };
+        let id = head.id();
+        let output = match running.get_mut(&id) {
+            Some(handle) => {
+                tokio::select! {
+                    joined = handle => {
+                        running.remove(&id);
+                        joined.unwrap_or_else(|e| lost(&head, format!("task failed: {e}")))
+                    }
+                    seen = changed.changed() => {
+                        if seen.is_err() {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                }
+            }
+            // Nothing to ask the model: the job resolves as a failure of
+            // its step.
+            None => lost(&head, nothing_to_ask(&head).into()),
+        };
+        let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
+        let repairs = shared
+            .append_with(|bb| {
+                let converted = convert(ctx, bb, &head, output);
+                (converted.events, converted.repairs)
+            })
+            .instrument(span)
+            .await?;
+        if !repairs.is_empty() {
+            tracing::info!(repairs = ?repairs, "validation repaired the output");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! What a run needs to call models: the configuration, the protocol, the
+//! models by role, the context assembler and budget, the vector memory.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agon_context::prompts::Prompt;
+use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
+use agon_llm::{ChatModel, ChatRequest, JsonSchema};
+use agon_memory::Memory;
+use agon_protocol::{ModelFailure, ModelOutput, StructuredDebate};
+use tracing::Instrument;
+
+use crate::config::DebateConfig;
+use crate::models::{Models, Role};
+
+/// The fixed parts of one run.
+pub(crate) struct RunCtx {
+    pub(crate) config: DebateConfig,
+    pub(crate) protocol: StructuredDebate,
+    pub(crate) models: Models,
+    pub(crate) assembler: Assembler<CachedCounter<TiktokenCounter>>,
+    pub(crate) budget: ContextBudget,
+    pub(crate) memory: Option<Memory>,
+    pub(crate) memory_unavailable: Option<String>,
+    /// The usage ledger when the run began: a run records only its own usage.
+    pub(crate) usage_baseline: std::collections::BTreeMap<String, agon_llm::ScopeUsage>,
+}
+
+impl RunCtx {
+    /// The configured temperature of a role.
+    pub(crate) fn temperature(&self, role: Role) -> f32 {
+        let t = &self.config.temperature;
+        match role {
+            Role::Debater => t.debater,
+            Role::Extractor => t.extractor,
+            Role::Detector => t.detector,
+            Role::Reflector => t.reflector,
+            Role::Crux => t.crux,
+            Role::Judge => t.judge,
+        }
+    }
+
+    /// A structured call to the model of `role`: the JSON value matching
+    /// `schema`, or the provider's error rendered. The future owns what it
+    /// needs, so it can be spawned.
+    pub(crate) fn structured_call(
+        &self,
+        role: Role,
+        prompt: Prompt,
+        name: &'static str,
+        schema: serde_json::Value,
+    ) -> impl Future<Output = ModelOutput> + Send + 'static {
+        let model: Arc<dyn ChatModel> = self.models.get(role, None);
+        let request = ChatRequest::new(prompt.user)
+            .with_system(prompt.system)
+            .with_temperature(self.temperature(role))
+            .with_max_tokens(self.config.budget.structured_max_tokens);
+        let span = tracing::debug_span!(
+            "model_call",
+            role = role.as_str(),
+            model = model.model_id(),
+            schema = name,
+        );
+        async move {
+            let started = Instant::now();
+            let result = model
+                .complete_json(request, &JsonSchema::new(name, schema))
+                .await;
+            match &result {
+                Ok(r) => tracing::debug!(
+                    input_tokens = r.response.usage.input_tokens,
+                    output_tokens = r.response.usage.output_tokens,
+                    repaired = r.repaired,
+                    latency_ms = started.elapsed().as_millis() as u64,
+                    "structured call done"
+                ),
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    latency_ms = started.elapsed().as_millis() as u64,
+                    "structured call failed"
+                ),
+            }
+            result
+                .map(|r| r.value)
+                .map_err(|e| ModelFailure(e.to_string()))
+        }
+        .instrument(span)
+    }
+}

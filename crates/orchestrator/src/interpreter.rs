@@ -1,0 +1,315 @@
+//! The interpreter: asks the protocol for the next step and executes it,
+//! until the debate finishes or a stop is requested. It owns the I/O of
+//! every step (context assembly, model calls, appends) and no rule of any
+//! protocol: what comes next is always the protocol's answer for the
+//! blackboard as it stands, so a resumed run simply asks again.
+
+use std::sync::Arc;
+
+use agon_context::prompts;
+use agon_core::extraction::{
+    AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, with_persona_names,
+};
+use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId};
+use agon_protocol::{
+    AspectSource, ModelOutput, Next, Progress, Protocol, Speak, Start, Step, aspects_from_plan,
+    crux, extract, start_event,
+};
+use tracing::Instrument;
+
+use crate::calls::RunCtx;
+use crate::error::OrchestratorError;
+use crate::models::Role;
+use crate::orchestrator::{RunControl, RunOutcome};
+use crate::shared::Shared;
+use crate::speak::{Speaker, Spoken};
+use crate::update::DebateUpdate;
+
+/// Whether the run goes on after a step.
+enum Flow {
+    Continue,
+    Stopped,
+}
+
+/// The foreground of one run.
+pub(crate) struct Interpreter {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) ctx: Arc<RunCtx>,
+    pub(crate) control: RunControl,
+}
+
+impl Interpreter {
+    fn stop_requested(&self) -> bool {
+        self.control.stop.is_cancelled() || self.control.abort.is_cancelled()
+    }
+
+    fn debate(&self) -> String {
+        self.shared.debate.to_string()
+    }
+
+    /// Runs steps until the protocol says the debate is finished or a stop
+    /// is requested.
+    pub(crate) async fn drive(&self) -> Result<RunOutcome, OrchestratorError> {
+        let mut changed = self.shared.subscribe();
+        let mut shown: Option<Progress> = None;
+        let mut memory_noted = false;
+        loop {
+            self.shared.check()?;
+            let (next, progress, pending, started) = self
+                .shared
+                .read(|bb| {
+                    let plan = self.ctx.protocol.plan(bb);
+                    (
+                        plan.next,
+                        plan.progress,
+                        plan.background.len(),
+                        bb.topic().is_some(),
+                    )
+                })
+                .await;
+            if started && !memory_noted {
+                memory_noted = true;
+                self.note_memory_unavailable().await?;
+            }
+            if shown.as_ref() != Some(&progress) {
+                self.shared.send(DebateUpdate::Progress {
+                    aspect: progress.aspect,
+                    aspects: progress.aspects,
+                    miniround: progress.miniround,
+                    phase: progress.phase.clone(),
+                });
+                shown = Some(progress.clone());
+            }
+            match next {
+                Next::Finished => return Ok(RunOutcome::Finished),
+                Next::Wait => {
+                    if pending == 0 {
+                        return Err(OrchestratorError::Stalled {
+                            debate: self.debate(),
+                            phase: progress.phase,
+                        });
+                    }
+                    tokio::select! {
+                        _ = changed.changed() => {}
+                        () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
+                        () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
+                    }
+                }
+                Next::Step(step) => {
+                    if step.is_stoppable() && self.stop_requested() {
+                        return Ok(RunOutcome::Stopped);
+                    }
+                    if let Flow::Stopped = self.execute(*step).await? {
+                        return Ok(RunOutcome::Stopped);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until every background job listed by the protocol is applied
+    /// (after a stop: nothing derived from a persisted message is lost).
+    pub(crate) async fn drain(&self) -> Result<(), OrchestratorError> {
+        let mut changed = self.shared.subscribe();
+        loop {
+            self.shared.check()?;
+            let pending = self
+                .shared
+                .read(|bb| self.ctx.protocol.plan(bb).background.len())
+                .await;
+            if pending == 0 {
+                return Ok(());
+            }
+            if changed.changed().await.is_err() {
+                return self.shared.check();
+            }
+        }
+    }
+
+    /// Records once per debate that memory could not be set up.
+    async fn note_memory_unavailable(&self) -> Result<(), OrchestratorError> {
+        let Some(reason) = &self.ctx.memory_unavailable else {
+            return Ok(());
+        };
+        if self
+            .shared
+            .read(|bb| bb.step_failed(&StepId::MemorySetup))
+            .await
+        {
+            return Ok(());
+        }
+        self.shared
+            .append(vec![agon_protocol::step_failed(
+                StepId::MemorySetup,
+                format!("running without memory: {reason}"),
+                chrono::Utc::now(),
+            )])
+            .await
+            .map(|_| ())
+    }
+
+    async fn execute(&self, step: Step) -> Result<Flow, OrchestratorError> {
+        let span =
+            tracing::info_span!("step", debate = %self.shared.debate, step = step_label(&step));
+        async {
+            match step {
+                Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
+                Step::Speak(speak) => self.speak(&speak).await,
+                Step::Record { events, .. } => {
+                    self.shared.append(events).await?;
+                    Ok(Flow::Continue)
+                }
+                Step::CheckConvergence {
+                    claim,
+                    room,
+                    otherwise,
+                } => {
+                    if self.converged(&room).await? {
+                        self.crux_card(&claim, &room).await?;
+                        Ok(Flow::Continue)
+                    } else if self.stop_requested() {
+                        Ok(Flow::Stopped)
+                    } else {
+                        self.speak(&otherwise).await
+                    }
+                }
+                Step::CruxCard { claim, room } => {
+                    self.crux_card(&claim, &room).await?;
+                    Ok(Flow::Continue)
+                }
+                Step::Finish => {
+                    self.finish().await?;
+                    Ok(Flow::Continue)
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn speak(&self, speak: &Speak) -> Result<Flow, OrchestratorError> {
+        let speaker = Speaker {
+            shared: &self.shared,
+            ctx: &self.ctx,
+            abort: &self.control.abort,
+        };
+        Ok(match speaker.speak(speak).await? {
+            Spoken::Aborted => Flow::Stopped,
+            Spoken::Message | Spoken::Skipped => Flow::Continue,
+        })
+    }
+
+    /// Plans the aspects if asked to, then records `debate_started`.
+    async fn start(&self, start: &Start) -> Result<(), OrchestratorError> {
+        let planned = match start.aspects {
+            AspectSource::Configured(_) => None,
+            AspectSource::Planned { count } => {
+                let output = self
+                    .ctx
+                    .structured_call(
+                        Role::Judge,
+                        prompts::aspect_plan(&start.topic.question, count),
+                        AspectPlan::NAME,
+                        AspectPlan::json_schema(),
+                    )
+                    .await;
+                let plan = extract(output, |p: AspectPlan| p.validate(count)).map_err(|e| {
+                    OrchestratorError::AspectPlan {
+                        debate: self.debate(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                Some(aspects_from_plan(&plan))
+            }
+        };
+        let event = start_event(&self.shared.debate, start, planned, chrono::Utc::now());
+        self.shared.append(vec![event]).await.map(|_| ())
+    }
+
+    /// Asks the crux model whether the room's parties converged; a failed
+    /// check is recorded and counts as "not converged".
+    async fn converged(&self, room: &CruxRoomId) -> Result<bool, OrchestratorError> {
+        let Some(prompt) = self.shared.read(|bb| prompts::convergence(bb, room)).await else {
+            return Ok(false);
+        };
+        let output = self
+            .ctx
+            .structured_call(
+                Role::Crux,
+                prompt,
+                ConvergenceCheck::NAME,
+                ConvergenceCheck::json_schema(),
+            )
+            .await;
+        let found = crux::convergence(room, output, chrono::Utc::now());
+        if let Some(failure) = found.failure {
+            self.shared.append(vec![failure]).await?;
+        }
+        Ok(found.converged)
+    }
+
+    /// Writes the room's crux card (or records its failure and abandons
+    /// the claim).
+    async fn crux_card(&self, claim: &ClaimId, room: &CruxRoomId) -> Result<(), OrchestratorError> {
+        let built = self
+            .shared
+            .read(|bb| {
+                let prompt = prompts::crux_card(bb, room)?;
+                let parties: Vec<String> = bb
+                    .claim(claim)
+                    .map(|c| {
+                        c.personas
+                            .iter()
+                            .map(|p| bb.persona_name(p).to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some((prompt, parties))
+            })
+            .await;
+        let Some((prompt, parties)) = built else {
+            return Err(OrchestratorError::RoomWithoutClaim {
+                debate: self.debate(),
+                room: room.to_string(),
+            });
+        };
+        let schema = with_persona_names(&CruxCardPayload::json_schema(), &parties);
+        let output: ModelOutput = self
+            .ctx
+            .structured_call(Role::Crux, prompt, CruxCardPayload::NAME, schema)
+            .await;
+        self.shared
+            .append_with(|bb| {
+                (
+                    crux::card_events(bb, claim, room, output, chrono::Utc::now()),
+                    (),
+                )
+            })
+            .await
+    }
+
+    /// Stores the harvested memories, records the run's usage and
+    /// `debate_finished`.
+    async fn finish(&self) -> Result<(), OrchestratorError> {
+        crate::memory::flush(&self.shared).await;
+        crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
+        self.shared
+            .append(vec![DebateEvent::DebateFinished {
+                time: chrono::Utc::now(),
+            }])
+            .await
+            .map(|_| ())
+    }
+}
+
+/// A short name of a step for spans.
+fn step_label(step: &Step) -> String {
+    match step {
+        Step::Start(_) => "start".into(),
+        Step::Speak(speak) => speak.key.to_string(),
+        Step::Record { label, .. } => label.clone(),
+        Step::CheckConvergence { room, .. } => format!("convergence check {room}"),
+        Step::CruxCard { room, .. } => format!("crux card {room}"),
+        Step::Finish => "finish".into(),
+    }
+}

@@ -1,0 +1,282 @@
+//! [`Orchestrator`]: creates debates and runs them. A run takes the lease,
+//! opens the log, starts the background pipeline, the lease keeper and the
+//! memory writer, lets the interpreter drive the protocol, and on the way
+//! out records usage and the run's status.
+
+use std::sync::Arc;
+
+use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
+use agon_core::{DebateId, DebateStatus};
+use agon_memory::Memory;
+use agon_protocol::StructuredDebate;
+use agon_store::{DebateLog, EventStore, NewDebate, RunStatus, SnapshotPolicy};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::calls::RunCtx;
+use crate::config::DebateConfig;
+use crate::error::OrchestratorError;
+use crate::interpreter::Interpreter;
+use crate::lease::{self, HeldLease};
+use crate::models::Models;
+use crate::shared::Shared;
+use crate::update::{DebateUpdate, DebateUpdates, subscription};
+
+/// Stops a run from outside (the CLI wires Ctrl-C to it).
+#[derive(Debug, Clone, Default)]
+pub struct RunControl {
+    /// Finish the current utterance, then stop cleanly (resumable).
+    pub stop: CancellationToken,
+    /// Discard the utterance being generated and stop now (resumable).
+    pub abort: CancellationToken,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The debate finished.
+    Finished,
+    /// Stopped on request; `agon resume` continues it.
+    Stopped,
+}
+
+/// Creates and runs debates on a store, publishing updates to subscribers.
+pub struct Orchestrator {
+    store: Arc<dyn EventStore>,
+    updates: broadcast::Sender<DebateUpdate>,
+    holder: String,
+    memory: Option<Memory>,
+    memory_unavailable: Option<String>,
+}
+
+impl std::fmt::Debug for Orchestrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orchestrator")
+            .field("store", &self.store.url())
+            .finish()
+    }
+}
+
+impl Orchestrator {
+    /// An orchestrator over `store`.
+    pub fn new(store: Arc<dyn EventStore>) -> Self {
+        let (updates, _) = broadcast::channel(4_096);
+        Self {
+            store,
+            updates,
+            holder: format!("{}:{}", lease::hostname(), std::process::id()),
+            memory: None,
+            memory_unavailable: None,
+        }
+    }
+
+    /// Gives the debates this orchestrator runs a vector memory: what they
+    /// say is remembered, and recalled into takes, crux rooms and closings
+    /// (unless a debate's `memory.enabled` is false).
+    pub fn with_memory(mut self, memory: Memory) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Records why memory could not be set up (the embedder did not load,
+    /// the store holds another embedder's vectors, …): debates run without
+    /// it and log a `step_failed` warning (`memory`, scope `setup`).
+    pub fn with_memory_unavailable(mut self, reason: impl Into<String>) -> Self {
+        self.memory_unavailable = Some(reason.into());
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
+    /// A live stream of updates (events as they are persisted, tokens as
+    /// they are generated, progress and usage) of every debate this
+    /// orchestrator runs.
+    pub fn subscribe(&self) -> DebateUpdates {
+        subscription(self.updates.subscribe())
+    }
+
+    /// Records a new debate with its configuration (validated first). No
+    /// model is called; [`Orchestrator::run`] starts it.
+    pub async fn create(&self, config: &DebateConfig) -> Result<DebateId, OrchestratorError> {
+        config.validate("<config>")?;
+        let id = DebateId::new(format!(
+            "d-{}-{:04x}",
+            chrono::Utc::now().format("%Y%m%d-%H%M%S"),
+            std::process::id() as u16 ^ (chrono::Utc::now().timestamp_subsec_nanos() as u16)
+        ));
+        let value =
+            serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
+                debate: id.to_string(),
+                source,
+            })?;
+        self.store
+            .create_debate(&NewDebate {
+                id: id.clone(),
+                topic: config.topic.clone(),
+                config: value,
+            })
+            .await?;
+        Ok(id)
+    }
+
+    /// The configuration a debate was created with.
+    pub async fn config_of(&self, id: &DebateId) -> Result<DebateConfig, OrchestratorError> {
+        let record = self.store.debate(id).await?;
+        serde_json::from_value(record.config).map_err(|source| OrchestratorError::StoredConfig {
+            debate: id.to_string(),
+            source,
+        })
+    }
+
+    /// Runs the debate from wherever its log ends (a new debate from the
+    /// start, an interrupted one from its last persisted event) until it
+    /// finishes or `control` stops it.
+    pub async fn run(
+        &self,
+        id: &DebateId,
+        models: &Models,
+        control: RunControl,
+    ) -> Result<RunOutcome, OrchestratorError> {
+        let span = tracing::info_span!("debate", debate = %id);
+        self.run_inner(id, models, control).instrument(span).await
+    }
+
+    async fn run_inner(
+        &self,
+        id: &DebateId,
+        models: &Models,
+        control: RunControl,
+    ) -> Result<RunOutcome, OrchestratorError> {
+        let config = self.config_of(id).await?;
+        let budget = ContextBudget::new(config.budget.context_tokens).map_err(|source| {
+            OrchestratorError::Budget {
+                debate: id.to_string(),
+                source,
+            }
+        })?;
+        let lease = lease::acquire(self.store.as_ref(), id, &self.holder).await?;
+        self.store.set_status(id, RunStatus::Running).await?;
+        let log = DebateLog::open(
+            Arc::clone(&self.store),
+            id.clone(),
+            SnapshotPolicy::default(),
+        )
+        .await?;
+        if log.blackboard().status() == DebateStatus::Finished {
+            self.store.release_lease(&lease).await?;
+            self.store.set_status(id, RunStatus::Finished).await?;
+            return Ok(RunOutcome::Finished);
+        }
+        let memory = self.memory.clone().filter(|_| config.memory.enabled);
+        let (memory_tx, memory_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared::new(
+            id.clone(),
+            log,
+            self.updates.clone(),
+            memory.as_ref().map(|_| memory_tx),
+        ));
+        let writer = match &memory {
+            Some(memory) => Some(
+                self.spawn_memory_writer(id, memory, &shared, memory_rx)
+                    .await?,
+            ),
+            None => None,
+        };
+        let memory_unavailable = config
+            .memory
+            .enabled
+            .then(|| self.memory_unavailable.clone())
+            .flatten();
+        let ctx = Arc::new(RunCtx {
+            protocol: StructuredDebate::new(config.rules()),
+            config,
+            models: models.clone(),
+            assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),
+            budget,
+            memory,
+            memory_unavailable,
+            usage_baseline: models.ledger().snapshot(),
+        });
+        let applier = tokio::spawn(
+            crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),
+        );
+        let lease = HeldLease::keep(Arc::clone(&self.store), lease, Arc::clone(&shared));
+        let interpreter = Interpreter {
+            shared: Arc::clone(&shared),
+            ctx: Arc::clone(&ctx),
+            control: control.clone(),
+        };
+        let outcome = match interpreter.drive().await {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                applier.abort();
+                crate::memory::close(&shared, writer, false).await;
+                crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline)
+                    .await
+                    .ok();
+                self.store.set_status(id, RunStatus::Failed).await.ok();
+                lease.release().await;
+                tracing::warn!(error = %e, "run failed");
+                return Err(e);
+            }
+        };
+        if outcome == RunOutcome::Stopped {
+            let finish = !control.abort.is_cancelled();
+            if finish {
+                interpreter.drain().await.ok();
+            }
+            applier.abort();
+            crate::memory::close(&shared, writer, finish).await;
+            crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline).await?;
+            self.store.set_status(id, RunStatus::Interrupted).await?;
+        } else {
+            applier.abort();
+            crate::memory::close(&shared, writer, true).await;
+            self.store.set_status(id, RunStatus::Finished).await?;
+        }
+        lease.release().await;
+        Ok(outcome)
+    }
+
+    /// Starts the memory writer over the debate's history so far; its
+    /// failures become `step_failed` warnings.
+    async fn spawn_memory_writer(
+        &self,
+        id: &DebateId,
+        memory: &Memory,
+        shared: &Arc<Shared>,
+        rx: mpsc::UnboundedReceiver<crate::memory::MemoryMsg>,
+    ) -> Result<tokio::task::JoinHandle<()>, OrchestratorError> {
+        let history = self
+            .store
+            .events_after(id, 0)
+            .await?
+            .into_iter()
+            .map(|e| e.event)
+            .collect();
+        let weak = Arc::downgrade(shared);
+        let warn: crate::memory::Warn = Arc::new(move |step, reason: String| {
+            if let Some(shared) = weak.upgrade() {
+                tokio::spawn(async move {
+                    let _ = shared
+                        .append(vec![agon_protocol::step_failed(
+                            step,
+                            reason,
+                            chrono::Utc::now(),
+                        )])
+                        .await;
+                });
+            }
+        });
+        Ok(crate::memory::spawn_writer(
+            memory.clone(),
+            history,
+            rx,
+            warn,
+        ))
+    }
+}

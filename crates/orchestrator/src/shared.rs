@@ -1,0 +1,148 @@
+//! What a run's tasks share: the debate log (blackboard + store), the live
+//! update channel, the memory writer's channel, and the first failure of a
+//! background task.
+
+use std::sync::Mutex as StdMutex;
+
+use agon_core::{Blackboard, DebateEvent, DebateId};
+use agon_store::DebateLog;
+use tokio::sync::{Mutex, broadcast, mpsc, watch};
+
+use crate::error::OrchestratorError;
+use crate::memory::MemoryMsg;
+use crate::update::DebateUpdate;
+
+/// The state every task of one run shares.
+pub(crate) struct Shared {
+    pub(crate) debate: DebateId,
+    log: Mutex<DebateLog>,
+    updates: broadcast::Sender<DebateUpdate>,
+    /// The log's sequence number after each append (and a nudge on failure).
+    changed: watch::Sender<u64>,
+    failure: StdMutex<Option<String>>,
+    /// Persisted events go to the memory writer, in order.
+    memory_tx: StdMutex<Option<mpsc::UnboundedSender<MemoryMsg>>>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        debate: DebateId,
+        log: DebateLog,
+        updates: broadcast::Sender<DebateUpdate>,
+        memory_tx: Option<mpsc::UnboundedSender<MemoryMsg>>,
+    ) -> Self {
+        let (changed, _) = watch::channel(log.seq());
+        Self {
+            debate,
+            log: Mutex::new(log),
+            updates,
+            changed,
+            failure: StdMutex::new(None),
+            memory_tx: StdMutex::new(memory_tx),
+        }
+    }
+
+    /// Validates, persists and publishes `events` (one atomic batch).
+    pub(crate) async fn append(&self, events: Vec<DebateEvent>) -> Result<u64, OrchestratorError> {
+        let mut log = self.log.lock().await;
+        if events.is_empty() {
+            return Ok(log.seq());
+        }
+        let before = log.seq();
+        let span = tracing::debug_span!("append", debate = %self.debate, events = events.len());
+        let seq = {
+            let _enter = span.enter();
+            log.append(&events).await?
+        };
+        // Published under the log lock, so subscribers see sequence order.
+        self.publish(before, events);
+        drop(log);
+        self.changed.send_replace(seq);
+        Ok(seq)
+    }
+
+    /// Builds events from the current blackboard and appends them, under one
+    /// lock (nothing can be appended in between).
+    pub(crate) async fn append_with<T>(
+        &self,
+        build: impl FnOnce(&Blackboard) -> (Vec<DebateEvent>, T),
+    ) -> Result<T, OrchestratorError> {
+        let mut log = self.log.lock().await;
+        let (events, out) = build(log.blackboard());
+        if events.is_empty() {
+            return Ok(out);
+        }
+        let before = log.seq();
+        let seq = log.append(&events).await?;
+        self.publish(before, events);
+        drop(log);
+        self.changed.send_replace(seq);
+        Ok(out)
+    }
+
+    /// Sends persisted events (the first has sequence `before + 1`) to the
+    /// memory writer and the subscribers. Call it under the log lock.
+    fn publish(&self, before: u64, events: Vec<DebateEvent>) {
+        if let Ok(tx) = self.memory_tx.lock()
+            && let Some(tx) = tx.as_ref()
+        {
+            for event in &events {
+                let _ = tx.send(MemoryMsg::Event(event.clone()));
+            }
+        }
+        for (i, event) in events.into_iter().enumerate() {
+            let _ = self.updates.send(DebateUpdate::Event {
+                debate: self.debate.clone(),
+                seq: before + 1 + i as u64,
+                event,
+            });
+        }
+    }
+
+    /// Reads the blackboard.
+    pub(crate) async fn read<R>(&self, f: impl FnOnce(&Blackboard) -> R) -> R {
+        let log = self.log.lock().await;
+        f(log.blackboard())
+    }
+
+    /// A receiver that wakes after every append.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Sends a live update.
+    pub(crate) fn send(&self, update: DebateUpdate) {
+        let _ = self.updates.send(update);
+    }
+
+    /// Records the first failure of a background task and wakes waiters.
+    pub(crate) fn failed(&self, reason: String) {
+        if let Ok(mut f) = self.failure.lock() {
+            f.get_or_insert(reason);
+        }
+        self.changed.send_modify(|_| {});
+    }
+
+    /// The first background failure, as an error.
+    pub(crate) fn check(&self) -> Result<(), OrchestratorError> {
+        match self.failure.lock().ok().and_then(|f| f.clone()) {
+            Some(reason) => Err(OrchestratorError::Background {
+                debate: self.debate.to_string(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The memory writer's channel, if memory is on.
+    pub(crate) fn memory_tx(&self) -> Option<mpsc::UnboundedSender<MemoryMsg>> {
+        self.memory_tx.lock().ok().and_then(|t| t.clone())
+    }
+
+    /// Closes the memory writer's channel.
+    pub(crate) fn close_memory_tx(&self) {
+        if let Ok(mut tx) = self.memory_tx.lock() {
+            tx.take();
+        }
+    }
+}

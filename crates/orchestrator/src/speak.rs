@@ -1,0 +1,296 @@
+//! One utterance: recall memories, assemble the context, stream the model's
+//! answer to subscribers, clean it, and append it as a message.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agon_context::ContextExtras;
+use agon_context::prompts::{self, Prompt};
+use agon_core::{PersonaId, StepId};
+use agon_llm::{ChatModel, ChatRequest};
+use agon_protocol::{Speak, Voice};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::calls::RunCtx;
+use crate::error::OrchestratorError;
+use crate::models::Role;
+use crate::shared::Shared;
+use crate::update::DebateUpdate;
+
+/// What became of a turn.
+pub(crate) enum Spoken {
+    /// The message was appended.
+    Message,
+    /// Two empty answers: the skip was recorded.
+    Skipped,
+    /// Aborted mid-generation: nothing was recorded.
+    Aborted,
+}
+
+/// The model role of a voice.
+pub(crate) fn role_of(voice: Voice) -> Role {
+    match voice {
+        Voice::Debater => Role::Debater,
+        Voice::Judge => Role::Judge,
+    }
+}
+
+/// Strips a leading "Name:" label the model may have written.
+fn clean_utterance(text: &str, name: &str) -> String {
+    let mut t = text.trim();
+    for prefix in [
+        format!("{name}:"),
+        format!("**{name}:**"),
+        format!("{name} :"),
+    ] {
+        if let Some(rest) = t.strip_prefix(prefix.as_str()) {
+            t = rest.trim_start();
+        }
+    }
+    t.trim().to_owned()
+}
+
+/// Speaks one turn.
+pub(crate) struct Speaker<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) ctx: &'a RunCtx,
+    pub(crate) abort: &'a CancellationToken,
+}
+
+impl Speaker<'_> {
+    fn debate(&self) -> String {
+        self.shared.debate.to_string()
+    }
+
+    /// Memories for a turn's context (none for the judge, phases without a
+    /// query, or when memory is off); a failed recall is recorded and skipped.
+    async fn memories_for(&self, speak: &Speak) -> Result<ContextExtras, OrchestratorError> {
+        let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
+            return Ok(ContextExtras::default());
+        };
+        if speak.voice == Voice::Judge {
+            return Ok(ContextExtras::default());
+        }
+        let query = self
+            .shared
+            .read(|bb| crate::memory::query_for(bb, &speak.persona, phase))
+            .await;
+        let Some(query) = query else {
+            return Ok(ContextExtras::default());
+        };
+        match crate::memory::recall(
+            memory,
+            &self.shared.debate,
+            &speak.persona,
+            &query,
+            self.ctx.config.memory.cross_debate,
+        )
+        .await
+        {
+            Ok(memories) => Ok(ContextExtras { memories }),
+            Err(e) => {
+                self.shared
+                    .append(vec![agon_protocol::step_failed(
+                        StepId::MemoryRecall(speak.key.clone()),
+                        e,
+                        chrono::Utc::now(),
+                    )])
+                    .await?;
+                Ok(ContextExtras::default())
+            }
+        }
+    }
+
+    /// The prompt of a turn: the persona's system prompt and its assembled
+    /// context (or, for the judge, the judge's brief).
+    async fn prompt_for(&self, speak: &Speak) -> Result<Prompt, OrchestratorError> {
+        let extras = self.memories_for(speak).await?;
+        let ctx = self.ctx;
+        let words = ctx.config.budget.utterance_words;
+        self.shared
+            .read(|bb| {
+                let persona = bb.persona(&speak.persona).ok_or_else(|| {
+                    OrchestratorError::UnknownPersona {
+                        debate: self.debate(),
+                        persona: speak.persona.to_string(),
+                    }
+                })?;
+                let instruction = prompts::utterance_instruction(bb, persona, &speak.instruction);
+                if speak.voice == Voice::Judge {
+                    let brief = prompts::judge_brief(bb, ctx.budget.total() * 4);
+                    return Ok(Prompt {
+                        system: prompts::judge_system(bb, words.max(150)),
+                        user: format!("{brief}\n\n{instruction}"),
+                    });
+                }
+                let context = match &speak.phase {
+                    Some(phase) => {
+                        ctx.assembler
+                            .assemble(bb, speak.persona.as_str(), phase, ctx.budget, &extras)
+                            .map_err(|source| OrchestratorError::Context {
+                                debate: self.debate(),
+                                persona: speak.persona.to_string(),
+                                source,
+                            })?
+                            .text
+                    }
+                    None => String::new(),
+                };
+                Ok(Prompt {
+                    system: prompts::persona_system(bb, persona, words),
+                    user: if context.is_empty() {
+                        instruction
+                    } else {
+                        format!("{context}\n\n{instruction}")
+                    },
+                })
+            })
+            .await
+    }
+
+    /// Generates, streams and appends one utterance.
+    pub(crate) async fn speak(&self, speak: &Speak) -> Result<Spoken, OrchestratorError> {
+        let span = tracing::info_span!("speak", debate = %self.shared.debate, turn = %speak.key);
+        self.speak_inner(speak).instrument(span).await
+    }
+
+    async fn speak_inner(&self, speak: &Speak) -> Result<Spoken, OrchestratorError> {
+        let prompt = self.prompt_for(speak).await?;
+        let name = self
+            .shared
+            .read(|bb| bb.persona_name(&speak.persona).to_owned())
+            .await;
+        let role = role_of(speak.voice);
+        let model = self.ctx.models.get(role, Some(&speak.persona));
+        let request = ChatRequest::new(prompt.user)
+            .with_system(prompt.system)
+            .with_temperature(self.ctx.temperature(role))
+            .with_max_tokens(self.ctx.config.budget.utterance_max_tokens);
+        let mut text = String::new();
+        for attempt in 0..2 {
+            self.shared.send(DebateUpdate::TurnStarted {
+                persona: speak.persona.clone(),
+                name: name.clone(),
+                label: speak.key.to_string(),
+            });
+            match self
+                .generate(&model, role, request.clone(), &speak.persona)
+                .await
+            {
+                Ok(Some(t)) => text = clean_utterance(&t, &name),
+                Ok(None) => {
+                    self.shared.send(DebateUpdate::TurnDiscarded {
+                        persona: speak.persona.clone(),
+                        reason: "interrupted".into(),
+                    });
+                    return Ok(Spoken::Aborted);
+                }
+                Err(source) => {
+                    return Err(OrchestratorError::Provider {
+                        debate: self.debate(),
+                        what: format!("utterance of {name} ({})", speak.key),
+                        source: Box::new(source),
+                    });
+                }
+            }
+            if !text.is_empty() {
+                break;
+            }
+            self.shared.send(DebateUpdate::TurnDiscarded {
+                persona: speak.persona.clone(),
+                reason: if attempt == 0 {
+                    "empty utterance, retrying".into()
+                } else {
+                    "empty utterance twice, turn skipped".into()
+                },
+            });
+        }
+        self.shared
+            .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
+        if text.is_empty() {
+            self.shared
+                .append(vec![agon_protocol::step_failed(
+                    StepId::Utterance(speak.key.clone()),
+                    format!("{name} produced an empty utterance twice; turn skipped"),
+                    chrono::Utc::now(),
+                )])
+                .await?;
+            return Ok(Spoken::Skipped);
+        }
+        let id = self
+            .shared
+            .append_with(|bb| {
+                let message = speak.message(bb, text, chrono::Utc::now());
+                let id = message.id.clone();
+                (
+                    vec![agon_core::DebateEvent::MessageAppended { message }],
+                    id,
+                )
+            })
+            .await?;
+        tracing::debug!(message = %id, "appended");
+        Ok(Spoken::Message)
+    }
+
+    /// Streams one generation to subscribers; `None` when aborted.
+    async fn generate(
+        &self,
+        model: &Arc<dyn ChatModel>,
+        role: Role,
+        request: ChatRequest,
+        persona: &PersonaId,
+    ) -> Result<Option<String>, agon_llm::ProviderError> {
+        let span = tracing::debug_span!(
+            "model_call",
+            role = role.as_str(),
+            model = model.model_id(),
+            streamed = true,
+        );
+        let started = Instant::now();
+        let result = self
+            .stream_text(model, request, persona)
+            .instrument(span.clone())
+            .await;
+        span.in_scope(|| match &result {
+            Ok(Some(text)) => tracing::debug!(
+                output_chars = text.len(),
+                latency_ms = started.elapsed().as_millis() as u64,
+                "utterance generated"
+            ),
+            Ok(None) => tracing::debug!("generation aborted"),
+            Err(e) => tracing::warn!(error = %e, "generation failed"),
+        });
+        result
+    }
+
+    async fn stream_text(
+        &self,
+        model: &Arc<dyn ChatModel>,
+        request: ChatRequest,
+        persona: &PersonaId,
+    ) -> Result<Option<String>, agon_llm::ProviderError> {
+        let abort = self.abort.clone();
+        let mut stream = tokio::select! {
+            s = model.stream(request) => s?,
+            () = abort.cancelled() => return Ok(None),
+        };
+        let mut text = String::new();
+        loop {
+            tokio::select! {
+                chunk = stream.next() => match chunk {
+                    Some(chunk) => {
+                        let chunk = chunk?;
+                        if !chunk.delta.is_empty() {
+                            text.push_str(&chunk.delta);
+                            self.shared.send(DebateUpdate::Token { persona: persona.clone(), delta: chunk.delta });
+                        }
+                    }
+                    None => return Ok(Some(text)),
+                },
+                () = abort.cancelled() => return Ok(None),
+            }
+        }
+    }
+}

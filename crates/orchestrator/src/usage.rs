@@ -1,0 +1,50 @@
+//! Recording a run's model usage in the debate log.
+
+use std::collections::BTreeMap;
+
+use agon_core::{DebateEvent, DebateStatus};
+use agon_llm::ScopeUsage;
+
+use crate::error::OrchestratorError;
+use crate::models::Models;
+use crate::shared::Shared;
+
+/// The `usage_recorded` events of what the models used since `baseline`
+/// (scopes are `role|model`).
+fn events(usage: BTreeMap<String, ScopeUsage>) -> Vec<DebateEvent> {
+    usage
+        .into_iter()
+        .map(|(scope, u)| {
+            let (role, model) = scope.split_once('|').unwrap_or((scope.as_str(), ""));
+            DebateEvent::UsageRecorded {
+                role: role.to_owned(),
+                model: model.to_owned(),
+                calls: u.calls,
+                input_tokens: u.usage.input_tokens,
+                output_tokens: u.usage.output_tokens,
+                cost_micro_usd: (u.unpriced_calls < u.calls)
+                    .then(|| (u.cost_usd * 1e6).round() as u64),
+            }
+        })
+        .collect()
+}
+
+/// Appends this run's usage (everything since `baseline`), unless the
+/// debate is already finished.
+pub(crate) async fn record(
+    shared: &Shared,
+    models: &Models,
+    baseline: &BTreeMap<String, ScopeUsage>,
+) -> Result<(), OrchestratorError> {
+    let usage = models.ledger().since(baseline);
+    shared
+        .append_with(|bb| {
+            let events = if bb.status() == DebateStatus::Finished {
+                Vec::new()
+            } else {
+                events(usage)
+            };
+            (events, ())
+        })
+        .await
+}

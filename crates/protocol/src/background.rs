@@ -1,0 +1,161 @@
+//! Converting background work's model output into events: a message's
+//! analysis (and the claims it opens), a round record, reflections.
+
+use agon_core::extraction::{
+    DisagreementWindow, ExtractionContext, PositionUpdate, ReflectionBatch, RoundRecordPayload,
+    TurnAnalysis, analysis_events,
+};
+use agon_core::{
+    AnalysisPart, AspectId, Blackboard, DebateEvent, MessageId, StepId, TurnAnalyzedView,
+};
+use chrono::{DateTime, Utc};
+
+use crate::extract::{Converted, ModelOutput, extract, step_failed};
+use crate::rules::{DetectionMode, DetectionRules};
+
+/// The model output of one message's analysis.
+#[derive(Debug)]
+pub struct AnalysisOutput {
+    /// `turn_analysis` (combined) or `position_update`.
+    pub primary: ModelOutput,
+    /// `disagreement_window` from a separate detector, if one ran.
+    pub window: Option<ModelOutput>,
+    /// Whether `primary` is the combined analysis.
+    pub combined: bool,
+}
+
+/// The events of one message's analysis: the speaker's position events,
+/// `turn_analyzed`, then the claims that opens. A failed part is a
+/// `step_failed` warning and the message is still marked analysed.
+pub fn analysis(
+    board: &Blackboard,
+    message: &MessageId,
+    out: AnalysisOutput,
+    detection: &DetectionRules,
+    time: DateTime<Utc>,
+) -> Converted {
+    let Some(m) = board.message(message) else {
+        return Converted::default();
+    };
+    let ctx = ExtractionContext::new(board).with_speaker(&m.persona);
+    let failed = |part| {
+        move |failure| {
+            step_failed(
+                StepId::Analysis {
+                    message: m.id.clone(),
+                    part,
+                },
+                failure,
+                time,
+            )
+        }
+    };
+    let mut events = Vec::new();
+    let mut repairs = Vec::new();
+    let (position, judgments) = if out.combined {
+        match extract(out.primary, |a: TurnAnalysis| a.validate(&ctx)) {
+            Ok((p, j)) => (Some(p), Some(j)),
+            Err(e) => {
+                events.push(failed(AnalysisPart::Combined)(e));
+                (None, None)
+            }
+        }
+    } else {
+        let position = extract(out.primary, |p: PositionUpdate| p.validate(&ctx))
+            .map_err(|e| events.push(failed(AnalysisPart::Position)(e)))
+            .ok();
+        let judgments = out.window.and_then(|w| {
+            extract(w, |w: DisagreementWindow| Ok(w.validate(&ctx)))
+                .map_err(|e| events.push(failed(AnalysisPart::Disagreement)(e)))
+                .ok()
+        });
+        (position, judgments)
+    };
+    for notes in [
+        position.as_ref().map(|p| p.notes()),
+        judgments.as_ref().map(|j| j.notes()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        repairs.extend(notes.iter().cloned());
+    }
+    events.extend(analysis_events(
+        &m.id,
+        &m.persona,
+        m.aspect.as_ref(),
+        m.round,
+        position,
+        judgments,
+    ));
+    if detection.mode != DetectionMode::Off
+        && let Some(DebateEvent::TurnAnalyzed {
+            message,
+            disagreements,
+        }) = events.last()
+    {
+        let latest = TurnAnalyzedView {
+            message,
+            disagreements,
+        };
+        let opened = detection.detector.open_events_after(board, latest);
+        events.extend(opened);
+    }
+    Converted { events, repairs }
+}
+
+/// A validated payload's events with its repairs, or its step's failure.
+fn converted<T>(
+    extracted: Result<agon_core::extraction::Validated<T>, crate::ExtractFailure>,
+    into_events: impl FnOnce(agon_core::extraction::Validated<T>) -> Vec<DebateEvent>,
+    step: StepId,
+    time: DateTime<Utc>,
+) -> Converted {
+    match extracted {
+        Ok(valid) => Converted {
+            repairs: valid.notes().to_vec(),
+            events: into_events(valid),
+        },
+        Err(e) => Converted::events(vec![step_failed(step, e, time)]),
+    }
+}
+
+/// The `round_recorded` event of an aspect, or its failure.
+pub fn round_record(
+    board: &Blackboard,
+    aspect: &AspectId,
+    round: u32,
+    output: ModelOutput,
+    time: DateTime<Utc>,
+) -> Converted {
+    let ctx = ExtractionContext::new(board);
+    converted(
+        extract(output, |p: RoundRecordPayload| p.validate(&ctx)),
+        |valid| valid.into_events(aspect, round),
+        StepId::RoundRecord(aspect.clone()),
+        time,
+    )
+}
+
+/// The reflections written after an aspect (sourced from its messages), or
+/// their failure.
+pub fn reflection(
+    board: &Blackboard,
+    aspect: &AspectId,
+    round: u32,
+    output: ModelOutput,
+    time: DateTime<Utc>,
+) -> Converted {
+    let sources: Vec<MessageId> = board
+        .message_indices_for_aspect(aspect)
+        .iter()
+        .map(|&i| board.messages()[i].id.clone())
+        .collect();
+    let ctx = ExtractionContext::new(board);
+    converted(
+        extract(output, |b: ReflectionBatch| b.validate(&ctx)),
+        |valid| valid.into_events(round, &sources),
+        StepId::Reflection(aspect.clone()),
+        time,
+    )
+}

@@ -1,0 +1,183 @@
+//! The crux room (seed 000): when a contested claim is active, its two
+//! parties leave the main debate for a focused dispute. Each enters with the
+//! crux-entry context and states a position, then they exchange up to
+//! [`CruxRules::max_turns`] turns, with a convergence check every
+//! [`CruxRules::check_every`] exchanged turns. The room ends with a crux
+//! card; the claim becomes resolved (the parties converged) or abandoned.
+//!
+//! The room is a protocol nested in a debate: [`room_step`] is a pure
+//! function of the blackboard, and room messages are ordinary events of the
+//! debate's log, so a room interrupted at any point resumes at its next turn.
+
+use agon_context::Phase;
+use agon_context::prompts::Utterance;
+use agon_core::extraction::{ConvergenceCheck, CruxCardPayload, ExtractionContext};
+use agon_core::{
+    Blackboard, ClaimId, ClaimTransition, CruxRoomId, DebateEvent, MessageKind, StepId, TurnKey,
+};
+use chrono::{DateTime, Utc};
+
+use crate::extract::{ModelOutput, extract, step_failed};
+use crate::rules::CruxRules;
+use crate::step::{Speak, Step, Voice};
+
+/// Turns already taken in `room`: its messages plus recorded skips.
+pub fn turns_taken(board: &Blackboard, room: &CruxRoomId) -> u32 {
+    let messages = board.message_indices_for_room(room).len();
+    let skipped = board
+        .warnings()
+        .iter()
+        .filter(
+            |w| matches!(&w.step, StepId::Utterance(TurnKey::Crux { room: r, .. }) if r == room),
+        )
+        .count();
+    u32::try_from(messages + skipped).unwrap_or(u32::MAX)
+}
+
+/// The id of the next room to open: `room-N`, the first not yet used.
+pub fn next_room_id(board: &Blackboard) -> CruxRoomId {
+    let used = board
+        .claims()
+        .iter()
+        .filter(|c| c.crux_room.is_some())
+        .count();
+    let mut n = used + 1;
+    loop {
+        let id = CruxRoomId::new(format!("room-{n}"));
+        if board.claim_for_room(&id).is_none() {
+            return id;
+        }
+        n += 1;
+    }
+}
+
+/// The event that sends an active claim into a new room.
+pub fn open_room(board: &Blackboard, claim: &ClaimId) -> DebateEvent {
+    DebateEvent::ClaimStatusChanged {
+        claim: claim.clone(),
+        transition: ClaimTransition::InCruxRoom {
+            room: next_room_id(board),
+        },
+    }
+}
+
+/// The next step of the room `room` on `claim` (which is in the room): a
+/// turn, a convergence check before a turn, or the crux card.
+pub fn room_step(board: &Blackboard, claim: &ClaimId, room: &CruxRoomId, rules: CruxRules) -> Step {
+    let Some(live) = board.claim(claim) else {
+        return Step::CruxCard {
+            claim: claim.clone(),
+            room: room.clone(),
+        };
+    };
+    let total = 2 + rules.max_turns;
+    let taken = turns_taken(board, room);
+    if taken >= total {
+        return Step::CruxCard {
+            claim: claim.clone(),
+            room: room.clone(),
+        };
+    }
+    let persona = live.personas[(taken % 2) as usize].clone();
+    let key = TurnKey::Crux {
+        room: room.clone(),
+        turn: taken,
+    };
+    let (kind, phase, instruction) = if taken < 2 {
+        (
+            MessageKind::CruxPosition,
+            Phase::CruxEntry {
+                claim: claim.clone(),
+            },
+            Utterance::CruxPosition {
+                claim: claim.clone(),
+            },
+        )
+    } else {
+        (
+            MessageKind::CruxExchange,
+            Phase::CruxExchange { room: room.clone() },
+            Utterance::CruxExchange {
+                claim: claim.clone(),
+            },
+        )
+    };
+    let speak = Speak {
+        key,
+        persona,
+        kind,
+        phase: Some(phase),
+        instruction,
+        aspect: None,
+        miniround: None,
+        room: Some(room.clone()),
+        voice: Voice::Debater,
+    };
+    let exchanged = taken.saturating_sub(2);
+    if exchanged > 0 && rules.check_every > 0 && exchanged.is_multiple_of(rules.check_every) {
+        Step::CheckConvergence {
+            claim: claim.clone(),
+            room: room.clone(),
+            otherwise: speak,
+        }
+    } else {
+        Step::Speak(speak)
+    }
+}
+
+/// What a convergence check found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Convergence {
+    /// Whether the parties converged (a failed check counts as "no").
+    pub converged: bool,
+    /// The `step_failed` event of a check that failed.
+    pub failure: Option<DebateEvent>,
+}
+
+/// Reads a convergence check's output.
+pub fn convergence(room: &CruxRoomId, output: ModelOutput, time: DateTime<Utc>) -> Convergence {
+    match extract(output, |check: ConvergenceCheck| Ok(check.converged)) {
+        Ok(converged) => Convergence {
+            converged,
+            failure: None,
+        },
+        Err(failure) => Convergence {
+            converged: false,
+            failure: Some(step_failed(
+                StepId::ConvergenceCheck(room.clone()),
+                failure,
+                time,
+            )),
+        },
+    }
+}
+
+/// The events of a room's crux card: the card (which closes the claim:
+/// resolved if the parties converged, abandoned otherwise), or, when the
+/// card failed, the failure and the claim abandoned.
+pub fn card_events(
+    board: &Blackboard,
+    claim: &ClaimId,
+    room: &CruxRoomId,
+    output: ModelOutput,
+    time: DateTime<Utc>,
+) -> Vec<DebateEvent> {
+    let ctx = ExtractionContext::new(board);
+    match extract(output, |card: CruxCardPayload| {
+        card.validate(&ctx, Some(claim))
+    }) {
+        Ok(valid) => valid.into_events(Some(claim), Some(room), board.current_round()),
+        Err(failure) => {
+            let reason = failure.to_string();
+            vec![
+                step_failed(StepId::CruxCard(room.clone()), failure, time),
+                DebateEvent::ClaimStatusChanged {
+                    claim: claim.clone(),
+                    transition: ClaimTransition::Abandoned {
+                        reason: format!("no crux card: {reason}"),
+                    },
+                },
+            ]
+        }
+    }
+}

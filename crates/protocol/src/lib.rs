@@ -1,0 +1,35 @@
+//! # agon-protocol
+//!
+//! Agon's protocols as pure planners. A protocol is a function from the
+//! blackboard to the next steps ([`Protocol::plan`]); the orchestrator is
+//! the one interpreter that executes steps and owns all I/O. Because the
+//! plan is derived from the events alone, resuming a debate is "replay the
+//! log, ask the protocol again": there is no cursor and no resume code.
+//!
+//! - [`step`]: the step vocabulary ([`Step`], [`Speak`], [`Background`],
+//!   [`Plan`]) and the [`Protocol`] seam.
+//! - [`StructuredDebate`]: seed 000 (openings, aspects × minirounds, round
+//!   records, reflections, crux rooms, closings, synthesis).
+//! - [`crux`]: the crux room, a protocol nested in a debate.
+//! - [`extract`] and [`background`]: the one extraction pipeline (parse →
+//!   validate → events) and the conversions of each step's model output.
+//!
+//! This crate knows nothing of HTTP, SQL, async runtimes, files or the
+//! clock: times are passed in.
+
+pub mod background;
+pub mod crux;
+pub mod extract;
+mod rules;
+mod start;
+pub mod step;
+mod structured;
+
+pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
+pub use rules::{CruxRules, DetectionMode, DetectionRules, StructuredRules};
+pub use start::{aspects_from_plan, numbered_aspects, start_event};
+pub use step::{
+    AnalysisMode, AspectSource, Background, BackgroundId, Next, Plan, Progress, Protocol, Speak,
+    Start, Step, Voice,
+};
+pub use structured::{JUDGE_ID, StructuredDebate};

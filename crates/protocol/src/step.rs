@@ -1,0 +1,269 @@
+//! The step vocabulary: what a protocol asks the interpreter to do next.
+//!
+//! A step says *what* happens (speak as P in phase X with message kind K,
+//! analyse message M, record a round, reflect, check a room's convergence,
+//! write its crux card, finish), never *how*: no prompts, no model calls,
+//! no SQL. The interpreter builds prompts from the step's ids with
+//! `agon-context` and converts model output back into events with the
+//! functions of this crate.
+
+use agon_context::Phase;
+use agon_context::prompts::Utterance;
+use agon_core::{
+    AspectId, Blackboard, ClaimId, CruxRoomId, DebateAspect, DebateEvent, DialogueMessage,
+    MessageId, MessageKind, Persona, PersonaId, Topic, TurnKey,
+};
+use chrono::{DateTime, Utc};
+
+/// Which model voices a speak step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Voice {
+    /// A debater (the persona's own model if it has one).
+    Debater,
+    /// The judge (synthesis): sees the judge's brief, not an assembled context.
+    Judge,
+}
+
+/// One utterance: who speaks, in which phase, as which kind of message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speak {
+    /// The turn's identity (used to record a skipped turn).
+    pub key: TurnKey,
+    /// Who speaks.
+    pub persona: PersonaId,
+    /// The kind of message it becomes.
+    pub kind: MessageKind,
+    /// The context phase to assemble (`None`: the judge's brief).
+    pub phase: Option<Phase>,
+    /// The instruction the speaker is given.
+    pub instruction: Utterance,
+    /// The aspect the message belongs to, if any.
+    pub aspect: Option<AspectId>,
+    /// The miniround, for takes.
+    pub miniround: Option<u32>,
+    /// The crux room, for room turns.
+    pub room: Option<CruxRoomId>,
+    /// Which model voices it.
+    pub voice: Voice,
+}
+
+impl Speak {
+    /// The message this turn becomes once the model has answered: the next
+    /// `msg-N` id, the blackboard's current round, `content`, at `time`.
+    pub fn message(
+        &self,
+        board: &Blackboard,
+        content: String,
+        time: DateTime<Utc>,
+    ) -> DialogueMessage {
+        DialogueMessage {
+            id: MessageId::new(format!("msg-{}", board.messages().len() + 1)),
+            persona: self.persona.clone(),
+            kind: self.kind.clone(),
+            aspect: self.aspect.clone(),
+            round: board.current_round(),
+            miniround: self.miniround,
+            crux_room: self.room.clone(),
+            content,
+            time,
+            reply_to: None,
+        }
+    }
+
+    /// Whether the blackboard shows this turn as taken: its message exists,
+    /// or its skip was recorded.
+    pub fn is_done(&self, board: &Blackboard) -> bool {
+        board.step_failed(&agon_core::StepId::Utterance(self.key.clone()))
+            || board.messages().iter().any(|m| {
+                m.persona == self.persona
+                    && m.kind == self.kind
+                    && m.aspect == self.aspect
+                    && m.miniround == self.miniround
+                    && m.crux_room == self.room
+            })
+    }
+}
+
+/// Where the aspects of a debate come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AspectSource {
+    /// Listed in the configuration.
+    Configured(Vec<DebateAspect>),
+    /// Decomposed from the topic by the judge model (this many).
+    Planned {
+        /// How many aspects to ask for.
+        count: usize,
+    },
+}
+
+/// What the `debate_started` event will hold (the interpreter adds the
+/// debate id, the time and, for planned aspects, the judge's aspects).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    /// The question and its context.
+    pub topic: Topic,
+    /// Debaters, and the judge when a synthesis is asked for.
+    pub personas: Vec<Persona>,
+    /// The aspects, or how many to plan.
+    pub aspects: AspectSource,
+}
+
+/// A step on the critical path: the interpreter runs one at a time, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Record `debate_started` (after planning the aspects, if asked to).
+    Start(Start),
+    /// Generate one utterance and append it.
+    Speak(Speak),
+    /// Append events the protocol decided on its own (an aspect starts, a
+    /// claim is promoted, a crux room opens). They carry no time.
+    Record {
+        /// What the step is, for progress displays ("aspect 2", "crux room on claim-1").
+        label: String,
+        /// The events.
+        events: Vec<DebateEvent>,
+    },
+    /// Ask the crux model whether the room's parties converged: if they
+    /// did, write the card; otherwise take `otherwise`.
+    CheckConvergence {
+        /// The claim disputed.
+        claim: ClaimId,
+        /// The room.
+        room: CruxRoomId,
+        /// The turn to take when they did not converge.
+        otherwise: Speak,
+    },
+    /// Ask the crux model for the room's crux card and close the claim.
+    CruxCard {
+        /// The claim disputed.
+        claim: ClaimId,
+        /// The room.
+        room: CruxRoomId,
+    },
+    /// Everything is done: record usage and `debate_finished`.
+    Finish,
+}
+
+impl Step {
+    /// Whether a stop request may take effect before this step (a started
+    /// debate always finishes its bookkeeping; starting is never stopped).
+    pub fn is_stoppable(&self) -> bool {
+        !matches!(self, Self::Start(_) | Self::Finish)
+    }
+}
+
+/// How a message is analysed (fixed by the protocol's detection rules and
+/// the message kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnalysisMode {
+    /// One call for position and disagreement judgement (`turn_analysis`);
+    /// otherwise `position_update` alone.
+    pub combined: bool,
+    /// A separate disagreement-detection call as well.
+    pub detector: bool,
+    /// Messages in the judged window (for `combined` and `detector`).
+    pub window: usize,
+}
+
+/// Work derived from the transcript, run off the critical path and applied
+/// strictly in the order the protocol lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Background {
+    /// Analyse a message: position update, disagreement judgement, and the
+    /// claims that opens.
+    Analyse {
+        /// The message.
+        message: MessageId,
+        /// How.
+        mode: AnalysisMode,
+    },
+    /// Record the round of an aspect.
+    RoundRecord {
+        /// The aspect.
+        aspect: AspectId,
+        /// Its round number.
+        round: u32,
+    },
+    /// Write reflections after an aspect (listed only when the trigger is
+    /// due and everything before it is applied).
+    Reflect {
+        /// The aspect.
+        aspect: AspectId,
+        /// Its round number.
+        round: u32,
+    },
+}
+
+/// The identity of a background job (what the interpreter keys in-flight
+/// model calls by).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BackgroundId {
+    /// [`Background::Analyse`].
+    Analyse(MessageId),
+    /// [`Background::RoundRecord`].
+    RoundRecord(AspectId),
+    /// [`Background::Reflect`].
+    Reflect(AspectId),
+}
+
+impl Background {
+    /// The job's identity.
+    pub fn id(&self) -> BackgroundId {
+        match self {
+            Self::Analyse { message, .. } => BackgroundId::Analyse(message.clone()),
+            Self::RoundRecord { aspect, .. } => BackgroundId::RoundRecord(aspect.clone()),
+            Self::Reflect { aspect, .. } => BackgroundId::Reflect(aspect.clone()),
+        }
+    }
+}
+
+/// What comes next on the critical path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Run this step.
+    Step(Box<Step>),
+    /// Nothing can run until background work is applied (a barrier, or a
+    /// speaker whose previous message is not analysed yet).
+    Wait,
+    /// The debate is finished.
+    Finished,
+}
+
+impl Next {
+    /// [`Next::Step`] of `step`.
+    pub fn step(step: Step) -> Self {
+        Self::Step(Box::new(step))
+    }
+}
+
+/// Where the debate stands, for progress displays.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Progress {
+    /// Aspect number (1-based; 0 before the aspects).
+    pub aspect: usize,
+    /// Aspects in all.
+    pub aspects: usize,
+    /// Miniround within the aspect.
+    pub miniround: u32,
+    /// The phase ("openings", "takes", "crux room on claim-1", …).
+    pub phase: String,
+}
+
+/// A protocol's answer for one blackboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Background work not yet applied, in the order it must be applied.
+    pub background: Vec<Background>,
+    /// The next critical-path step.
+    pub next: Next,
+    /// Where the debate stands.
+    pub progress: Progress,
+}
+
+/// A protocol: a pure function from the blackboard to the next steps.
+/// Resume is "replay the log, ask the protocol again": a protocol keeps no
+/// state of its own beyond its rules.
+pub trait Protocol: Send + Sync {
+    /// The plan for this blackboard.
+    fn plan(&self, board: &Blackboard) -> Plan;
+}

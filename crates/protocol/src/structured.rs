@@ -1,0 +1,480 @@
+//! The structured debate (seed 000): openings, aspects × minirounds of
+//! takes, background analysis of every message (position ledger,
+//! disagreement judgement, contested claims), a round record after each
+//! aspect and a reflection when the trigger is due, crux rooms on the
+//! contested claims, closings, and the judge's synthesis.
+//!
+//! ## Where the critical path waits
+//! Utterances are the critical path; everything derived from them is
+//! background work, listed in a fixed order (transcript order: a message's
+//! analysis, and after the last message of an aspect, its round record and
+//! reflection) and applied in that order, so the blackboard evolves the
+//! same way on every run and on resume.
+//!
+//! A speaker waits only for the analysis of **their own previous message**,
+//! so their ledger entry is current when they speak. Round records and
+//! reflections of aspect N are not waited for by aspect N+1's takes. The
+//! debate waits for *all* background work (a barrier) only before the first
+//! crux room, after each room, before the closings, before the synthesis
+//! and before finishing.
+
+use std::collections::HashSet;
+
+use agon_context::Phase;
+use agon_context::prompts::Utterance;
+use agon_core::{
+    AspectId, Blackboard, ClaimStatus, DebateEvent, DebateStatus, MessageKind, Persona, PersonaId,
+    StepId, TurnKey,
+};
+
+use crate::crux::{open_room, room_step};
+use crate::rules::{DetectionMode, StructuredRules};
+use crate::step::{AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Step, Voice};
+
+/// The judge's persona id (added when the rules ask for a synthesis).
+pub const JUDGE_ID: &str = "judge";
+
+/// The structured-debate protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructuredDebate {
+    rules: StructuredRules,
+}
+
+/// The main-line turns the transcript shows as taken: (persona, kind,
+/// aspect, miniround) of every message outside crux rooms, and every
+/// recorded skip.
+struct Taken<'a> {
+    spoken: HashSet<(
+        &'a PersonaId,
+        &'a MessageKind,
+        Option<&'a AspectId>,
+        Option<u32>,
+    )>,
+    skipped: HashSet<&'a TurnKey>,
+}
+
+impl<'a> Taken<'a> {
+    fn of(board: &'a Blackboard) -> Self {
+        let mut spoken = HashSet::new();
+        for m in board.messages() {
+            if m.crux_room.is_some() {
+                continue;
+            }
+            spoken.insert((&m.persona, &m.kind, m.aspect.as_ref(), m.miniround));
+        }
+        let skipped = board
+            .warnings()
+            .iter()
+            .filter_map(|w| match &w.step {
+                StepId::Utterance(key) => Some(key),
+                _ => None,
+            })
+            .collect();
+        Self { spoken, skipped }
+    }
+
+    /// Whether a main-line turn (not a room turn) is taken.
+    fn has(&self, speak: &Speak) -> bool {
+        self.skipped.contains(&speak.key)
+            || self.spoken.contains(&(
+                &speak.persona,
+                &speak.kind,
+                speak.aspect.as_ref(),
+                speak.miniround,
+            ))
+    }
+}
+
+impl StructuredDebate {
+    /// The protocol with these rules.
+    pub fn new(rules: StructuredRules) -> Self {
+        Self { rules }
+    }
+
+    /// Its rules.
+    pub fn rules(&self) -> &StructuredRules {
+        &self.rules
+    }
+
+    fn opening(persona: &PersonaId) -> Speak {
+        Speak {
+            key: TurnKey::Opening {
+                persona: persona.clone(),
+            },
+            persona: persona.clone(),
+            kind: MessageKind::Opening,
+            phase: Some(Phase::Opening),
+            instruction: Utterance::Opening,
+            aspect: None,
+            miniround: None,
+            room: None,
+            voice: Voice::Debater,
+        }
+    }
+
+    fn take(aspect: &AspectId, miniround: u32, persona: &PersonaId) -> Speak {
+        Speak {
+            key: TurnKey::Take {
+                aspect: aspect.clone(),
+                miniround,
+                persona: persona.clone(),
+            },
+            persona: persona.clone(),
+            kind: MessageKind::Take,
+            phase: Some(Phase::Take {
+                aspect: aspect.clone(),
+                miniround,
+            }),
+            instruction: Utterance::Take {
+                aspect: aspect.clone(),
+                miniround,
+            },
+            aspect: Some(aspect.clone()),
+            miniround: Some(miniround),
+            room: None,
+            voice: Voice::Debater,
+        }
+    }
+
+    fn closing(persona: &PersonaId) -> Speak {
+        Speak {
+            key: TurnKey::Closing {
+                persona: persona.clone(),
+            },
+            persona: persona.clone(),
+            kind: MessageKind::Closing,
+            phase: Some(Phase::Closing),
+            instruction: Utterance::Closing,
+            aspect: None,
+            miniround: None,
+            room: None,
+            voice: Voice::Debater,
+        }
+    }
+
+    fn synthesis() -> Speak {
+        Speak {
+            key: TurnKey::Synthesis,
+            persona: PersonaId::new(JUDGE_ID),
+            kind: MessageKind::Synthesis,
+            phase: None,
+            instruction: Utterance::Synthesis,
+            aspect: None,
+            miniround: None,
+            room: None,
+            voice: Voice::Judge,
+        }
+    }
+
+    /// Whether every take of the aspect at `index` is taken.
+    fn aspect_done(&self, taken: &Taken<'_>, aspect: &AspectId, debaters: &[PersonaId]) -> bool {
+        (0..self.rules.minirounds).all(|mr| {
+            debaters
+                .iter()
+                .all(|p| taken.has(&Self::take(aspect, mr, p)))
+        })
+    }
+
+    /// How a message is analysed; `None` for messages that are not (the judge's).
+    fn analysis_mode(
+        &self,
+        board: &Blackboard,
+        kind: &MessageKind,
+        persona: &PersonaId,
+    ) -> Option<AnalysisMode> {
+        if !board.persona(persona).is_some_and(Persona::is_debater) {
+            return None;
+        }
+        let detection = &self.rules.detection;
+        let judged = matches!(kind, MessageKind::Opening | MessageKind::Take);
+        Some(AnalysisMode {
+            combined: judged && detection.mode == DetectionMode::Combined,
+            detector: judged && detection.mode == DetectionMode::Separate,
+            window: detection.window,
+        })
+    }
+
+    /// Background work not yet applied, in application order.
+    fn background(
+        &self,
+        board: &Blackboard,
+        taken: &Taken<'_>,
+        debaters: &[PersonaId],
+    ) -> Vec<Background> {
+        let mut out = Vec::new();
+        let aspects = board.aspects();
+        let mut closed = 0; // aspects whose round record and reflection are listed
+        let close_until = |limit: usize, out: &mut Vec<Background>, closed: &mut usize| {
+            while *closed < limit {
+                let aspect = &aspects[*closed].id;
+                if self.aspect_done(taken, aspect, debaters) {
+                    self.after_aspect(board, *closed, out);
+                } else {
+                    return;
+                }
+                *closed += 1;
+            }
+        };
+        for m in board.messages() {
+            let position = match (&m.aspect, &m.crux_room) {
+                (Some(aspect), None) => aspects.iter().position(|a| &a.id == aspect),
+                (None, None) if m.kind == MessageKind::Opening => Some(0),
+                _ => Some(aspects.len()),
+            };
+            if let Some(limit) = position {
+                close_until(limit, &mut out, &mut closed);
+            }
+            if !board.is_analyzed(&m.id)
+                && let Some(mode) = self.analysis_mode(board, &m.kind, &m.persona)
+            {
+                out.push(Background::Analyse {
+                    message: m.id.clone(),
+                    mode,
+                });
+            }
+        }
+        close_until(aspects.len(), &mut out, &mut closed);
+        out
+    }
+
+    /// The round record and reflection of the aspect at `index`, where due.
+    fn after_aspect(&self, board: &Blackboard, index: usize, out: &mut Vec<Background>) {
+        let aspect = &board.aspects()[index].id;
+        let round = index as u32 + 1;
+        let recorded = board.rounds().iter().any(|r| &r.aspect == aspect)
+            || board.step_failed(&StepId::RoundRecord(aspect.clone()));
+        if !recorded {
+            out.push(Background::RoundRecord {
+                aspect: aspect.clone(),
+                round,
+            });
+            return;
+        }
+        // The reflection is decided at its place in the order: after the
+        // round record, before any later analysis. A decision that wrote
+        // nothing leaves no event, but a later analysis applied shows it
+        // was made.
+        let reflected = board.reflections().iter().any(|r| r.round == round)
+            || board.step_failed(&StepId::Reflection(aspect.clone()));
+        if reflected || !out.is_empty() {
+            return;
+        }
+        let last = board
+            .message_indices_for_aspect(aspect)
+            .iter()
+            .copied()
+            .filter(|&i| board.messages()[i].crux_room.is_none())
+            .max()
+            .unwrap_or(0);
+        let later_applied = board
+            .analyzed_turns()
+            .iter()
+            .filter_map(|t| board.message_index(&t.message))
+            .any(|i| i > last);
+        if !later_applied && self.rules.reflection.is_due(board) {
+            out.push(Background::Reflect {
+                aspect: aspect.clone(),
+                round,
+            });
+        }
+    }
+
+    /// The speak step, or a wait while the speaker's previous message is
+    /// not analysed yet.
+    fn speak_when_ready(board: &Blackboard, speak: Speak) -> Next {
+        let previous = board
+            .messages()
+            .iter()
+            .rev()
+            .find(|m| m.persona == speak.persona);
+        match previous {
+            Some(m)
+                if !board.is_analyzed(&m.id)
+                    && board.persona(&m.persona).is_some_and(Persona::is_debater) =>
+            {
+                Next::Wait
+            }
+            _ => Next::step(Step::Speak(speak)),
+        }
+    }
+
+    fn next(
+        &self,
+        board: &Blackboard,
+        taken: &Taken<'_>,
+        debaters: &[PersonaId],
+        idle: bool,
+        progress: &mut Progress,
+    ) -> Next {
+        if board.topic().is_none() {
+            progress.phase = match self.rules.start.aspects {
+                crate::step::AspectSource::Planned { .. } => "planning aspects".into(),
+                crate::step::AspectSource::Configured(_) => "openings".into(),
+            };
+            return Next::step(Step::Start(self.rules.start.clone()));
+        }
+        if board.status() == DebateStatus::Finished {
+            return Next::Finished;
+        }
+        progress.phase = "openings".into();
+        for p in debaters {
+            let speak = Self::opening(p);
+            if !taken.has(&speak) {
+                return Self::speak_when_ready(board, speak);
+            }
+        }
+        for (k, aspect) in board.aspects().iter().enumerate() {
+            let round = k as u32 + 1;
+            *progress = Progress {
+                aspect: k + 1,
+                aspects: board.aspects().len(),
+                miniround: 0,
+                phase: "takes".into(),
+            };
+            if board.current_round() < round {
+                return Next::step(Step::Record {
+                    label: format!("aspect {round}: {}", aspect.label),
+                    events: vec![DebateEvent::AspectStarted {
+                        aspect: aspect.id.clone(),
+                        round,
+                    }],
+                });
+            }
+            for mr in 0..self.rules.minirounds {
+                progress.miniround = mr;
+                for p in debaters {
+                    let speak = Self::take(&aspect.id, mr, p);
+                    if !taken.has(&speak) {
+                        return Self::speak_when_ready(board, speak);
+                    }
+                }
+            }
+        }
+        *progress = Progress {
+            aspect: board.aspects().len(),
+            aspects: board.aspects().len(),
+            miniround: 0,
+            phase: "waiting for analyses".into(),
+        };
+        let closings_begun = debaters.iter().any(|p| taken.has(&Self::closing(p)));
+        if self.rules.crux.enabled
+            && !closings_begun
+            && let Some(next) = self.crux(board, idle, progress)
+        {
+            return next;
+        }
+        progress.phase = "closings".into();
+        if !closings_begun && !idle {
+            return Next::Wait;
+        }
+        for p in debaters {
+            let speak = Self::closing(p);
+            if !taken.has(&speak) {
+                return Self::speak_when_ready(board, speak);
+            }
+        }
+        if !idle {
+            return Next::Wait;
+        }
+        let synthesis = Self::synthesis();
+        if self.rules.synthesis
+            && board.persona(&synthesis.persona).is_some()
+            && !taken.has(&synthesis)
+        {
+            progress.phase = "synthesis".into();
+            return Self::speak_when_ready(board, synthesis);
+        }
+        progress.phase = "finishing".into();
+        Next::step(Step::Finish)
+    }
+
+    /// The crux phase: the open room's next step; otherwise (once all
+    /// background work is applied) the next claim into a room, promoting
+    /// the strongest judged disagreement while fewer than `min_rooms`
+    /// claims got rooms. `None` when the phase is over.
+    fn crux(&self, board: &Blackboard, idle: bool, progress: &mut Progress) -> Option<Next> {
+        let rules = self.rules.crux;
+        if let Some(c) = board
+            .claims()
+            .iter()
+            .find(|c| c.status == ClaimStatus::InCruxRoom)
+            && let Some(room) = &c.crux_room
+        {
+            progress.phase = format!("crux room on {}", c.id);
+            return Some(match room_step(board, &c.id, room, rules) {
+                Step::Speak(speak) => Self::speak_when_ready(board, speak),
+                Step::CheckConvergence {
+                    claim,
+                    room,
+                    otherwise,
+                } => match Self::speak_when_ready(board, otherwise.clone()) {
+                    Next::Wait => Next::Wait,
+                    _ => Next::step(Step::CheckConvergence {
+                        claim,
+                        room,
+                        otherwise,
+                    }),
+                },
+                step => Next::step(step),
+            });
+        }
+        if !idle {
+            return Some(Next::Wait);
+        }
+        let rooms = board
+            .claims()
+            .iter()
+            .filter(|c| c.crux_room.is_some())
+            .count() as u32;
+        if rooms >= rules.max_rooms {
+            return None;
+        }
+        if let Some(c) = board
+            .claims()
+            .iter()
+            .find(|c| c.status == ClaimStatus::Active)
+        {
+            progress.phase = format!("crux room on {}", c.id);
+            return Some(Next::step(Step::Record {
+                label: format!("crux room on {}", c.id),
+                events: vec![open_room(board, &c.id)],
+            }));
+        }
+        if rooms >= rules.min_rooms {
+            return None;
+        }
+        let event = agon_core::promote_strongest(board)?;
+        let label = match &event {
+            DebateEvent::ClaimOpened { claim, .. } => format!("promoting {claim}"),
+            _ => "promoting a claim".into(),
+        };
+        Some(Next::step(Step::Record {
+            label,
+            events: vec![event],
+        }))
+    }
+}
+
+impl Protocol for StructuredDebate {
+    fn plan(&self, board: &Blackboard) -> Plan {
+        let taken = Taken::of(board);
+        let debaters: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
+        let background = self.background(board, &taken, &debaters);
+        let mut progress = Progress {
+            aspects: board.aspects().len(),
+            ..Progress::default()
+        };
+        let next = self.next(
+            board,
+            &taken,
+            &debaters,
+            background.is_empty(),
+            &mut progress,
+        );
+        Plan {
+            background,
+            next,
+            progress,
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The structured debate's planner.
+
+use agon_core::{Blackboard, ClaimStatus, MessageKind, StepId};
+use agon_protocol::{CruxRules, Next, Protocol, Step};
+
+use crate::support::{Lag, Script, Sim, canonical, describe, rules};
+
+fn crux_rules() -> CruxRules {
+    CruxRules {
+        enabled: true,
+        max_turns: 4,
+        check_every: 2,
+        max_rooms: 2,
+        min_rooms: 2,
+    }
+}
+
+/// The plan of every blackboard of a whole debate (2 aspects × 2
+/// minirounds, two rooms, one of them promoted, synthesis), one line per
+/// plan: the background list, then the next step. Background work is
+/// applied only when the protocol waits, so the barriers show.
+#[test]
+fn the_plan_of_every_board_of_a_debate() {
+    let mut sim = Sim::new(
+        rules(2, 2, crux_rules(), true),
+        Script::default(),
+        Lag::Lazy,
+    );
+    sim.run(10_000);
+    assert!(sim.finished());
+    insta::assert_snapshot!(sim.trace.join("\n"));
+}
+
+#[test]
+fn the_result_does_not_depend_on_when_background_work_is_applied() {
+    let r = rules(2, 2, crux_rules(), true);
+    let mut eager = Sim::new(r.clone(), Script::default(), Lag::Eager);
+    let mut lazy = Sim::new(r, Script::default(), Lag::Lazy);
+    eager.run(10_000);
+    lazy.run(10_000);
+    assert!(eager.finished() && lazy.finished());
+    assert!(
+        canonical(&eager.board) == canonical(&lazy.board),
+        "eager and lazy runs differ"
+    );
+    assert_eq!(eager.board.crux_cards().len(), 2);
+    assert_eq!(eager.board.rounds().len(), 2);
+    assert!(!eager.board.reflections().is_empty());
+}
+
+/// Resume is "replay, then ask again": a run cut after any step and
+/// continued from a snapshot of its blackboard ends exactly where an
+/// uninterrupted run ends.
+#[test]
+fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
+    let r = rules(2, 1, crux_rules(), true);
+    let mut whole = Sim::new(r.clone(), Script::default(), Lag::Lazy);
+    whole.run(10_000);
+    let expected = canonical(&whole.board);
+    for cut in 1..40 {
+        let mut first = Sim::new(r.clone(), Script::default(), Lag::Lazy);
+        first.run(cut);
+        let snapshot = serde_json::to_string(&first.board).unwrap();
+        let mut second = Sim::new(r.clone(), Script::default(), Lag::Lazy);
+        second.board = serde_json::from_str::<Blackboard>(&snapshot).unwrap();
+        second.run(10_000);
+        assert!(canonical(&second.board) == expected, "cut after step {cut}");
+    }
+}
+
+#[test]
+fn a_speaker_waits_only_for_the_analysis_of_their_own_previous_message() {
+    let mut sim = Sim::new(
+        rules(1, 1, CruxRules::default(), false),
+        Script::default(),
+        Lag::Lazy,
+    );
+    // start, three openings, aspect 1 starts: nothing analysed yet.
+    for _ in 0..5 {
+        let Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            panic!("expected a step")
+        };
+        sim.execute(*step);
+    }
+    let plan = sim.protocol.plan(&sim.board);
+    assert_eq!(
+        describe(&plan),
+        "[analyse msg-1, analyse msg-2, analyse msg-3] -> wait"
+    );
+    // Mara's opening (msg-1) analysed: she may take her turn while the
+    // other openings are still pending.
+    assert!(sim.apply_background());
+    let plan = sim.protocol.plan(&sim.board);
+    assert_eq!(
+        describe(&plan),
+        "[analyse msg-2, analyse msg-3] -> speak take/aspect-1/0/mara"
+    );
+}
+
+#[test]
+fn the_round_record_and_reflection_follow_the_analyses_of_their_aspect() {
+    let mut sim = Sim::new(
+        rules(
+            2,
+            1,
+            CruxRules {
+                enabled: false,
+                ..CruxRules::default()
+            },
+            false,
+        ),
+        Script::default(),
+        Lag::Lazy,
+    );
+    sim.run(10_000);
+    let lines: Vec<&String> = sim
+        .trace
+        .iter()
+        .filter(|l| l.contains("record aspect-1"))
+        .collect();
+    let first = lines.first().unwrap();
+    // The record is listed after every analysis of aspect 1's messages.
+    let record = first.find("record aspect-1").unwrap();
+    assert!(first[..record].contains("analyse msg-6"), "{first}");
+    assert!(!first[record..].contains("msg-5,"), "{first}");
+    // Reflections fire when the trigger is due, right after a record.
+    assert!(
+        sim.trace.iter().any(|l| l.starts_with("[reflect aspect-")),
+        "{:#?}",
+        sim.trace
+    );
+    assert_eq!(sim.board.rounds().len(), 2);
+}
+
+#[test]
+fn skipped_turns_count_as_taken_and_the_debate_goes_on() {
+    let script = Script {
+        mute: Some("priya"),
+        ..Script::default()
+    };
+    let mut sim = Sim::new(rules(2, 2, crux_rules(), true), script, Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished());
+    assert!(
+        sim.board
+            .messages()
+            .iter()
+            .all(|m| m.persona.as_str() != "priya")
+    );
+    let skipped = sim
+        .board
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::Utterance(_)))
+        .count();
+    assert_eq!(skipped, 1 + 2 * 2 + 1, "opening, 4 takes, closing");
+}
+
+#[test]
+fn failing_models_degrade_every_optional_step() {
+    let script = Script {
+        broken: true,
+        ..Script::default()
+    };
+    let mut sim = Sim::new(rules(2, 1, crux_rules(), true), script, Lag::Eager);
+    sim.run(10_000);
+    assert!(sim.finished());
+    let bb = &sim.board;
+    let spoken = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis);
+    assert!(spoken.clone().all(|m| bb.is_analyzed(&m.id)));
+    let analysis_failures = bb
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::Analysis { .. }))
+        .count();
+    assert_eq!(analysis_failures, spoken.count());
+    assert!(
+        bb.warnings()
+            .iter()
+            .any(|w| matches!(w.step, StepId::RoundRecord(_)))
+    );
+    assert!(
+        bb.claims().is_empty(),
+        "no judgement, no claim, nothing to promote"
+    );
+}
+
+#[test]
+fn without_crux_rooms_or_synthesis_the_debate_goes_straight_to_closings_and_ends() {
+    let mut r = rules(
+        1,
+        1,
+        CruxRules {
+            enabled: false,
+            ..CruxRules::default()
+        },
+        false,
+    );
+    r.detection.mode = agon_protocol::DetectionMode::Off;
+    let mut sim = Sim::new(r, Script::default(), Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished());
+    assert!(sim.board.claims().is_empty());
+    assert!(
+        sim.board
+            .messages()
+            .iter()
+            .all(|m| m.kind != MessageKind::Synthesis)
+    );
+    assert!(!sim.trace.iter().any(|l| l.contains("crux")));
+}
+
+#[test]
+fn a_finished_debate_plans_nothing() {
+    let mut sim = Sim::new(
+        rules(1, 1, crux_rules(), true),
+        Script::default(),
+        Lag::Eager,
+    );
+    sim.run(10_000);
+    let plan = sim.protocol.plan(&sim.board);
+    assert_eq!(plan.next, Next::Finished);
+    assert!(plan.background.is_empty());
+    assert!(
+        sim.board
+            .claims()
+            .iter()
+            .all(|c| c.status != ClaimStatus::InCruxRoom)
+    );
+    assert!(matches!(
+        Sim::new(
+            rules(1, 1, crux_rules(), true),
+            Script::default(),
+            Lag::Eager
+        )
+        .protocol
+        .plan(&Blackboard::new())
+        .next,
+        Next::Step(step) if matches!(*step, Step::Start(_))
+    ));
+}

@@ -1,0 +1,339 @@
+//! A pure simulator: runs a protocol's plans against a blackboard with
+//! scripted model outputs, no I/O. How eagerly background work is applied
+//! is a parameter, so tests can check that the result does not depend on
+//! the interleaving.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use agon_core::{Blackboard, DebateAspect, DebateEvent, DebateStatus, Persona, PersonaId, Topic};
+use agon_protocol::background::{self, AnalysisOutput};
+use agon_protocol::crux;
+use agon_protocol::{
+    AspectSource, Background, CruxRules, DetectionRules, JUDGE_ID, ModelFailure, ModelOutput, Next,
+    Plan, Protocol, Speak, Start, Step, StructuredDebate, StructuredRules, start_event,
+};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+pub const T0: DateTime<Utc> = DateTime::UNIX_EPOCH;
+
+/// 3 debaters (Mara, Theo, Priya) and the judge; `aspects` aspects.
+pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) -> StructuredRules {
+    let mut personas = vec![
+        Persona::debater("mara", "Mara", "urbanist", "direct"),
+        Persona::debater("theo", "Theo", "economist", "dry"),
+        Persona::debater("priya", "Priya", "physician", "warm"),
+    ];
+    if synthesis {
+        personas.push(Persona {
+            id: PersonaId::new(JUDGE_ID),
+            name: "Judge".into(),
+            contract: "Impartial judge.".into(),
+            voice: "measured".into(),
+            role: agon_core::PersonaRole::Judge,
+        });
+    }
+    StructuredRules {
+        start: Start {
+            topic: Topic::new("Ban cars from city centres?"),
+            personas,
+            aspects: AspectSource::Configured(
+                (1..=aspects)
+                    .map(|i| DebateAspect::new(format!("aspect-{i}"), format!("Aspect {i}"), "d"))
+                    .collect(),
+            ),
+        },
+        minirounds,
+        crux,
+        synthesis,
+        detection: DetectionRules::default(),
+        reflection: agon_core::ReflectionTrigger::new(15),
+    }
+}
+
+/// What the scripted models answer.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    /// Convergence checks answer "converged" from this check on (1-based).
+    pub converge_at_check: Option<usize>,
+    /// Every structured call fails.
+    pub broken: bool,
+    /// Utterances of this persona are empty (skipped).
+    pub mute: Option<&'static str>,
+}
+
+fn name(bb: &Blackboard, id: &str) -> String {
+    bb.persona_name(&PersonaId::new(id)).to_owned()
+}
+
+impl Script {
+    fn output(&self, value: Value) -> ModelOutput {
+        if self.broken {
+            Err(ModelFailure("scripted failure".into()))
+        } else {
+            Ok(value)
+        }
+    }
+
+    /// A combined analysis: the speaker disagrees with Mara (or Theo), and
+    /// Mara and Theo are judged as disagreeing at 90 %.
+    fn analysis(
+        &self,
+        bb: &Blackboard,
+        speaker: &PersonaId,
+        round: u32,
+        combined: bool,
+    ) -> AnalysisOutput {
+        let other = if speaker.as_str() == "mara" {
+            "theo"
+        } else {
+            "mara"
+        };
+        let value = json!({
+            "position": {
+                "overallStance": format!("{speaker} holds their ground."),
+                "aspectPosition": {"position": "a position", "evidence": ["a study"], "challenged": []},
+                "newAgreement": null,
+                "newDisagreement": {"withPersona": name(bb, other), "on": format!("the trade-off in round {round}"), "intensity": "mild"},
+                "concession": null,
+                "shift": null
+            },
+            "disagreements": [{"between": [name(bb, "mara"), name(bb, "theo")], "claim": "Mara and Theo disagree on the trade-off", "confidence": 90}]
+        });
+        let primary = if combined {
+            value
+        } else {
+            value["position"].clone()
+        };
+        AnalysisOutput {
+            primary: self.output(primary),
+            window: None,
+            combined,
+        }
+    }
+
+    fn round_record(&self, bb: &Blackboard) -> ModelOutput {
+        let takes: Vec<Value> = bb
+            .debaters()
+            .map(|p| json!({"persona": p.name, "position": "argued", "keyArgument": "costs", "evidenceCited": [], "targetedPersona": null}))
+            .collect();
+        self.output(json!({"takes": takes, "summary": "Each stated a position.", "newDisagreements": [], "shifts": []}))
+    }
+
+    fn reflection(&self, bb: &Blackboard) -> ModelOutput {
+        self.output(json!({"reflections": [{
+            "content": "Mara and Theo keep returning to the same trade-off.",
+            "type": "pattern", "aboutPersonas": [name(bb, "mara"), name(bb, "theo")], "importance": 6
+        }]}))
+    }
+
+    fn card(&self, bb: &Blackboard, claim: &agon_core::ClaimId, resolved: bool) -> ModelOutput {
+        let parties = bb.claim(claim).unwrap().personas.clone();
+        self.output(json!({
+            "question": "Is the trade-off worth it?",
+            "positions": [
+                {"persona": bb.persona_name(&parties[0]), "position": "YES", "reasoning": "benefits", "falsifier": "data"},
+                {"persona": bb.persona_name(&parties[1]), "position": "NO", "reasoning": "costs", "falsifier": "data"}
+            ],
+            "disagreementType": "values",
+            "diagnosis": "They weigh costs and benefits differently.",
+            "resolved": resolved
+        }))
+    }
+}
+
+/// How background work is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lag {
+    /// All of it before every critical-path step.
+    Eager,
+    /// Only when the protocol waits for it.
+    Lazy,
+}
+
+/// One line per plan: the background list and the next step.
+pub fn describe(plan: &Plan) -> String {
+    let background: Vec<String> = plan
+        .background
+        .iter()
+        .map(|b| match b {
+            Background::Analyse { message, .. } => format!("analyse {message}"),
+            Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
+            Background::Reflect { aspect, .. } => format!("reflect {aspect}"),
+        })
+        .collect();
+    let next = match &plan.next {
+        Next::Finished => "finished".into(),
+        Next::Wait => "wait".into(),
+        Next::Step(step) => describe_step(step),
+    };
+    format!("[{}] -> {next}", background.join(", "))
+}
+
+pub fn describe_step(step: &Step) -> String {
+    match step {
+        Step::Start(_) => "start".into(),
+        Step::Speak(s) => format!("speak {}", s.key),
+        Step::Record { label, .. } => format!("record ({label})"),
+        Step::CheckConvergence {
+            room, otherwise, ..
+        } => {
+            format!("check {room} else speak {}", otherwise.key)
+        }
+        Step::CruxCard { room, .. } => format!("card {room}"),
+        Step::Finish => "finish".into(),
+    }
+}
+
+/// Runs a protocol to the end (or `max_steps` critical-path steps).
+pub struct Sim {
+    pub board: Blackboard,
+    pub protocol: StructuredDebate,
+    pub script: Script,
+    pub lag: Lag,
+    pub trace: Vec<String>,
+    checks: usize,
+}
+
+impl Sim {
+    pub fn new(rules: StructuredRules, script: Script, lag: Lag) -> Self {
+        Self {
+            board: Blackboard::new(),
+            protocol: StructuredDebate::new(rules),
+            script,
+            lag,
+            trace: Vec::new(),
+            checks: 0,
+        }
+    }
+
+    fn apply(&mut self, events: Vec<DebateEvent>) {
+        for e in &events {
+            self.board
+                .apply(e)
+                .unwrap_or_else(|err| panic!("{err}: {e:?}"));
+        }
+    }
+
+    /// Applies the head of the background list; false when it is empty.
+    pub fn apply_background(&mut self) -> bool {
+        let plan = self.protocol.plan(&self.board);
+        let Some(head) = plan.background.first().cloned() else {
+            return false;
+        };
+        let bb = &self.board;
+        let converted = match &head {
+            Background::Analyse { message, mode } => {
+                let m = bb.message(message).unwrap();
+                let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
+                background::analysis(bb, message, out, &self.protocol.rules().detection, T0)
+            }
+            Background::RoundRecord { aspect, round } => {
+                background::round_record(bb, aspect, *round, self.script.round_record(bb), T0)
+            }
+            Background::Reflect { aspect, round } => {
+                background::reflection(bb, aspect, *round, self.script.reflection(bb), T0)
+            }
+        };
+        self.apply(converted.events);
+        true
+    }
+
+    fn speak(&mut self, speak: &Speak) {
+        if self.script.mute == Some(speak.persona.as_str()) {
+            self.apply(vec![agon_protocol::step_failed(
+                agon_core::StepId::Utterance(speak.key.clone()),
+                "empty utterance twice",
+                T0,
+            )]);
+            return;
+        }
+        let message = speak.message(
+            &self.board,
+            format!("{} says {}", speak.persona, speak.key),
+            T0,
+        );
+        self.apply(vec![DebateEvent::MessageAppended { message }]);
+    }
+
+    fn card(&mut self, claim: &agon_core::ClaimId, room: &agon_core::CruxRoomId, resolved: bool) {
+        let out = self.script.card(&self.board, claim, resolved);
+        let events = crux::card_events(&self.board, claim, room, out, T0);
+        self.apply(events);
+    }
+
+    /// Executes one critical-path step.
+    pub fn execute(&mut self, step: Step) {
+        match step {
+            Step::Start(start) => {
+                let event = start_event(&"d-test".into(), &start, None, T0);
+                self.apply(vec![event]);
+            }
+            Step::Speak(speak) => self.speak(&speak),
+            Step::Record { events, .. } => self.apply(events),
+            Step::CheckConvergence {
+                claim,
+                room,
+                otherwise,
+            } => {
+                self.checks += 1;
+                let converged = self
+                    .script
+                    .converge_at_check
+                    .is_some_and(|at| self.checks >= at);
+                let out = if self.script.broken {
+                    Err(ModelFailure("scripted failure".into()))
+                } else {
+                    Ok(json!({"converged": converged, "reason": "scripted"}))
+                };
+                let found = crux::convergence(&room, out, T0);
+                if let Some(failure) = found.failure {
+                    self.apply(vec![failure]);
+                }
+                if found.converged {
+                    self.card(&claim, &room, true);
+                } else {
+                    self.speak(&otherwise);
+                }
+            }
+            Step::CruxCard { claim, room } => self.card(&claim, &room, false),
+            Step::Finish => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
+        }
+    }
+
+    /// Runs until finished or `max_steps` critical-path steps have run.
+    pub fn run(&mut self, max_steps: usize) -> &mut Self {
+        let mut steps = 0;
+        while steps < max_steps {
+            if self.lag == Lag::Eager {
+                while self.apply_background() {}
+            }
+            let plan = self.protocol.plan(&self.board);
+            self.trace.push(describe(&plan));
+            match plan.next {
+                Next::Finished => break,
+                Next::Wait => {
+                    assert!(self.apply_background(), "waiting with nothing pending");
+                }
+                Next::Step(step) => {
+                    steps += 1;
+                    self.execute(*step);
+                }
+            }
+        }
+        self
+    }
+
+    pub fn finished(&self) -> bool {
+        self.board.status() == DebateStatus::Finished
+    }
+}
+
+/// The blackboard as JSON without the event counter.
+pub fn canonical(bb: &Blackboard) -> Value {
+    let mut v = serde_json::to_value(bb).unwrap();
+    if let Value::Object(map) = &mut v {
+        map.remove("events_applied");
+    }
+    v
+}

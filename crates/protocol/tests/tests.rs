@@ -1,0 +1,9 @@
+//! agon-protocol's tests: the planners on plain blackboards, driven by a
+//! pure simulator with scripted model outputs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod crux;
+mod structured;
