@@ -5,12 +5,29 @@
 //!
 //! - [`core`] (always): the data model, events and the blackboard;
 //! - [`context`] (feature `context`, default): token-budgeted context assembly;
-//! - [`llm`] (feature `llm`, default): `ChatModel` / `Embedder` and the HTTP providers.
+//! - [`protocol`] (feature `protocol`, default): the protocols as pure planners;
+//! - [`llm`] (feature `llm`, default): `ChatModel` / `Embedder` and the HTTP
+//!   providers (feature `local` adds the in-process models);
+//! - `store` (feature `store`): the event log on SQLite and PostgreSQL;
+//! - `memory` (feature `memory`): vector memory;
+//! - `orchestrator` (feature `orchestrator`): the interpreter that runs debates.
 
 pub use agon_core as core;
 
 #[cfg(feature = "context")]
 pub use agon_context as context;
 
+#[cfg(feature = "protocol")]
+pub use agon_protocol as protocol;
+
 #[cfg(feature = "llm")]
 pub use agon_llm as llm;
+
+#[cfg(feature = "store")]
+pub use agon_store as store;
+
+#[cfg(feature = "memory")]
+pub use agon_memory as memory;
+
+#[cfg(feature = "orchestrator")]
+pub use agon_orchestrator as orchestrator;

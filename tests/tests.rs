@@ -6,4 +6,6 @@ mod context_budget;
 mod context_phases;
 mod fixture;
 mod generated;
+mod prompts;
 mod replay;
+mod tidy;

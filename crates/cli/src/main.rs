@@ -27,6 +27,10 @@ struct Cli {
     /// in the user's data directory).
     #[arg(long, global = true, env = "AGON_STORE")]
     store: Option<String>,
+    /// Log what the engine does to stderr (-v info, -vv debug, -vvv trace;
+    /// `RUST_LOG` takes precedence, e.g. `RUST_LOG=agon_orchestrator=debug`).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -457,6 +461,47 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     }
 }
 
+/// The log filter: `RUST_LOG` when set, else Agon's crates at the level
+/// `-v` asks for (warnings only without it).
+fn log_filter(verbose: u8) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    if let Ok(filter) = EnvFilter::try_from_default_env() {
+        return filter;
+    }
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let crates = [
+        "agon",
+        "agon_core",
+        "agon_context",
+        "agon_protocol",
+        "agon_llm",
+        "agon_store",
+        "agon_memory",
+        "agon_orchestrator",
+        "agon_cli",
+    ];
+    let directives: Vec<String> = std::iter::once("warn".to_owned())
+        .chain(crates.iter().map(|c| format!("{c}={level}")))
+        .collect();
+    EnvFilter::new(directives.join(","))
+}
+
+/// Installs the log subscriber: stderr only, so logs never mix with the
+/// live view on stdout.
+fn init_logging(verbose: u8) {
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(log_filter(verbose))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let _ = dotenvy::dotenv();
     let cli = match Cli::try_parse() {
@@ -466,6 +511,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

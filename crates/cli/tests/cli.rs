@@ -435,3 +435,45 @@ async fn debates_remember_and_recall_prints_score_components() {
     );
     assert_eq!(stdout(&again).lines().count(), lines.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_logs_go_to_stderr_with_spans_and_without_secrets() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("verbose");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let secret = "sk-agon-test-secret-0123456789";
+    let run = Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", secret)
+        .current_dir(dir)
+        .args(["-vv", "debate", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let (out, err) = (stdout(&run), stderr(&run));
+    // The engine's spans and events, on stderr only.
+    for needle in [
+        "debate{debate=",
+        "step{",
+        "model_call{role=",
+        "structured call done",
+    ] {
+        assert!(err.contains(needle), "stderr lacks {needle}:\n{err}");
+    }
+    assert!(
+        !out.contains("model_call"),
+        "logs leaked into stdout:\n{out}"
+    );
+    assert!(out.contains("Mara speaks:"), "{out}");
+    assert!(!err.contains(secret) && !out.contains(secret));
+
+    // Without -v (and without RUST_LOG) nothing is logged below warnings.
+    let quiet = agon(dir, &["list"]);
+    assert!(!stderr(&quiet).contains("model_call"));
+}

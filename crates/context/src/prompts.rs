@@ -161,20 +161,38 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
     }
 }
 
+/// A position state as the analysis prompt shows it: struct fields in
+/// declaration order (never through a JSON map, whose key order depends on
+/// serde_json's features), long lists cut to their latest entries.
+#[derive(serde::Serialize)]
+struct StateView<'a> {
+    overall_stance: &'a str,
+    initial_stance: &'a str,
+    aspects: &'a std::collections::BTreeMap<agon_core::AspectId, agon_core::AspectPosition>,
+    agreements: &'a [agon_core::Agreement],
+    disagreements: &'a [agon_core::Disagreement],
+    concessions: &'a [agon_core::LedgerNote],
+    shifts: &'a [agon_core::LedgerNote],
+}
+
+/// The latest three entries of a list.
+fn latest<T>(list: &[T]) -> &[T] {
+    &list[list.len().saturating_sub(3)..]
+}
+
 fn state_json(state: Option<&PersonaPositionState>) -> String {
-    let state = state.cloned().unwrap_or_default();
-    let mut value = serde_json::to_value(&state).unwrap_or_default();
-    // Keep the prompt bounded: long lists keep their latest entries.
-    if let Some(map) = value.as_object_mut() {
-        for key in ["agreements", "disagreements", "concessions", "shifts"] {
-            if let Some(list) = map.get_mut(key).and_then(|v| v.as_array_mut()) {
-                let excess = list.len().saturating_sub(3);
-                list.drain(..excess);
-            }
-        }
-        map.remove("last_updated_round");
-    }
-    let text = serde_json::to_string(&value).unwrap_or_default();
+    let empty = PersonaPositionState::default();
+    let state = state.unwrap_or(&empty);
+    let view = StateView {
+        overall_stance: &state.overall_stance,
+        initial_stance: &state.initial_stance,
+        aspects: &state.aspects,
+        agreements: latest(&state.agreements),
+        disagreements: latest(&state.disagreements),
+        concessions: latest(&state.concessions),
+        shifts: latest(&state.shifts),
+    };
+    let text = serde_json::to_string(&view).unwrap_or_default();
     quote(&text, 600)
 }
 

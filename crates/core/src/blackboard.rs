@@ -50,6 +50,17 @@ pub struct StepWarning {
     pub time: DateTime<Utc>,
 }
 
+/// Repairs validation made to a step's model output (from
+/// [`DebateEvent::OutputRepaired`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRepair {
+    /// Which step's output.
+    #[serde(flatten)]
+    pub step: StepId,
+    /// What was repaired, one line each.
+    pub notes: Vec<String>,
+}
+
 /// Accumulated model usage for one role and model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UsageTotals {
@@ -88,6 +99,8 @@ struct BlackboardData {
     participation: BTreeMap<PersonaId, Participation>,
     summaries: Vec<DebateSummary>,
     warnings: Vec<StepWarning>,
+    #[serde(default)]
+    repairs: Vec<StepRepair>,
     #[serde(default)]
     analyzed: Vec<AnalyzedTurn>,
     #[serde(default)]
@@ -428,6 +441,11 @@ impl Blackboard {
         &self.data.warnings
     }
 
+    /// Repairs validation made to model outputs, in order.
+    pub fn repairs(&self) -> &[StepRepair] {
+        &self.data.repairs
+    }
+
     /// Weighted count of epistemic events (disagreements ×3, concessions ×4,
     /// shifts ×5) since the last reflection; see [`crate::ReflectionTrigger`].
     pub fn weight_since_reflection(&self) -> u32 {
@@ -689,6 +707,19 @@ impl Blackboard {
                 message,
                 disagreements,
             } => self.record_analysis(message, disagreements)?,
+            DebateEvent::OutputRepaired { step, notes } => {
+                require_text(&notes.join(""), "notes", "output_repaired")?;
+                for note in notes {
+                    require_text(note, "notes", "output_repaired")?;
+                }
+                if let Some(message) = step.message() {
+                    self.check_message(message, "output_repaired.message")?;
+                }
+                self.data.repairs.push(StepRepair {
+                    step: step.clone(),
+                    notes: notes.clone(),
+                });
+            }
             DebateEvent::UsageRecorded {
                 role,
                 model,

@@ -224,6 +224,15 @@ pub enum DebateEvent {
         #[serde(default)]
         disagreements: Vec<JudgedDisagreement>,
     },
+    /// Validation repaired a step's model output (clamped, cut, dropped
+    /// unknown references) before it became the events just before this one.
+    OutputRepaired {
+        /// Which step, stored as the fields `step`, `message` and `scope`.
+        #[serde(flatten)]
+        step: StepId,
+        /// What was repaired, one line each.
+        notes: Vec<String>,
+    },
     /// Model usage of one run of the debate (one event per role and model,
     /// appended when a run stops; a resumed debate adds its own).
     UsageRecorded {
@@ -273,6 +282,7 @@ impl DebateEvent {
             Self::SummaryRecorded { .. } => "summary_recorded",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",
+            Self::OutputRepaired { .. } => "output_repaired",
             Self::UsageRecorded { .. } => "usage_recorded",
             Self::DebateFinished { .. } => "debate_finished",
         }

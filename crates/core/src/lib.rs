@@ -48,7 +48,7 @@ pub mod summary;
 pub mod synthetic;
 pub mod trigger;
 
-pub use blackboard::{Blackboard, DebateStatus, StepWarning, UsageTotals};
+pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use agon_core::extraction::{
     CruxCardPayload, ExtractionContext, ExtractionError, Payload, PositionUpdate, ReflectionBatch,

@@ -15,7 +15,7 @@ fn chat() -> &'static LlamaCppChat {
     CHAT.get_or_init(|| LlamaCppChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
 }
 
-mod support;
+use crate::support;
 use support::request;
 
 #[tokio::test]

@@ -15,7 +15,7 @@ fn chat() -> &'static LocalChat {
     CHAT.get_or_init(|| LocalChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
 }
 
-mod support;
+use crate::support;
 use support::request;
 
 #[tokio::test]

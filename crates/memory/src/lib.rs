@@ -10,7 +10,7 @@
 //!   by reciprocal rank into N candidates, scored
 //!   `0.5·recency + 3.0·relevance + 2.0·importance` (min-max normalized,
 //!   newest memory highest), top K returned ([`score`]).
-//! - **Harness** ([`locomo`]): evidence recall on LoCoMo-format data.
+//! - **Harness** (module `locomo`, feature `locomo`): evidence recall on LoCoMo-format data.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,6 +33,7 @@ pub mod exact;
 pub mod harvest;
 mod index;
 mod inmemory;
+#[cfg(feature = "locomo")]
 pub mod locomo;
 mod memory;
 mod open;

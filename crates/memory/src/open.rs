@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::error::MemoryError;
 use crate::index::MemoryIndex;
 use crate::postgres::PgMemory;
-use crate::sqlite::{SqliteMemory, redact};
+use crate::sqlite::SqliteMemory;
 
 /// Opens the memory tables next to the debate store at `url`:
 /// `sqlite:PATH` → the embedded index (exact search in process);
@@ -16,6 +16,8 @@ pub async fn open(url: &str) -> Result<Arc<dyn MemoryIndex>, MemoryError> {
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(Arc::new(PgMemory::connect(url).await?))
     } else {
-        Err(MemoryError::UnsupportedUrl { url: redact(url) })
+        Err(MemoryError::UnsupportedUrl {
+            url: agon_store::redact_url(url),
+        })
     }
 }

@@ -30,7 +30,7 @@ use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
-use crate::sqlite::{from_millis, millis, redact};
+use crate::sqlite::{from_millis, millis};
 use crate::text::Analyzer;
 
 /// `hnsw.ef_search` used by every connection.
@@ -82,7 +82,7 @@ impl PgMemory {
     /// Connects to `url` (`postgres://…`) and migrates the memory tables
     /// (creating the `vector` extension if it is missing).
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
-        let shown = redact(url);
+        let shown = agon_store::redact_url(url);
         let db = |e: sqlx::Error| MemoryError::Database {
             url: shown.clone(),
             message: e.to_string(),

@@ -35,19 +35,6 @@ struct Cache {
     generation: i64,
 }
 
-pub(crate) fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
-}
-
 pub(crate) fn millis(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
@@ -71,7 +58,7 @@ impl SqliteMemory {
     /// Opens (creating if missing) the SQLite file `url` names
     /// (`sqlite://PATH`, `sqlite:PATH` or a plain path) and migrates it.
     pub async fn open(url: &str) -> Result<Self, MemoryError> {
-        let shown = redact(url);
+        let shown = agon_store::redact_url(url);
         let normalized = if url.starts_with("sqlite:") {
             url.to_owned()
         } else {

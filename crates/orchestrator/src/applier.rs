@@ -14,13 +14,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use agon_context::prompts;
-use agon_core::Blackboard;
 use agon_core::extraction::{
     DisagreementWindow, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload, TurnAnalysis,
     with_persona_names,
 };
+use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
-use agon_protocol::{Background, BackgroundId, Converted, ModelFailure, ModelOutput, Protocol};
+use agon_protocol::{Background, BackgroundId, ModelFailure, ModelOutput, Protocol};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
@@ -109,13 +109,13 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
 }
 
 /// The events of an applied job.
-fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Converted {
+fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
     let now = chrono::Utc::now();
     let rules = ctx.protocol.rules();
     match (job, output) {
         (Background::Analyse { message, .. }, Output::Analysis(out)) => {
             if bb.is_analyzed(message) {
-                return Converted::default();
+                return Vec::new();
             }
             background::analysis(bb, message, out, &rules.detection, now)
         }
@@ -125,11 +125,11 @@ fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> C
         (Background::Reflect { aspect, round }, Output::Single(out)) => {
             background::reflection(bb, aspect, *round, out, now)
         }
-        (job, _) => Converted::events(vec![agon_protocol::step_failed(
+        (job, _) => vec![agon_protocol::step_failed(
             failed_step(job, bb),
             "internal: the job's output does not match the job",
             now,
-        )]),
+        )],
     }
 }
 
@@ -225,15 +225,9 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
             None => lost(&head, nothing_to_ask(&head).into()),
         };
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
-        let repairs = shared
-            .append_with(|bb| {
-                let converted = convert(ctx, bb, &head, output);
-                (converted.events, converted.repairs)
-            })
+        shared
+            .append_with(|bb| (convert(ctx, bb, &head, output), ()))
             .instrument(span)
             .await?;
-        if !repairs.is_empty() {
-            tracing::info!(repairs = ?repairs, "validation repaired the output");
-        }
     }
 }

@@ -25,6 +25,7 @@ mod memory;
 pub mod models;
 mod orchestrator;
 pub mod report;
+#[cfg(feature = "scripted")]
 pub mod scripted;
 mod shared;
 mod speak;

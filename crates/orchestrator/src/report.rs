@@ -246,6 +246,31 @@ pub fn markdown(bb: &Blackboard) -> String {
         s.push('\n');
     }
 
+    if !bb.repairs().is_empty() {
+        let notes: usize = bb.repairs().iter().map(|r| r.notes.len()).sum();
+        let _ = writeln!(
+            s,
+            "## Repairs\n\nValidation repaired {} model output(s) ({notes} note(s)) before they were recorded.\n",
+            bb.repairs().len()
+        );
+        for r in bb.repairs() {
+            let at = r
+                .step
+                .message()
+                .map(ToString::to_string)
+                .or_else(|| r.step.scope())
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "- {} {}: {}",
+                r.step.name(),
+                at,
+                one_line(&r.notes.join("; "))
+            );
+        }
+        s.push('\n');
+    }
+
     s.push_str("## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cost |\n|---|---|---|---|---|---|\n");
     let (mut calls, mut input, mut output, mut micro, mut unpriced) = (0, 0, 0, 0, false);
     for (role, models) in bb.usage() {

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -367,4 +367,19 @@ async fn the_event_log_matches_the_recorded_fixture() {
     for (i, (got, want)) in background.iter().zip(expected_background).enumerate() {
         assert_eq!(got, want, "background event {i}");
     }
+}
+
+/// The markdown report of the workspace's fixture debate
+/// (`tests/fixtures/debate.json`: 3 personas × 3 aspects, claims, a crux
+/// room and card, round records, reflections).
+#[test]
+fn the_markdown_report_of_the_fixture_debate() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/debate.json"
+    );
+    let events: Vec<DebateEvent> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let bb = agon_core::Blackboard::replay(&events).unwrap();
+    insta::assert_snapshot!(report::markdown(&bb));
 }

@@ -9,7 +9,7 @@
     clippy::field_reassign_with_default
 )]
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, OnceLock};
 

@@ -25,17 +25,26 @@ pub struct AnalysisOutput {
 }
 
 /// The events of one message's analysis: the speaker's position events,
-/// `turn_analyzed`, then the claims that opens. A failed part is a
-/// `step_failed` warning and the message is still marked analysed.
+/// `turn_analyzed`, the claims that opens, and the record of any repair. A
+/// failed part is a `step_failed` warning and the message is still marked
+/// analysed.
 pub fn analysis(
     board: &Blackboard,
     message: &MessageId,
     out: AnalysisOutput,
     detection: &DetectionRules,
     time: DateTime<Utc>,
-) -> Converted {
+) -> Vec<DebateEvent> {
     let Some(m) = board.message(message) else {
-        return Converted::default();
+        return Vec::new();
+    };
+    let primary = StepId::Analysis {
+        message: m.id.clone(),
+        part: if out.combined {
+            AnalysisPart::Combined
+        } else {
+            AnalysisPart::Position
+        },
     };
     let ctx = ExtractionContext::new(board).with_speaker(&m.persona);
     let failed = |part| {
@@ -101,22 +110,24 @@ pub fn analysis(
         let opened = detection.detector.open_events_after(board, latest);
         events.extend(opened);
     }
-    Converted { events, repairs }
+    Converted { events, repairs }.into_events(primary)
 }
 
-/// A validated payload's events with its repairs, or its step's failure.
-fn converted<T>(
+/// A validated payload's events followed by the record of its repairs, or
+/// its step's failure.
+pub(crate) fn converted<T>(
     extracted: Result<agon_core::extraction::Validated<T>, crate::ExtractFailure>,
     into_events: impl FnOnce(agon_core::extraction::Validated<T>) -> Vec<DebateEvent>,
     step: StepId,
     time: DateTime<Utc>,
-) -> Converted {
+) -> Vec<DebateEvent> {
     match extracted {
         Ok(valid) => Converted {
             repairs: valid.notes().to_vec(),
             events: into_events(valid),
-        },
-        Err(e) => Converted::events(vec![step_failed(step, e, time)]),
+        }
+        .into_events(step),
+        Err(e) => vec![step_failed(step, e, time)],
     }
 }
 
@@ -127,7 +138,7 @@ pub fn round_record(
     round: u32,
     output: ModelOutput,
     time: DateTime<Utc>,
-) -> Converted {
+) -> Vec<DebateEvent> {
     let ctx = ExtractionContext::new(board);
     converted(
         extract(output, |p: RoundRecordPayload| p.validate(&ctx)),
@@ -145,7 +156,7 @@ pub fn reflection(
     round: u32,
     output: ModelOutput,
     time: DateTime<Utc>,
-) -> Converted {
+) -> Vec<DebateEvent> {
     let sources: Vec<MessageId> = board
         .message_indices_for_aspect(aspect)
         .iter()

@@ -17,7 +17,7 @@ use agon_core::{
 };
 use chrono::{DateTime, Utc};
 
-use crate::extract::{ModelOutput, extract, step_failed};
+use crate::extract::{Converted, ModelOutput, extract, step_failed};
 use crate::rules::CruxRules;
 use crate::step::{Speak, Step, Voice};
 
@@ -153,8 +153,9 @@ pub fn convergence(room: &CruxRoomId, output: ModelOutput, time: DateTime<Utc>) 
 }
 
 /// The events of a room's crux card: the card (which closes the claim:
-/// resolved if the parties converged, abandoned otherwise), or, when the
-/// card failed, the failure and the claim abandoned.
+/// resolved if the parties converged, abandoned otherwise) and the record
+/// of any repair, or, when the card failed, the failure and the claim
+/// abandoned.
 pub fn card_events(
     board: &Blackboard,
     claim: &ClaimId,
@@ -166,7 +167,11 @@ pub fn card_events(
     match extract(output, |card: CruxCardPayload| {
         card.validate(&ctx, Some(claim))
     }) {
-        Ok(valid) => valid.into_events(Some(claim), Some(room), board.current_round()),
+        Ok(valid) => Converted {
+            repairs: valid.notes().to_vec(),
+            events: valid.into_events(Some(claim), Some(room), board.current_round()),
+        }
+        .into_events(StepId::CruxCard(room.clone())),
         Err(failure) => {
             let reason = failure.to_string();
             vec![

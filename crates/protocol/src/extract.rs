@@ -67,4 +67,18 @@ impl Converted {
             repairs: Vec::new(),
         }
     }
+
+    /// The events to append: the converted ones, then (when validation
+    /// repaired anything) an `output_repaired` record of `step`, so no
+    /// repair note is dropped.
+    pub fn into_events(self, step: StepId) -> Vec<DebateEvent> {
+        let mut events = self.events;
+        if !self.repairs.is_empty() {
+            events.push(DebateEvent::OutputRepaired {
+                step,
+                notes: self.repairs,
+            });
+        }
+        events
+    }
 }

@@ -303,9 +303,13 @@ impl StructuredDebate {
         board: &Blackboard,
         taken: &Taken<'_>,
         debaters: &[PersonaId],
-        idle: bool,
+        background: &[Background],
         progress: &mut Progress,
     ) -> Next {
+        let idle = background.is_empty();
+        let ledger_complete = background
+            .iter()
+            .all(|b| matches!(b, Background::Reflect { .. }));
         if board.topic().is_none() {
             progress.phase = match self.rules.start.aspects {
                 crate::step::AspectSource::Planned { .. } => "planning aspects".into(),
@@ -364,7 +368,9 @@ impl StructuredDebate {
             return next;
         }
         progress.phase = "closings".into();
-        if !closings_begun && !idle {
+        // Closings see the complete ledger (every analysis and round record
+        // applied); a reflection still being written does not hold them up.
+        if !closings_begun && !ledger_complete {
             return Next::Wait;
         }
         for p in debaters {
@@ -464,13 +470,7 @@ impl Protocol for StructuredDebate {
             aspects: board.aspects().len(),
             ..Progress::default()
         };
-        let next = self.next(
-            board,
-            &taken,
-            &debaters,
-            background.is_empty(),
-            &mut progress,
-        );
+        let next = self.next(board, &taken, &debaters, &background, &mut progress);
         Plan {
             background,
             next,

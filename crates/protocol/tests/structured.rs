@@ -242,3 +242,77 @@ fn a_finished_debate_plans_nothing() {
         Next::Step(step) if matches!(*step, Step::Start(_))
     ));
 }
+
+/// Closings wait for the complete ledger (every analysis and round record),
+/// not for a reflection still being written; finishing waits for it.
+#[test]
+fn closings_do_not_wait_for_a_pending_reflection() {
+    let no_rooms = CruxRules {
+        enabled: false,
+        ..CruxRules::default()
+    };
+    let mut sim = Sim::new(rules(1, 1, no_rooms, false), Script::default(), Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished());
+    assert!(
+        sim.trace
+            .iter()
+            .any(|l| l == "[reflect aspect-1] -> speak closing/mara"),
+        "{:#?}",
+        sim.trace
+    );
+    assert!(
+        sim.trace
+            .iter()
+            .any(|l| l.starts_with("[analyse msg-") && l.ends_with("-> wait")),
+        "the closings still wait for the analyses"
+    );
+    assert_eq!(sim.board.reflections().len(), 1);
+}
+
+/// Validation repairs are recorded after the step's events, never dropped.
+#[test]
+fn repairs_are_recorded_after_the_events_they_repaired() {
+    let mut sim = Sim::new(
+        rules(
+            1,
+            1,
+            CruxRules {
+                enabled: false,
+                ..CruxRules::default()
+            },
+            false,
+        ),
+        Script::default(),
+        Lag::Eager,
+    );
+    sim.run(8); // start, openings, aspect 1, takes
+    let bb = &sim.board;
+    let output = serde_json::json!({
+        "takes": [
+            {"persona": "Mara", "position": "argued", "keyArgument": "costs", "evidenceCited": [], "targetedPersona": null},
+            {"persona": "Zed", "position": "?", "keyArgument": "?", "evidenceCited": [], "targetedPersona": null}
+        ],
+        "summary": "Mara stated a position.", "newDisagreements": [], "shifts": []
+    });
+    let events = agon_protocol::background::round_record(
+        bb,
+        &"aspect-1".into(),
+        1,
+        Ok(output),
+        crate::support::T0,
+    );
+    let kinds: Vec<&str> = events.iter().map(agon_core::DebateEvent::name).collect();
+    assert_eq!(kinds, ["round_recorded", "output_repaired"]);
+    let mut bb = bb.clone();
+    for e in &events {
+        bb.apply(e).unwrap();
+    }
+    let repair = &bb.repairs()[0];
+    assert_eq!(repair.step, StepId::RoundRecord("aspect-1".into()));
+    assert!(
+        repair.notes.iter().any(|n| n.contains("Zed")),
+        "{:?}",
+        repair.notes
+    );
+}

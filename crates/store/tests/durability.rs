@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -58,7 +58,7 @@ async fn kill_at_random_moments(place: Place, label: &str) {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "child_appender",
+                "durability::child_appender",
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",

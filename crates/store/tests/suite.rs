@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-mod support;
-
 macro_rules! suite {
     ($backend:ident) => {
         mod $backend {

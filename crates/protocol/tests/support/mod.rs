@@ -222,7 +222,7 @@ impl Sim {
             return false;
         };
         let bb = &self.board;
-        let converted = match &head {
+        let events = match &head {
             Background::Analyse { message, mode } => {
                 let m = bb.message(message).unwrap();
                 let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
@@ -235,7 +235,7 @@ impl Sim {
                 background::reflection(bb, aspect, *round, self.script.reflection(bb), T0)
             }
         };
-        self.apply(converted.events);
+        self.apply(events);
         true
     }
 

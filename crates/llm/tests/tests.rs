@@ -1,0 +1,9 @@
+//! agon-llm's integration tests: one test binary, one module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod http;
+mod llama_cpp;
+mod local;
+mod local_chat;
+mod support;

@@ -1,0 +1,73 @@
+//! The shape of the workspace: the pure crates stay pure.
+
+use std::process::Command;
+
+/// `cargo tree` of one package's normal dependencies, one `name features`
+/// line per package.
+fn tree(package: &str) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tree",
+            "-p",
+            package,
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p} [{f}]",
+        ])
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_pure_crates_depend_on_no_runtime_database_http_or_clock() {
+    for package in ["agon-core", "agon-context", "agon-protocol"] {
+        let tree = tree(package);
+        assert!(
+            tree.lines().next().unwrap_or_default().starts_with(package),
+            "{tree}"
+        );
+        for line in tree.lines() {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                !matches!(
+                    name,
+                    "tokio" | "sqlx" | "sqlx-core" | "reqwest" | "hyper" | "mio"
+                ),
+                "{package} depends on {line}"
+            );
+            if name == "chrono" {
+                assert!(
+                    !line.contains("clock"),
+                    "{package} gets chrono's clock: {line}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_protocol_layer_sits_on_the_pure_crates_only() {
+    let tree = tree("agon-protocol");
+    let agon: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("agon-"))
+        .collect();
+    for name in &agon {
+        assert!(
+            matches!(*name, "agon-protocol" | "agon-core" | "agon-context"),
+            "agon-protocol depends on {name}"
+        );
+    }
+}
