@@ -7,7 +7,8 @@
 //! - [`context`] (feature `context`, default): token-budgeted context assembly;
 //! - [`protocol`] (feature `protocol`, default): the protocols as pure planners;
 //! - [`llm`] (feature `llm`, default): `ChatModel` / `Embedder` and the HTTP
-//!   providers (feature `local` adds the in-process models);
+//!   providers;
+//! - `local` (feature `local`): the in-process models;
 //! - `store` (feature `store`): the event log on SQLite and PostgreSQL;
 //! - `memory` (feature `memory`): vector memory;
 //! - `orchestrator` (feature `orchestrator`): the interpreter that runs debates.
@@ -22,6 +23,9 @@ pub use agon_protocol as protocol;
 
 #[cfg(feature = "llm")]
 pub use agon_llm as llm;
+
+#[cfg(feature = "local")]
+pub use agon_local as local;
 
 #[cfg(feature = "store")]
 pub use agon_store as store;

@@ -64,7 +64,7 @@ fn workspace_root() -> Result<std::path::PathBuf> {
 fn test_features(llama_cpp: bool) -> String {
     let mut features = vec!["agon-core/synthetic"];
     if llama_cpp {
-        features.extend(["agon-llm/llama-cpp", "agon-cli/llama-cpp"]);
+        features.extend(["agon-local/llama-cpp", "agon-cli/llama-cpp"]);
     }
     features.join(",")
 }
@@ -179,14 +179,18 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             "local" => {
                 models::fetch(sh, root)?;
                 let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
-                cmd!(sh, "cargo run --release -p agon-llm --example bench_local").run()?;
+                cmd!(
+                    sh,
+                    "cargo run --release -p agon-local --example bench_local"
+                )
+                .run()?;
             }
             "llama-cpp" => {
                 models::fetch(sh, root)?;
                 let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
                 cmd!(
                     sh,
-                    "cargo run --release -p agon-llm --features llama-cpp --example bench_local"
+                    "cargo run --release -p agon-local --features llama-cpp --example bench_local"
                 )
                 .run()?;
             }

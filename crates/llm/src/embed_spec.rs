@@ -162,20 +162,29 @@ impl fmt::Display for EmbedderSpec {
 }
 
 impl EmbedderSpec {
-    /// Builds the embedder; keys are read through `lookup` (usually the
-    /// environment). Loading a local model blocks.
-    #[allow(unused_variables)]
+    /// Builds the embedder of an HTTP spec; keys are read through `lookup`
+    /// (usually the environment). A `local` spec needs in-process backends:
+    /// see [`Self::build_with`].
     pub fn build(
         &self,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn Embedder>, ProviderError> {
+        self.build_with(None, lookup)
+    }
+
+    /// Builds the embedder, a `local` one with `local` (agon-local's
+    /// backends); loading a local model blocks.
+    #[allow(unused_variables)]
+    pub fn build_with(
+        &self,
+        local: Option<&dyn crate::spec::LocalBackends>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn Embedder>, ProviderError> {
         match self {
-            #[cfg(feature = "local")]
-            Self::Local(None) => Ok(Arc::new(crate::local::LocalEmbedder::minilm()?)),
-            #[cfg(feature = "local")]
-            Self::Local(Some(dir)) => Ok(Arc::new(crate::local::LocalEmbedder::load(
-                std::path::Path::new(dir),
-            )?)),
+            Self::Local(_) => match local {
+                Some(local) => local.embedder(self),
+                None => Err(crate::spec::no_local_backends(self)),
+            },
             #[cfg(feature = "http")]
             Self::Voyage { model, dimensions } => {
                 let mut config = crate::embeddings::EmbeddingConfig::voyage(lookup)?;

@@ -36,15 +36,12 @@ mod openai;
 #[cfg(feature = "http")]
 mod stream;
 
-#[cfg(feature = "local")]
-pub mod local;
-
 pub use embed_spec::{EmbedderSpec, EmbedderSpecError};
 pub use error::ProviderError;
 pub use fallback::Fallback;
 pub use secret::ApiKey;
-pub use spec::{ModelFactory, ModelSpec, SpecError};
-pub use traits::{ChatModel, ChatStream, Embedder};
+pub use spec::{LocalBackends, ModelFactory, ModelSpec, SpecError};
+pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
     Usage,
@@ -57,10 +54,6 @@ pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};
 pub use embeddings::{EmbeddingApi, EmbeddingConfig, HttpEmbedder, VOYAGE_API_KEY};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
-#[cfg(feature = "llama-cpp")]
-pub use local::LlamaCppChat;
-#[cfg(feature = "local")]
-pub use local::{LocalChat, LocalEmbedder};
 #[cfg(feature = "http")]
 pub use openai::{
     OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY, OpenAiChat, OpenAiConfig, StructuredOutput,

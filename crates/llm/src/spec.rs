@@ -128,6 +128,30 @@ impl ModelSpec {
 #[derive(Default)]
 pub struct ModelFactory {
     built: Mutex<HashMap<ModelSpec, Arc<dyn ChatModel>>>,
+    local: Option<Arc<dyn LocalBackends>>,
+}
+
+/// Builds the in-process models that `local` and `llama-cpp` specs name.
+/// agon-llm has none of its own: they live in `agon-local`, which
+/// implements this trait. A factory without backends answers such specs
+/// with an error that says so.
+pub trait LocalBackends: Send + Sync {
+    /// The chat model of a `local` or `llama-cpp` spec (loading blocks).
+    fn chat(&self, spec: &ModelSpec) -> Result<Arc<dyn ChatModel>, ProviderError>;
+    /// The embedder of a `local` embedder spec (loading blocks).
+    fn embedder(
+        &self,
+        spec: &crate::EmbedderSpec,
+    ) -> Result<Arc<dyn crate::Embedder>, ProviderError>;
+}
+
+/// The error for an in-process spec when no backends are linked in.
+pub(crate) fn no_local_backends(spec: &dyn fmt::Display) -> ProviderError {
+    ProviderError::InvalidRequest {
+        reason: format!(
+            "`{spec}` runs an in-process model, and this program was built without them (agon-local)"
+        ),
+    }
 }
 
 impl fmt::Debug for ModelFactory {
@@ -137,9 +161,21 @@ impl fmt::Debug for ModelFactory {
 }
 
 impl ModelFactory {
-    /// A factory with nothing built.
+    /// A factory with nothing built and no in-process backends (HTTP
+    /// providers only).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// This factory, building `local` / `llama-cpp` specs with `backends`.
+    pub fn with_local(mut self, backends: Arc<dyn LocalBackends>) -> Self {
+        self.local = Some(backends);
+        self
+    }
+
+    /// The in-process backends, if any.
+    pub fn local(&self) -> Option<&Arc<dyn LocalBackends>> {
+        self.local.as_ref()
     }
 
     /// The model for `spec`, built on first use. Keys are read through
@@ -152,7 +188,11 @@ impl ModelFactory {
         if let Some(model) = self.built.lock().map_err(|_| poisoned())?.get(spec) {
             return Ok(Arc::clone(model));
         }
-        let model = build(spec, lookup)?;
+        let model = match (spec.is_local(), &self.local) {
+            (true, Some(local)) => local.chat(spec)?,
+            (true, None) => return Err(no_local_backends(spec)),
+            (false, _) => build(spec, lookup)?,
+        };
         self.built
             .lock()
             .map_err(|_| poisoned())?
@@ -173,24 +213,7 @@ fn build(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn ChatModel>, ProviderError> {
     match spec {
-        #[cfg(feature = "local")]
-        ModelSpec::Local(None) => Ok(Arc::new(crate::local::LocalChat::smollm2()?)),
-        #[cfg(feature = "local")]
-        ModelSpec::Local(Some(path)) => Ok(Arc::new(crate::local::LocalChat::load(
-            std::path::Path::new(path),
-        )?)),
-        #[cfg(feature = "llama-cpp")]
-        ModelSpec::LlamaCpp(None) => Ok(Arc::new(crate::local::LlamaCppChat::smollm2()?)),
-        #[cfg(feature = "llama-cpp")]
-        ModelSpec::LlamaCpp(Some(path)) => Ok(Arc::new(crate::local::LlamaCppChat::load(
-            std::path::Path::new(path),
-        )?)),
-        #[cfg(not(feature = "llama-cpp"))]
-        ModelSpec::LlamaCpp(_) => Err(ProviderError::InvalidRequest {
-            reason: format!(
-                "model spec `{spec}` needs agon's `llama-cpp` feature (build with `--features llama-cpp`; it needs cmake and libclang)"
-            ),
-        }),
+        ModelSpec::Local(_) | ModelSpec::LlamaCpp(_) => Err(no_local_backends(spec)),
         #[cfg(feature = "http")]
         ModelSpec::Anthropic(model) => Ok(Arc::new(crate::anthropic::AnthropicChat::new(
             crate::anthropic::AnthropicConfig::from_lookup(model.clone(), lookup)?,
@@ -262,11 +285,12 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
     }
 
-    #[cfg(not(feature = "llama-cpp"))]
     #[test]
-    fn llama_cpp_without_its_feature_names_the_feature() {
-        let spec: ModelSpec = "llama-cpp".parse().unwrap();
-        let err = ModelFactory::new().build(&spec, &|_| None).err().unwrap();
-        assert!(err.to_string().contains("--features llama-cpp"), "{err}");
+    fn in_process_specs_without_backends_say_so() {
+        for spec in ["local", "llama-cpp", "local:/m/x.gguf"] {
+            let spec: ModelSpec = spec.parse().unwrap();
+            let err = ModelFactory::new().build(&spec, &|_| None).err().unwrap();
+            assert!(err.to_string().contains("agon-local"), "{err}");
+        }
     }
 }

@@ -60,7 +60,6 @@ pub trait Embedder: Send + Sync {
 
 /// Rejects an empty input list or an empty text before any work is done
 /// (shared by every [`Embedder`]).
-#[cfg(any(feature = "http", feature = "local"))]
 pub fn check_embedding_inputs(provider: &str, texts: &[String]) -> Result<(), ProviderError> {
     if texts.is_empty() {
         return Err(ProviderError::InvalidRequest {

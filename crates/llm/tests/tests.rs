@@ -3,7 +3,3 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod http;
-mod llama_cpp;
-mod local;
-mod local_chat;
-mod support;

@@ -12,7 +12,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agon_llm::{Embedder, LocalEmbedder};
+use agon_llm::Embedder;
+use agon_local::LocalEmbedder;
 use agon_memory::RetrievalConfig;
 use agon_memory::locomo::{evaluate, load};
 

@@ -14,7 +14,8 @@ use crate::support;
 use std::sync::{Arc, OnceLock};
 
 use agon_core::MessageKind;
-use agon_llm::{ChatModel, LocalChat, PriceTable};
+use agon_llm::{ChatModel, PriceTable};
+use agon_local::LocalChat;
 use agon_orchestrator::config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, report};
 use agon_store::EventStore;

@@ -12,8 +12,9 @@ use std::time::Duration;
 use agon_core::DebateEvent;
 use agon_llm::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, Embedder, JsonResponse, JsonSchema,
-    LocalEmbedder, PriceTable, ProviderError,
+    PriceTable, ProviderError,
 };
+use agon_local::LocalEmbedder;
 use agon_memory::{Memory, MemoryFilter, MemoryKind, RetrievalConfig};
 use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};

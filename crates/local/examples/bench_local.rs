@@ -6,8 +6,9 @@
 
 use std::time::Instant;
 
-use agon_llm::local::GenerationStats;
-use agon_llm::{ChatRequest, LocalChat, LocalEmbedder};
+use agon_llm::ChatRequest;
+use agon_local::GenerationStats;
+use agon_local::{LocalChat, LocalEmbedder};
 
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -74,7 +75,7 @@ fn local() -> Result<(f64, f64), Box<dyn std::error::Error>> {
         "[local] chat load: {:.2} s (includes Q4_1 -> Q8 requantization)",
         started.elapsed().as_secs_f64()
     );
-    println!("[local] int8 kernels: {}", agon_llm::local::cpu_kernels());
+    println!("[local] int8 kernels: {}", agon_local::cpu_kernels());
     let rates = bench_chat("local", |r| chat.generate_blocking(r, |_| {}))?;
     if let Some(rss) = peak_rss_mib() {
         println!("[local] peak RSS after chat: {rss:.0} MiB");
@@ -85,7 +86,7 @@ fn local() -> Result<(f64, f64), Box<dyn std::error::Error>> {
 #[cfg(feature = "llama-cpp")]
 fn llama_cpp(local: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let chat = agon_llm::LlamaCppChat::smollm2()?;
+    let chat = agon_local::LlamaCppChat::smollm2()?;
     println!(
         "[llama-cpp] chat load: {:.2} s",
         started.elapsed().as_secs_f64()

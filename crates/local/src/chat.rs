@@ -27,8 +27,8 @@ use super::guidance::{Guidance, logit_mask};
 use super::llama::{KvCache, Llama};
 use super::output::{LocalGeneration, OnText};
 use super::{inference, invalid, output};
-use crate::error::ProviderError;
-use crate::types::{ChatRequest, JsonSchema, Role};
+use agon_llm::ProviderError;
+use agon_llm::{ChatRequest, JsonSchema, Role};
 
 /// Fewest tokens constrained JSON may use (see `generate`).
 pub(crate) const JSON_MIN_TOKENS: usize = 512;
@@ -406,3 +406,5 @@ impl LocalGeneration for LocalChat {
 pub fn default_chat_path() -> PathBuf {
     models_dir().join(SMOLLM2_FILE)
 }
+
+crate::output::local_chat_model!(LocalChat);

@@ -1,13 +1,13 @@
 //! The in-process embedder on the real MiniLM files (fetched by
 //! `cargo xtask models`, which `cargo xtask test` runs first).
 
-#![cfg(feature = "local")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::sync::OnceLock;
 
-use agon_llm::local::files::models_dir;
-use agon_llm::{Embedder, InputType, LocalEmbedder, ProviderError};
+use agon_llm::{Embedder, InputType, ProviderError};
+use agon_local::LocalEmbedder;
+use agon_local::files::models_dir;
 
 fn embedder() -> &'static LocalEmbedder {
     static EMBEDDER: OnceLock<LocalEmbedder> = OnceLock::new();

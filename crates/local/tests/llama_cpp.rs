@@ -7,8 +7,9 @@
 
 use std::sync::OnceLock;
 
-use agon_llm::local::files::models_dir;
-use agon_llm::{ChatModel, LlamaCppChat, LocalChat, ProviderError};
+use agon_llm::{ChatModel, ProviderError};
+use agon_local::files::models_dir;
+use agon_local::{LlamaCppChat, LocalChat};
 
 fn chat() -> &'static LlamaCppChat {
     static CHAT: OnceLock<LlamaCppChat> = OnceLock::new();

@@ -32,8 +32,8 @@ use super::files::{models_dir, verify};
 use super::guidance::Guidance;
 use super::output::{LocalGeneration, OnText, Outcome};
 use super::{inference, invalid, output};
-use crate::error::ProviderError;
-use crate::types::{ChatRequest, JsonSchema};
+use agon_llm::ProviderError;
+use agon_llm::{ChatRequest, JsonSchema};
 
 /// Largest context the worker allocates (tokens), whatever the model was trained on.
 const MAX_CONTEXT: u32 = 8192;
@@ -438,3 +438,5 @@ impl LocalGeneration for LlamaCppChat {
             .map_err(|_| inference("the llama.cpp worker dropped the request"))?
     }
 }
+
+crate::output::local_chat_model!(LlamaCppChat);

@@ -13,8 +13,8 @@ use llguidance::toktrie::{
 use llguidance::{Matcher, ParserFactory};
 use tokenizers::Tokenizer;
 
-use crate::error::ProviderError;
-use crate::types::JsonSchema;
+use agon_llm::JsonSchema;
+use agon_llm::ProviderError;
 
 /// GPT-2's byte-level alphabet, inverted: the character a byte is written as → the byte.
 fn byte_level_decoder() -> HashMap<char, u8> {

@@ -8,10 +8,10 @@ use async_trait::async_trait;
 
 use super::PROVIDER;
 use super::chat::GenerationStats;
-use crate::error::ProviderError;
-use crate::json::{Attempt, extract_json, structured};
-use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
+use agon_llm::ChatStream;
+use agon_llm::ProviderError;
+use agon_llm::json::{Attempt, extract_json, structured};
+use agon_llm::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
 
 /// One generation: the text, the finish reason and its timings.
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
@@ -59,39 +59,52 @@ pub(crate) trait LocalGeneration: Clone + Send + Sync + 'static {
     ) -> Outcome;
 }
 
-/// Every local backend is a [`ChatModel`] through its generation.
-#[async_trait]
-impl<T: LocalGeneration> ChatModel for T {
-    fn provider(&self) -> &str {
-        PROVIDER
-    }
+/// Makes a local backend a [`ChatModel`] through its generation (one
+/// implementation for every backend; a macro because a blanket impl of a
+/// foreign trait is not allowed).
+macro_rules! local_chat_model {
+    ($backend:ty) => {
+        #[async_trait::async_trait]
+        impl agon_llm::ChatModel for $backend {
+            fn provider(&self) -> &str {
+                $crate::PROVIDER
+            }
 
-    fn model_id(&self) -> &str {
-        LocalGeneration::model_id(self)
-    }
+            fn model_id(&self) -> &str {
+                $crate::output::LocalGeneration::model_id(self)
+            }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        complete(self, request).await
-    }
+            async fn complete(
+                &self,
+                request: agon_llm::ChatRequest,
+            ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+                $crate::output::complete(self, request).await
+            }
 
-    /// Schema-constrained decoding (llguidance): the output always parses
-    /// and follows the schema's structure; it is still validated, with the
-    /// usual single repair attempt.
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        complete_json(self, request, schema).await
-    }
+            /// Schema-constrained decoding (llguidance): the output always
+            /// parses and follows the schema's structure; it is still
+            /// validated, with the usual single repair attempt.
+            async fn complete_json(
+                &self,
+                request: agon_llm::ChatRequest,
+                schema: &agon_llm::JsonSchema,
+            ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+                $crate::output::complete_json(self, request, schema).await
+            }
 
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        stream(self, request)
-    }
+            async fn stream(
+                &self,
+                request: agon_llm::ChatRequest,
+            ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+                $crate::output::stream(self, request)
+            }
+        }
+    };
 }
+pub(crate) use local_chat_model;
 
 /// `ChatModel::complete` of a local backend.
-async fn complete(
+pub(crate) async fn complete(
     backend: &impl LocalGeneration,
     request: ChatRequest,
 ) -> Result<ChatResponse, ProviderError> {
@@ -110,7 +123,7 @@ async fn complete(
 /// added to the prompt: on a small model a long prompt costs far more
 /// (prompt time, and slower generation over a longer context) than it
 /// helps. The caller's prompt should name the fields.
-async fn complete_json(
+pub(crate) async fn complete_json(
     backend: &impl LocalGeneration,
     request: ChatRequest,
     schema: &JsonSchema,
@@ -130,7 +143,7 @@ async fn complete_json(
 
 /// `ChatModel::stream` of a local backend: each piece of text as it is
 /// decoded, then a last chunk with usage and the finish reason.
-fn stream(
+pub(crate) fn stream(
     backend: &impl LocalGeneration,
     request: ChatRequest,
 ) -> Result<ChatStream, ProviderError> {

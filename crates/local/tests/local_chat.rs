@@ -2,13 +2,13 @@
 //! `cargo xtask models`, which `cargo xtask test` runs first). Outputs are
 //! kept short: these run in the debug profile.
 
-#![cfg(feature = "local")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::sync::OnceLock;
 
-use agon_llm::local::files::models_dir;
-use agon_llm::{ChatModel, LocalChat, ProviderError};
+use agon_llm::{ChatModel, ProviderError};
+use agon_local::LocalChat;
+use agon_local::files::models_dir;
 
 fn chat() -> &'static LocalChat {
     static CHAT: OnceLock<LocalChat> = OnceLock::new();

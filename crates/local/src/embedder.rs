@@ -12,9 +12,9 @@ use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::files::{models_dir, verify};
 use super::{PROVIDER, inference, invalid};
-use crate::error::ProviderError;
-use crate::traits::Embedder;
-use crate::types::InputType;
+use agon_llm::Embedder;
+use agon_llm::InputType;
+use agon_llm::ProviderError;
 
 /// The default model's directory under the models directory.
 pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
@@ -157,7 +157,7 @@ impl Embedder for LocalEmbedder {
         texts: &[String],
         _input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        crate::traits::check_embedding_inputs(PROVIDER, texts)?;
+        agon_llm::check_embedding_inputs(PROVIDER, texts)?;
         let this = self.clone();
         let texts = texts.to_vec();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts))

@@ -495,7 +495,7 @@ mod tests {
     use candle_transformers::models::quantized_llama::ModelWeights;
 
     use super::*;
-    use crate::local::files::models_dir;
+    use crate::files::models_dir;
 
     /// The GGUF at `path` with Q4_1/Q5 weights requantized to Q8_0 (what
     /// candle runs fast), in memory.
@@ -601,7 +601,7 @@ mod tests {
     /// prompt and then greedy single steps.
     #[test]
     fn logits_match_the_float_reference_as_closely_as_candle() {
-        let path = models_dir().join(crate::local::SMOLLM2_FILE);
+        let path = models_dir().join(crate::SMOLLM2_FILE);
         let bytes = requantized(&path);
         let mut cursor = Cursor::new(bytes.as_slice());
         let content = gguf_file::Content::read(&mut cursor).unwrap();
@@ -639,7 +639,7 @@ mod tests {
 
     #[test]
     fn a_truncated_cache_replays_to_the_same_logits() {
-        let path = models_dir().join(crate::local::SMOLLM2_FILE);
+        let path = models_dir().join(crate::SMOLLM2_FILE);
         let mut cursor = Cursor::new(requantized(&path));
         let content = gguf_file::Content::read(&mut cursor).unwrap();
         let model = Llama::from_gguf(&content, &mut cursor).unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::error::ProviderError;
+use agon_llm::ProviderError;
 
 /// The command that fetches the pinned files.
 pub const FETCH_COMMAND: &str = "cargo xtask models";
@@ -34,9 +34,9 @@ pub struct PinnedFile {
     pub sha256: String,
 }
 
-/// The pinned files (from `crates/llm/models.json`, compiled in).
+/// The pinned files (from `crates/local/models.json`, compiled in).
 pub fn pinned_files() -> Vec<PinnedFile> {
-    serde_json::from_str::<Manifest>(include_str!("../../models.json"))
+    serde_json::from_str::<Manifest>(include_str!("../models.json"))
         .map(|m| m.files)
         .unwrap_or_default()
 }
