@@ -13,7 +13,9 @@ use crate::Failure;
 
 fn memory_failure(e: MemoryError) -> Failure {
     let code = match &e {
-        MemoryError::Database { .. } | MemoryError::UnsupportedUrl { .. } => 5,
+        MemoryError::Database { .. }
+        | MemoryError::Store(_)
+        | MemoryError::UnsupportedUrl { .. } => 5,
         MemoryError::Embedding { .. } => 4,
         MemoryError::EmbedderMismatch { .. } => 3,
         MemoryError::Invalid { .. } | MemoryError::BadRecord { .. } => 2,

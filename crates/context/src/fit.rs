@@ -191,6 +191,23 @@ pub(crate) fn fit(
     // keeping back what rendering adds between sections, so step 3 rarely
     // has to shed the shares step 1 gave the least important sections.
     let reserve = 2 * slots.len() + 2;
+    // The debate state is never dropped: when its share could not hold its
+    // first item and the others' shares leave too little for even a cut
+    // one, the least important sections give items back first.
+    if let Some(state) = slots
+        .iter()
+        .position(|s| s.kind == SectionKind::DebateState && s.chosen.is_empty())
+    {
+        let need = slots[state].heading_tokens + 2 + MIN_CUT_TOKENS + counter.count(CUT_MARK) + 1;
+        loop {
+            let used_elsewhere: usize = slots.iter().map(|s| s.used).sum();
+            if budget.saturating_sub(used_elsewhere + reserve) >= need
+                || !shed_one(&mut slots, 0, counter)
+            {
+                break;
+            }
+        }
+    }
     for i in 0..slots.len() {
         let used_elsewhere: usize = slots
             .iter()

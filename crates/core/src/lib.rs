@@ -28,25 +28,25 @@
 //! # Ok::<(), ApplyError>(())
 //! ```
 
-pub mod blackboard;
-pub mod claim;
-pub mod crux;
-pub mod deliberation;
-pub mod detection;
-pub mod error;
-pub mod event;
+mod blackboard;
+mod claim;
+mod crux;
+mod deliberation;
+mod detection;
+mod error;
+mod event;
 pub mod extraction;
-pub mod ids;
-pub mod message;
-pub mod persona;
-pub mod position;
-pub mod reflection;
-pub mod round;
-pub mod step;
-pub mod summary;
+mod ids;
+mod message;
+mod persona;
+mod position;
+mod reflection;
+mod round;
+mod step;
+mod summary;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
-pub mod trigger;
+mod trigger;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};

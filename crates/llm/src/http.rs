@@ -100,10 +100,19 @@ impl Endpoint {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, ProviderError>>,
     {
+        let provider = self.provider.clone();
         let retried = attempt
             .retry(self.backoff())
             .when(ProviderError::is_retryable)
-            .adjust(|error, delay| delay.map(|d| error.retry_after().unwrap_or(d)));
+            .adjust(|error, delay| delay.map(|d| error.retry_after().unwrap_or(d)))
+            .notify(move |error, delay| {
+                tracing::info!(
+                    provider = %provider,
+                    error = %error,
+                    delay_ms = delay.as_millis() as u64,
+                    "retrying"
+                );
+            });
         tokio::time::timeout(self.config.deadline, retried)
             .await
             .unwrap_or_else(|_| {

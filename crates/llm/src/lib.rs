@@ -15,12 +15,12 @@
 //! Schema with one repair attempt, and usage/cost accounting
 //! ([`UsageLedger`], [`Metered`]). Keys live in [`ApiKey`], which never prints.
 
-pub mod embed_spec;
+mod embed_spec;
 mod error;
 mod fallback;
 pub mod json;
 mod secret;
-pub mod spec;
+mod spec;
 mod traits;
 mod types;
 mod usage;

@@ -29,6 +29,15 @@ fn response(
     (text, finish, stats): (String, String, GenerationStats),
     started: Instant,
 ) -> ChatResponse {
+    tracing::debug!(
+        model,
+        prompt_tokens = stats.prompt_tokens,
+        cached_tokens = stats.reused_tokens,
+        generated_tokens = stats.generated_tokens,
+        prompt_ms = stats.prompt_time.as_millis() as u64,
+        generation_ms = stats.generation_time.as_millis() as u64,
+        "local generation"
+    );
     ChatResponse {
         content: text,
         usage: usage(&stats),

@@ -50,6 +50,9 @@ pub enum MemoryError {
         /// What failed.
         message: String,
     },
+    /// The database could not be opened (see the store's error).
+    #[error(transparent)]
+    Store(#[from] agon_store::StoreError),
     /// The store's URL names no supported backend.
     #[error("unsupported memory store URL {url} (expected sqlite:PATH or postgres://…)")]
     UnsupportedUrl {

@@ -70,10 +70,9 @@ pub trait MemoryIndex: Send + Sync {
     /// Number of memories passing `filter`.
     async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError>;
 
-    /// Records a debate's topic and start (for labels of cross-debate recall).
-    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError>;
-
-    /// Topic and start of the given debates (unknown ones skipped).
+    /// Topic and start of the given debates (unknown ones skipped), for the
+    /// labels of cross-debate recall. The database backends read the event
+    /// store's `debates` table (the memory lives in the store's database).
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError>;
 
     /// Drops every vector and binds the store to `space` (first step of a

@@ -30,6 +30,16 @@ pub struct InMemoryIndex {
 }
 
 impl InMemoryIndex {
+    /// Records a debate's topic and start for the labels of cross-debate
+    /// recall (the database backends read them from the event store).
+    pub async fn note_debate(&self, info: &DebateInfo) {
+        self.state
+            .write()
+            .await
+            .debates
+            .insert(info.debate.clone(), info.clone());
+    }
+
     /// An empty, unbound index.
     pub fn new() -> Self {
         Self::default()
@@ -146,15 +156,6 @@ impl MemoryIndex for InMemoryIndex {
     async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError> {
         let state = self.state.read().await;
         Ok(state.index.as_ref().map_or(0, |i| i.count(filter)))
-    }
-
-    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError> {
-        self.state
-            .write()
-            .await
-            .debates
-            .insert(info.debate.clone(), info.clone());
-        Ok(())
     }
 
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {

@@ -27,10 +27,10 @@
 //! # Ok(()) }
 //! ```
 
-pub mod bm25;
+mod bm25;
 mod error;
-pub mod exact;
-pub mod harvest;
+mod exact;
+mod harvest;
 mod index;
 mod inmemory;
 #[cfg(feature = "locomo")]
@@ -39,13 +39,17 @@ mod memory;
 mod open;
 mod postgres;
 mod record;
-pub mod score;
+mod score;
 mod sqlite;
-pub mod text;
+mod text;
 
+pub use bm25::{B, Bm25, K1};
 pub use error::MemoryError;
-pub use exact::ExactIndex;
-pub use harvest::{Harvester, MemoryDraft};
+pub use exact::{ExactIndex, dot};
+pub use harvest::{
+    CRUX_CARD_IMPORTANCE, Harvester, MAX_CONTENT_CHARS, MESSAGE_THRESHOLD, MemoryDraft,
+    message_importance,
+};
 pub use index::{DebateInfo, MemoryIndex};
 pub use inmemory::InMemoryIndex;
 pub use memory::{Memory, Recall};
@@ -55,5 +59,8 @@ pub use record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryKind, MemoryMeta, MemoryRecord,
     normalize,
 };
-pub use score::{RetrievalConfig, ScoredMemory};
+pub use score::{
+    MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, min_max, recency_by_age_rank,
+};
 pub use sqlite::SqliteMemory;
+pub use text::Analyzer;

@@ -17,12 +17,11 @@
 //! the planner uses the HNSW index (a test checks the plan with EXPLAIN).
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use pgvector::Vector;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::postgres::PgRow;
 use sqlx::{AssertSqlSafe, Executor, PgPool, Postgres, QueryBuilder, Row};
 
 use crate::error::MemoryError;
@@ -80,29 +79,12 @@ fn push_filter(q: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {
 
 impl PgMemory {
     /// Connects to `url` (`postgres://…`) and migrates the memory tables
-    /// (creating the `vector` extension if it is missing).
+    /// (creating the `vector` extension if it is missing). The connection
+    /// pool is the store's for the same URL (`agon_store::postgres_pool`);
+    /// the HNSW search settings are set per query (`SET LOCAL`).
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
         let shown = agon_store::redact_url(url);
-        let db = |e: sqlx::Error| MemoryError::Database {
-            url: shown.clone(),
-            message: e.to_string(),
-        };
-        let options: PgConnectOptions = url.parse().map_err(db)?;
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(10))
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    let settings = format!(
-                        "SET hnsw.ef_search = {EF_SEARCH}; SET hnsw.iterative_scan = relaxed_order"
-                    );
-                    conn.execute(AssertSqlSafe(settings)).await?;
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await
-            .map_err(db)?;
+        let pool = agon_store::postgres_pool(url).await?;
         let mut migrator = sqlx::migrate!("./migrations/postgres");
         migrator.dangerous_set_table_name("_agon_memory_migrations");
         migrator
@@ -131,6 +113,26 @@ impl PgMemory {
         }
     }
 
+    /// Runs a dense query with the HNSW settings of this index
+    /// (`ef_search`, relaxed iterative scans), scoped to one transaction so
+    /// the shared pool's connections keep their defaults.
+    async fn with_search_settings(
+        &self,
+        mut query: QueryBuilder<Postgres>,
+    ) -> Result<Vec<PgRow>, MemoryError> {
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        let settings = format!(
+            "SET LOCAL hnsw.ef_search = {EF_SEARCH}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+        );
+        sqlx::raw_sql(AssertSqlSafe(settings))
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        let rows = query.build().fetch_all(&mut *tx).await.map_err(self.db())?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(rows)
+    }
+
     /// The dense query for `filter`: a plain `ORDER BY embedding <=> $v LIMIT n`
     /// so the HNSW index serves it.
     fn dense_query(query: &[f32], filter: &MemoryFilter, n: usize) -> QueryBuilder<Postgres> {
@@ -146,11 +148,9 @@ impl PgMemory {
         filter: &MemoryFilter,
         n: usize,
     ) -> Result<String, MemoryError> {
-        let rows = Self::dense_query_after("EXPLAIN ", query, filter, n)
-            .build()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.db())?;
+        let rows = self
+            .with_search_settings(Self::dense_query_after("EXPLAIN ", query, filter, n))
+            .await?;
         let lines: Vec<String> = rows.iter().map(|r| r.get::<String, _>(0)).collect();
         Ok(lines.join("\n"))
     }
@@ -313,11 +313,9 @@ impl MemoryIndex for PgMemory {
         if n == 0 || self.space().await?.is_none() {
             return Ok(Vec::new());
         }
-        let rows = Self::dense_query(query, filter, n)
-            .build()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.db())?;
+        let rows = self
+            .with_search_settings(Self::dense_query(query, filter, n))
+            .await?;
         let mut out = rows
             .iter()
             .map(|row| {
@@ -405,24 +403,10 @@ impl MemoryIndex for PgMemory {
         Ok(n as usize)
     }
 
-    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError> {
-        sqlx::query(
-            "INSERT INTO memory_debates (debate_id, topic, started_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (debate_id) DO UPDATE SET topic = excluded.topic",
-        )
-        .bind(info.debate.as_str())
-        .bind(&info.topic)
-        .bind(millis(info.started))
-        .execute(&self.pool)
-        .await
-        .map_err(self.db())?;
-        Ok(())
-    }
-
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
         let ids: Vec<String> = ids.iter().map(|d| d.as_str().to_owned()).collect();
         let rows = sqlx::query(
-            "SELECT debate_id, topic, started_at FROM memory_debates WHERE debate_id = ANY($1)",
+            "SELECT id AS debate_id, topic, created_at AS started_at FROM debates WHERE id = ANY($1)",
         )
         .bind(ids)
         .fetch_all(&self.pool)

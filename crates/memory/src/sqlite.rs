@@ -3,13 +3,10 @@
 //! table by its sequence column, so other processes' inserts are seen).
 
 use std::collections::HashSet;
-use std::str::FromStr;
-use std::time::Duration;
 
 use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use tokio::sync::RwLock;
 
@@ -59,27 +56,7 @@ impl SqliteMemory {
     /// (`sqlite://PATH`, `sqlite:PATH` or a plain path) and migrates it.
     pub async fn open(url: &str) -> Result<Self, MemoryError> {
         let shown = agon_store::redact_url(url);
-        let normalized = if url.starts_with("sqlite:") {
-            url.to_owned()
-        } else {
-            format!("sqlite://{url}")
-        };
-        let db = |e: sqlx::Error| MemoryError::Database {
-            url: shown.clone(),
-            message: e.to_string(),
-        };
-        let options = SqliteConnectOptions::from_str(&normalized)
-            .map_err(db)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options)
-            .await
-            .map_err(db)?;
+        let pool = agon_store::sqlite_pool(url, agon_store::BUSY_TIMEOUT).await?;
         let mut migrator = sqlx::migrate!("./migrations/sqlite");
         migrator.dangerous_set_table_name("_agon_memory_migrations");
         migrator
@@ -298,25 +275,11 @@ impl MemoryIndex for SqliteMemory {
         self.with_index(|index| index.count(filter)).await
     }
 
-    async fn note_debate(&self, info: &DebateInfo) -> Result<(), MemoryError> {
-        sqlx::query(
-            "INSERT INTO memory_debates (debate_id, topic, started_at) VALUES (?, ?, ?) \
-             ON CONFLICT (debate_id) DO UPDATE SET topic = excluded.topic",
-        )
-        .bind(info.debate.as_str())
-        .bind(&info.topic)
-        .bind(millis(info.started))
-        .execute(&self.pool)
-        .await
-        .map_err(self.db())?;
-        Ok(())
-    }
-
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
         let mut out = Vec::new();
         for id in ids {
             let row =
-                sqlx::query("SELECT topic, started_at FROM memory_debates WHERE debate_id = ?")
+                sqlx::query("SELECT topic, created_at AS started_at FROM debates WHERE id = ?")
                     .bind(id.as_str())
                     .fetch_optional(&self.pool)
                     .await

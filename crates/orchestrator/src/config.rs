@@ -93,7 +93,7 @@ pub struct AspectConfig {
     pub description: String,
 }
 
-/// Model specs per role (see `agon_llm::spec`).
+/// Model specs per role (see `agon_llm::ModelSpec`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelsConfig {

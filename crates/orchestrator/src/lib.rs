@@ -22,7 +22,7 @@ mod error;
 mod interpreter;
 mod lease;
 mod memory;
-pub mod models;
+mod models;
 mod orchestrator;
 pub mod report;
 #[cfg(feature = "scripted")]

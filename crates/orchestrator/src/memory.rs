@@ -35,7 +35,6 @@ pub(crate) fn spawn_writer(
     tokio::spawn(async move {
         let mut harvester = Harvester::new();
         let mut drafts: Vec<MemoryDraft> = Vec::new();
-        let mut noted = false;
         let mut broken = false;
         let mut observe = |h: &mut Harvester, drafts: &mut Vec<MemoryDraft>, e: &DebateEvent| {
             if broken {
@@ -56,12 +55,6 @@ pub(crate) fn spawn_writer(
             match msg {
                 MemoryMsg::Event(e) => {
                     observe(&mut harvester, &mut drafts, &e);
-                    if !noted && let Some(info) = harvester.debate_info() {
-                        noted = true;
-                        if let Err(err) = memory.index().note_debate(&info).await {
-                            warn(StepId::MemoryStore, format!("recording the debate: {err}"));
-                        }
-                    }
                     if matches!(
                         e,
                         DebateEvent::RoundRecorded { .. } | DebateEvent::CruxCardAdded { .. }
@@ -70,12 +63,6 @@ pub(crate) fn spawn_writer(
                     }
                 }
                 MemoryMsg::Flush(done) => {
-                    if !noted && let Some(info) = harvester.debate_info() {
-                        noted = true;
-                        if let Err(err) = memory.index().note_debate(&info).await {
-                            warn(StepId::MemoryStore, format!("recording the debate: {err}"));
-                        }
-                    }
                     store(&memory, &mut drafts, harvester.board(), &warn).await;
                     let _ = done.send(());
                 }

@@ -6,12 +6,12 @@
 //! plan is derived from the events alone, resuming a debate is "replay the
 //! log, ask the protocol again": there is no cursor and no resume code.
 //!
-//! - [`step`]: the step vocabulary ([`Step`], [`Speak`], [`Background`],
+//! - the step vocabulary ([`Step`], [`Speak`], [`Background`],
 //!   [`Plan`]) and the [`Protocol`] seam.
 //! - [`StructuredDebate`]: seed 000 (openings, aspects × minirounds, round
 //!   records, reflections, crux rooms, closings, synthesis).
 //! - [`crux`]: the crux room, a protocol nested in a debate.
-//! - [`extract`] and [`background`]: the one extraction pipeline (parse →
+//! - [`extract()`] and [`background`]: the one extraction pipeline (parse →
 //!   validate → events) and the conversions of each step's model output.
 //!
 //! This crate knows nothing of HTTP, SQL, async runtimes, files or the
@@ -19,10 +19,10 @@
 
 pub mod background;
 pub mod crux;
-pub mod extract;
+mod extract;
 mod rules;
 mod start;
-pub mod step;
+mod step;
 mod structured;
 
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};

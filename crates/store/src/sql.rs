@@ -393,8 +393,16 @@ macro_rules! impl_event_store {
                 persona: &agon_core::PersonaId,
                 update: $crate::store::RecordUpdate<'_>,
             ) -> Result<$crate::types::PersonaRecord, $crate::error::StoreError> {
-                const ATTEMPTS: usize = 16;
-                for _ in 0..ATTEMPTS {
+                const ATTEMPTS: u32 = 16;
+                for attempt in 0..ATTEMPTS {
+                    if attempt > 0 {
+                        // Decorrelate the writers that lost: a random wait
+                        // of up to 2^attempt ms (at most 64 ms), so none
+                        // starves behind the others.
+                        let cap = 1u64 << attempt.min(6);
+                        let wait = fastrand::u64(0..cap * 1_000);
+                        tokio::time::sleep(std::time::Duration::from_micros(wait)).await;
+                    }
                     let current = self.persona_record(persona).await?;
                     let doc = update(current.as_ref().map(|r| &r.doc));
                     let now = $crate::types::millis(chrono::Utc::now());

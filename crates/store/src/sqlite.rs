@@ -1,15 +1,11 @@
 //! The embedded default: one SQLite file, WAL journal, busy timeout.
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Pool, Sqlite};
 
 use crate::error::StoreError;
-
-/// How long a writer waits for another writer's lock before [`StoreError::Locked`].
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::pool::BUSY_TIMEOUT;
 
 /// An [`crate::EventStore`] in a SQLite file.
 #[derive(Debug, Clone)]
@@ -31,46 +27,18 @@ impl SqliteStore {
 
     /// Like [`SqliteStore::open`], waiting at most `busy_timeout` for
     /// another writer's lock before failing with [`StoreError::Locked`].
+    /// Stores (and memories) of one file with one busy timeout share one
+    /// connection pool ([`crate::sqlite_pool`]).
     pub async fn open_with_busy_timeout(
         url: &str,
         busy_timeout: Duration,
     ) -> Result<Self, StoreError> {
         let shown = crate::error::redact_url(url);
-        let normalized = if url.starts_with("sqlite:") {
-            url.to_owned()
-        } else {
-            format!("sqlite://{url}")
-        };
-        let options = SqliteConnectOptions::from_str(&normalized)
-            .map_err(|e| StoreError::Unavailable {
-                url: shown.clone(),
-                message: e.to_string(),
-            })?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(busy_timeout)
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options)
-            .await
-            .map_err(|e| StoreError::Unavailable {
-                url: shown.clone(),
-                message: e.to_string(),
-            })?;
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Migration {
-                url: shown.clone(),
-                message: e.to_string(),
-            })?;
+        let pool = crate::pool::sqlite_pool(url, busy_timeout).await?;
         Ok(Self { pool, url: shown })
     }
 
-    /// Closes the pool.
+    /// Closes the pool (for every user of this database in the process).
     pub async fn close(&self) {
         self.pool.close().await;
     }

@@ -1,0 +1,130 @@
+//! One connection pool per database, shared by everything in the process
+//! that opens it: the event store and the vector memory (`agon-memory`)
+//! get the same pool for the same URL, set up once (connection settings,
+//! the store's migrations). Two pools on one SQLite file would otherwise
+//! contend for its lock with different busy timeouts.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Pool, Postgres, Sqlite};
+use tokio::sync::Mutex;
+
+use crate::error::{StoreError, redact_url};
+
+/// How long a SQLite writer waits for another writer's lock before
+/// [`StoreError::Locked`].
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connecting to PostgreSQL gives up after this long.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+enum SharedPool {
+    Sqlite(Pool<Sqlite>),
+    Postgres(Pool<Postgres>),
+}
+
+/// Open pools by key (the URL, and for SQLite the busy timeout). Held under
+/// an async lock while a pool is being created, so two openers of one URL
+/// never race to create two pools.
+static POOLS: LazyLock<Mutex<HashMap<String, SharedPool>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// `sqlite://PATH` for `sqlite:PATH`, `sqlite://PATH` or a plain path.
+pub(crate) fn sqlite_url(url: &str) -> String {
+    if url.starts_with("sqlite:") {
+        url.to_owned()
+    } else {
+        format!("sqlite://{url}")
+    }
+}
+
+/// The pool of the SQLite database at `url` (created if missing: WAL
+/// journal, `synchronous = NORMAL`, foreign keys, `busy_timeout`), with the
+/// store's tables migrated. Every caller asking for the same URL and busy
+/// timeout gets the same pool.
+pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlite>, StoreError> {
+    let normalized = sqlite_url(url);
+    let key = format!("{normalized}#busy={}ms", busy_timeout.as_millis());
+    let mut pools = POOLS.lock().await;
+    if let Some(SharedPool::Sqlite(pool)) = pools.get(&key)
+        && !pool.is_closed()
+    {
+        return Ok(pool.clone());
+    }
+    let shown = redact_url(url);
+    let options = SqliteConnectOptions::from_str(&normalized)
+        .map_err(|e| StoreError::Unavailable {
+            url: shown.clone(),
+            message: e.to_string(),
+        })?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(busy_timeout)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await
+        .map_err(|e| StoreError::Unavailable {
+            url: shown.clone(),
+            message: e.to_string(),
+        })?;
+    sqlx::migrate!("./migrations/sqlite")
+        .run(&pool)
+        .await
+        .map_err(|e| StoreError::Migration {
+            url: shown,
+            message: e.to_string(),
+        })?;
+    pools.insert(key, SharedPool::Sqlite(pool.clone()));
+    Ok(pool)
+}
+
+/// The pool of the PostgreSQL database at `url`, with the store's tables
+/// migrated; an unreachable server fails within [`CONNECT_TIMEOUT`],
+/// naming the URL (password redacted). Every caller asking for the same
+/// URL gets the same pool.
+pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
+    let mut pools = POOLS.lock().await;
+    if let Some(SharedPool::Postgres(pool)) = pools.get(url)
+        && !pool.is_closed()
+    {
+        return Ok(pool.clone());
+    }
+    let shown = redact_url(url);
+    let options = PgConnectOptions::from_str(url).map_err(|e| StoreError::Unavailable {
+        url: shown.clone(),
+        message: e.to_string(),
+    })?;
+    let connect = PgPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .connect_with(options);
+    let pool = tokio::time::timeout(CONNECT_TIMEOUT, connect)
+        .await
+        .map_err(|_| StoreError::ConnectTimeout {
+            url: shown.clone(),
+            after: CONNECT_TIMEOUT,
+        })?
+        .map_err(|e| StoreError::Unavailable {
+            url: shown.clone(),
+            message: e.to_string(),
+        })?;
+    sqlx::migrate!("./migrations/postgres")
+        .run(&pool)
+        .await
+        .map_err(|e| StoreError::Migration {
+            url: shown,
+            message: e.to_string(),
+        })?;
+    pools.insert(url.to_owned(), SharedPool::Postgres(pool.clone()));
+    Ok(pool)
+}
