@@ -13,8 +13,9 @@ use tokio::task::JoinHandle;
 use crate::error::OrchestratorError;
 use crate::shared::Shared;
 
-/// How long a lease lasts without renewal.
-pub(crate) const LEASE_TTL: Duration = Duration::from_secs(60);
+/// How long a lease lasts without renewal (default; see
+/// `Orchestrator::with_lease_ttl`).
+pub const LEASE_TTL: Duration = Duration::from_secs(60);
 
 /// This host's name.
 pub(crate) fn hostname() -> String {
@@ -37,13 +38,14 @@ fn holder_is_dead(holder: &str) -> bool {
         && !std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Acquires the lease of `id` for `holder`.
+/// Acquires the lease of `id` for `holder`, for `ttl`.
 pub(crate) async fn acquire(
     store: &dyn EventStore,
     id: &DebateId,
     holder: &str,
+    ttl: Duration,
 ) -> Result<Lease, OrchestratorError> {
-    match store.acquire_lease(id, holder, LEASE_TTL).await {
+    match store.acquire_lease(id, holder, ttl).await {
         Err(StoreError::Leased {
             holder: dead,
             since,
@@ -58,7 +60,7 @@ pub(crate) async fn acquire(
                     expires_at: until,
                 })
                 .await?;
-            Ok(store.acquire_lease(id, holder, LEASE_TTL).await?)
+            Ok(store.acquire_lease(id, holder, ttl).await?)
         }
         other => Ok(other?),
     }
@@ -74,18 +76,23 @@ pub(crate) struct HeldLease {
 impl HeldLease {
     /// Starts renewing `lease`; a failed renewal (the lease was lost, or the
     /// store is down) is reported through `shared`, which stops the run.
-    pub(crate) fn keep(store: Arc<dyn EventStore>, lease: Lease, shared: Arc<Shared>) -> Self {
+    pub(crate) fn keep(
+        store: Arc<dyn EventStore>,
+        lease: Lease,
+        ttl: Duration,
+        shared: Arc<Shared>,
+    ) -> Self {
         let lease = Arc::new(Mutex::new(lease));
         let keeper = tokio::spawn({
             let store = Arc::clone(&store);
             let lease = Arc::clone(&lease);
             async move {
-                let mut tick = tokio::time::interval(LEASE_TTL / 3);
+                let mut tick = tokio::time::interval(ttl / 3);
                 tick.tick().await;
                 loop {
                     tick.tick().await;
                     let mut held = lease.lock().await;
-                    match store.renew_lease(&held, LEASE_TTL).await {
+                    match store.renew_lease(&held, ttl).await {
                         Ok(renewed) => *held = renewed,
                         Err(e) => {
                             tracing::warn!(debate = %held.debate, error = %e, "lease renewal failed");

@@ -35,6 +35,7 @@ mod usage;
 pub use agon_protocol::JUDGE_ID;
 pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};
 pub use error::{ErrorKind, OrchestratorError};
+pub use lease::LEASE_TTL;
 pub use models::{ModelError, Models, Role};
 pub use orchestrator::{Orchestrator, RunControl, RunOutcome};
 pub use update::{DebateUpdate, DebateUpdates};

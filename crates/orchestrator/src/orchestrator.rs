@@ -4,6 +4,7 @@
 //! out records usage and the run's status.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_core::{DebateId, DebateStatus};
@@ -48,6 +49,7 @@ pub struct Orchestrator {
     holder: String,
     memory: Option<Memory>,
     memory_unavailable: Option<String>,
+    lease_ttl: Duration,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -68,7 +70,16 @@ impl Orchestrator {
             holder: format!("{}:{}", lease::hostname(), std::process::id()),
             memory: None,
             memory_unavailable: None,
+            lease_ttl: lease::LEASE_TTL,
         }
+    }
+
+    /// How long a run's lease lasts without renewal (default 60 s). The
+    /// lease is renewed every third of it on a timer, whatever the run is
+    /// doing; a process that dies leaves the debate to others after it.
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self
     }
 
     /// Gives the debates this orchestrator runs a vector memory: what they
@@ -158,7 +169,7 @@ impl Orchestrator {
                 source,
             }
         })?;
-        let lease = lease::acquire(self.store.as_ref(), id, &self.holder).await?;
+        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
         self.store.set_status(id, RunStatus::Running).await?;
         let log = DebateLog::open(
             Arc::clone(&self.store),
@@ -204,7 +215,12 @@ impl Orchestrator {
         let applier = tokio::spawn(
             crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),
         );
-        let lease = HeldLease::keep(Arc::clone(&self.store), lease, Arc::clone(&shared));
+        let lease = HeldLease::keep(
+            Arc::clone(&self.store),
+            lease,
+            self.lease_ttl,
+            Arc::clone(&shared),
+        );
         let interpreter = Interpreter {
             shared: Arc::clone(&shared),
             ctx: Arc::clone(&ctx),

@@ -383,3 +383,52 @@ fn the_markdown_report_of_the_fixture_debate() {
     let bb = agon_core::Blackboard::replay(&events).unwrap();
     insta::assert_snapshot!(report::markdown(&bb));
 }
+
+/// The run lease is renewed on a timer, not only between turns: with a
+/// 300 ms lease and model calls of 150 ms, another process can never take
+/// the debate while it runs, and can once it is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_is_renewed_on_a_timer_while_the_run_lasts() {
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store)).with_lease_ttl(Duration::from_millis(300));
+    let mut config = small_config();
+    config.minirounds = 1;
+    config.aspects.truncate(1);
+    config.crux.enabled = false;
+    config.synthesis = false;
+    let id = orch.create(&config).await.unwrap();
+    let models = Models::uniform(
+        Arc::new(ScriptedModel::new(Duration::from_millis(150))),
+        PriceTable::default(),
+    );
+    let run = {
+        let id = id.clone();
+        tokio::spawn(async move { orch.run(&id, &models, RunControl::default()).await })
+    };
+    let started = std::time::Instant::now();
+    let mut attempts = 0;
+    while !run.is_finished() {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        if run.is_finished() {
+            break;
+        }
+        attempts += 1;
+        let taken = store
+            .acquire_lease(&id, "elsewhere:1", Duration::from_secs(5))
+            .await;
+        assert!(
+            taken.is_err(),
+            "the lease lapsed {:?} into the run",
+            started.elapsed()
+        );
+    }
+    assert!(
+        attempts >= 4,
+        "the run was too short to test renewal ({attempts} checks)"
+    );
+    assert_eq!(run.await.unwrap().unwrap(), RunOutcome::Finished);
+    store
+        .acquire_lease(&id, "elsewhere:1", Duration::from_secs(5))
+        .await
+        .expect("released at the end");
+}
