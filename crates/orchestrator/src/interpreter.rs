@@ -18,9 +18,9 @@ use agon_protocol::{
 use tracing::Instrument;
 
 use crate::calls::RunCtx;
+use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
 use crate::models::Role;
-use crate::orchestrator::{RunControl, RunOutcome};
 use crate::shared::Shared;
 use crate::speak::{Speaker, Spoken};
 use crate::update::DebateUpdate;
@@ -291,7 +291,7 @@ impl Interpreter {
     /// Stores the harvested memories, records the run's usage and
     /// `debate_finished`.
     async fn finish(&self) -> Result<(), OrchestratorError> {
-        crate::memory::flush(&self.shared).await;
+        self.shared.flush_memory().await;
         crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
         self.shared
             .append(vec![DebateEvent::DebateFinished {

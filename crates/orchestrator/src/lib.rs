@@ -18,6 +18,7 @@
 mod applier;
 mod calls;
 pub mod config;
+mod control;
 mod error;
 mod interpreter;
 mod lease;
@@ -34,8 +35,9 @@ mod usage;
 
 pub use agon_protocol::JUDGE_ID;
 pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};
+pub use control::{RunControl, RunOutcome};
 pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
 pub use models::{ModelError, Models, Role};
-pub use orchestrator::{Orchestrator, RunControl, RunOutcome};
+pub use orchestrator::Orchestrator;
 pub use update::{DebateUpdate, DebateUpdates};

@@ -187,32 +187,3 @@ pub(crate) async fn recall(
         })
         .collect())
 }
-
-/// Asks the memory writer to store everything harvested so far and waits
-/// for it (no-op when memory is off).
-pub(crate) async fn flush(shared: &crate::shared::Shared) {
-    if let Some(tx) = shared.memory_tx() {
-        let (done, wait) = oneshot::channel();
-        if tx.send(MemoryMsg::Flush(done)).is_ok() {
-            let _ = wait.await;
-        }
-    }
-}
-
-/// Ends the memory writer: after a last flush when `finish`, at once otherwise.
-pub(crate) async fn close(
-    shared: &crate::shared::Shared,
-    writer: Option<JoinHandle<()>>,
-    finish: bool,
-) {
-    let Some(writer) = writer else { return };
-    if finish {
-        flush(shared).await;
-    }
-    shared.close_memory_tx();
-    if finish {
-        let _ = writer.await;
-    } else {
-        writer.abort();
-    }
-}

@@ -12,35 +12,17 @@ use agon_memory::Memory;
 use agon_protocol::StructuredDebate;
 use agon_store::{DebateLog, EventStore, NewDebate, RunStatus, SnapshotPolicy};
 use tokio::sync::{broadcast, mpsc};
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::calls::RunCtx;
 use crate::config::DebateConfig;
+pub use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
 use crate::lease::{self, HeldLease};
 use crate::models::Models;
 use crate::shared::Shared;
 use crate::update::{DebateUpdate, DebateUpdates, subscription};
-
-/// Stops a run from outside (the CLI wires Ctrl-C to it).
-#[derive(Debug, Clone, Default)]
-pub struct RunControl {
-    /// Finish the current utterance, then stop cleanly (resumable).
-    pub stop: CancellationToken,
-    /// Discard the utterance being generated and stop now (resumable).
-    pub abort: CancellationToken,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunOutcome {
-    /// The debate finished.
-    Finished,
-    /// Stopped on request; `agon resume` continues it.
-    Stopped,
-}
 
 /// Creates and runs debates on a store, publishing updates to subscribers.
 pub struct Orchestrator {
@@ -230,7 +212,7 @@ impl Orchestrator {
             Ok(outcome) => outcome,
             Err(e) => {
                 applier.abort();
-                crate::memory::close(&shared, writer, false).await;
+                shared.close_memory(writer, false).await;
                 crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline)
                     .await
                     .ok();
@@ -246,12 +228,12 @@ impl Orchestrator {
                 interpreter.drain().await.ok();
             }
             applier.abort();
-            crate::memory::close(&shared, writer, finish).await;
+            shared.close_memory(writer, finish).await;
             crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline).await?;
             self.store.set_status(id, RunStatus::Interrupted).await?;
         } else {
             applier.abort();
-            crate::memory::close(&shared, writer, true).await;
+            shared.close_memory(writer, true).await;
             self.store.set_status(id, RunStatus::Finished).await?;
         }
         lease.release().await;

@@ -6,7 +6,8 @@ use std::sync::Mutex as StdMutex;
 
 use agon_core::{Blackboard, DebateEvent, DebateId};
 use agon_store::DebateLog;
-use tokio::sync::{Mutex, broadcast, mpsc, watch};
+use tokio::sync::{Mutex, broadcast, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 
 use crate::error::OrchestratorError;
 use crate::memory::MemoryMsg;
@@ -134,15 +135,32 @@ impl Shared {
         }
     }
 
-    /// The memory writer's channel, if memory is on.
-    pub(crate) fn memory_tx(&self) -> Option<mpsc::UnboundedSender<MemoryMsg>> {
-        self.memory_tx.lock().ok().and_then(|t| t.clone())
+    /// Asks the memory writer to store everything harvested so far and
+    /// waits for it (no-op when memory is off).
+    pub(crate) async fn flush_memory(&self) {
+        let tx = self.memory_tx.lock().ok().and_then(|t| t.clone());
+        if let Some(tx) = tx {
+            let (done, wait) = oneshot::channel();
+            if tx.send(MemoryMsg::Flush(done)).is_ok() {
+                let _ = wait.await;
+            }
+        }
     }
 
-    /// Closes the memory writer's channel.
-    pub(crate) fn close_memory_tx(&self) {
+    /// Ends the memory writer: after a last flush when `finish`, at once
+    /// otherwise.
+    pub(crate) async fn close_memory(&self, writer: Option<JoinHandle<()>>, finish: bool) {
+        let Some(writer) = writer else { return };
+        if finish {
+            self.flush_memory().await;
+        }
         if let Ok(mut tx) = self.memory_tx.lock() {
             tx.take();
+        }
+        if finish {
+            let _ = writer.await;
+        } else {
+            writer.abort();
         }
     }
 }
