@@ -20,7 +20,7 @@ use agon_core::extraction::{
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
-use agon_protocol::{Background, BackgroundId, ModelFailure, ModelOutput, Protocol};
+use agon_protocol::{Background, BackgroundId, ModelFailure, ModelOutput};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
@@ -109,15 +109,14 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
 }
 
 /// The events of an applied job.
-fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
+fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
     let now = chrono::Utc::now();
-    let rules = ctx.protocol.rules();
     match (job, output) {
-        (Background::Analyse { message, .. }, Output::Analysis(out)) => {
+        (Background::Analyse { message, mode }, Output::Analysis(out)) => {
             if bb.is_analyzed(message) {
                 return Vec::new();
             }
-            background::analysis(bb, message, out, &rules.detection, now)
+            background::analysis(bb, message, out, mode, now)
         }
         (Background::RoundRecord { aspect, round }, Output::Single(out)) => {
             background::round_record(bb, aspect, *round, out, now)
@@ -226,7 +225,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         };
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
         shared
-            .append_with(|bb| (convert(ctx, bb, &head, output), ()))
+            .append_with(|bb| (convert(bb, &head, output), ()))
             .instrument(span)
             .await?;
     }

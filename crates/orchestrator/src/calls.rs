@@ -8,7 +8,7 @@ use agon_context::prompts::Prompt;
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
 use agon_memory::Memory;
-use agon_protocol::{ModelFailure, ModelOutput, StructuredDebate};
+use agon_protocol::{ModelFailure, ModelOutput, Protocol};
 use tracing::Instrument;
 
 use crate::config::DebateConfig;
@@ -17,7 +17,7 @@ use crate::models::{Models, Role};
 /// The fixed parts of one run.
 pub(crate) struct RunCtx {
     pub(crate) config: DebateConfig,
-    pub(crate) protocol: StructuredDebate,
+    pub(crate) protocol: Arc<dyn Protocol>,
     pub(crate) models: Models,
     pub(crate) assembler: Assembler<CachedCounter<TiktokenCounter>>,
     pub(crate) budget: ContextBudget,

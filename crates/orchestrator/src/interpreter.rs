@@ -12,8 +12,8 @@ use agon_core::extraction::{
 };
 use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId};
 use agon_protocol::{
-    AspectSource, ModelOutput, Next, Progress, Protocol, Speak, Start, Step, aspects_from_plan,
-    crux, extract, start_event,
+    AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan, crux,
+    extract, start_event,
 };
 use tracing::Instrument;
 
@@ -155,6 +155,17 @@ impl Interpreter {
             match step {
                 Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
                 Step::Speak(speak) => self.speak(&speak).await,
+                Step::Parallel(group) => {
+                    let speaker = Speaker {
+                        shared: &self.shared,
+                        ctx: &self.ctx,
+                        abort: &self.control.abort,
+                    };
+                    Ok(match speaker.speak_all(&group).await? {
+                        Spoken::Aborted => Flow::Stopped,
+                        Spoken::Message | Spoken::Skipped => Flow::Continue,
+                    })
+                }
                 Step::Record { events, .. } => {
                     self.shared.append(events).await?;
                     Ok(Flow::Continue)
@@ -307,6 +318,7 @@ fn step_label(step: &Step) -> String {
     match step {
         Step::Start(_) => "start".into(),
         Step::Speak(speak) => speak.key.to_string(),
+        Step::Parallel(group) => format!("{} turns in parallel", group.len()),
         Step::Record { label, .. } => label.clone(),
         Step::CheckConvergence { room, .. } => format!("convergence check {room}"),
         Step::CruxCard { room, .. } => format!("crux card {room}"),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_core::{DebateId, DebateStatus};
 use agon_memory::Memory;
-use agon_protocol::StructuredDebate;
+use agon_protocol::{Protocol, StructuredDebate};
 use agon_store::{DebateLog, EventStore, NewDebate, RunStatus, SnapshotPolicy};
 use tokio::sync::{broadcast, mpsc};
 use tracing::Instrument;
@@ -127,20 +127,39 @@ impl Orchestrator {
 
     /// Runs the debate from wherever its log ends (a new debate from the
     /// start, an interrupted one from its last persisted event) until it
-    /// finishes or `control` stops it.
+    /// finishes or `control` stops it, with the protocol its configuration
+    /// names (the structured debate of seed 000).
     pub async fn run(
         &self,
         id: &DebateId,
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
+        let config = self.config_of(id).await?;
+        let protocol = Arc::new(StructuredDebate::new(config.rules()));
+        self.run_protocol(id, protocol, models, control).await
+    }
+
+    /// Runs the debate with `protocol`: the one interpreter executes any
+    /// protocol's steps. The debate's stored configuration still supplies
+    /// budgets, temperatures and memory settings.
+    pub async fn run_protocol(
+        &self,
+        id: &DebateId,
+        protocol: Arc<dyn Protocol>,
+        models: &Models,
+        control: RunControl,
+    ) -> Result<RunOutcome, OrchestratorError> {
         let span = tracing::info_span!("debate", debate = %id);
-        self.run_inner(id, models, control).instrument(span).await
+        self.run_inner(id, protocol, models, control)
+            .instrument(span)
+            .await
     }
 
     async fn run_inner(
         &self,
         id: &DebateId,
+        protocol: Arc<dyn Protocol>,
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
@@ -185,7 +204,7 @@ impl Orchestrator {
             .then(|| self.memory_unavailable.clone())
             .flatten();
         let ctx = Arc::new(RunCtx {
-            protocol: StructuredDebate::new(config.rules()),
+            protocol,
             config,
             models: models.clone(),
             assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),

@@ -29,6 +29,16 @@ pub(crate) enum Spoken {
     Aborted,
 }
 
+/// A turn's generated text, before it is recorded.
+enum Generated {
+    /// The cleaned utterance.
+    Text(String),
+    /// Empty twice: the speaker's name, for the skip record.
+    Empty(String),
+    /// Aborted mid-generation.
+    Aborted,
+}
+
 /// The model role of a voice.
 pub(crate) fn role_of(voice: Voice) -> Role {
     match voice {
@@ -152,11 +162,32 @@ impl Speaker<'_> {
 
     /// Generates, streams and appends one utterance.
     pub(crate) async fn speak(&self, speak: &Speak) -> Result<Spoken, OrchestratorError> {
-        let span = tracing::info_span!("speak", debate = %self.shared.debate, turn = %speak.key);
-        self.speak_inner(speak).instrument(span).await
+        let generated = self.generate_turn(speak).await?;
+        self.record(speak, generated).await
     }
 
-    async fn speak_inner(&self, speak: &Speak) -> Result<Spoken, OrchestratorError> {
+    /// Generates several utterances concurrently, then appends them in the
+    /// listed order. If one is aborted, none is recorded (all of them are
+    /// generated again on resume).
+    pub(crate) async fn speak_all(&self, group: &[Speak]) -> Result<Spoken, OrchestratorError> {
+        let generated =
+            futures::future::try_join_all(group.iter().map(|s| self.generate_turn(s))).await?;
+        if generated.iter().any(|g| matches!(g, Generated::Aborted)) {
+            return Ok(Spoken::Aborted);
+        }
+        for (speak, generated) in group.iter().zip(generated) {
+            self.record(speak, generated).await?;
+        }
+        Ok(Spoken::Message)
+    }
+
+    /// The model's utterance for a turn (retried once when empty).
+    async fn generate_turn(&self, speak: &Speak) -> Result<Generated, OrchestratorError> {
+        let span = tracing::info_span!("speak", debate = %self.shared.debate, turn = %speak.key);
+        self.generate_inner(speak).instrument(span).await
+    }
+
+    async fn generate_inner(&self, speak: &Speak) -> Result<Generated, OrchestratorError> {
         let prompt = self.prompt_for(speak).await?;
         let name = self
             .shared
@@ -168,24 +199,23 @@ impl Speaker<'_> {
             .with_system(prompt.system)
             .with_temperature(self.ctx.temperature(role))
             .with_max_tokens(self.ctx.config.budget.utterance_max_tokens);
-        let mut text = String::new();
         for attempt in 0..2 {
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
                 label: speak.key.to_string(),
             });
-            match self
+            let text = match self
                 .generate(&model, role, request.clone(), &speak.persona)
                 .await
             {
-                Ok(Some(t)) => text = clean_utterance(&t, &name),
+                Ok(Some(t)) => clean_utterance(&t, &name),
                 Ok(None) => {
                     self.shared.send(DebateUpdate::TurnDiscarded {
                         persona: speak.persona.clone(),
                         reason: "interrupted".into(),
                     });
-                    return Ok(Spoken::Aborted);
+                    return Ok(Generated::Aborted);
                 }
                 Err(source) => {
                     return Err(OrchestratorError::Provider {
@@ -194,9 +224,11 @@ impl Speaker<'_> {
                         source: Box::new(source),
                     });
                 }
-            }
+            };
             if !text.is_empty() {
-                break;
+                self.shared
+                    .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
+                return Ok(Generated::Text(text));
             }
             self.shared.send(DebateUpdate::TurnDiscarded {
                 persona: speak.persona.clone(),
@@ -209,29 +241,43 @@ impl Speaker<'_> {
         }
         self.shared
             .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
-        if text.is_empty() {
-            self.shared
-                .append(vec![agon_protocol::step_failed(
-                    StepId::Utterance(speak.key.clone()),
-                    format!("{name} produced an empty utterance twice; turn skipped"),
-                    chrono::Utc::now(),
-                )])
-                .await?;
-            return Ok(Spoken::Skipped);
+        Ok(Generated::Empty(name))
+    }
+
+    /// Appends a generated turn: its message, or the record of its skip.
+    async fn record(
+        &self,
+        speak: &Speak,
+        generated: Generated,
+    ) -> Result<Spoken, OrchestratorError> {
+        match generated {
+            Generated::Aborted => Ok(Spoken::Aborted),
+            Generated::Empty(name) => {
+                self.shared
+                    .append(vec![agon_protocol::step_failed(
+                        StepId::Utterance(speak.key.clone()),
+                        format!("{name} produced an empty utterance twice; turn skipped"),
+                        chrono::Utc::now(),
+                    )])
+                    .await?;
+                Ok(Spoken::Skipped)
+            }
+            Generated::Text(text) => {
+                let id = self
+                    .shared
+                    .append_with(|bb| {
+                        let message = speak.message(bb, text, chrono::Utc::now());
+                        let id = message.id.clone();
+                        (
+                            vec![agon_core::DebateEvent::MessageAppended { message }],
+                            id,
+                        )
+                    })
+                    .await?;
+                tracing::debug!(message = %id, turn = %speak.key, "appended");
+                Ok(Spoken::Message)
+            }
         }
-        let id = self
-            .shared
-            .append_with(|bb| {
-                let message = speak.message(bb, text, chrono::Utc::now());
-                let id = message.id.clone();
-                (
-                    vec![agon_core::DebateEvent::MessageAppended { message }],
-                    id,
-                )
-            })
-            .await?;
-        tracing::debug!(message = %id, "appended");
-        Ok(Spoken::Message)
     }
 
     /// Streams one generation to subscribers; `None` when aborted.

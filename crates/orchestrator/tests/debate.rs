@@ -432,3 +432,126 @@ async fn the_lease_is_renewed_on_a_timer_while_the_run_lasts() {
         .await
         .expect("released at the end");
 }
+
+/// A protocol of its own, run by the same interpreter: every debater opens
+/// at once (one parallel group), then the debate finishes.
+struct RoundTable {
+    start: agon_protocol::Start,
+}
+
+impl agon_protocol::Protocol for RoundTable {
+    fn plan(&self, board: &agon_core::Blackboard) -> agon_protocol::Plan {
+        use agon_protocol::{Next, Speak, Step, Voice};
+        let next = if board.topic().is_none() {
+            Next::step(Step::Start(self.start.clone()))
+        } else if board.status() == agon_core::DebateStatus::Finished {
+            Next::Finished
+        } else if board.messages().is_empty() {
+            Next::step(Step::Parallel(
+                board
+                    .debaters()
+                    .map(|p| Speak {
+                        key: agon_core::TurnKey::Opening {
+                            persona: p.id.clone(),
+                        },
+                        persona: p.id.clone(),
+                        kind: MessageKind::Opening,
+                        phase: Some(agon_context::Phase::Opening),
+                        instruction: agon_context::prompts::Utterance::Opening,
+                        aspect: None,
+                        miniround: None,
+                        room: None,
+                        voice: Voice::Debater,
+                    })
+                    .collect(),
+            ))
+        } else {
+            Next::step(Step::Finish)
+        };
+        agon_protocol::Plan {
+            background: Vec::new(),
+            next,
+            progress: agon_protocol::Progress::default(),
+        }
+    }
+}
+
+/// Counts how many utterances are being generated at once.
+struct Overlap {
+    inner: ScriptedModel,
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Overlap {
+    fn provider(&self) -> &str {
+        "overlap"
+    }
+    fn model_id(&self) -> &str {
+        "overlap"
+    }
+    async fn complete(
+        &self,
+        r: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        self.inner.complete(r).await
+    }
+    async fn complete_json(
+        &self,
+        r: agon_llm::ChatRequest,
+        s: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        self.inner.complete_json(r, s).await
+    }
+    async fn stream(
+        &self,
+        r: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        use std::sync::atomic::Ordering;
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        let stream = self.inner.stream(r).await; // the scripted delay is here
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        stream
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_protocol_runs_on_the_interpreter_and_parallel_turns_overlap() {
+    let orch = Orchestrator::new(sqlite().await);
+    let mut config = small_config();
+    config.synthesis = false;
+    let id = orch.create(&config).await.unwrap();
+    let model = Arc::new(Overlap {
+        inner: ScriptedModel::new(Duration::from_millis(100)),
+        now: Default::default(),
+        most: Default::default(),
+    });
+    let models = Models::uniform(
+        Arc::clone(&model) as Arc<dyn ChatModel>,
+        PriceTable::default(),
+    );
+    let protocol = Arc::new(RoundTable {
+        start: config.rules().start,
+    });
+    let outcome = orch
+        .run_protocol(&id, protocol, &models, RunControl::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let speakers: Vec<&str> = bb.messages().iter().map(|m| m.persona.as_str()).collect();
+    assert_eq!(
+        speakers,
+        ["mara", "theo", "priya"],
+        "appended in the listed order"
+    );
+    let ids: Vec<&str> = bb.messages().iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["msg-1", "msg-2", "msg-3"]);
+    assert_eq!(
+        model.most.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "the three openings were generated at once"
+    );
+}

@@ -11,7 +11,7 @@ use agon_core::{
 use chrono::{DateTime, Utc};
 
 use crate::extract::{Converted, ModelOutput, extract, step_failed};
-use crate::rules::{DetectionMode, DetectionRules};
+use crate::step::AnalysisMode;
 
 /// The model output of one message's analysis.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ pub fn analysis(
     board: &Blackboard,
     message: &MessageId,
     out: AnalysisOutput,
-    detection: &DetectionRules,
+    mode: &AnalysisMode,
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
     let Some(m) = board.message(message) else {
@@ -97,7 +97,7 @@ pub fn analysis(
         position,
         judgments,
     ));
-    if detection.mode != DetectionMode::Off
+    if let Some(detector) = &mode.claims
         && let Some(DebateEvent::TurnAnalyzed {
             message,
             disagreements,
@@ -107,7 +107,7 @@ pub fn analysis(
             message,
             disagreements,
         };
-        let opened = detection.detector.open_events_after(board, latest);
+        let opened = detector.open_events_after(board, latest);
         events.extend(opened);
     }
     Converted { events, repairs }.into_events(primary)

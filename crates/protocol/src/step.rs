@@ -115,6 +115,10 @@ pub enum Step {
     Start(Start),
     /// Generate one utterance and append it.
     Speak(Speak),
+    /// Generate several utterances concurrently, each from the blackboard
+    /// as it is when the group starts, and append them in the listed order
+    /// (so the log does not depend on which model answered first).
+    Parallel(Vec<Speak>),
     /// Append events the protocol decided on its own (an aspect starts, a
     /// claim is promoted, a crux room opens). They carry no time.
     Record {
@@ -163,6 +167,9 @@ pub struct AnalysisMode {
     pub detector: bool,
     /// Messages in the judged window (for `combined` and `detector`).
     pub window: usize,
+    /// The rule that opens claims from the judged windows (`None`: no
+    /// claims from detection).
+    pub claims: Option<agon_core::ClaimDetector>,
 }
 
 /// Work derived from the transcript, run off the critical path and applied

@@ -174,6 +174,7 @@ pub fn describe_step(step: &Step) -> String {
     match step {
         Step::Start(_) => "start".into(),
         Step::Speak(s) => format!("speak {}", s.key),
+        Step::Parallel(group) => format!("speak {} in parallel", group.len()),
         Step::Record { label, .. } => format!("record ({label})"),
         Step::CheckConvergence {
             room, otherwise, ..
@@ -226,7 +227,7 @@ impl Sim {
             Background::Analyse { message, mode } => {
                 let m = bb.message(message).unwrap();
                 let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
-                background::analysis(bb, message, out, &self.protocol.rules().detection, T0)
+                background::analysis(bb, message, out, mode, T0)
             }
             Background::RoundRecord { aspect, round } => {
                 background::round_record(bb, aspect, *round, self.script.round_record(bb), T0)
@@ -270,6 +271,21 @@ impl Sim {
                 self.apply(vec![event]);
             }
             Step::Speak(speak) => self.speak(&speak),
+            Step::Parallel(group) => {
+                let board = self.board.clone();
+                let messages: Vec<_> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let mut m = s.message(&board, format!("{} says {}", s.persona, s.key), T0);
+                        m.id = format!("msg-{}", board.messages().len() + 1 + i).into();
+                        m
+                    })
+                    .collect();
+                for message in messages {
+                    self.apply(vec![DebateEvent::MessageAppended { message }]);
+                }
+            }
             Step::Record { events, .. } => self.apply(events),
             Step::CheckConvergence {
                 claim,
