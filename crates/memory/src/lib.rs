@@ -40,6 +40,7 @@ mod open;
 mod postgres;
 mod record;
 mod score;
+mod sql;
 mod sqlite;
 mod text;
 

@@ -18,7 +18,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agon_core::{DebateId, PersonaId};
+use agon_core::DebateId;
 use async_trait::async_trait;
 use pgvector::Vector;
 use sqlx::postgres::PgRow;
@@ -29,7 +29,7 @@ use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
-use crate::sqlite::{from_millis, millis};
+use crate::sql::millis;
 use crate::text::Analyzer;
 
 /// `hnsw.ef_search` used by every connection.
@@ -45,18 +45,7 @@ pub struct PgMemory {
 
 const COLUMNS: &str = "id, debate_id, persona, content, kind, importance, round, created_at";
 
-fn meta_of(row: &PgRow) -> Result<MemoryMeta, MemoryError> {
-    Ok(MemoryMeta {
-        id: row.get("id"),
-        debate: DebateId::new(row.get::<String, _>("debate_id")),
-        persona: PersonaId::new(row.get::<String, _>("persona")),
-        content: row.get("content"),
-        kind: row.get::<String, _>("kind").parse()?,
-        importance: row.get::<i16, _>("importance").clamp(1, 10) as u8,
-        round: row.get::<i32, _>("round").max(0) as u32,
-        created: from_millis(row.get("created_at")),
-    })
-}
+crate::sql::shared_queries!(PgMemory, PgRow, i16, i32);
 
 /// Appends ` AND …` conditions of `filter` on table alias `m`.
 fn push_filter(q: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {
@@ -85,15 +74,12 @@ impl PgMemory {
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
         let shown = agon_store::redact_url(url);
         let pool = agon_store::postgres_pool(url).await?;
-        let mut migrator = sqlx::migrate!("./migrations/postgres");
-        migrator.dangerous_set_table_name("_agon_memory_migrations");
-        migrator
-            .run(&pool)
-            .await
-            .map_err(|e| MemoryError::Database {
-                url: shown.clone(),
-                message: format!("migrating the memory tables (needs the pgvector extension): {e}"),
-            })?;
+        crate::sql::migrate_memory!(
+            &pool,
+            "./migrations/postgres",
+            shown,
+            " (needs the pgvector extension)"
+        )?;
         Ok(Self {
             pool,
             url: shown,
@@ -104,13 +90,6 @@ impl PgMemory {
     /// The pool (for tests and benchmarks that inspect plans).
     pub fn pool(&self) -> &PgPool {
         &self.pool
-    }
-
-    fn db(&self) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
-        |e| MemoryError::Database {
-            url: self.url.clone(),
-            message: e.to_string(),
-        }
     }
 
     /// Runs a dense query with the HNSW settings of this index
@@ -404,22 +383,7 @@ impl MemoryIndex for PgMemory {
     }
 
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
-        let ids: Vec<String> = ids.iter().map(|d| d.as_str().to_owned()).collect();
-        let rows = sqlx::query(
-            "SELECT id AS debate_id, topic, created_at AS started_at FROM debates WHERE id = ANY($1)",
-        )
-        .bind(ids)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(self.db())?;
-        Ok(rows
-            .iter()
-            .map(|r| DebateInfo {
-                debate: DebateId::new(r.get::<String, _>("debate_id")),
-                topic: r.get("topic"),
-                started: from_millis(r.get("started_at")),
-            })
-            .collect())
+        self.debate_infos(ids).await
     }
 
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
@@ -446,14 +410,7 @@ impl MemoryIndex for PgMemory {
         if self.space().await?.is_none() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories m WHERE m.embedding IS NULL ORDER BY m.seq LIMIT $1"
-        )))
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(self.db())?;
-        rows.iter().map(meta_of).collect()
+        self.unembedded_metas(limit).await
     }
 
     async fn set_embeddings(&self, items: Vec<(String, Vec<f32>)>) -> Result<(), MemoryError> {

@@ -4,9 +4,8 @@
 
 use std::collections::HashSet;
 
-use agon_core::{DebateId, PersonaId};
+use agon_core::DebateId;
 use async_trait::async_trait;
-use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{Row, SqlitePool};
 use tokio::sync::RwLock;
 
@@ -16,6 +15,7 @@ use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
+use crate::sql::millis;
 
 /// Memories in a SQLite file (the same file as the debate store, or its own).
 #[derive(Debug)]
@@ -30,14 +30,6 @@ struct Cache {
     index: Option<ExactIndex>,
     seq: i64,
     generation: i64,
-}
-
-pub(crate) fn millis(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
 fn to_blob(v: &[f32]) -> Vec<u8> {
@@ -57,27 +49,12 @@ impl SqliteMemory {
     pub async fn open(url: &str) -> Result<Self, MemoryError> {
         let shown = agon_store::redact_url(url);
         let pool = agon_store::sqlite_pool(url, agon_store::BUSY_TIMEOUT).await?;
-        let mut migrator = sqlx::migrate!("./migrations/sqlite");
-        migrator.dangerous_set_table_name("_agon_memory_migrations");
-        migrator
-            .run(&pool)
-            .await
-            .map_err(|e| MemoryError::Database {
-                url: shown.clone(),
-                message: format!("migrating the memory tables: {e}"),
-            })?;
+        crate::sql::migrate_memory!(&pool, "./migrations/sqlite", shown, "")?;
         Ok(Self {
             pool,
             url: shown,
             cache: RwLock::new(Cache::default()),
         })
-    }
-
-    fn db(&self) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
-        |e| MemoryError::Database {
-            url: self.url.clone(),
-            message: e.to_string(),
-        }
     }
 
     async fn stored_space(&self) -> Result<Option<(EmbeddingSpace, i64)>, MemoryError> {
@@ -142,18 +119,7 @@ impl SqliteMemory {
     }
 }
 
-fn meta_of(row: &sqlx::sqlite::SqliteRow) -> Result<MemoryMeta, MemoryError> {
-    Ok(MemoryMeta {
-        id: row.get("id"),
-        debate: DebateId::new(row.get::<String, _>("debate_id")),
-        persona: PersonaId::new(row.get::<String, _>("persona")),
-        content: row.get("content"),
-        kind: row.get::<String, _>("kind").parse()?,
-        importance: row.get::<i64, _>("importance").clamp(1, 10) as u8,
-        round: row.get::<i64, _>("round").max(0) as u32,
-        created: from_millis(row.get("created_at")),
-    })
-}
+crate::sql::shared_queries!(SqliteMemory, sqlx::sqlite::SqliteRow, i64, i64);
 
 #[async_trait]
 impl MemoryIndex for SqliteMemory {
@@ -276,23 +242,7 @@ impl MemoryIndex for SqliteMemory {
     }
 
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
-        let mut out = Vec::new();
-        for id in ids {
-            let row =
-                sqlx::query("SELECT topic, created_at AS started_at FROM debates WHERE id = ?")
-                    .bind(id.as_str())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(self.db())?;
-            if let Some(row) = row {
-                out.push(DebateInfo {
-                    debate: id.clone(),
-                    topic: row.get("topic"),
-                    started: from_millis(row.get("started_at")),
-                });
-            }
-        }
-        Ok(out)
+        self.debate_infos(ids).await
     }
 
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
@@ -316,15 +266,7 @@ impl MemoryIndex for SqliteMemory {
     }
 
     async fn unembedded(&self, limit: usize) -> Result<Vec<MemoryMeta>, MemoryError> {
-        let rows = sqlx::query(
-            "SELECT id, debate_id, persona, content, kind, importance, round, created_at \
-             FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT ?",
-        )
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(self.db())?;
-        rows.iter().map(meta_of).collect()
+        self.unembedded_metas(limit).await
     }
 
     async fn set_embeddings(&self, items: Vec<(String, Vec<f32>)>) -> Result<(), MemoryError> {

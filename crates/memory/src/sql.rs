@@ -1,0 +1,115 @@
+//! Queries written once for both database backends (as `agon-store` does):
+//! a macro instantiates them for each backend's row type. Both databases
+//! accept `$N` placeholders. What differs by design — vector storage and
+//! search (exact in process over SQLite, HNSW in pgvector) — stays in each
+//! backend.
+
+/// Implements, for `$backend` (a struct with `pool` and `url`) whose rows
+/// are `$row`: `meta_of` (a `memories` row's metadata, with the backend's
+/// integer types `$importance` and `$round`), and the inherent `db`,
+/// `debate_infos` and `unembedded_metas`.
+macro_rules! shared_queries {
+    ($backend:ty, $row:ty, $importance:ty, $round:ty) => {
+        /// A memory's metadata from a `memories` row.
+        fn meta_of(row: &$row) -> Result<$crate::MemoryMeta, $crate::MemoryError> {
+            use sqlx::Row;
+            Ok($crate::MemoryMeta {
+                id: row.get("id"),
+                debate: agon_core::DebateId::new(row.get::<String, _>("debate_id")),
+                persona: agon_core::PersonaId::new(row.get::<String, _>("persona")),
+                content: row.get("content"),
+                kind: row.get::<String, _>("kind").parse()?,
+                importance: row.get::<$importance, _>("importance").clamp(1, 10) as u8,
+                round: row.get::<$round, _>("round").max(0) as u32,
+                created: $crate::sql::from_millis(row.get("created_at")),
+            })
+        }
+
+        impl $backend {
+            /// Maps a database error to [`MemoryError::Database`] naming
+            /// this store (password redacted).
+            fn db(&self) -> impl Fn(sqlx::Error) -> $crate::MemoryError + '_ {
+                |e| $crate::MemoryError::Database {
+                    url: self.url.clone(),
+                    message: e.to_string(),
+                }
+            }
+
+            /// Topic and creation of `ids` (unknown ones skipped), from the
+            /// event store's `debates` table: the memory lives in the
+            /// store's database and keeps no copy.
+            async fn debate_infos(
+                &self,
+                ids: &[agon_core::DebateId],
+            ) -> Result<Vec<$crate::DebateInfo>, $crate::MemoryError> {
+                use sqlx::Row;
+                let mut out = Vec::new();
+                for id in ids {
+                    let row = sqlx::query("SELECT topic, created_at FROM debates WHERE id = $1")
+                        .bind(id.as_str())
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(self.db())?;
+                    if let Some(row) = row {
+                        out.push($crate::DebateInfo {
+                            debate: id.clone(),
+                            topic: row.get("topic"),
+                            started: $crate::sql::from_millis(row.get("created_at")),
+                        });
+                    }
+                }
+                Ok(out)
+            }
+
+            /// Up to `limit` memories without a vector, oldest first.
+            async fn unembedded_metas(
+                &self,
+                limit: usize,
+            ) -> Result<Vec<$crate::MemoryMeta>, $crate::MemoryError> {
+                let rows = sqlx::query(
+                    "SELECT id, debate_id, persona, content, kind, importance, round, created_at \
+                     FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT $1",
+                )
+                .bind(limit as i64)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.db())?;
+                rows.iter().map(meta_of).collect()
+            }
+        }
+    };
+}
+
+pub(crate) use shared_queries;
+
+/// Unix milliseconds of a time (how both backends store times).
+pub(crate) fn millis(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+/// The time of Unix milliseconds (the epoch for an impossible value).
+pub(crate) fn from_millis(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    chrono::Utc
+        .timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or_default()
+}
+
+/// Runs the memory migrations of `$dir` on `$pool` (their own history
+/// table, beside the store's), naming `$shown` and `$hint` on failure.
+macro_rules! migrate_memory {
+    ($pool:expr, $dir:literal, $shown:expr, $hint:literal) => {{
+        let mut migrator = sqlx::migrate!($dir);
+        migrator.dangerous_set_table_name("_agon_memory_migrations");
+        migrator
+            .run($pool)
+            .await
+            .map_err(|e| $crate::MemoryError::Database {
+                url: $shown.clone(),
+                message: format!(concat!("migrating the memory tables", $hint, ": {}"), e),
+            })
+    }};
+}
+
+pub(crate) use migrate_memory;
