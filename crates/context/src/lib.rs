@@ -37,6 +37,7 @@ mod fit;
 pub mod perspective;
 mod phase;
 pub mod prompts;
+mod recall;
 pub mod rolling;
 mod section;
 mod sources;
@@ -49,5 +50,6 @@ pub use assemble::{
 pub use budget::ContextBudget;
 pub use error::ContextError;
 pub use phase::Phase;
+pub use recall::recall_query;
 pub use section::{Section, SectionKind, render};
 pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

@@ -54,19 +54,6 @@ pub enum TurnKey {
     Synthesis,
 }
 
-impl TurnKey {
-    /// A short label of the turn's kind ("opening", "take", "crux", …).
-    pub fn label(&self) -> &'static str {
-        match self {
-            Self::Opening { .. } => "opening",
-            Self::Take { .. } => "take",
-            Self::Crux { .. } => "crux",
-            Self::Closing { .. } => "closing",
-            Self::Synthesis => "synthesis",
-        }
-    }
-}
-
 impl fmt::Display for TurnKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -234,14 +221,6 @@ impl StepId {
             Self::ConvergenceCheck(room) | Self::CruxCard(room) => Some(room.to_string()),
             Self::MemorySetup => Some("setup".into()),
             Self::Analysis { .. } | Self::MemoryStore => None,
-        }
-    }
-
-    /// The failed turn, for utterance and recall steps.
-    pub fn turn(&self) -> Option<&TurnKey> {
-        match self {
-            Self::Utterance(key) | Self::MemoryRecall(key) => Some(key),
-            _ => None,
         }
     }
 }

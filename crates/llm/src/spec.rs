@@ -173,11 +173,6 @@ impl ModelFactory {
         self
     }
 
-    /// The in-process backends, if any.
-    pub fn local(&self) -> Option<&Arc<dyn LocalBackends>> {
-        self.local.as_ref()
-    }
-
     /// The model for `spec`, built on first use. Keys are read through
     /// `lookup` (usually the environment). Loading a local model blocks.
     pub fn build(

@@ -35,6 +35,29 @@ enum Output {
     Single(ModelOutput),
 }
 
+impl Output {
+    /// A single call's output (an analysis's primary call, if that is what
+    /// came back).
+    fn single(self) -> ModelOutput {
+        match self {
+            Self::Single(out) => out,
+            Self::Analysis(out) => out.primary,
+        }
+    }
+
+    /// An analysis's output (a single call as its primary call).
+    fn analysis(self, mode: &agon_protocol::AnalysisMode) -> AnalysisOutput {
+        match self {
+            Self::Analysis(out) => out,
+            Self::Single(primary) => AnalysisOutput {
+                primary,
+                window: None,
+                combined: mode.combined,
+            },
+        }
+    }
+}
+
 /// Display names of the debaters (the values persona fields may take).
 pub(crate) fn debater_names(bb: &Blackboard) -> Vec<String> {
     bb.debaters().map(|p| p.name.clone()).collect()
@@ -111,54 +134,26 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
 /// The events of an applied job.
 fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
     let now = chrono::Utc::now();
-    match (job, output) {
-        (Background::Analyse { message, mode }, Output::Analysis(out)) => {
+    match job {
+        Background::Analyse { message, mode } => {
             if bb.is_analyzed(message) {
                 return Vec::new();
             }
-            background::analysis(bb, message, out, mode, now)
+            background::analysis(bb, message, output.analysis(mode), mode, now)
         }
-        (Background::RoundRecord { aspect, round }, Output::Single(out)) => {
-            background::round_record(bb, aspect, *round, out, now)
+        Background::RoundRecord { aspect, round } => {
+            background::round_record(bb, aspect, *round, output.single(), now)
         }
-        (Background::Reflect { aspect, round }, Output::Single(out)) => {
-            background::reflection(bb, aspect, *round, out, now)
+        Background::Reflect { aspect, round } => {
+            background::reflection(bb, aspect, *round, output.single(), now)
         }
-        (job, _) => vec![agon_protocol::step_failed(
-            failed_step(job, bb),
-            "internal: the job's output does not match the job",
-            now,
-        )],
     }
 }
 
-/// The step a job's failure is recorded under.
-fn failed_step(job: &Background, bb: &Blackboard) -> agon_core::StepId {
-    use agon_core::{AnalysisPart, StepId};
-    match job {
-        Background::Analyse { message, mode } => StepId::Analysis {
-            message: message.clone(),
-            part: if mode.combined || bb.message(message).is_none() {
-                AnalysisPart::Combined
-            } else {
-                AnalysisPart::Position
-            },
-        },
-        Background::RoundRecord { aspect, .. } => StepId::RoundRecord(aspect.clone()),
-        Background::Reflect { aspect, .. } => StepId::Reflection(aspect.clone()),
-    }
-}
-
-/// A job whose task died (panicked or was cancelled): its output is a failure.
-fn lost(job: &Background, reason: String) -> Output {
-    match job {
-        Background::Analyse { mode, .. } => Output::Analysis(AnalysisOutput {
-            primary: Err(ModelFailure(reason)),
-            window: None,
-            combined: mode.combined,
-        }),
-        _ => Output::Single(Err(ModelFailure(reason))),
-    }
+/// The output of a job whose task died (panicked or was cancelled) or that
+/// had nothing to ask: a failure of its step.
+fn lost(reason: String) -> Output {
+    Output::Single(Err(ModelFailure(reason)))
 }
 
 /// Why a job has no prompt.
@@ -209,7 +204,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
                 tokio::select! {
                     joined = handle => {
                         running.remove(&id);
-                        joined.unwrap_or_else(|e| lost(&head, format!("task failed: {e}")))
+                        joined.unwrap_or_else(|e| lost(format!("task failed: {e}")))
                     }
                     seen = changed.changed() => {
                         if seen.is_err() {
@@ -221,7 +216,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
             }
             // Nothing to ask the model: the job resolves as a failure of
             // its step.
-            None => lost(&head, nothing_to_ask(&head).into()),
+            None => lost(nothing_to_ask(&head).into()),
         };
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
         shared

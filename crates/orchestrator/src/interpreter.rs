@@ -31,6 +31,16 @@ enum Flow {
     Stopped,
 }
 
+impl Flow {
+    /// The flow after a turn: an aborted turn stops the run.
+    fn after(spoken: Spoken) -> Self {
+        match spoken {
+            Spoken::Aborted => Self::Stopped,
+            Spoken::Message | Spoken::Skipped => Self::Continue,
+        }
+    }
+}
+
 /// The foreground of one run.
 pub(crate) struct Interpreter {
     pub(crate) shared: Arc<Shared>,
@@ -145,7 +155,6 @@ impl Interpreter {
                 chrono::Utc::now(),
             )])
             .await
-            .map(|_| ())
     }
 
     async fn execute(&self, step: Step) -> Result<Flow, OrchestratorError> {
@@ -155,17 +164,7 @@ impl Interpreter {
             match step {
                 Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
                 Step::Speak(speak) => self.speak(&speak).await,
-                Step::Parallel(group) => {
-                    let speaker = Speaker {
-                        shared: &self.shared,
-                        ctx: &self.ctx,
-                        abort: &self.control.abort,
-                    };
-                    Ok(match speaker.speak_all(&group).await? {
-                        Spoken::Aborted => Flow::Stopped,
-                        Spoken::Message | Spoken::Skipped => Flow::Continue,
-                    })
-                }
+                Step::Parallel(group) => Ok(Flow::after(self.speaker().speak_all(&group).await?)),
                 Step::Record { events, .. } => {
                     self.shared.append(events).await?;
                     Ok(Flow::Continue)
@@ -198,16 +197,16 @@ impl Interpreter {
         .await
     }
 
-    async fn speak(&self, speak: &Speak) -> Result<Flow, OrchestratorError> {
-        let speaker = Speaker {
+    fn speaker(&self) -> Speaker<'_> {
+        Speaker {
             shared: &self.shared,
             ctx: &self.ctx,
             abort: &self.control.abort,
-        };
-        Ok(match speaker.speak(speak).await? {
-            Spoken::Aborted => Flow::Stopped,
-            Spoken::Message | Spoken::Skipped => Flow::Continue,
-        })
+        }
+    }
+
+    async fn speak(&self, speak: &Speak) -> Result<Flow, OrchestratorError> {
+        Ok(Flow::after(self.speaker().speak(speak).await?))
     }
 
     /// Plans the aspects if asked to, then records `debate_started`.
@@ -234,7 +233,7 @@ impl Interpreter {
             }
         };
         let event = start_event(&self.shared.debate, start, planned, chrono::Utc::now());
-        self.shared.append(vec![event]).await.map(|_| ())
+        self.shared.append(vec![event]).await
     }
 
     /// Asks the crux model whether the room's parties converged; a failed
@@ -309,7 +308,6 @@ impl Interpreter {
                 time: chrono::Utc::now(),
             }])
             .await
-            .map(|_| ())
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use agon_context::{Phase, RetrievedMemory};
+use agon_context::RetrievedMemory;
 use agon_core::{Blackboard, DebateEvent, DebateId, PersonaId, StepId};
 use agon_memory::{DebateInfo, Harvester, Memory, MemoryDraft, MemoryFilter, MemoryKind};
 use tokio::sync::{mpsc, oneshot};
@@ -87,43 +87,6 @@ async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboar
             ),
         );
     }
-}
-
-/// The recall query of a turn: what is discussed plus the message being
-/// answered (the latest message of someone else in the turn's scope).
-pub(crate) fn query_for(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
-    let (subject, scope): (String, Vec<usize>) = match phase {
-        Phase::Opening => return None,
-        Phase::Take { aspect, .. } => (
-            bb.aspect(aspect)
-                .map(|a| format!("{}: {}", a.label, a.description))
-                .unwrap_or_default(),
-            bb.message_indices_for_aspect(aspect).to_vec(),
-        ),
-        Phase::CruxEntry { claim } => (
-            bb.claim(claim).map(|c| c.claim.clone()).unwrap_or_default(),
-            Vec::new(),
-        ),
-        Phase::CruxExchange { room } => (
-            bb.claim_for_room(room)
-                .map(|c| c.claim.clone())
-                .unwrap_or_default(),
-            bb.message_indices_for_room(room).to_vec(),
-        ),
-        _ => (
-            bb.topic().map(|t| t.question.clone()).unwrap_or_default(),
-            (0..bb.messages().len()).collect(),
-        ),
-    };
-    let answered = scope
-        .iter()
-        .rev()
-        .map(|&i| &bb.messages()[i])
-        .find(|m| &m.persona != persona)
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    let query = format!("{subject}\n{answered}");
-    (!query.trim().is_empty()).then_some(query)
 }
 
 /// Recalls `persona`'s memories for `query` and labels them: memories of

@@ -137,7 +137,9 @@ impl Orchestrator {
     ) -> Result<RunOutcome, OrchestratorError> {
         let config = self.config_of(id).await?;
         let protocol = Arc::new(StructuredDebate::new(config.rules()));
-        self.run_protocol(id, protocol, models, control).await
+        self.run_inner(id, config, protocol, models, control)
+            .instrument(tracing::info_span!("debate", debate = %id))
+            .await
     }
 
     /// Runs the debate with `protocol`: the one interpreter executes any
@@ -150,20 +152,20 @@ impl Orchestrator {
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
-        let span = tracing::info_span!("debate", debate = %id);
-        self.run_inner(id, protocol, models, control)
-            .instrument(span)
+        let config = self.config_of(id).await?;
+        self.run_inner(id, config, protocol, models, control)
+            .instrument(tracing::info_span!("debate", debate = %id))
             .await
     }
 
     async fn run_inner(
         &self,
         id: &DebateId,
+        config: DebateConfig,
         protocol: Arc<dyn Protocol>,
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
-        let config = self.config_of(id).await?;
         let budget = ContextBudget::new(config.budget.context_tokens).map_err(|source| {
             OrchestratorError::Budget {
                 debate: id.to_string(),

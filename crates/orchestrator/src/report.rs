@@ -235,13 +235,13 @@ pub fn markdown(bb: &Blackboard) -> String {
             bb.warnings().len()
         );
         for w in bb.warnings() {
-            let at = w
-                .step
-                .message()
-                .map(ToString::to_string)
-                .or_else(|| w.step.scope())
-                .unwrap_or_default();
-            let _ = writeln!(s, "- {} {}: {}", w.step.name(), at, one_line(&w.reason));
+            let _ = writeln!(
+                s,
+                "- {} {}: {}",
+                w.step.name(),
+                subject(&w.step),
+                one_line(&w.reason)
+            );
         }
         s.push('\n');
     }
@@ -254,17 +254,11 @@ pub fn markdown(bb: &Blackboard) -> String {
             bb.repairs().len()
         );
         for r in bb.repairs() {
-            let at = r
-                .step
-                .message()
-                .map(ToString::to_string)
-                .or_else(|| r.step.scope())
-                .unwrap_or_default();
             let _ = writeln!(
                 s,
                 "- {} {}: {}",
                 r.step.name(),
-                at,
+                subject(&r.step),
                 one_line(&r.notes.join("; "))
             );
         }
@@ -303,4 +297,12 @@ pub fn markdown(bb: &Blackboard) -> String {
         }
     );
     s
+}
+
+/// What a step was about: its message, else its scope.
+fn subject(step: &agon_core::StepId) -> String {
+    step.message()
+        .map(ToString::to_string)
+        .or_else(|| step.scope())
+        .unwrap_or_default()
 }

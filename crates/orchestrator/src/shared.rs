@@ -8,6 +8,7 @@ use agon_core::{Blackboard, DebateEvent, DebateId};
 use agon_store::DebateLog;
 use tokio::sync::{Mutex, broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::error::OrchestratorError;
 use crate::memory::MemoryMsg;
@@ -44,22 +45,8 @@ impl Shared {
     }
 
     /// Validates, persists and publishes `events` (one atomic batch).
-    pub(crate) async fn append(&self, events: Vec<DebateEvent>) -> Result<u64, OrchestratorError> {
-        let mut log = self.log.lock().await;
-        if events.is_empty() {
-            return Ok(log.seq());
-        }
-        let before = log.seq();
-        let span = tracing::debug_span!("append", debate = %self.debate, events = events.len());
-        let seq = {
-            let _enter = span.enter();
-            log.append(&events).await?
-        };
-        // Published under the log lock, so subscribers see sequence order.
-        self.publish(before, events);
-        drop(log);
-        self.changed.send_replace(seq);
-        Ok(seq)
+    pub(crate) async fn append(&self, events: Vec<DebateEvent>) -> Result<(), OrchestratorError> {
+        self.append_with(|_| (events, ())).await
     }
 
     /// Builds events from the current blackboard and appends them, under one
@@ -74,7 +61,9 @@ impl Shared {
             return Ok(out);
         }
         let before = log.seq();
-        let seq = log.append(&events).await?;
+        let span = tracing::debug_span!("append", debate = %self.debate, events = events.len());
+        let seq = log.append(&events).instrument(span).await?;
+        // Published under the log lock, so subscribers see sequence order.
         self.publish(before, events);
         drop(log);
         self.changed.send_replace(seq);

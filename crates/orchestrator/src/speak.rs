@@ -85,7 +85,7 @@ impl Speaker<'_> {
         }
         let query = self
             .shared
-            .read(|bb| crate::memory::query_for(bb, &speak.persona, phase))
+            .read(|bb| agon_context::recall_query(bb, &speak.persona, phase))
             .await;
         let Some(query) = query else {
             return Ok(ContextExtras::default());

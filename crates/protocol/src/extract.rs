@@ -60,14 +60,6 @@ pub struct Converted {
 }
 
 impl Converted {
-    /// Events without repairs.
-    pub fn events(events: Vec<DebateEvent>) -> Self {
-        Self {
-            events,
-            repairs: Vec::new(),
-        }
-    }
-
     /// The events to append: the converted ones, then (when validation
     /// repaired anything) an `output_repaired` record of `step`, so no
     /// repair note is dropped.

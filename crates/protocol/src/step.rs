@@ -69,19 +69,6 @@ impl Speak {
             reply_to: None,
         }
     }
-
-    /// Whether the blackboard shows this turn as taken: its message exists,
-    /// or its skip was recorded.
-    pub fn is_done(&self, board: &Blackboard) -> bool {
-        board.step_failed(&agon_core::StepId::Utterance(self.key.clone()))
-            || board.messages().iter().any(|m| {
-                m.persona == self.persona
-                    && m.kind == self.kind
-                    && m.aspect == self.aspect
-                    && m.miniround == self.miniround
-                    && m.crux_room == self.room
-            })
-    }
 }
 
 /// Where the aspects of a debate come from.
@@ -153,6 +140,17 @@ impl Step {
     /// debate always finishes its bookkeeping; starting is never stopped).
     pub fn is_stoppable(&self) -> bool {
         !matches!(self, Self::Start(_) | Self::Finish)
+    }
+
+    /// Who speaks in this step, for steps with one speaker.
+    pub fn speaker(&self) -> Option<&PersonaId> {
+        match self {
+            Self::Speak(speak)
+            | Self::CheckConvergence {
+                otherwise: speak, ..
+            } => Some(&speak.persona),
+            _ => None,
+        }
     }
 }
 

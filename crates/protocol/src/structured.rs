@@ -280,23 +280,32 @@ impl StructuredDebate {
         }
     }
 
-    /// The speak step, or a wait while the speaker's previous message is
-    /// not analysed yet.
-    fn speak_when_ready(board: &Blackboard, speak: Speak) -> Next {
-        let previous = board
+    /// Whether `persona` must wait: their previous message (a debater's,
+    /// so it is analysed) is not analysed yet.
+    fn awaits_own_analysis(board: &Blackboard, persona: &PersonaId) -> bool {
+        board
             .messages()
             .iter()
             .rev()
-            .find(|m| m.persona == speak.persona);
-        match previous {
-            Some(m)
-                if !board.is_analyzed(&m.id)
-                    && board.persona(&m.persona).is_some_and(Persona::is_debater) =>
-            {
-                Next::Wait
-            }
-            _ => Next::step(Step::Speak(speak)),
+            .find(|m| &m.persona == persona)
+            .is_some_and(|m| {
+                !board.is_analyzed(&m.id)
+                    && board.persona(&m.persona).is_some_and(Persona::is_debater)
+            })
+    }
+
+    /// The step, or a wait while its speaker's previous message is not
+    /// analysed yet.
+    fn when_ready(board: &Blackboard, step: Step) -> Next {
+        match step.speaker() {
+            Some(persona) if Self::awaits_own_analysis(board, persona) => Next::Wait,
+            _ => Next::step(step),
         }
+    }
+
+    /// The speak step, once its speaker is ready.
+    fn speak_when_ready(board: &Blackboard, speak: Speak) -> Next {
+        Self::when_ready(board, Step::Speak(speak))
     }
 
     fn next(
@@ -408,22 +417,10 @@ impl StructuredDebate {
             && let Some(room) = &c.crux_room
         {
             progress.phase = format!("crux room on {}", c.id);
-            return Some(match room_step(board, &c.id, room, rules) {
-                Step::Speak(speak) => Self::speak_when_ready(board, speak),
-                Step::CheckConvergence {
-                    claim,
-                    room,
-                    otherwise,
-                } => match Self::speak_when_ready(board, otherwise.clone()) {
-                    Next::Wait => Next::Wait,
-                    _ => Next::step(Step::CheckConvergence {
-                        claim,
-                        room,
-                        otherwise,
-                    }),
-                },
-                step => Next::step(step),
-            });
+            return Some(Self::when_ready(
+                board,
+                room_step(board, &c.id, room, rules),
+            ));
         }
         if !idle {
             return Some(Next::Wait);

@@ -5,6 +5,14 @@ use agon_protocol::{CruxRules, Next, Protocol, Step};
 
 use crate::support::{Lag, Script, Sim, canonical, describe, rules};
 
+/// Crux rooms off.
+fn no_rooms() -> CruxRules {
+    CruxRules {
+        enabled: false,
+        ..CruxRules::default()
+    }
+}
+
 fn crux_rules() -> CruxRules {
     CruxRules {
         enabled: true,
@@ -99,19 +107,7 @@ fn a_speaker_waits_only_for_the_analysis_of_their_own_previous_message() {
 
 #[test]
 fn the_round_record_and_reflection_follow_the_analyses_of_their_aspect() {
-    let mut sim = Sim::new(
-        rules(
-            2,
-            1,
-            CruxRules {
-                enabled: false,
-                ..CruxRules::default()
-            },
-            false,
-        ),
-        Script::default(),
-        Lag::Lazy,
-    );
+    let mut sim = Sim::new(rules(2, 1, no_rooms(), false), Script::default(), Lag::Lazy);
     sim.run(10_000);
     let lines: Vec<&String> = sim
         .trace
@@ -190,15 +186,7 @@ fn failing_models_degrade_every_optional_step() {
 
 #[test]
 fn without_crux_rooms_or_synthesis_the_debate_goes_straight_to_closings_and_ends() {
-    let mut r = rules(
-        1,
-        1,
-        CruxRules {
-            enabled: false,
-            ..CruxRules::default()
-        },
-        false,
-    );
+    let mut r = rules(1, 1, no_rooms(), false);
     r.detection.mode = agon_protocol::DetectionMode::Off;
     let mut sim = Sim::new(r, Script::default(), Lag::Lazy);
     sim.run(10_000);
@@ -247,11 +235,7 @@ fn a_finished_debate_plans_nothing() {
 /// not for a reflection still being written; finishing waits for it.
 #[test]
 fn closings_do_not_wait_for_a_pending_reflection() {
-    let no_rooms = CruxRules {
-        enabled: false,
-        ..CruxRules::default()
-    };
-    let mut sim = Sim::new(rules(1, 1, no_rooms, false), Script::default(), Lag::Lazy);
+    let mut sim = Sim::new(rules(1, 1, no_rooms(), false), Script::default(), Lag::Lazy);
     sim.run(10_000);
     assert!(sim.finished());
     assert!(
@@ -274,15 +258,7 @@ fn closings_do_not_wait_for_a_pending_reflection() {
 #[test]
 fn repairs_are_recorded_after_the_events_they_repaired() {
     let mut sim = Sim::new(
-        rules(
-            1,
-            1,
-            CruxRules {
-                enabled: false,
-                ..CruxRules::default()
-            },
-            false,
-        ),
+        rules(1, 1, no_rooms(), false),
         Script::default(),
         Lag::Eager,
     );

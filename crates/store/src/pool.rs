@@ -59,10 +59,7 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
     }
     let shown = redact_url(url);
     let options = SqliteConnectOptions::from_str(&normalized)
-        .map_err(|e| StoreError::Unavailable {
-            url: shown.clone(),
-            message: e.to_string(),
-        })?
+        .map_err(unavailable(&shown))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
@@ -73,17 +70,11 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await
-        .map_err(|e| StoreError::Unavailable {
-            url: shown.clone(),
-            message: e.to_string(),
-        })?;
+        .map_err(unavailable(&shown))?;
     sqlx::migrate!("./migrations/sqlite")
         .run(&pool)
         .await
-        .map_err(|e| StoreError::Migration {
-            url: shown,
-            message: e.to_string(),
-        })?;
+        .map_err(migration_failed(&shown))?;
     pools.insert(key, SharedPool::Sqlite(pool.clone()));
     Ok(pool)
 }
@@ -100,10 +91,7 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
         return Ok(pool.clone());
     }
     let shown = redact_url(url);
-    let options = PgConnectOptions::from_str(url).map_err(|e| StoreError::Unavailable {
-        url: shown.clone(),
-        message: e.to_string(),
-    })?;
+    let options = PgConnectOptions::from_str(url).map_err(unavailable(&shown))?;
     let connect = PgPoolOptions::new()
         .max_connections(8)
         .acquire_timeout(CONNECT_TIMEOUT)
@@ -114,17 +102,27 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
             url: shown.clone(),
             after: CONNECT_TIMEOUT,
         })?
-        .map_err(|e| StoreError::Unavailable {
-            url: shown.clone(),
-            message: e.to_string(),
-        })?;
+        .map_err(unavailable(&shown))?;
     sqlx::migrate!("./migrations/postgres")
         .run(&pool)
         .await
-        .map_err(|e| StoreError::Migration {
-            url: shown,
-            message: e.to_string(),
-        })?;
+        .map_err(migration_failed(&shown))?;
     pools.insert(url.to_owned(), SharedPool::Postgres(pool.clone()));
     Ok(pool)
+}
+
+/// The error of a database that cannot be opened, naming `shown`.
+fn unavailable(shown: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+    move |e| StoreError::Unavailable {
+        url: shown.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// The error of the store's migrations failing on `shown`.
+fn migration_failed(shown: &str) -> impl Fn(sqlx::migrate::MigrateError) -> StoreError + '_ {
+    move |e| StoreError::Migration {
+        url: shown.to_owned(),
+        message: e.to_string(),
+    }
 }
