@@ -85,6 +85,7 @@ fn message() -> impl Strategy<Value = DebateEvent> {
                     content,
                     time: DateTime::UNIX_EPOCH + Duration::seconds(i64::from(round)),
                     reply_to: reply.map(Into::into),
+                    meta: None,
                 },
             }
         })
@@ -255,6 +256,8 @@ fn derived() -> impl Strategy<Value = DebateEvent> {
                         before_chars: n * 100,
                         after_chars: n,
                         method: "rolling".into(),
+                        round: None,
+                        temperature_centi: None,
                         latency_ms: Some(5),
                         tokens: None,
                         model: None,

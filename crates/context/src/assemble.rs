@@ -5,6 +5,7 @@ use agon_core::{Blackboard, LiveClaim, Persona};
 use serde::Serialize;
 
 use crate::budget::ContextBudget;
+use crate::dialectic;
 use crate::error::ContextError;
 use crate::fit::{Draft, fit};
 use crate::phase::Phase;
@@ -132,7 +133,7 @@ impl<C: TokenCounter> Assembler<C> {
         budget: ContextBudget,
         extras: &ContextExtras,
     ) -> Result<AssembledContext, ContextError> {
-        let me = resolve_persona(blackboard, persona)?;
+        let me = resolve_persona(blackboard, persona, phase)?;
         let drafts = self.drafts(blackboard, me, phase, extras)?;
         let (fitted, total_tokens) = fit(drafts, phase.shares(), budget.total(), &self.counter);
         let sections: Vec<Section> = {
@@ -222,6 +223,67 @@ impl<C: TokenCounter> Assembler<C> {
                     memories,
                 ]
             }
+            Phase::Propose { round } => vec![
+                dialectic::state(
+                    bb,
+                    Some(me),
+                    &format!("Round {round}: write your proposal."),
+                ),
+                dialectic::clarifications(bb),
+                dialectic::your_history(bb, me, Some(*round), true),
+                sources::standings(bb, me, Scope::All, None),
+                sources::open_disputes(bb, me),
+                memories,
+            ],
+            Phase::Critique { round, target } => {
+                let target_name = bb.persona_name(target);
+                vec![
+                    dialectic::state(
+                        bb,
+                        Some(me),
+                        &format!("Round {round}: critique {target_name}'s proposal."),
+                    ),
+                    dialectic::target_proposal(bb, target, *round),
+                    dialectic::clarifications(bb),
+                    dialectic::your_history(bb, me, Some(*round), true),
+                    sources::standings(bb, me, Scope::All, None),
+                    sources::open_disputes(bb, me),
+                    memories,
+                ]
+            }
+            Phase::Refine { round } => vec![
+                dialectic::state(
+                    bb,
+                    Some(me),
+                    &format!("Round {round}: refine your proposal."),
+                ),
+                dialectic::own_proposal(bb, me, *round),
+                dialectic::critiques_received(bb, me, *round),
+                dialectic::clarifications(bb),
+                dialectic::your_history(bb, me, Some(*round), true),
+                sources::your_position(bb, me, Scope::All),
+                memories,
+            ],
+            Phase::PerspectiveSummary => vec![
+                dialectic::state(bb, Some(me), "Summarize your earlier rounds."),
+                dialectic::your_history(bb, me, None, false),
+            ],
+            Phase::Judgement { round } => vec![
+                dialectic::state(
+                    bb,
+                    None,
+                    &format!("You are the judge. Synthesize after round {round}."),
+                ),
+                dialectic::clarifications(bb),
+                dialectic::final_round(bb, *round, true),
+                dialectic::earlier_refinements(bb, *round),
+                sources::standings(bb, me, Scope::All, None),
+                sources::open_disputes(bb, me),
+            ],
+            Phase::JudgeSummary { round } => vec![
+                dialectic::state(bb, None, &format!("Summarize round {round}.")),
+                dialectic::final_round(bb, *round, false),
+            ],
             Phase::Closing => vec![
                 sources::closing_state(bb),
                 sources::standings(bb, me, Scope::All, None),
@@ -247,14 +309,19 @@ pub fn assemble(
     Assembler::default().assemble(blackboard, persona, phase, budget, extras)
 }
 
-fn resolve_persona<'a>(bb: &'a Blackboard, persona: &str) -> Result<&'a Persona, ContextError> {
+fn resolve_persona<'a>(
+    bb: &'a Blackboard,
+    persona: &str,
+    phase: &Phase,
+) -> Result<&'a Persona, ContextError> {
     if bb.topic().is_none() {
         return Err(ContextError::NotStarted);
     }
     let found = bb
         .find_persona(persona)
         .ok_or_else(|| ContextError::UnknownPersona(persona.to_owned()))?;
-    if !found.is_debater() {
+    let judge_phase = matches!(phase, Phase::Judgement { .. } | Phase::JudgeSummary { .. });
+    if !found.is_debater() && !judge_phase {
         return Err(ContextError::NotADebater(found.id.to_string()));
     }
     Ok(found)

@@ -32,6 +32,7 @@
 
 mod assemble;
 mod budget;
+mod dialectic;
 mod error;
 mod fit;
 pub mod perspective;

@@ -133,6 +133,7 @@ mod tests {
                 content: "x".repeat(chars),
                 time: DateTime::UNIX_EPOCH,
                 reply_to: None,
+                meta: None,
             },
         }
     }

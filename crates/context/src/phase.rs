@@ -1,6 +1,6 @@
 //! The moments at which an agent needs context.
 
-use agon_core::{AspectId, ClaimId, CruxRoomId};
+use agon_core::{AspectId, ClaimId, CruxRoomId, PersonaId};
 use serde::Serialize;
 
 use crate::section::SectionKind;
@@ -35,6 +35,41 @@ pub enum Phase {
     },
     /// Closing statement: the whole ledger and all reflections.
     Closing,
+    /// A dialectic proposal in `round` (round 1, or an agent with no
+    /// refinement to carry over): the problem, the clarifications, the
+    /// agent's own history.
+    Propose {
+        /// The round.
+        round: u32,
+    },
+    /// A dialectic critique of `target`'s proposal of `round`.
+    Critique {
+        /// The round.
+        round: u32,
+        /// Whose proposal is critiqued.
+        target: PersonaId,
+    },
+    /// A dialectic refinement of one's own proposal of `round`, from the
+    /// critiques it received.
+    Refine {
+        /// The round.
+        round: u32,
+    },
+    /// The input of an agent's perspective summary: its own proposals,
+    /// the critiques it received and its own refinements, newest first
+    /// within the budget.
+    PerspectiveSummary,
+    /// The judge: the synthesis after `round` (the final round's proposals
+    /// and refinements, or the judge's summary of them, first).
+    Judgement {
+        /// The round synthesized.
+        round: u32,
+    },
+    /// The input of the judge's summary: the proposals and refinements of `round`.
+    JudgeSummary {
+        /// The final round.
+        round: u32,
+    },
 }
 
 impl Phase {
@@ -46,6 +81,12 @@ impl Phase {
             Self::CruxEntry { .. } => "crux_entry",
             Self::CruxExchange { .. } => "crux_exchange",
             Self::Closing => "closing",
+            Self::Propose { .. } => "propose",
+            Self::Critique { .. } => "critique",
+            Self::Refine { .. } => "refine",
+            Self::PerspectiveSummary => "perspective_summary",
+            Self::Judgement { .. } => "judgement",
+            Self::JudgeSummary { .. } => "judge_summary",
         }
     }
 
@@ -101,6 +142,42 @@ impl Phase {
                 (KeyInsights, 14),
                 (RelevantEarlierContext, 8),
             ],
+            Self::Propose { .. } => &[
+                (DebateState, 30),
+                (Clarifications, 20),
+                (YourHistory, 26),
+                (WhereEveryoneStands, 8),
+                (OpenDisputes, 4),
+                (RelevantEarlierContext, 12),
+            ],
+            Self::Critique { .. } => &[
+                (DebateState, 14),
+                (UnderReview, 42),
+                (Clarifications, 8),
+                (YourHistory, 14),
+                (WhereEveryoneStands, 8),
+                (OpenDisputes, 4),
+                (RelevantEarlierContext, 10),
+            ],
+            Self::Refine { .. } => &[
+                (DebateState, 10),
+                (UnderReview, 24),
+                (CritiquesReceived, 36),
+                (Clarifications, 6),
+                (YourHistory, 10),
+                (YourPosition, 6),
+                (RelevantEarlierContext, 8),
+            ],
+            Self::PerspectiveSummary => &[(DebateState, 6), (YourHistory, 94)],
+            Self::Judgement { .. } => &[
+                (DebateState, 10),
+                (Clarifications, 8),
+                (UnderReview, 50),
+                (EarlierRounds, 12),
+                (WhereEveryoneStands, 12),
+                (OpenDisputes, 8),
+            ],
+            Self::JudgeSummary { .. } => &[(DebateState, 6), (UnderReview, 94)],
         }
     }
 }

@@ -35,12 +35,23 @@ pub enum SectionKind {
     EarlierSummary,
     /// Memories retrieved by the caller.
     RelevantEarlierContext,
+    /// Clarifying questions and the answers given (dialectic).
+    Clarifications,
+    /// The agent's own earlier rounds: its latest perspective summary and
+    /// what it proposed, received and refined since (dialectic).
+    YourHistory,
+    /// The proposal under review: another agent's (critique) or one's own
+    /// (refinement), or the final round's proposals (judge) (dialectic).
+    UnderReview,
+    /// The critiques one's proposal received this round (dialectic).
+    CritiquesReceived,
 }
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 12] = [
+    pub const RENDER_ORDER: [SectionKind; 16] = [
         Self::DebateState,
+        Self::Clarifications,
         Self::TheDispute,
         Self::WhereEveryoneStands,
         Self::YourPosition,
@@ -52,13 +63,16 @@ impl SectionKind {
         Self::CruxExchange,
         Self::KeyInsights,
         Self::RelevantEarlierContext,
+        Self::YourHistory,
+        Self::UnderReview,
+        Self::CritiquesReceived,
     ];
 
     /// Over budget, sections give up items in this order: the first kind
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 12] = [
+    pub const SHRINK_ORDER: [SectionKind; 16] = [
         Self::RelevantEarlierContext,
         Self::EarlierSummary,
         Self::KeyInsights,
@@ -67,9 +81,13 @@ impl SectionKind {
         Self::OpenDisputes,
         Self::WhereEveryoneStands,
         Self::YourPosition,
+        Self::YourHistory,
+        Self::Clarifications,
+        Self::CritiquesReceived,
         Self::TheDispute,
         Self::RecentExchange,
         Self::CruxExchange,
+        Self::UnderReview,
         Self::DebateState,
     ];
 
@@ -88,6 +106,10 @@ impl SectionKind {
             Self::KeyInsights => "KEY INSIGHTS",
             Self::EarlierSummary => "EARLIER DISCUSSION (SUMMARY)",
             Self::RelevantEarlierContext => "RELEVANT EARLIER CONTEXT",
+            Self::Clarifications => "CLARIFICATIONS",
+            Self::YourHistory => "YOUR EARLIER ROUNDS",
+            Self::UnderReview => "UNDER REVIEW",
+            Self::CritiquesReceived => "CRITIQUES OF YOUR PROPOSAL",
         }
     }
 

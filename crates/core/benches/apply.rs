@@ -20,6 +20,7 @@ fn one_more_message(board: &Blackboard) -> DebateEvent {
             content: "One more point for the benchmark.".into(),
             time: last,
             reply_to: board.messages().last().map(|m| m.id.clone()),
+            meta: None,
         },
     }
 }

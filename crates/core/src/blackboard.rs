@@ -21,6 +21,7 @@ use crate::persona::{DebateAspect, Persona, Topic};
 use crate::position::{Agreement, Disagreement, Intensity, LedgerNote, PersonaPositionState};
 use crate::reflection::Reflection;
 use crate::round::RoundRecord;
+use crate::solution::Solution;
 use crate::step::StepId;
 use crate::summary::{DebateSummary, SummaryScope};
 use crate::trigger::EpistemicWeights;
@@ -98,6 +99,8 @@ struct BlackboardData {
     proposals: Vec<Proposal>,
     participation: BTreeMap<PersonaId, Participation>,
     summaries: Vec<DebateSummary>,
+    #[serde(default)]
+    solutions: Vec<Solution>,
     warnings: Vec<StepWarning>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
@@ -427,6 +430,21 @@ impl Blackboard {
         &self.data.summaries
     }
 
+    /// Solutions the judge synthesized, in order (the last is the answer).
+    pub fn solutions(&self) -> &[Solution] {
+        &self.data.solutions
+    }
+
+    /// The latest solution, if any.
+    pub fn solution(&self) -> Option<&Solution> {
+        self.data.solutions.last()
+    }
+
+    /// The latest summary of `scope`, if any.
+    pub fn latest_summary(&self, scope: &SummaryScope) -> Option<&DebateSummary> {
+        self.data.summaries.iter().rev().find(|s| &s.scope == scope)
+    }
+
     /// The latest rolling summary, if any.
     pub fn latest_rolling_summary(&self) -> Option<&DebateSummary> {
         self.data
@@ -621,6 +639,16 @@ impl Blackboard {
                 time,
             } => self.start(debate, topic, aspects, personas, *time)?,
             DebateEvent::AspectStarted { aspect, round } => self.start_aspect(aspect, *round)?,
+            DebateEvent::RoundStarted { round } => {
+                if *round != self.data.current_round + 1 {
+                    return Err(ApplyError::RoundNotNext {
+                        round: *round,
+                        current: self.data.current_round,
+                    });
+                }
+                self.data.current_round = *round;
+                self.data.current_aspect = None;
+            }
             DebateEvent::MessageAppended { message } => self.append_message(message)?,
             DebateEvent::PositionUpdated {
                 persona,
@@ -693,6 +721,21 @@ impl Blackboard {
                     .push(text.clone());
             }
             DebateEvent::SummaryRecorded { summary } => self.record_summary(summary)?,
+            DebateEvent::SolutionRecorded { solution } => {
+                self.check_persona(&solution.synthesized_by, "solution.synthesized_by")?;
+                require_text(
+                    &solution.description,
+                    "solution.description",
+                    "solution_recorded",
+                )?;
+                if solution.confidence.is_some_and(|c| c > 100) {
+                    return Err(ApplyError::ConfidenceOutOfRange {
+                        value: solution.confidence.unwrap_or_default(),
+                        field: "solution.confidence",
+                    });
+                }
+                self.data.solutions.push(solution.clone());
+            }
             DebateEvent::StepFailed { step, reason, time } => {
                 if let Some(message) = step.message() {
                     self.check_message(message, "step_failed.message")?;

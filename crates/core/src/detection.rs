@@ -353,6 +353,7 @@ mod tests {
                 content: "x".into(),
                 time: chrono::DateTime::UNIX_EPOCH,
                 reply_to: None,
+                meta: None,
             },
         })
         .unwrap();

@@ -133,6 +133,14 @@ pub enum ApplyError {
         /// The current round.
         current: u32,
     },
+    /// A `round_started` whose round is not the next one.
+    #[error("round_started: round {round} is not the round after {current}")]
+    RoundNotNext {
+        /// The round given.
+        round: u32,
+        /// The current round.
+        current: u32,
+    },
     /// A confidence outside 0..=100 percent.
     #[error("confidence {value} in {field} is outside 0..=100")]
     ConfidenceOutOfRange {

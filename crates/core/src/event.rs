@@ -18,6 +18,7 @@ use crate::persona::{DebateAspect, Persona, Topic};
 use crate::position::Intensity;
 use crate::reflection::Reflection;
 use crate::round::RoundRecord;
+use crate::solution::Solution;
 use crate::step::StepId;
 use crate::summary::DebateSummary;
 
@@ -62,6 +63,12 @@ pub enum DebateEvent {
         /// The aspect.
         aspect: AspectId,
         /// Its round number (1-based).
+        round: u32,
+    },
+    /// A new round of a protocol without aspects begins (a dialectic round:
+    /// proposals, critiques, refinements).
+    RoundStarted {
+        /// Its number (1-based, each one higher than the last).
         round: u32,
     },
     /// A message joins the transcript.
@@ -204,6 +211,11 @@ pub enum DebateEvent {
         /// The summary and its metadata.
         summary: DebateSummary,
     },
+    /// The judge synthesized a solution.
+    SolutionRecorded {
+        /// The solution.
+        solution: Solution,
+    },
     /// An optional step failed; the debate continues. A warning, not an error.
     StepFailed {
         /// Which step, stored as the fields `step`, `message` and `scope`.
@@ -263,6 +275,7 @@ impl DebateEvent {
         match self {
             Self::DebateStarted { .. } => "debate_started",
             Self::AspectStarted { .. } => "aspect_started",
+            Self::RoundStarted { .. } => "round_started",
             Self::MessageAppended { .. } => "message_appended",
             Self::PositionUpdated { .. } => "position_updated",
             Self::AgreementRecorded { .. } => "agreement_recorded",
@@ -280,6 +293,7 @@ impl DebateEvent {
             Self::ProposalStatusChanged { .. } => "proposal_status_changed",
             Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
             Self::SummaryRecorded { .. } => "summary_recorded",
+            Self::SolutionRecorded { .. } => "solution_recorded",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",

@@ -42,6 +42,7 @@ mod persona;
 mod position;
 mod reflection;
 mod round;
+mod solution;
 mod step;
 mod summary;
 #[cfg(feature = "synthetic")]
@@ -62,13 +63,14 @@ pub use ids::{
     AspectId, ClaimId, CruxCardId, CruxRoomId, DebateId, DecisionId, MessageId, PersonaId,
     ProposalId, ReflectionId,
 };
-pub use message::{DialogueMessage, MessageKind};
+pub use message::{DialogueMessage, MessageKind, MessageMeta};
 pub use persona::{DebateAspect, Persona, PersonaRole, Topic};
 pub use position::{
     Agreement, AspectPosition, Disagreement, Intensity, LedgerNote, PersonaPositionState,
 };
 pub use reflection::{Reflection, ReflectionKind};
 pub use round::{PersonaTake, RoundRecord};
+pub use solution::Solution;
 pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
 pub use summary::{DebateSummary, MessageSpan, SummaryScope};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};

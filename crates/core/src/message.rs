@@ -97,4 +97,22 @@ pub struct DialogueMessage {
     /// The message this one answers, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<MessageId>,
+    /// How the model call that produced it went, when it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<MessageMeta>,
+}
+
+/// The model call behind a message: which model answered, how long it took
+/// and the tokens it used (zero for a message carried over without a call,
+/// such as a dialectic proposal that is the previous round's refinement).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageMeta {
+    /// The model id that answered.
+    pub model: String,
+    /// Wall time of the call, in milliseconds.
+    pub latency_ms: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
 }

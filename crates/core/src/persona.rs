@@ -30,6 +30,10 @@ pub struct Persona {
     /// Debater (default) or judge.
     #[serde(default)]
     pub role: PersonaRole,
+    /// The functional role a dialectic agent plays ("architect",
+    /// "security", …), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub specialty: Option<String>,
 }
 
 impl Persona {
@@ -46,6 +50,7 @@ impl Persona {
             contract: contract.into(),
             voice: voice.into(),
             role: PersonaRole::Debater,
+            specialty: None,
         }
     }
 

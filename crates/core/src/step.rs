@@ -52,6 +52,29 @@ pub enum TurnKey {
     },
     /// The judge's synthesis.
     Synthesis,
+    /// An agent's proposal in a dialectic round.
+    Proposal {
+        /// The round (1-based).
+        round: u32,
+        /// Who proposes.
+        persona: PersonaId,
+    },
+    /// An agent's critique of another agent's proposal in a dialectic round.
+    Critique {
+        /// The round (1-based).
+        round: u32,
+        /// Whose proposal is critiqued (an id without `/`).
+        target: PersonaId,
+        /// Who critiques.
+        persona: PersonaId,
+    },
+    /// An agent's refinement of its own proposal in a dialectic round.
+    Refinement {
+        /// The round (1-based).
+        round: u32,
+        /// Who refines.
+        persona: PersonaId,
+    },
 }
 
 impl fmt::Display for TurnKey {
@@ -66,6 +89,13 @@ impl fmt::Display for TurnKey {
             Self::Crux { room, turn } => write!(f, "crux/{room}/{turn}"),
             Self::Closing { persona } => write!(f, "closing/{persona}"),
             Self::Synthesis => f.write_str("synthesis"),
+            Self::Proposal { round, persona } => write!(f, "proposal/{round}/{persona}"),
+            Self::Critique {
+                round,
+                target,
+                persona,
+            } => write!(f, "critique/{round}/{target}/{persona}"),
+            Self::Refinement { round, persona } => write!(f, "refinement/{round}/{persona}"),
         }
     }
 }
@@ -117,6 +147,30 @@ impl FromStr for TurnKey {
                 Ok(Self::Take {
                     aspect: AspectId::new(aspect),
                     miniround,
+                    persona: PersonaId::new(persona),
+                })
+            }
+            "proposal" | "refinement" => {
+                let (round, persona) = rest.split_once('/').ok_or_else(|| err("no persona"))?;
+                let round = round.parse().map_err(|_| err("round is not a number"))?;
+                let persona = PersonaId::new(nonempty(persona, "empty persona")?);
+                Ok(if kind == "proposal" {
+                    Self::Proposal { round, persona }
+                } else {
+                    Self::Refinement { round, persona }
+                })
+            }
+            "critique" => {
+                let mut parts = rest.splitn(3, '/');
+                let round = parts
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .ok_or_else(|| err("round is not a number"))?;
+                let target = nonempty(parts.next().unwrap_or_default(), "empty target")?;
+                let persona = nonempty(parts.next().unwrap_or_default(), "empty persona")?;
+                Ok(Self::Critique {
+                    round,
+                    target: PersonaId::new(target),
                     persona: PersonaId::new(persona),
                 })
             }
@@ -183,6 +237,18 @@ pub enum StepId {
     MemoryStore,
     /// Recalling memories for a turn's context.
     MemoryRecall(TurnKey),
+    /// A perspective summary (of a persona, or the judge's) for a round.
+    Summary {
+        /// Whose summary: a persona's id, or `None` for the judge's.
+        persona: Option<PersonaId>,
+        /// The round it was for.
+        round: u32,
+    },
+    /// A persona's clarifying questions before the first round.
+    Clarification(PersonaId),
+    /// The judge's structured solution after a round (a plain-text
+    /// synthesis replaced it).
+    Solution(u32),
 }
 
 impl StepId {
@@ -201,6 +267,9 @@ impl StepId {
             Self::CruxCard(_) => "crux_card",
             Self::MemorySetup | Self::MemoryStore => "memory",
             Self::MemoryRecall(_) => "memory_recall",
+            Self::Summary { .. } => "summary",
+            Self::Clarification(_) => "clarification",
+            Self::Solution(_) => "solution",
         }
     }
 
@@ -220,6 +289,16 @@ impl StepId {
             Self::RoundRecord(aspect) | Self::Reflection(aspect) => Some(aspect.to_string()),
             Self::ConvergenceCheck(room) | Self::CruxCard(room) => Some(room.to_string()),
             Self::MemorySetup => Some("setup".into()),
+            Self::Summary {
+                persona: Some(p),
+                round,
+            } => Some(format!("{round}/{p}")),
+            Self::Summary {
+                persona: None,
+                round,
+            } => Some(format!("{round}/judge")),
+            Self::Clarification(p) => Some(p.to_string()),
+            Self::Solution(round) => Some(round.to_string()),
             Self::Analysis { .. } | Self::MemoryStore => None,
         }
     }
@@ -242,7 +321,8 @@ impl fmt::Display for StepId {
 struct StoredStep {
     /// Which step (`utterance`, `turn_analysis`, `position_extraction`,
     /// `disagreement_detection`, `round_record`, `reflection`,
-    /// `convergence_check`, `crux_card`, `memory`, `memory_recall`).
+    /// `convergence_check`, `crux_card`, `memory`, `memory_recall`, `summary`,
+    /// `clarification`, `solution`).
     step: String,
     /// The message the step was about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -290,6 +370,26 @@ impl TryFrom<StoredStep> for StepId {
                 None => Ok(Self::MemoryStore),
                 Some(other) => Err(StepIdError(format!("unknown memory scope `{other}`"))),
             },
+            "summary" => {
+                let text = scope()?;
+                let (round, who) = text
+                    .split_once('/')
+                    .ok_or_else(|| StepIdError(format!("summary scope `{text}` has no `/`")))?;
+                let round = round
+                    .parse()
+                    .map_err(|_| StepIdError(format!("summary scope `{text}`: bad round")))?;
+                Ok(Self::Summary {
+                    persona: (who != "judge").then(|| PersonaId::new(who)),
+                    round,
+                })
+            }
+            "clarification" => Ok(Self::Clarification(PersonaId::new(scope()?))),
+            "solution" => {
+                let text = scope()?;
+                Ok(Self::Solution(text.parse().map_err(|_| {
+                    StepIdError(format!("solution scope `{text}` is not a round"))
+                })?))
+            }
             other => Err(StepIdError(format!("unknown step `{other}`"))),
         }
     }
@@ -354,6 +454,19 @@ mod tests {
                 persona: "theo".into(),
             },
             TurnKey::Synthesis,
+            TurnKey::Proposal {
+                round: 2,
+                persona: "arch".into(),
+            },
+            TurnKey::Critique {
+                round: 1,
+                target: "perf".into(),
+                persona: "a/rch".into(),
+            },
+            TurnKey::Refinement {
+                round: 3,
+                persona: "kiss".into(),
+            },
         ];
         let texts: Vec<String> = keys.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -363,13 +476,25 @@ mod tests {
                 "take/aspect-1/2/a/b",
                 "crux/room-1/3",
                 "closing/theo",
-                "synthesis"
+                "synthesis",
+                "proposal/2/arch",
+                "critique/1/perf/a/rch",
+                "refinement/3/kiss",
             ]
         );
         for (key, text) in keys.iter().zip(&texts) {
             assert_eq!(&text.parse::<TurnKey>().unwrap(), key);
         }
-        for bad in ["", "take/a/x/p", "crux/room-1", "opening/", "vote/x"] {
+        for bad in [
+            "",
+            "take/a/x/p",
+            "crux/room-1",
+            "opening/",
+            "vote/x",
+            "proposal/x/a",
+            "critique/1/perf",
+            "refinement/2/",
+        ] {
             assert!(bad.parse::<TurnKey>().is_err(), "{bad}");
         }
     }
@@ -397,6 +522,28 @@ mod tests {
                 serde_json::json!({"step": "memory", "scope": "setup"}),
             ),
             (StepId::MemoryStore, serde_json::json!({"step": "memory"})),
+            (
+                StepId::Summary {
+                    persona: Some("arch".into()),
+                    round: 2,
+                },
+                serde_json::json!({"step": "summary", "scope": "2/arch"}),
+            ),
+            (
+                StepId::Summary {
+                    persona: None,
+                    round: 3,
+                },
+                serde_json::json!({"step": "summary", "scope": "3/judge"}),
+            ),
+            (
+                StepId::Clarification("kiss".into()),
+                serde_json::json!({"step": "clarification", "scope": "kiss"}),
+            ),
+            (
+                StepId::Solution(4),
+                serde_json::json!({"step": "solution", "scope": "4"}),
+            ),
         ];
         for (id, json) in cases {
             assert_eq!(serde_json::to_value(&id).unwrap(), json);

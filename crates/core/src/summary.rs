@@ -58,6 +58,13 @@ pub struct DebateSummary {
     pub after_chars: usize,
     /// Strategy name (e.g. "length-based", "rolling").
     pub method: String,
+    /// The round at whose start it was made (perspective summaries) or
+    /// whose synthesis it serves (the judge's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// Sampling temperature of the call, in hundredths (30 = 0.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_centi: Option<u16>,
     /// Wall time of the summarization call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,

@@ -96,6 +96,7 @@ pub fn debate(personas: usize, messages: usize) -> Vec<DebateEvent> {
                 content: format!("{} (point {n})", SENTENCES[n % SENTENCES.len()]),
                 time: t0 + Duration::seconds(n as i64),
                 reply_to: (n > 0).then(|| format!("m{}", n - 1).into()),
+                meta: None,
             },
         });
         events.push(DebateEvent::PositionUpdated {
@@ -265,6 +266,7 @@ fn crux_room(
                 content: SENTENCES[(claim + turn) % 8].to_owned(),
                 time,
                 reply_to: None,
+                meta: None,
             },
         });
     }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use agon_context::prompts::Prompt;
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
+use agon_core::PersonaId;
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
 use agon_memory::Memory;
 use agon_protocol::{ModelFailure, ModelOutput, Protocol};
@@ -25,6 +26,8 @@ pub(crate) struct RunCtx {
     pub(crate) memory_unavailable: Option<String>,
     /// The usage ledger when the run began: a run records only its own usage.
     pub(crate) usage_baseline: std::collections::BTreeMap<String, agon_llm::ScopeUsage>,
+    /// Where clarifying questions get their answers.
+    pub(crate) answerer: Option<Arc<dyn crate::answers::Answerer>>,
 }
 
 impl RunCtx {
@@ -41,6 +44,14 @@ impl RunCtx {
         }
     }
 
+    /// The temperature of a role's call for `persona` (its own, when the
+    /// configuration gives it one).
+    pub(crate) fn temperature_for(&self, role: Role, persona: Option<&PersonaId>) -> f32 {
+        persona
+            .and_then(|p| self.config.persona_temperature(p))
+            .unwrap_or_else(|| self.temperature(role))
+    }
+
     /// A structured call to the model of `role`: the JSON value matching
     /// `schema`, or the provider's error rendered. The future owns what it
     /// needs, so it can be spawned.
@@ -51,10 +62,22 @@ impl RunCtx {
         name: &'static str,
         schema: serde_json::Value,
     ) -> impl Future<Output = ModelOutput> + Send + 'static {
-        let model: Arc<dyn ChatModel> = self.models.get(role, None);
+        self.structured_call_as(role, None, prompt, name, schema)
+    }
+
+    /// [`RunCtx::structured_call`] with `persona`'s own model and temperature.
+    pub(crate) fn structured_call_as(
+        &self,
+        role: Role,
+        persona: Option<&PersonaId>,
+        prompt: Prompt,
+        name: &'static str,
+        schema: serde_json::Value,
+    ) -> impl Future<Output = ModelOutput> + Send + 'static {
+        let model: Arc<dyn ChatModel> = self.models.get(role, persona);
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
-            .with_temperature(self.temperature(role))
+            .with_temperature(self.temperature_for(role, persona))
             .with_max_tokens(self.config.budget.structured_max_tokens);
         let span = tracing::debug_span!(
             "model_call",

@@ -10,6 +10,8 @@ use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
 };
 pub use agon_protocol::{CruxRules as CruxConfig, DetectionMode};
+
+pub use crate::dialectic_config::{AgentConfig, DialecticConfig, TerminationKind};
 use serde::{Deserialize, Serialize};
 
 /// A configuration that cannot be used. Names the file, line and field.
@@ -250,11 +252,38 @@ impl Default for TemperatureConfig {
     }
 }
 
+/// Which protocol a debate runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtocolKind {
+    /// Seed 000: personas debate aspects in minirounds, crux rooms, closings, synthesis.
+    #[default]
+    Structured,
+    /// Seed 004: role agents propose, critique and refine; a judge synthesizes.
+    Dialectic,
+}
+
+impl ProtocolKind {
+    /// The name used in configs and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Structured => "structured",
+            Self::Dialectic => "dialectic",
+        }
+    }
+}
+
+fn is_default_dialectic(d: &DialecticConfig) -> bool {
+    d == &DialecticConfig::default()
+}
+
 /// A whole debate's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DebateConfig {
-    /// The question debated.
+    /// The protocol: `structured` (default) or `dialectic`.
+    pub protocol: ProtocolKind,
+    /// The question debated (for `dialectic`: the problem to solve).
     pub topic: String,
     /// Background for the topic.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,6 +312,9 @@ pub struct DebateConfig {
     pub temperature: TemperatureConfig,
     /// Vector memory.
     pub memory: MemoryConfig,
+    /// The dialectic protocol's settings (`protocol = "dialectic"`).
+    #[serde(skip_serializing_if = "is_default_dialectic")]
+    pub dialectic: DialecticConfig,
 }
 
 /// The default topic.
@@ -319,6 +351,7 @@ pub fn default_personas() -> Vec<PersonaConfig> {
 impl Default for DebateConfig {
     fn default() -> Self {
         Self {
+            protocol: ProtocolKind::Structured,
             topic: DEFAULT_TOPIC.into(),
             context: None,
             aspects: Vec::new(),
@@ -333,6 +366,7 @@ impl Default for DebateConfig {
             crux: CruxConfig::default(),
             temperature: TemperatureConfig::default(),
             memory: MemoryConfig::default(),
+            dialectic: DialecticConfig::default(),
         }
     }
 }
@@ -386,6 +420,7 @@ impl DebateConfig {
                 contract: "Impartial judge who writes the final synthesis.".into(),
                 voice: "measured".into(),
                 role: PersonaRole::Judge,
+                specialty: None,
             });
         }
         let aspects = if self.aspects.is_empty() {
@@ -417,6 +452,81 @@ impl DebateConfig {
                 detector: self.detection.detector(),
             },
             reflection: ReflectionTrigger::new(self.reflection_threshold),
+        }
+    }
+
+    /// The protocol this configuration runs.
+    pub fn protocol(&self) -> std::sync::Arc<dyn agon_protocol::Protocol> {
+        match self.protocol {
+            ProtocolKind::Structured => {
+                std::sync::Arc::new(agon_protocol::StructuredDebate::new(self.rules()))
+            }
+            ProtocolKind::Dialectic => {
+                let topic = Topic {
+                    question: self.topic.trim().to_owned(),
+                    context: self.context.clone(),
+                };
+                let detection = DetectionRules {
+                    mode: self.detection.mode,
+                    window: self.detection.window,
+                    detector: self.detection.detector(),
+                };
+                std::sync::Arc::new(agon_protocol::Dialectic::new(
+                    self.dialectic.rules(topic, Some(detection)),
+                ))
+            }
+        }
+    }
+
+    /// Tokens of assembled context per utterance call.
+    pub fn context_tokens(&self) -> usize {
+        match self.protocol {
+            ProtocolKind::Structured => self.budget.context_tokens,
+            ProtocolKind::Dialectic => self.dialectic.context_tokens,
+        }
+    }
+
+    /// The word limit stated to speakers.
+    pub fn utterance_words(&self) -> u32 {
+        match self.protocol {
+            ProtocolKind::Structured => self.budget.utterance_words,
+            ProtocolKind::Dialectic => self.dialectic.answer_words,
+        }
+    }
+
+    /// The most tokens an utterance may generate.
+    pub fn utterance_max_tokens(&self) -> u32 {
+        match self.protocol {
+            ProtocolKind::Structured => self.budget.utterance_max_tokens,
+            ProtocolKind::Dialectic => self.dialectic.answer_max_tokens,
+        }
+    }
+
+    /// Model specs of individual personas (by persona id).
+    pub fn persona_models(&self) -> Vec<(String, String)> {
+        match self.protocol {
+            ProtocolKind::Structured => self
+                .personas
+                .iter()
+                .filter_map(|p| Some((p.resolved_id(), p.model.clone()?)))
+                .collect(),
+            ProtocolKind::Dialectic => self.dialectic.persona_models(),
+        }
+    }
+
+    /// The judge's own model spec, if it has one.
+    pub fn judge_model(&self) -> Option<&str> {
+        match self.protocol {
+            ProtocolKind::Structured => None,
+            ProtocolKind::Dialectic => self.dialectic.judge.model.as_deref(),
+        }
+    }
+
+    /// A persona's own temperature, if it has one.
+    pub fn persona_temperature(&self, persona: &PersonaId) -> Option<f32> {
+        match self.protocol {
+            ProtocolKind::Structured => None,
+            ProtocolKind::Dialectic => self.dialectic.temperature_of(persona),
         }
     }
 
@@ -462,6 +572,22 @@ impl DebateConfig {
         if self.topic.trim().is_empty() {
             return bad("topic", "must not be empty".into());
         }
+        if self.protocol == ProtocolKind::Dialectic {
+            self.dialectic.validate(file)?;
+        } else {
+            self.validate_structured(file)?;
+        }
+        self.validate_common(file)
+    }
+
+    fn validate_structured(&self, file: &str) -> Result<(), ConfigError> {
+        let bad = |field: &str, reason: String| {
+            Err(ConfigError::Invalid {
+                file: file.to_owned(),
+                field: field.to_owned(),
+                reason,
+            })
+        };
         if self.aspects.is_empty() && !(1..=6).contains(&self.aspect_count) {
             return bad(
                 "aspect_count",
@@ -510,11 +636,22 @@ impl DebateConfig {
                 );
             }
             if let Some(spec) = &p.model
-                && let Err(e) = spec.parse::<ModelSpec>()
+                && let Err(e) = crate::models::parse_chain(spec)
             {
                 return bad(&format!("personas[{i}].model"), e.to_string());
             }
         }
+        Ok(())
+    }
+
+    fn validate_common(&self, file: &str) -> Result<(), ConfigError> {
+        let bad = |field: &str, reason: String| {
+            Err(ConfigError::Invalid {
+                file: file.to_owned(),
+                field: field.to_owned(),
+                reason,
+            })
+        };
         let m = &self.models;
         for (field, spec) in [
             ("models.default", Some(&m.default)),
@@ -526,7 +663,7 @@ impl DebateConfig {
             ("models.judge", m.judge.as_ref()),
         ] {
             if let Some(spec) = spec
-                && let Err(e) = spec.parse::<ModelSpec>()
+                && let Err(e) = crate::models::parse_chain(spec)
             {
                 return bad(field, e.to_string());
             }
@@ -591,8 +728,12 @@ impl DebateConfig {
         ]
         .into_iter()
         .flatten()
-        .chain(self.personas.iter().filter_map(|p| p.model.as_ref()))
-        .any(|s| s.parse::<ModelSpec>().is_ok_and(|s| s.is_local()))
+        .cloned()
+        .chain(self.persona_models().into_iter().map(|(_, spec)| spec))
+        .chain(self.judge_model().map(str::to_owned))
+        .any(|s| {
+            crate::models::parse_chain(&s).is_ok_and(|chain| chain.iter().any(ModelSpec::is_local))
+        })
     }
 }
 

@@ -96,6 +96,17 @@ pub enum OrchestratorError {
         /// What failed.
         reason: String,
     },
+    /// The answers to clarifying questions cannot be used (an answers file
+    /// that does not match the questions). The debate can be resumed with
+    /// corrected answers.
+    #[error("debate `{debate}`: {source}")]
+    Answers {
+        /// The debate.
+        debate: String,
+        /// What is wrong, naming the file and field.
+        #[source]
+        source: crate::answers::AnswerError,
+    },
     /// The protocol waits for background work but none is pending: a bug
     /// in the protocol's rules.
     #[error("debate `{debate}`: the protocol is waiting with nothing pending ({phase})")]
@@ -125,7 +136,10 @@ impl OrchestratorError {
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Config(_) | Self::Budget { .. } | Self::StoredConfig { .. } => ErrorKind::Config,
+            Self::Config(_)
+            | Self::Budget { .. }
+            | Self::StoredConfig { .. }
+            | Self::Answers { .. } => ErrorKind::Config,
             Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
             Self::Store(_) | Self::Log(_) | Self::Background { .. } => ErrorKind::Store,
             Self::UnknownPersona { .. }

@@ -10,7 +10,7 @@ use agon_context::prompts;
 use agon_core::extraction::{
     AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, with_persona_names,
 };
-use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId};
+use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId, TurnKey};
 use agon_protocol::{
     AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan, crux,
     extract, start_event,
@@ -46,6 +46,18 @@ pub(crate) struct Interpreter {
     pub(crate) shared: Arc<Shared>,
     pub(crate) ctx: Arc<RunCtx>,
     pub(crate) control: RunControl,
+    /// The dialectic round being timed and when this run first saw it.
+    pub(crate) round_clock: std::sync::Mutex<Option<(u32, tokio::time::Instant)>>,
+}
+
+/// The dialectic round of a group of turns, if they are dialectic turns.
+fn round_of(group: &[Speak]) -> Option<u32> {
+    group.first().and_then(|s| match &s.key {
+        TurnKey::Proposal { round, .. }
+        | TurnKey::Critique { round, .. }
+        | TurnKey::Refinement { round, .. } => Some(*round),
+        _ => None,
+    })
 }
 
 impl Interpreter {
@@ -164,7 +176,23 @@ impl Interpreter {
             match step {
                 Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
                 Step::Speak(speak) => self.speak(&speak).await,
-                Step::Parallel(group) => Ok(Flow::after(self.speaker().speak_all(&group).await?)),
+                Step::Parallel(group) => {
+                    let deadline = self.round_deadline(&group);
+                    Ok(Flow::after(
+                        self.speaker().speak_all(&group, deadline).await?,
+                    ))
+                }
+                Step::Clarify {
+                    agents,
+                    max_questions,
+                } => self
+                    .clarify(&agents, max_questions)
+                    .await
+                    .map(|()| Flow::Continue),
+                Step::Summarize(jobs) => self.summarize(&jobs).await.map(|()| Flow::Continue),
+                Step::Judge { judge, round } => {
+                    self.judge(&judge, round).await.map(|()| Flow::Continue)
+                }
                 Step::Record { events, .. } => {
                     self.shared.append(events).await?;
                     Ok(Flow::Continue)
@@ -195,6 +223,31 @@ impl Interpreter {
         }
         .instrument(span)
         .await
+    }
+
+    /// When the round of `group` must be done (dialectic turns, with a
+    /// round timeout configured): the round's clock starts when this run
+    /// first runs one of its groups.
+    fn round_deadline(
+        &self,
+        group: &[Speak],
+    ) -> Option<(tokio::time::Instant, std::time::Duration)> {
+        let secs = self.ctx.config.dialectic.timeout_per_round_secs;
+        let round = round_of(group)?;
+        if secs == 0 {
+            return None;
+        }
+        let limit = std::time::Duration::from_secs(secs);
+        let mut clock = self.round_clock.lock().ok()?;
+        let started = match *clock {
+            Some((r, at)) if r == round => at,
+            _ => {
+                let now = tokio::time::Instant::now();
+                *clock = Some((round, now));
+                now
+            }
+        };
+        Some((started + limit, limit))
     }
 
     fn speaker(&self) -> Speaker<'_> {
@@ -320,6 +373,9 @@ fn step_label(step: &Step) -> String {
         Step::Record { label, .. } => label.clone(),
         Step::CheckConvergence { room, .. } => format!("convergence check {room}"),
         Step::CruxCard { room, .. } => format!("crux card {room}"),
+        Step::Clarify { agents, .. } => format!("clarifying questions of {} agents", agents.len()),
+        Step::Summarize(jobs) => format!("{} summaries", jobs.len()),
+        Step::Judge { round, .. } => format!("solution after round {round}"),
         Step::Finish => "finish".into(),
     }
 }

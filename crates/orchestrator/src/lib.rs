@@ -15,10 +15,13 @@
 //! order; see `agon_protocol::StructuredDebate` for exactly when a speaker
 //! waits for it.
 
+mod answers;
 mod applier;
 mod calls;
 pub mod config;
 mod control;
+mod dialectic_config;
+mod dialectic_steps;
 mod error;
 mod interpreter;
 mod lease;
@@ -34,10 +37,11 @@ mod update;
 mod usage;
 
 pub use agon_protocol::JUDGE_ID;
+pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
 pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};
 pub use control::{RunControl, RunOutcome};
 pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
-pub use models::{ModelError, Models, Role};
+pub use models::{ModelError, Models, Role, parse_chain};
 pub use orchestrator::Orchestrator;
 pub use update::{DebateUpdate, DebateUpdates};

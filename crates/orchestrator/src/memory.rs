@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 /// What the run sends the writer.
 pub(crate) enum MemoryMsg {
     /// A persisted event, in sequence order.
-    Event(DebateEvent),
+    Event(Box<DebateEvent>),
     /// Store everything harvested so far, then answer.
     Flush(oneshot::Sender<()>),
 }
@@ -56,7 +56,7 @@ pub(crate) fn spawn_writer(
                 MemoryMsg::Event(e) => {
                     observe(&mut harvester, &mut drafts, &e);
                     if matches!(
-                        e,
+                        *e,
                         DebateEvent::RoundRecorded { .. } | DebateEvent::CruxCardAdded { .. }
                     ) {
                         store(&memory, &mut drafts, harvester.board(), &warn).await;

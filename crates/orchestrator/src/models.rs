@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use agon_core::PersonaId;
 use agon_llm::{
-    ChatModel, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, UsageLedger,
+    ChatModel, Fallback, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, SpecError,
+    UsageLedger,
 };
 
 use crate::config::DebateConfig;
@@ -84,6 +85,13 @@ fn metered(model: Arc<dyn ChatModel>, ledger: &Arc<UsageLedger>, role: Role) -> 
     Arc::new(Metered::new(model, Arc::clone(ledger), scope))
 }
 
+/// Parses a model spec or a comma-separated fallback chain of specs
+/// (`openai:gpt-4o-mini,anthropic:claude-haiku-4-5`: the second answers
+/// when the first fails).
+pub fn parse_chain(spec: &str) -> Result<Vec<ModelSpec>, SpecError> {
+    spec.split(',').map(str::parse).collect()
+}
+
 /// A model that cannot be built, naming the role or persona.
 #[derive(Debug, thiserror::Error)]
 #[error("model for {what} (`{spec}`): {source}")]
@@ -127,12 +135,20 @@ impl Models {
                 spec: spec.to_owned(),
                 source: Box::new(source),
             };
-            let parsed: ModelSpec = spec.parse().map_err(|e: agon_llm::SpecError| {
+            let chain = parse_chain(spec).map_err(|e| {
                 err(ProviderError::InvalidRequest {
                     reason: e.to_string(),
                 })
             })?;
-            factory.build(&parsed, lookup).map_err(err)
+            let mut models = chain
+                .iter()
+                .map(|s| factory.build(s, lookup))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            if models.len() == 1 {
+                return Ok(models.remove(0));
+            }
+            Ok(Arc::new(Fallback::new(models).map_err(err)?) as Arc<dyn ChatModel>)
         };
         let mut roles = HashMap::new();
         for role in Role::ALL {
@@ -145,18 +161,17 @@ impl Models {
                 Role::Judge => m.judge.as_ref(),
             }
             .unwrap_or(&m.default);
+            let spec = match (role, config.judge_model()) {
+                (Role::Judge, Some(judge)) => judge,
+                _ => spec.as_str(),
+            };
             let model = build(format!("role {role}"), spec)?;
             roles.insert(role, metered(model, &ledger, role));
         }
         let mut personas = HashMap::new();
-        for p in &config.personas {
-            if let Some(spec) = &p.model {
-                let model = build(format!("persona {}", p.name), spec)?;
-                personas.insert(
-                    PersonaId::new(p.resolved_id()),
-                    metered(model, &ledger, Role::Debater),
-                );
-            }
+        for (id, spec) in config.persona_models() {
+            let model = build(format!("persona {id}"), &spec)?;
+            personas.insert(PersonaId::new(id), metered(model, &ledger, Role::Debater));
         }
         Ok(Self {
             roles,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_core::{DebateId, DebateStatus};
 use agon_memory::Memory;
-use agon_protocol::{Protocol, StructuredDebate};
+use agon_protocol::Protocol;
 use agon_store::{DebateLog, EventStore, NewDebate, RunStatus, SnapshotPolicy};
 use tokio::sync::{broadcast, mpsc};
 use tracing::Instrument;
@@ -32,6 +32,7 @@ pub struct Orchestrator {
     memory: Option<Memory>,
     memory_unavailable: Option<String>,
     lease_ttl: Duration,
+    answerer: Option<Arc<dyn crate::answers::Answerer>>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -53,6 +54,7 @@ impl Orchestrator {
             memory: None,
             memory_unavailable: None,
             lease_ttl: lease::LEASE_TTL,
+            answerer: None,
         }
     }
 
@@ -77,6 +79,13 @@ impl Orchestrator {
     /// it and log a `step_failed` warning (`memory`, scope `setup`).
     pub fn with_memory_unavailable(mut self, reason: impl Into<String>) -> Self {
         self.memory_unavailable = Some(reason.into());
+        self
+    }
+
+    /// Where clarifying questions (dialectic `clarify`) get their answers:
+    /// a terminal, an answers file. Without one every answer is "NA".
+    pub fn with_answerer(mut self, answerer: Arc<dyn crate::answers::Answerer>) -> Self {
+        self.answerer = Some(answerer);
         self
     }
 
@@ -128,7 +137,7 @@ impl Orchestrator {
     /// Runs the debate from wherever its log ends (a new debate from the
     /// start, an interrupted one from its last persisted event) until it
     /// finishes or `control` stops it, with the protocol its configuration
-    /// names (the structured debate of seed 000).
+    /// names (`structured`, seed 000, or `dialectic`, seed 004).
     pub async fn run(
         &self,
         id: &DebateId,
@@ -136,7 +145,7 @@ impl Orchestrator {
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
         let config = self.config_of(id).await?;
-        let protocol = Arc::new(StructuredDebate::new(config.rules()));
+        let protocol = config.protocol();
         self.run_inner(id, config, protocol, models, control)
             .instrument(tracing::info_span!("debate", debate = %id))
             .await
@@ -166,7 +175,7 @@ impl Orchestrator {
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
-        let budget = ContextBudget::new(config.budget.context_tokens).map_err(|source| {
+        let budget = ContextBudget::new(config.context_tokens()).map_err(|source| {
             OrchestratorError::Budget {
                 debate: id.to_string(),
                 source,
@@ -214,6 +223,7 @@ impl Orchestrator {
             memory,
             memory_unavailable,
             usage_baseline: models.ledger().snapshot(),
+            answerer: self.answerer.clone(),
         });
         let applier = tokio::spawn(
             crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),
@@ -228,6 +238,7 @@ impl Orchestrator {
             shared: Arc::clone(&shared),
             ctx: Arc::clone(&ctx),
             control: control.clone(),
+            round_clock: std::sync::Mutex::new(None),
         };
         let outcome = match interpreter.drive().await {
             Ok(outcome) => outcome,

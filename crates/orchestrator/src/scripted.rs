@@ -113,9 +113,30 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
             {"label": "Benefits", "description": "Who gains."},
             {"label": "Fairness", "description": "Who decides."}
         ]}),
+        Some("clarifying_questions") => json!({"questions": [
+            "What peak load must it handle?",
+            "Which clients call it?"
+        ]}),
+        Some("solution") => {
+            // Confidence grows with the rounds: 70, 90, 100, …
+            let round: i64 = between(user, "Synthesize after round ", ".")
+                .and_then(|r| r.trim().parse().ok())
+                .unwrap_or(1);
+            json!({
+                "description": format!("The synthesized design after round {round}: a token bucket per client behind the gateway."),
+                "tradeoffs": ["memory per client"],
+                "recommendations": ["load-test the gateway"],
+                "confidence": (50 + 20 * round).min(100),
+                "unfinishedRequirements": []
+            })
+        }
         Some(other) => json!({"error": format!("no script for {other}")}),
         None => {
-            let name = between(system, "You are ", ",").unwrap_or("The judge");
+            // A dialectic agent's system prompt names it after its brief
+            // ("\n\nYou are NAME. …"); a debater's is "You are NAME, in …".
+            let name = between(system, "\n\nYou are ", ".")
+                .or_else(|| between(system, "You are ", ","))
+                .unwrap_or("The judge");
             let instruction = user.rsplit("\n\n").next().unwrap_or(user);
             let gist: String = instruction
                 .split_whitespace()

@@ -77,7 +77,7 @@ impl Shared {
             && let Some(tx) = tx.as_ref()
         {
             for event in &events {
-                let _ = tx.send(MemoryMsg::Event(event.clone()));
+                let _ = tx.send(MemoryMsg::Event(Box::new(event.clone())));
             }
         }
         for (i, event) in events.into_iter().enumerate() {

@@ -2,11 +2,11 @@
 //! answer to subscribers, clean it, and append it as a message.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agon_context::ContextExtras;
 use agon_context::prompts::{self, Prompt};
-use agon_core::{PersonaId, StepId};
+use agon_core::{MessageMeta, PersonaId, StepId};
 use agon_llm::{ChatModel, ChatRequest};
 use agon_protocol::{Speak, Voice};
 use futures::StreamExt;
@@ -31,18 +31,28 @@ pub(crate) enum Spoken {
 
 /// A turn's generated text, before it is recorded.
 enum Generated {
-    /// The cleaned utterance.
-    Text(String),
+    /// The cleaned utterance and the call behind it.
+    Text(String, MessageMeta),
     /// Empty twice: the speaker's name, for the skip record.
     Empty(String),
+    /// Not done when the round's time ran out: the speaker's name and the limit.
+    TimedOut(String, Duration),
     /// Aborted mid-generation.
     Aborted,
+}
+
+/// One streamed generation: its text, the usage the provider reported, and
+/// its wall time.
+struct Streamed {
+    text: String,
+    usage: Option<agon_llm::Usage>,
+    latency: Duration,
 }
 
 /// The model role of a voice.
 pub(crate) fn role_of(voice: Voice) -> Role {
     match voice {
-        Voice::Debater => Role::Debater,
+        Voice::Debater | Voice::Agent => Role::Debater,
         Voice::Judge => Role::Judge,
     }
 }
@@ -118,7 +128,7 @@ impl Speaker<'_> {
     async fn prompt_for(&self, speak: &Speak) -> Result<Prompt, OrchestratorError> {
         let extras = self.memories_for(speak).await?;
         let ctx = self.ctx;
-        let words = ctx.config.budget.utterance_words;
+        let words = ctx.config.utterance_words();
         self.shared
             .read(|bb| {
                 let persona = bb.persona(&speak.persona).ok_or_else(|| {
@@ -148,8 +158,12 @@ impl Speaker<'_> {
                     }
                     None => String::new(),
                 };
+                let system = match speak.voice {
+                    Voice::Agent => prompts::dialectic::agent_system(bb, persona, words),
+                    _ => prompts::persona_system(bb, persona, words),
+                };
                 Ok(Prompt {
-                    system: prompts::persona_system(bb, persona, words),
+                    system,
                     user: if context.is_empty() {
                         instruction
                     } else {
@@ -168,10 +182,29 @@ impl Speaker<'_> {
 
     /// Generates several utterances concurrently, then appends them in the
     /// listed order. If one is aborted, none is recorded (all of them are
-    /// generated again on resume).
-    pub(crate) async fn speak_all(&self, group: &[Speak]) -> Result<Spoken, OrchestratorError> {
-        let generated =
-            futures::future::try_join_all(group.iter().map(|s| self.generate_turn(s))).await?;
+    /// generated again on resume). A turn not done by `deadline` is
+    /// recorded as skipped (the round's time ran out).
+    pub(crate) async fn speak_all(
+        &self,
+        group: &[Speak],
+        deadline: Option<(tokio::time::Instant, Duration)>,
+    ) -> Result<Spoken, OrchestratorError> {
+        let generated = futures::future::try_join_all(group.iter().map(|s| async move {
+            let Some((at, limit)) = deadline else {
+                return self.generate_turn(s).await;
+            };
+            match tokio::time::timeout_at(at, self.generate_turn(s)).await {
+                Ok(generated) => generated,
+                Err(_) => {
+                    let name = self
+                        .shared
+                        .read(|bb| bb.persona_name(&s.persona).to_owned())
+                        .await;
+                    Ok(Generated::TimedOut(name, limit))
+                }
+            }
+        }))
+        .await?;
         if generated.iter().any(|g| matches!(g, Generated::Aborted)) {
             return Ok(Spoken::Aborted);
         }
@@ -197,19 +230,27 @@ impl Speaker<'_> {
         let model = self.ctx.models.get(role, Some(&speak.persona));
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
-            .with_temperature(self.ctx.temperature(role))
-            .with_max_tokens(self.ctx.config.budget.utterance_max_tokens);
+            .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
+            .with_max_tokens(self.ctx.config.utterance_max_tokens());
         for attempt in 0..2 {
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
                 label: speak.key.to_string(),
             });
-            let text = match self
+            let (text, meta) = match self
                 .generate(&model, role, request.clone(), &speak.persona)
                 .await
             {
-                Ok(Some(t)) => clean_utterance(&t, &name),
+                Ok(Some(streamed)) => {
+                    let meta = MessageMeta {
+                        model: model.model_id().to_owned(),
+                        latency_ms: streamed.latency.as_millis() as u64,
+                        input_tokens: streamed.usage.map_or(0, |u| u.input_tokens),
+                        output_tokens: streamed.usage.map_or(0, |u| u.output_tokens),
+                    };
+                    (clean_utterance(&streamed.text, &name), meta)
+                }
                 Ok(None) => {
                     self.shared.send(DebateUpdate::TurnDiscarded {
                         persona: speak.persona.clone(),
@@ -228,7 +269,7 @@ impl Speaker<'_> {
             if !text.is_empty() {
                 self.shared
                     .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
-                return Ok(Generated::Text(text));
+                return Ok(Generated::Text(text, meta));
             }
             self.shared.send(DebateUpdate::TurnDiscarded {
                 persona: speak.persona.clone(),
@@ -262,11 +303,25 @@ impl Speaker<'_> {
                     .await?;
                 Ok(Spoken::Skipped)
             }
-            Generated::Text(text) => {
+            Generated::TimedOut(name, limit) => {
+                self.shared
+                    .append(vec![agon_protocol::step_failed(
+                        StepId::Utterance(speak.key.clone()),
+                        format!(
+                            "{name} was not done when the round's {} s ran out; turn skipped",
+                            limit.as_secs()
+                        ),
+                        chrono::Utc::now(),
+                    )])
+                    .await?;
+                Ok(Spoken::Skipped)
+            }
+            Generated::Text(text, meta) => {
                 let id = self
                     .shared
                     .append_with(|bb| {
-                        let message = speak.message(bb, text, chrono::Utc::now());
+                        let mut message = speak.message(bb, text, chrono::Utc::now());
+                        message.meta = Some(meta);
                         let id = message.id.clone();
                         (
                             vec![agon_core::DebateEvent::MessageAppended { message }],
@@ -287,7 +342,7 @@ impl Speaker<'_> {
         role: Role,
         request: ChatRequest,
         persona: &PersonaId,
-    ) -> Result<Option<String>, agon_llm::ProviderError> {
+    ) -> Result<Option<Streamed>, agon_llm::ProviderError> {
         let span = tracing::debug_span!(
             "model_call",
             role = role.as_str(),
@@ -300,8 +355,8 @@ impl Speaker<'_> {
             .instrument(span.clone())
             .await;
         span.in_scope(|| match &result {
-            Ok(Some(text)) => tracing::debug!(
-                output_chars = text.len(),
+            Ok(Some(streamed)) => tracing::debug!(
+                output_chars = streamed.text.len(),
                 latency_ms = started.elapsed().as_millis() as u64,
                 "utterance generated"
             ),
@@ -316,24 +371,29 @@ impl Speaker<'_> {
         model: &Arc<dyn ChatModel>,
         request: ChatRequest,
         persona: &PersonaId,
-    ) -> Result<Option<String>, agon_llm::ProviderError> {
+    ) -> Result<Option<Streamed>, agon_llm::ProviderError> {
+        let started = Instant::now();
         let abort = self.abort.clone();
         let mut stream = tokio::select! {
             s = model.stream(request) => s?,
             () = abort.cancelled() => return Ok(None),
         };
         let mut text = String::new();
+        let mut usage = None;
         loop {
             tokio::select! {
                 chunk = stream.next() => match chunk {
                     Some(chunk) => {
                         let chunk = chunk?;
+                        if chunk.usage.is_some() {
+                            usage = chunk.usage;
+                        }
                         if !chunk.delta.is_empty() {
                             text.push_str(&chunk.delta);
                             self.shared.send(DebateUpdate::Token { persona: persona.clone(), delta: chunk.delta });
                         }
                     }
-                    None => return Ok(Some(text)),
+                    None => return Ok(Some(Streamed { text, usage, latency: started.elapsed() })),
                 },
                 () = abort.cancelled() => return Ok(None),
             }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod debate;
+mod dialectic;
 mod local;
 mod memory;
 mod support;

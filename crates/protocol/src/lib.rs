@@ -10,6 +10,8 @@
 //!   [`Plan`]) and the [`Protocol`] seam.
 //! - [`StructuredDebate`]: seed 000 (openings, aspects × minirounds, round
 //!   records, reflections, crux rooms, closings, synthesis).
+//! - [`Dialectic`]: seed 004 (clarifications, proposals, critiques,
+//!   refinements, perspective summaries, the judge's solution).
 //! - [`crux`]: the crux room, a protocol nested in a debate.
 //! - [`extract()`] and [`background`]: the one extraction pipeline (parse →
 //!   validate → events) and the conversions of each step's model output.
@@ -19,17 +21,19 @@
 
 pub mod background;
 pub mod crux;
+mod dialectic;
 mod extract;
 mod rules;
 mod start;
 mod step;
 mod structured;
 
+pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
 pub use rules::{CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{aspects_from_plan, numbered_aspects, start_event};
 pub use step::{
     AnalysisMode, AspectSource, Background, BackgroundId, Next, Plan, Progress, Protocol, Speak,
-    Start, Step, Voice,
+    Start, Step, SummaryJob, Voice,
 };
 pub use structured::{JUDGE_ID, StructuredDebate};

@@ -22,6 +22,8 @@ pub enum Voice {
     Debater,
     /// The judge (synthesis): sees the judge's brief, not an assembled context.
     Judge,
+    /// A dialectic agent: its role brief is its system prompt.
+    Agent,
 }
 
 /// One utterance: who speaks, in which phase, as which kind of message.
@@ -67,6 +69,7 @@ impl Speak {
             content,
             time,
             reply_to: None,
+            meta: None,
         }
     }
 }
@@ -131,8 +134,61 @@ pub enum Step {
         /// The room.
         room: CruxRoomId,
     },
+    /// Ask each agent for clarifying questions (concurrently), collect the
+    /// user's answers, and append the questions, the answers and the
+    /// `round_started` of round 1 in one batch (so the phase is never run
+    /// twice, even when nobody asked anything).
+    Clarify {
+        /// Who asks, in order.
+        agents: Vec<PersonaId>,
+        /// Most questions per agent.
+        max_questions: usize,
+    },
+    /// Write summaries concurrently; each appends its `summary_recorded`,
+    /// or a `step_failed` warning (the full history is used instead).
+    Summarize(Vec<SummaryJob>),
+    /// The judge synthesizes the solution after `round`: a structured
+    /// solution, retried once, else a plain-text one and a warning.
+    Judge {
+        /// The judge.
+        judge: PersonaId,
+        /// The round synthesized.
+        round: u32,
+    },
     /// Everything is done: record usage and `debate_finished`.
     Finish,
+}
+
+/// One summary to write: whose, for which round, from which context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryJob {
+    /// Who writes it (the agent, or the judge) and whose model is used.
+    pub persona: PersonaId,
+    /// Whose summary it is.
+    pub scope: agon_core::SummaryScope,
+    /// The round it is made for.
+    pub round: u32,
+    /// The context phase whose assembled text is summarized.
+    pub phase: Phase,
+    /// Longest summary kept, in characters.
+    pub max_chars: usize,
+    /// The strategy's name, recorded with the summary.
+    pub method: String,
+    /// The user's summary prompt, if any (`{content}` receives the text).
+    pub prompt: Option<String>,
+}
+
+impl SummaryJob {
+    /// The step id its failure is recorded under.
+    pub fn step_id(&self) -> agon_core::StepId {
+        agon_core::StepId::Summary {
+            persona: match &self.scope {
+                agon_core::SummaryScope::Persona { persona } => Some(persona.clone()),
+                _ => None,
+            },
+            round: self.round,
+        }
+    }
 }
 
 impl Step {

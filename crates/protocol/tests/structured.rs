@@ -1,7 +1,7 @@
 //! The structured debate's planner.
 
 use agon_core::{Blackboard, ClaimStatus, MessageKind, StepId};
-use agon_protocol::{CruxRules, Next, Protocol, Step};
+use agon_protocol::{CruxRules, Next, Step};
 
 use crate::support::{Lag, Script, Sim, canonical, describe, rules};
 

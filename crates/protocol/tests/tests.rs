@@ -6,4 +6,5 @@
 mod support;
 
 mod crux;
+mod dialectic;
 mod structured;

@@ -14,6 +14,7 @@
 
 mod analysis;
 mod crux;
+mod dialectic;
 mod position;
 mod reflection;
 mod round;
@@ -24,10 +25,11 @@ pub use analysis::{
     TurnAnalysis, ValidJudgments, analysis_events,
 };
 pub use crux::{CruxCardPayload, CruxPositionPayload};
+pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
 pub use position::{AgreementPayload, AspectPositionPayload, DisagreementPayload, PositionUpdate};
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
-pub use text::Limits;
+pub use text::{Limits, truncate_chars};
 
 #[cfg(test)]
 mod names_tests {

@@ -45,6 +45,7 @@ pub fn message(id: &str, persona: &str, content: &str) -> DialogueMessage {
         content: content.into(),
         time: t(1),
         reply_to: None,
+        meta: None,
     }
 }
 

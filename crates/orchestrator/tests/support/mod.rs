@@ -85,6 +85,7 @@ fn strip(value: &mut Value) {
                 "usage",
                 "events_applied",
                 "debate",
+                "meta",
             ] {
                 map.remove(key);
             }
@@ -95,7 +96,8 @@ fn strip(value: &mut Value) {
     }
 }
 
-/// The blackboard without times, usage, counters and the debate id: what
+/// The blackboard without times, usage, call metadata (prompt sizes depend
+/// on how far background work got), counters and the debate id: what
 /// two runs of the same debate must agree on.
 pub fn canonical(bb: &Blackboard) -> Value {
     let mut v = serde_json::to_value(bb).unwrap();

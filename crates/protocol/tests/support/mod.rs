@@ -31,6 +31,7 @@ pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) 
             contract: "Impartial judge.".into(),
             voice: "measured".into(),
             role: agon_core::PersonaRole::Judge,
+            specialty: None,
         });
     }
     StructuredRules {
@@ -60,6 +61,8 @@ pub struct Script {
     pub broken: bool,
     /// Utterances of this persona are empty (skipped).
     pub mute: Option<&'static str>,
+    /// The judge's confidence after each round (70 when not listed).
+    pub confidence: Vec<u8>,
 }
 
 fn name(bb: &Blackboard, id: &str) -> String {
@@ -182,6 +185,12 @@ pub fn describe_step(step: &Step) -> String {
             format!("check {room} else speak {}", otherwise.key)
         }
         Step::CruxCard { room, .. } => format!("card {room}"),
+        Step::Clarify { agents, .. } => format!("clarify {}", agents.len()),
+        Step::Summarize(jobs) => {
+            let whose: Vec<String> = jobs.iter().map(|j| j.step_id().to_string()).collect();
+            format!("summarize {}", whose.join(", "))
+        }
+        Step::Judge { round, .. } => format!("judge round {round}"),
         Step::Finish => "finish".into(),
     }
 }
@@ -189,7 +198,7 @@ pub fn describe_step(step: &Step) -> String {
 /// Runs a protocol to the end (or `max_steps` critical-path steps).
 pub struct Sim {
     pub board: Blackboard,
-    pub protocol: StructuredDebate,
+    pub protocol: Box<dyn Protocol>,
     pub script: Script,
     pub lag: Lag,
     pub trace: Vec<String>,
@@ -198,9 +207,14 @@ pub struct Sim {
 
 impl Sim {
     pub fn new(rules: StructuredRules, script: Script, lag: Lag) -> Self {
+        Self::with(Box::new(StructuredDebate::new(rules)), script, lag)
+    }
+
+    /// A simulator of any protocol.
+    pub fn with(protocol: Box<dyn Protocol>, script: Script, lag: Lag) -> Self {
         Self {
             board: Blackboard::new(),
-            protocol: StructuredDebate::new(rules),
+            protocol,
             script,
             lag,
             trace: Vec::new(),
@@ -272,18 +286,28 @@ impl Sim {
             }
             Step::Speak(speak) => self.speak(&speak),
             Step::Parallel(group) => {
+                // Generated from the board as it is when the group starts,
+                // appended in the listed order.
                 let board = self.board.clone();
-                let messages: Vec<_> = group
+                let mut n = board.messages().len();
+                let events: Vec<_> = group
                     .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
+                    .map(|s| {
+                        if self.script.mute == Some(s.persona.as_str()) {
+                            return agon_protocol::step_failed(
+                                agon_core::StepId::Utterance(s.key.clone()),
+                                "empty utterance twice",
+                                T0,
+                            );
+                        }
+                        n += 1;
                         let mut m = s.message(&board, format!("{} says {}", s.persona, s.key), T0);
-                        m.id = format!("msg-{}", board.messages().len() + 1 + i).into();
-                        m
+                        m.id = format!("msg-{n}").into();
+                        DebateEvent::MessageAppended { message: m }
                     })
                     .collect();
-                for message in messages {
-                    self.apply(vec![DebateEvent::MessageAppended { message }]);
+                for event in events {
+                    self.apply(vec![event]);
                 }
             }
             Step::Record { events, .. } => self.apply(events),
@@ -313,6 +337,90 @@ impl Sim {
                 }
             }
             Step::CruxCard { claim, room } => self.card(&claim, &room, false),
+            Step::Clarify { agents, .. } => {
+                let mut events = Vec::new();
+                for a in &agents {
+                    let n = self.board.messages().len() + events.len();
+                    let q = agon_core::DialogueMessage {
+                        id: format!("msg-{}", n + 1).into(),
+                        persona: a.clone(),
+                        kind: agon_core::MessageKind::ClarificationQuestion,
+                        aspect: None,
+                        round: 0,
+                        miniround: None,
+                        crux_room: None,
+                        content: format!("{a} asks about the load"),
+                        time: T0,
+                        reply_to: None,
+                        meta: None,
+                    };
+                    let answer = agon_core::DialogueMessage {
+                        id: format!("msg-{}", n + 2).into(),
+                        kind: agon_core::MessageKind::ClarificationAnswer,
+                        content: "10k requests/s".into(),
+                        reply_to: Some(q.id.clone()),
+                        ..q.clone()
+                    };
+                    events.push(DebateEvent::MessageAppended { message: q });
+                    events.push(DebateEvent::MessageAppended { message: answer });
+                }
+                events.push(DebateEvent::RoundStarted { round: 1 });
+                self.apply(events);
+            }
+            Step::Summarize(jobs) => {
+                let events = jobs
+                    .iter()
+                    .map(|job| {
+                        if self.script.broken {
+                            return agon_protocol::step_failed(
+                                job.step_id(),
+                                "scripted failure",
+                                T0,
+                            );
+                        }
+                        DebateEvent::SummaryRecorded {
+                            summary: agon_core::DebateSummary {
+                                scope: job.scope.clone(),
+                                span: agon_core::MessageSpan {
+                                    start: 0,
+                                    end: self.board.messages().len(),
+                                },
+                                text: format!("summary by {}", job.persona),
+                                before_chars: 1_000,
+                                after_chars: 20,
+                                method: job.method.clone(),
+                                round: Some(job.round),
+                                temperature_centi: None,
+                                latency_ms: None,
+                                tokens: None,
+                                model: None,
+                                time: T0,
+                            },
+                        }
+                    })
+                    .collect();
+                self.apply(events);
+            }
+            Step::Judge { judge, round } => {
+                let confidence = self
+                    .script
+                    .confidence
+                    .get(round as usize - 1)
+                    .copied()
+                    .unwrap_or(70);
+                self.apply(vec![DebateEvent::SolutionRecorded {
+                    solution: agon_core::Solution {
+                        round,
+                        description: format!("solution after round {round}"),
+                        tradeoffs: vec![],
+                        recommendations: vec![],
+                        confidence: Some(confidence),
+                        unfinished_requirements: vec![],
+                        synthesized_by: judge,
+                        time: T0,
+                    },
+                }]);
+            }
             Step::Finish => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
         }
     }

@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+pub mod dialectic;
+
 use agon_core::{
     AspectId, Blackboard, ClaimId, CruxRoomId, DialogueMessage, LiveClaim, MessageId, Persona,
     PersonaPositionState,
@@ -53,6 +55,18 @@ pub enum Utterance {
     Closing,
     /// The judge's synthesis of the whole debate.
     Synthesis,
+    /// A dialectic proposal.
+    Proposal,
+    /// A dialectic critique of `target`'s proposal (`adversarial`: the
+    /// devil's-advocate brief).
+    Critique {
+        /// Whose proposal.
+        target: agon_core::PersonaId,
+        /// Whether the critic is this round's devil's advocate.
+        adversarial: bool,
+    },
+    /// A dialectic refinement of one's own proposal.
+    Refinement,
 }
 
 fn quote(text: &str, max: usize) -> String {
@@ -158,6 +172,11 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
         ),
         Utterance::Closing => "Give your closing statement: where you stand now, what you conceded or changed your mind on, and what remains unresolved.".to_owned(),
         Utterance::Synthesis => "Write the synthesis: where the participants agree, the real cruxes that remain, and which arguments were strongest.".to_owned(),
+        Utterance::Proposal => dialectic::proposal_instruction(),
+        Utterance::Critique { target, adversarial } => {
+            dialectic::critique_instruction(bb.persona_name(target), *adversarial)
+        }
+        Utterance::Refinement => dialectic::refinement_instruction(),
     }
 }
 

@@ -1,0 +1,335 @@
+//! The dialectic protocol's prompts (seed 004): the built-in role briefs
+//! (architect, performance, security, testing, KISS, generalist), the
+//! agents' system prompt, and the prompts of the clarifying questions, the
+//! perspective summaries and the judge. Written for Agon; the user prompts
+//! carry an assembled, token-budgeted context, never a growing history.
+
+use std::fmt;
+use std::str::FromStr;
+
+use agon_core::{Blackboard, Persona};
+
+use super::Prompt;
+
+/// A built-in dialectic role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoleKind {
+    /// System design: components, boundaries, data flow, evolution.
+    Architect,
+    /// Latency, throughput, resource use, scaling.
+    Performance,
+    /// Threats, trust boundaries, data protection.
+    Security,
+    /// Testability, verification strategy, failure detection.
+    Testing,
+    /// Simplicity: challenges every piece of complexity.
+    Kiss,
+    /// A balanced generalist (the judge's default role).
+    Generalist,
+}
+
+impl RoleKind {
+    /// Every built-in role.
+    pub const ALL: [RoleKind; 6] = [
+        Self::Architect,
+        Self::Performance,
+        Self::Security,
+        Self::Testing,
+        Self::Kiss,
+        Self::Generalist,
+    ];
+
+    /// The role's name in configs and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Architect => "architect",
+            Self::Performance => "performance",
+            Self::Security => "security",
+            Self::Testing => "testing",
+            Self::Kiss => "kiss",
+            Self::Generalist => "generalist",
+        }
+    }
+
+    /// The default display name of an agent in this role.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Self::Architect => "System Architect",
+            Self::Performance => "Performance Engineer",
+            Self::Security => "Security Specialist",
+            Self::Testing => "Test Engineer",
+            Self::Kiss => "Simplicity Advocate",
+            Self::Generalist => "Generalist",
+        }
+    }
+
+    /// The built-in system prompt of the role: what it cares about and how
+    /// it argues.
+    pub fn brief(self) -> &'static str {
+        match self {
+            Self::Architect => {
+                "You design software systems. You reason about components and their responsibilities, \
+                 interfaces and data flow, consistency and failure handling, deployment, and how the \
+                 design can evolve. You name concrete technologies only where they matter, and you \
+                 state the assumptions your design depends on."
+            }
+            Self::Performance => {
+                "You are responsible for performance. You reason about latency budgets, throughput, \
+                 hot paths, contention, caching, data access patterns and capacity, and you back \
+                 claims with rough numbers (requests per second, bytes, milliseconds). You point out \
+                 where a design will not scale and what it would cost to make it scale."
+            }
+            Self::Security => {
+                "You are responsible for security. You reason about assets, threat actors, trust \
+                 boundaries, authentication and authorization, data protection, abuse and denial of \
+                 service, auditability and compliance. You rank risks by likelihood and impact and \
+                 propose controls proportionate to them."
+            }
+            Self::Testing => {
+                "You are responsible for verification. You reason about what can go wrong and how it \
+                 would be detected: testability of components, test strategy (unit, integration, \
+                 property, load, chaos), observability, and acceptance criteria for each requirement."
+            }
+            Self::Kiss => {
+                "You defend simplicity. You look for the smallest design that meets the stated \
+                 requirements, challenge every component, abstraction and technology that is not \
+                 clearly needed now, and prefer boring, well-understood tools. You say what can be \
+                 postponed and what would be lost by doing so."
+            }
+            Self::Generalist => {
+                "You weigh every perspective (architecture, performance, security, testing, \
+                 simplicity) against the problem's actual requirements, and you are fair to each \
+                 contributor."
+            }
+        }
+    }
+
+    /// What the role keeps when it summarizes its history.
+    pub fn summary_focus(self) -> &'static str {
+        match self {
+            Self::Architect => {
+                "the design decisions and their rationale, component boundaries, open architectural questions"
+            }
+            Self::Performance => {
+                "performance targets and numbers, bottlenecks found, optimizations agreed or rejected"
+            }
+            Self::Security => "the threats identified, controls agreed or rejected, open risks",
+            Self::Testing => {
+                "the verification strategy, untestable parts found, acceptance criteria"
+            }
+            Self::Kiss => {
+                "the complexity challenged, what was simplified or postponed, what remains over-engineered"
+            }
+            Self::Generalist => "the key decisions, trade-offs, agreements and open questions",
+        }
+    }
+}
+
+impl fmt::Display for RoleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A role name that is not built in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown role `{0}` (built-in roles: architect, performance, security, testing, kiss, generalist)"
+)]
+pub struct UnknownRole(pub String);
+
+impl FromStr for RoleKind {
+    type Err = UnknownRole;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or(UnknownRole(s))
+    }
+}
+
+fn others(bb: &Blackboard, me: &Persona) -> String {
+    let names: Vec<&str> = bb
+        .debaters()
+        .filter(|p| p.id != me.id)
+        .map(|p| p.name.as_str())
+        .collect();
+    names.join(", ")
+}
+
+/// A dialectic agent's system prompt: its role brief (the persona's
+/// contract: built in, or the user's own) and the rules of the debate.
+pub fn agent_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> String {
+    let others = others(bb, persona);
+    let with = if others.is_empty() {
+        String::new()
+    } else {
+        format!(" with {others}")
+    };
+    format!(
+        "{brief}\n\nYou are {name}. You work on a software design problem{with}: each round \
+         everyone proposes, critiques the others' proposals and refines their own. Be concrete \
+         and specific, write for engineers, and answer in at most {max_words} words. Do not \
+         label or introduce your answer.",
+        brief = persona.contract.trim(),
+        name = persona.name,
+    )
+}
+
+/// The judge's system prompt: its brief (the judge persona's contract) and
+/// its task.
+pub fn judge_system(persona: &Persona) -> String {
+    format!(
+        "{}\n\nYou are {}, the judge: you synthesize the best solution from the agents' \
+         proposals, critiques and refinements. Keep what the critiques did not break, resolve \
+         conflicts explicitly, and be honest about what is still missing.",
+        persona.contract.trim(),
+        persona.name
+    )
+}
+
+/// The instruction of a proposal.
+pub fn proposal_instruction() -> String {
+    "Propose your solution to the problem from your role's perspective: the design, its key \
+     components and decisions, and why. Address the requirements and the clarifications."
+        .to_owned()
+}
+
+/// The instruction of a critique of `target`'s proposal; `adversarial`
+/// gives the devil's-advocate brief.
+pub fn critique_instruction(target: &str, adversarial: bool) -> String {
+    if adversarial {
+        format!(
+            "You are the devil's advocate this round. Argue against {target}'s proposal as hard \
+             as honesty allows: its weakest assumptions, how it fails under load, attack or \
+             change, and the strongest alternative. Be specific; do not invent facts."
+        )
+    } else {
+        format!(
+            "Critique {target}'s proposal from your role's perspective: what it gets right, its \
+             weaknesses and risks (most serious first), and specific improvements."
+        )
+    }
+}
+
+/// The instruction of a refinement.
+pub fn refinement_instruction() -> String {
+    "Refine your proposal: answer each critique (adopt it, adapt it, or reject it with a \
+     reason), then give your complete improved proposal."
+        .to_owned()
+}
+
+/// The prompt asking an agent for its clarifying questions.
+pub fn clarification(bb: &Blackboard, persona: &Persona, max: usize) -> Prompt {
+    let topic = bb.topic();
+    let mut user = format!("Problem:\n{}\n", topic.map_or("", |t| t.question.trim()));
+    if let Some(context) = topic.and_then(|t| t.context.as_deref()) {
+        user.push_str(&format!("\nContext:\n{}\n", context.trim()));
+    }
+    user.push_str(&format!(
+        "\nBefore the debate starts you may ask the user up to {max} clarifying questions: only \
+         questions whose answers would change your design. Output JSON: questions (a list of \
+         strings, most important first; an empty list if the problem is clear)."
+    ));
+    Prompt {
+        system: agent_system(bb, persona, 150),
+        user,
+    }
+}
+
+/// The prompt of a perspective summary: `content` is the agent's
+/// assembled history; `custom` a user's summary prompt (its `{content}`
+/// placeholder, if any, receives the history; otherwise the history
+/// follows it).
+pub fn summary(
+    persona: &Persona,
+    role: Option<RoleKind>,
+    content: &str,
+    max_chars: usize,
+    custom: Option<&str>,
+) -> Prompt {
+    let user = match custom {
+        Some(template) if template.contains("{content}") => template.replace("{content}", content),
+        Some(template) => format!("{}\n\nHistory to summarize:\n{content}", template.trim()),
+        None => format!(
+            "Summarize your part of the debate so far from your role's perspective, for your own \
+             use in the next rounds. Keep {focus}. Keep who said what. At most {max_chars} \
+             characters, plain prose.\n\nHistory to summarize:\n{content}",
+            focus = role.unwrap_or(RoleKind::Generalist).summary_focus()
+        ),
+    };
+    Prompt {
+        system: format!("{}\n\nYou are {}.", persona.contract.trim(), persona.name),
+        user,
+    }
+}
+
+/// The prompt of the judge's summary of the final round.
+pub fn judge_summary(
+    judge: &Persona,
+    content: &str,
+    max_chars: usize,
+    custom: Option<&str>,
+) -> Prompt {
+    let user = match custom {
+        Some(template) if template.contains("{content}") => template.replace("{content}", content),
+        Some(template) => format!("{}\n\nContent to summarize:\n{content}", template.trim()),
+        None => format!(
+            "Summarize the final round's proposals and refinements for the synthesis: each \
+             agent's design, the decisions they share, where they still differ, and the \
+             trade-offs named. At most {max_chars} characters, plain prose.\n\nContent to \
+             summarize:\n{content}"
+        ),
+    };
+    Prompt {
+        system: judge_system(judge),
+        user,
+    }
+}
+
+/// The judge's synthesis prompt: `context` is the judge's assembled view.
+/// With `structured`, the answer is the JSON solution; otherwise plain text
+/// (the fallback when the structured answer failed).
+pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
+    let ask = if structured {
+        "Synthesize the best solution. Output JSON: description (the complete recommended \
+         solution), tradeoffs, recommendations, confidence (0-100: how sure you are that the \
+         solution is complete and sound; below 80 if important requirements are open), \
+         unfinishedRequirements (requirements not met yet; empty if none)."
+    } else {
+        "Synthesize the best solution as plain text: the recommended design, its trade-offs, \
+         recommendations, and any requirement not met yet."
+    };
+    Prompt {
+        system: judge_system(judge),
+        user: format!("{context}\n\n{ask}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_parse_case_insensitively_and_unknown_roles_are_named() {
+        assert_eq!("KISS".parse::<RoleKind>(), Ok(RoleKind::Kiss));
+        for role in RoleKind::ALL {
+            assert_eq!(role.as_str().parse::<RoleKind>(), Ok(role));
+            assert!(!role.brief().is_empty());
+        }
+        let err = "wizard".parse::<RoleKind>().unwrap_err();
+        assert!(err.to_string().contains("unknown role `wizard`"), "{err}");
+    }
+
+    #[test]
+    fn custom_summary_prompt_receives_the_content() {
+        let p = agon_core::Persona::debater("a", "Ada", "brief", "");
+        let prompt = summary(&p, None, "HISTORY", 100, Some("Sum up:\n{content}\nEnd."));
+        assert_eq!(prompt.user, "Sum up:\nHISTORY\nEnd.");
+        let prompt = summary(&p, Some(RoleKind::Security), "HISTORY", 100, None);
+        assert!(prompt.user.contains("threats identified"));
+        assert!(prompt.user.ends_with("HISTORY"));
+    }
+}

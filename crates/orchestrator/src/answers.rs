@@ -1,0 +1,210 @@
+//! Answers to clarifying questions: the [`Answerer`] seam (a terminal, a
+//! file, a test) and the answers-file implementation.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use agon_core::PersonaId;
+use async_trait::async_trait;
+
+/// One clarifying question to answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The agent who asks.
+    pub agent: PersonaId,
+    /// Its display name.
+    pub agent_name: String,
+    /// Its role, if it has one.
+    pub role: Option<String>,
+    /// `q1`, `q2`, … within the agent's questions.
+    pub id: String,
+    /// The question.
+    pub text: String,
+}
+
+/// Answers that cannot be used, naming where they came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("answers from {source_name}: {reason}")]
+pub struct AnswerError {
+    /// The file (or "the terminal").
+    pub source_name: String,
+    /// What is wrong, naming the field.
+    pub reason: String,
+}
+
+/// Gives the user's answers to clarifying questions: one answer per
+/// question, in order; an empty answer means "NA".
+#[async_trait]
+pub trait Answerer: Send + Sync {
+    /// The answers to `questions`.
+    async fn answer(&self, questions: &[Question]) -> Result<Vec<String>, AnswerError>;
+}
+
+/// Answers every question with "NA" (no user at hand).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAnswers;
+
+#[async_trait]
+impl Answerer for NoAnswers {
+    async fn answer(&self, questions: &[Question]) -> Result<Vec<String>, AnswerError> {
+        Ok(vec![String::new(); questions.len()])
+    }
+}
+
+/// Answers from a JSON file: an object whose keys name an agent (its id,
+/// name or role) and whose values list the answers to its questions in
+/// order (`""` or `null` for "NA"). An agent the file does not list, or
+/// questions beyond its answers, get "NA"; a key that names no agent, or
+/// more answers than the agent asked, is an error that names the field.
+///
+/// ```json
+/// { "architect": ["80% reads", ""], "agent-performance": ["p95 < 10 ms"] }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnswersFile {
+    path: PathBuf,
+    answers: BTreeMap<String, Vec<Option<String>>>,
+}
+
+impl AnswersFile {
+    /// Reads and parses the file.
+    pub fn load(path: &Path) -> Result<Self, AnswerError> {
+        let source_name = path.display().to_string();
+        let err = |reason: String| AnswerError {
+            source_name: source_name.clone(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let answers: BTreeMap<String, Vec<Option<String>>> =
+            serde_json::from_str(&text).map_err(|e| {
+                err(format!(
+                    "line {}: {e} (expected an object of agent → list of answers)",
+                    e.line()
+                ))
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            answers,
+        })
+    }
+}
+
+fn names(key: &str, q: &Question) -> bool {
+    let key = key.trim().to_ascii_lowercase();
+    key == q.agent.as_str().to_ascii_lowercase()
+        || key == q.agent_name.to_ascii_lowercase()
+        || q.role
+            .as_deref()
+            .is_some_and(|r| r.eq_ignore_ascii_case(&key))
+}
+
+#[async_trait]
+impl Answerer for AnswersFile {
+    async fn answer(&self, questions: &[Question]) -> Result<Vec<String>, AnswerError> {
+        let err = |reason: String| AnswerError {
+            source_name: self.path.display().to_string(),
+            reason,
+        };
+        for (key, list) in &self.answers {
+            let asked = questions.iter().filter(|q| names(key, q)).count();
+            if !questions.iter().any(|q| names(key, q)) && !list.is_empty() {
+                let agents: Vec<&str> = questions.iter().map(|q| q.agent.as_str()).collect();
+                return Err(err(format!(
+                    "field `{key}`: no agent asked questions under that id, name or role \
+                     (agents with questions: {})",
+                    if agents.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        agents.join(", ")
+                    }
+                )));
+            }
+            if list.len() > asked {
+                return Err(err(format!(
+                    "field `{key}`: {} answers for {asked} questions",
+                    list.len()
+                )));
+            }
+        }
+        let mut out = Vec::with_capacity(questions.len());
+        let mut next: BTreeMap<&str, usize> = BTreeMap::new();
+        for q in questions {
+            let answer = self
+                .answers
+                .iter()
+                .find(|(key, _)| names(key, q))
+                .and_then(|(key, list)| {
+                    let i = next.entry(key.as_str()).or_default();
+                    let a = list.get(*i).cloned().flatten();
+                    *i += 1;
+                    a
+                })
+                .unwrap_or_default();
+            out.push(answer);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn q(agent: &str, role: &str, n: usize) -> Question {
+        Question {
+            agent: agent.into(),
+            agent_name: format!("{role} agent"),
+            role: Some(role.into()),
+            id: format!("q{n}"),
+            text: format!("Question {n}?"),
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_match_by_id_name_or_role_and_missing_ones_are_na() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("answers.json");
+        std::fs::write(
+            &path,
+            r#"{"architect": ["80% reads", null], "agent-perf": ["fast"]}"#,
+        )
+        .unwrap();
+        let file = AnswersFile::load(&path).unwrap();
+        let qs = [
+            q("agent-arch", "architect", 1),
+            q("agent-arch", "architect", 2),
+            q("agent-arch", "architect", 3),
+            q("agent-perf", "performance", 1),
+        ];
+        let answers = file.answer(&qs).await.unwrap();
+        assert_eq!(answers, ["80% reads", "", "", "fast"]);
+    }
+
+    #[tokio::test]
+    async fn unknown_agents_and_extra_answers_are_errors_naming_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, r#"{"security": ["x"]}"#).unwrap();
+        let e = AnswersFile::load(&path)
+            .unwrap()
+            .answer(&[q("agent-arch", "architect", 1)])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("field `security`"), "{e}");
+        std::fs::write(&path, r#"{"architect": ["a", "b"]}"#).unwrap();
+        let e = AnswersFile::load(&path)
+            .unwrap()
+            .answer(&[q("agent-arch", "architect", 1)])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("2 answers for 1 questions"), "{e}");
+        std::fs::write(&path, "[1,").unwrap();
+        let e = AnswersFile::load(&path).unwrap_err();
+        assert!(
+            e.to_string().contains("a.json") && e.to_string().contains("line"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,464 @@
+//! The `[dialectic]` section of a debate configuration (seed 004): role
+//! agents, the judge, rounds, termination, clarifications, summarization,
+//! analysis and the devil's-advocate slot. `docs/configuration.md`
+//! documents every field; `dialectic_json` reads dialectic's own
+//! `debate-config.json` into the same types.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use agon_context::perspective::{SummarizationOverride, SummarizationSettings};
+use agon_context::prompts::dialectic::RoleKind;
+use agon_core::{Persona, PersonaId, PersonaRole, Topic};
+use agon_protocol::{
+    AspectSource, DetectionRules, DialecticRules, Start, SummaryRules, Termination,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+
+/// One dialectic agent (or the judge).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Stable id (default: `agent-ROLE`, `judge-main` for the judge); no `/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Display name (default: the role's, e.g. "System Architect").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// architect, performance, security, testing, kiss or generalist.
+    pub role: String,
+    /// Model spec; a comma-separated list is a fallback chain (default: `models.debater`,
+    /// or `models.judge` for the judge, or `models.default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Sampling temperature (default: `temperature.debater` / `temperature.judge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// The system prompt, inline (replaces the role's built-in brief).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// A file holding the system prompt (relative to the config file); a
+    /// missing or empty file falls back to the built-in brief with a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_file: Option<String>,
+    /// The summary prompt, inline (`{content}` receives the history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_prompt: Option<String>,
+    /// A file holding the summary prompt (same fallback rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_prompt_file: Option<String>,
+    /// Whether the agent takes part (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Overrides of the debate-wide summarization settings.
+    #[serde(default, skip_serializing_if = "is_default_override")]
+    pub summarization: SummarizationOverride,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_default_override(o: &SummarizationOverride) -> bool {
+    o == &SummarizationOverride::default()
+}
+
+impl AgentConfig {
+    /// An agent of a built-in role with every default.
+    pub fn of_role(role: RoleKind) -> Self {
+        Self {
+            id: None,
+            name: None,
+            role: role.as_str().to_owned(),
+            model: None,
+            temperature: None,
+            system_prompt: None,
+            system_prompt_file: None,
+            summary_prompt: None,
+            summary_prompt_file: None,
+            enabled: true,
+            summarization: SummarizationOverride::default(),
+        }
+    }
+
+    /// The role (an unknown role is a configuration error, reported by validation).
+    pub fn role_kind(&self) -> Option<RoleKind> {
+        self.role.parse().ok()
+    }
+
+    /// The agent's id.
+    pub fn resolved_id(&self, judge: bool) -> String {
+        self.id.clone().unwrap_or_else(|| {
+            if judge {
+                "judge-main".to_owned()
+            } else {
+                format!("agent-{}", self.role.trim().to_ascii_lowercase())
+            }
+        })
+    }
+
+    /// The agent's display name.
+    pub fn resolved_name(&self, judge: bool) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            if judge {
+                "Technical Judge".to_owned()
+            } else {
+                self.role_kind()
+                    .map_or_else(|| self.role.clone(), |r| r.display_name().to_owned())
+            }
+        })
+    }
+
+    /// The system prompt in force: the user's, else the role's brief.
+    pub fn brief(&self) -> String {
+        match &self.system_prompt {
+            Some(p) if !p.trim().is_empty() => p.trim().to_owned(),
+            _ => self
+                .role_kind()
+                .unwrap_or(RoleKind::Generalist)
+                .brief()
+                .to_owned(),
+        }
+    }
+
+    fn persona(&self, judge: bool) -> Persona {
+        Persona {
+            id: PersonaId::new(self.resolved_id(judge)),
+            name: self.resolved_name(judge),
+            contract: self.brief(),
+            voice: String::new(),
+            role: if judge {
+                PersonaRole::Judge
+            } else {
+                PersonaRole::Debater
+            },
+            specialty: Some(self.role.trim().to_ascii_lowercase()),
+        }
+    }
+
+    /// Reads the prompt files (relative to `base`) into the inline fields;
+    /// a file that is missing, unreadable or empty leaves the built-in
+    /// prompt in force and adds a warning.
+    pub fn read_prompt_files(&mut self, base: &Path, what: &str, warnings: &mut Vec<String>) {
+        let read = |file: &str, warnings: &mut Vec<String>| -> Option<String> {
+            let path = base.join(file);
+            match std::fs::read_to_string(&path) {
+                Ok(text) if !text.trim().is_empty() => Some(text),
+                Ok(_) => {
+                    warnings.push(format!(
+                        "{what}: prompt file {} is empty; using the built-in prompt",
+                        path.display()
+                    ));
+                    None
+                }
+                Err(e) => {
+                    warnings.push(format!(
+                        "{what}: cannot read prompt file {} ({e}); using the built-in prompt",
+                        path.display()
+                    ));
+                    None
+                }
+            }
+        };
+        if self.system_prompt.is_none()
+            && let Some(file) = &self.system_prompt_file
+        {
+            self.system_prompt = read(file, warnings);
+        }
+        if self.summary_prompt.is_none()
+            && let Some(file) = &self.summary_prompt_file
+        {
+            self.summary_prompt = read(file, warnings);
+        }
+    }
+}
+
+/// When the debate stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminationKind {
+    /// After `rounds` rounds.
+    #[default]
+    Fixed,
+    /// As soon as the judge's confidence reaches `convergence_threshold`.
+    Convergence,
+}
+
+/// The dialectic protocol's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DialecticConfig {
+    /// The agents (default: architect, performance, kiss).
+    #[serde(rename = "agent")]
+    pub agents: Vec<AgentConfig>,
+    /// The judge (default: a generalist, "Technical Judge").
+    pub judge: AgentConfig,
+    /// Rounds (at most, with convergence); ≥ 1.
+    pub rounds: u32,
+    /// `fixed` or `convergence`.
+    pub termination: TerminationKind,
+    /// The judge's confidence (0-100) that ends a `convergence` debate.
+    pub convergence_threshold: u8,
+    /// Ask clarifying questions before round 1.
+    pub clarify: bool,
+    /// Most clarifying questions per agent (1-5).
+    pub max_questions: usize,
+    /// Seconds a round may take; turns still running then are recorded as
+    /// skipped and the debate goes on with what it has (0: no limit).
+    pub timeout_per_round_secs: u64,
+    /// Debate-wide summarization (seed 004's defaults: 5,000 → 2,500 chars).
+    pub summarization: SummarizationSettings,
+    /// A summary prompt for every agent without its own (inline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_prompt: Option<String>,
+    /// A file holding it (relative to the config file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_prompt_file: Option<String>,
+    /// Analyse every contribution into the position ledger (and open
+    /// contested claims): the memory every later prompt shows.
+    pub analysis: bool,
+    /// One agent per round (in turn) critiques as devil's advocate.
+    pub devil_advocate: bool,
+    /// Word limit stated to the agents.
+    pub answer_words: u32,
+    /// Most tokens an agent's answer may generate.
+    pub answer_max_tokens: u32,
+    /// Tokens of assembled context per agent call (≥ 128).
+    pub context_tokens: usize,
+}
+
+impl Default for DialecticConfig {
+    fn default() -> Self {
+        Self {
+            agents: [RoleKind::Architect, RoleKind::Performance, RoleKind::Kiss]
+                .into_iter()
+                .map(AgentConfig::of_role)
+                .collect(),
+            judge: AgentConfig::of_role(RoleKind::Generalist),
+            rounds: 3,
+            termination: TerminationKind::Fixed,
+            convergence_threshold: 80,
+            clarify: false,
+            max_questions: 5,
+            timeout_per_round_secs: 300,
+            summarization: SummarizationSettings::default(),
+            summary_prompt: None,
+            summary_prompt_file: None,
+            analysis: true,
+            devil_advocate: false,
+            answer_words: 300,
+            answer_max_tokens: 700,
+            context_tokens: 2_000,
+        }
+    }
+}
+
+impl DialecticConfig {
+    /// The agents that take part.
+    pub fn enabled_agents(&self) -> impl Iterator<Item = &AgentConfig> {
+        self.agents.iter().filter(|a| a.enabled)
+    }
+
+    /// Keeps the enabled agents whose role is listed (in the order
+    /// configured); roles no configured agent has get a built-in agent.
+    pub fn select_roles(&mut self, roles: &[RoleKind]) {
+        let mut kept: Vec<AgentConfig> = Vec::new();
+        for role in roles {
+            let configured: Vec<AgentConfig> = self
+                .enabled_agents()
+                .filter(|a| a.role_kind() == Some(*role))
+                .cloned()
+                .collect();
+            if configured.is_empty() {
+                kept.push(AgentConfig::of_role(*role));
+            } else {
+                kept.extend(configured);
+            }
+        }
+        self.agents = kept;
+    }
+
+    /// Reads every prompt file into the inline fields (see
+    /// [`AgentConfig::read_prompt_files`]); returns the warnings.
+    pub fn read_prompt_files(&mut self, base: &Path) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (i, a) in self.agents.iter_mut().enumerate() {
+            a.read_prompt_files(base, &format!("dialectic.agent[{i}]"), &mut warnings);
+        }
+        self.judge
+            .read_prompt_files(base, "dialectic.judge", &mut warnings);
+        if self.summary_prompt.is_none()
+            && let Some(file) = &self.summary_prompt_file
+        {
+            let path = base.join(file);
+            match std::fs::read_to_string(&path) {
+                Ok(t) if !t.trim().is_empty() => self.summary_prompt = Some(t),
+                _ => warnings.push(format!(
+                    "dialectic.summary_prompt_file: cannot use {}; using the built-in prompt",
+                    path.display()
+                )),
+            }
+        }
+        warnings
+    }
+
+    /// Checks every value; errors name the field.
+    pub fn validate(&self, file: &str) -> Result<(), ConfigError> {
+        let bad = |field: String, reason: String| {
+            Err(ConfigError::Invalid {
+                file: file.to_owned(),
+                field,
+                reason,
+            })
+        };
+        if self.rounds < 1 {
+            return bad("dialectic.rounds".into(), "must be at least 1".into());
+        }
+        if self.enabled_agents().next().is_none() {
+            return bad(
+                "dialectic.agent".into(),
+                "needs at least one enabled agent".into(),
+            );
+        }
+        if !(1..=5).contains(&self.max_questions) {
+            return bad(
+                "dialectic.max_questions".into(),
+                format!("{} is outside 1..=5", self.max_questions),
+            );
+        }
+        if self.convergence_threshold > 100 {
+            return bad(
+                "dialectic.convergence_threshold".into(),
+                format!("{} is outside 0..=100", self.convergence_threshold),
+            );
+        }
+        if self.context_tokens < agon_context::ContextBudget::MIN_TOKENS {
+            return bad(
+                "dialectic.context_tokens".into(),
+                format!(
+                    "{} is below the minimum of {}",
+                    self.context_tokens,
+                    agon_context::ContextBudget::MIN_TOKENS
+                ),
+            );
+        }
+        if self.answer_max_tokens == 0 || self.answer_words == 0 {
+            return bad(
+                "dialectic.answer_max_tokens".into(),
+                "answer limits must be positive".into(),
+            );
+        }
+        let mut ids = std::collections::HashSet::new();
+        let judge = std::iter::once((true, "dialectic.judge".to_owned(), &self.judge));
+        let agents = self
+            .agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.enabled)
+            .map(|(i, a)| (false, format!("dialectic.agent[{i}]"), a));
+        for (is_judge, field, a) in judge.chain(agents) {
+            if let Err(e) = a.role.parse::<RoleKind>() {
+                return bad(format!("{field}.role"), e.to_string());
+            }
+            let id = a.resolved_id(is_judge);
+            if id.trim().is_empty() || id.contains('/') {
+                return bad(
+                    format!("{field}.id"),
+                    format!("`{id}` is not usable (empty, or contains `/`)"),
+                );
+            }
+            if !ids.insert(id.clone()) {
+                return bad(
+                    format!("{field}.id"),
+                    format!(
+                        "duplicate agent id `{id}` (two agents of one role need their own ids)"
+                    ),
+                );
+            }
+            if let Some(spec) = &a.model
+                && let Err(e) = crate::models::parse_chain(spec)
+            {
+                return bad(format!("{field}.model"), e.to_string());
+            }
+            if let Some(t) = a.temperature
+                && !(0.0..=2.0).contains(&t)
+            {
+                return bad(
+                    format!("{field}.temperature"),
+                    format!("{t} is outside 0..=2"),
+                );
+            }
+            let s = self.summarization.with_override(&a.summarization);
+            if s.enabled && s.max_length == 0 {
+                return bad(
+                    format!("{field}.summarization.maxLength"),
+                    "must be positive".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The protocol's rules for the problem `topic`.
+    pub fn rules(&self, topic: Topic, analysis: Option<DetectionRules>) -> DialecticRules {
+        let agents: Vec<&AgentConfig> = self.enabled_agents().collect();
+        let mut personas: Vec<Persona> = agents.iter().map(|a| a.persona(false)).collect();
+        let judge = self.judge.persona(true);
+        let judge_id = judge.id.clone();
+        personas.push(judge);
+        let summary_rules = |a: &AgentConfig| SummaryRules {
+            settings: self.summarization.with_override(&a.summarization),
+            prompt: a
+                .summary_prompt
+                .clone()
+                .or_else(|| self.summary_prompt.clone()),
+        };
+        let summaries: BTreeMap<PersonaId, SummaryRules> = agents
+            .iter()
+            .map(|a| (PersonaId::new(a.resolved_id(false)), summary_rules(a)))
+            .collect();
+        DialecticRules {
+            start: Start {
+                topic,
+                personas,
+                aspects: AspectSource::Configured(Vec::new()),
+            },
+            judge: judge_id,
+            rounds: self.rounds,
+            termination: match self.termination {
+                TerminationKind::Fixed => Termination::Fixed,
+                TerminationKind::Convergence => Termination::Convergence {
+                    threshold: self.convergence_threshold,
+                },
+            },
+            clarify: self.clarify.then_some(self.max_questions),
+            summaries,
+            default_summary: SummaryRules {
+                settings: self.summarization.clone(),
+                prompt: self.summary_prompt.clone(),
+            },
+            judge_summary: summary_rules(&self.judge),
+            analysis: if self.analysis { analysis } else { None },
+            devil_advocate: self.devil_advocate,
+        }
+    }
+
+    /// Each agent's (and the judge's) own model spec, by persona id.
+    pub fn persona_models(&self) -> Vec<(String, String)> {
+        self.enabled_agents()
+            .filter_map(|a| Some((a.resolved_id(false), a.model.clone()?)))
+            .collect()
+    }
+
+    /// Each agent's (and the judge's) own temperature, by persona id.
+    pub fn temperature_of(&self, persona: &PersonaId) -> Option<f32> {
+        if persona.as_str() == self.judge.resolved_id(true) {
+            return self.judge.temperature;
+        }
+        self.enabled_agents()
+            .find(|a| a.resolved_id(false) == persona.as_str())
+            .and_then(|a| a.temperature)
+    }
+}

@@ -1,0 +1,276 @@
+//! The dialectic protocol (seed 004) end to end on the scripted model:
+//! every phase, parallel critiques, summaries and their failures,
+//! convergence, clarifications, resume.
+
+use crate::support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agon_llm::{
+    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, ProviderError,
+};
+
+use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
+use agon_llm::PriceTable;
+use agon_orchestrator::config::{DebateConfig, ProtocolKind, TerminationKind};
+use agon_orchestrator::scripted::ScriptedModel;
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use support::sqlite;
+
+fn scripted(delay: Duration) -> (Models, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::new(delay));
+    (
+        Models::uniform(model.clone(), PriceTable::with_defaults()),
+        model,
+    )
+}
+
+/// 3 agents (architect, performance, kiss), `rounds` rounds, analysis off,
+/// memory off.
+pub fn dialectic_config(rounds: u32) -> DebateConfig {
+    let mut c = DebateConfig {
+        protocol: ProtocolKind::Dialectic,
+        topic: "Design a rate limiting system".into(),
+        ..DebateConfig::default()
+    };
+    c.dialectic.rounds = rounds;
+    c.dialectic.analysis = false;
+    c.memory.enabled = false;
+    c
+}
+
+async fn run(config: &DebateConfig, models: &Models) -> Blackboard {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(config).await.unwrap();
+    let outcome = orch.run(&id, models, RunControl::default()).await.unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    orch.store().load(&id).await.unwrap().0
+}
+
+fn count(bb: &Blackboard, round: u32, pred: impl Fn(&MessageKind) -> bool) -> usize {
+    bb.messages()
+        .iter()
+        .filter(|m| m.round == round && pred(&m.kind))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_round_proposes_critiques_refines_and_the_judge_synthesizes() {
+    let (models, model) = scripted(Duration::ZERO);
+    let bb = run(&dialectic_config(2), &models).await;
+    for round in 1..=2 {
+        assert_eq!(count(&bb, round, |k| *k == MessageKind::Proposal), 3);
+        assert_eq!(
+            count(&bb, round, |k| matches!(k, MessageKind::Critique { .. })),
+            6,
+            "N×(N−1) critiques"
+        );
+        assert_eq!(count(&bb, round, |k| *k == MessageKind::Refinement), 3);
+    }
+    // Round 2's proposals are round 1's refinements, carried without a call.
+    for p in bb
+        .messages()
+        .iter()
+        .filter(|m| m.round == 2 && m.kind == MessageKind::Proposal)
+    {
+        let refinement = bb.message(p.reply_to.as_ref().unwrap()).unwrap();
+        assert_eq!(
+            (refinement.kind.clone(), refinement.round),
+            (MessageKind::Refinement, 1)
+        );
+        assert_eq!(
+            (&refinement.persona, &refinement.content),
+            (&p.persona, &p.content)
+        );
+        assert_eq!(p.meta.as_ref().unwrap().output_tokens, 0);
+    }
+    // Every critique targets another agent, each pair once per round.
+    for m in bb.messages() {
+        if let MessageKind::Critique { target } = &m.kind {
+            assert_ne!(target, &m.persona);
+            assert!(m.meta.as_ref().is_some_and(|meta| meta.input_tokens > 0));
+        }
+    }
+    // 3 proposals + 2×6 critiques + 2×3 refinements + 1 solution = 22 calls.
+    assert_eq!(model.calls(), 22);
+    let solution = bb.solution().unwrap();
+    assert_eq!((solution.round, solution.confidence), (2, Some(90)));
+    assert_eq!(solution.synthesized_by, PersonaId::new("judge-main"));
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    assert_eq!(bb.debaters().count(), 3);
+    assert_eq!(
+        bb.debaters()
+            .map(|p| p.specialty.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["architect", "performance", "kiss"]
+    );
+}
+
+/// Counts the calls in flight at once (the most seen).
+struct InFlight {
+    inner: ScriptedModel,
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl InFlight {
+    async fn around<T>(&self, call: impl std::future::Future<Output = T>) -> T {
+        let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(n, Ordering::SeqCst);
+        let out = call.await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        out
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for InFlight {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+    async fn complete(&self, r: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.around(self.inner.complete(r)).await
+    }
+    async fn complete_json(
+        &self,
+        r: ChatRequest,
+        s: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.around(self.inner.complete_json(r, s)).await
+    }
+    async fn stream(&self, r: ChatRequest) -> Result<ChatStream, ProviderError> {
+        self.around(self.inner.stream(r)).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn critiques_of_a_round_run_concurrently() {
+    // Every call takes 100 ms, so calls started together overlap.
+    let probe = Arc::new(InFlight {
+        inner: ScriptedModel::new(Duration::from_millis(100)),
+        now: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+    });
+    let models = Models::uniform(probe.clone(), PriceTable::with_defaults());
+    let bb = run(&dialectic_config(1), &models).await;
+    assert_eq!(
+        count(&bb, 1, |k| matches!(k, MessageKind::Critique { .. })),
+        6
+    );
+    assert_eq!(
+        probe.most.load(Ordering::SeqCst),
+        6,
+        "the 6 critiques of the round were generated at once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn convergence_stops_when_the_judge_is_confident_enough() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(5);
+    config.dialectic.termination = TerminationKind::Convergence;
+    config.dialectic.convergence_threshold = 85;
+    let bb = run(&config, &models).await;
+    // The scripted judge's confidence is 70 after round 1, 90 after round 2.
+    let confidences: Vec<_> = bb
+        .solutions()
+        .iter()
+        .map(|s| (s.round, s.confidence))
+        .collect();
+    assert_eq!(confidences, [(1, Some(70)), (2, Some(90))]);
+    assert_eq!(bb.current_round(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_perspectives_are_summarized_at_the_start_of_a_round() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(3);
+    // Scripted answers are ~90 characters: round 1 gives each agent a
+    // perspective of 1 proposal + 2 critiques + 1 refinement.
+    config.dialectic.summarization.threshold = 300;
+    config.dialectic.summarization.max_length = 120;
+    config.dialectic.agents[1].summarization.enabled = Some(false);
+    let bb = run(&config, &models).await;
+    let summaries: Vec<(String, Option<u32>)> = bb
+        .summaries()
+        .iter()
+        .map(|s| match &s.scope {
+            SummaryScope::Persona { persona } => (persona.to_string(), s.round),
+            other => (format!("{other:?}"), s.round),
+        })
+        .collect();
+    for round in [2, 3] {
+        for agent in ["agent-architect", "agent-kiss"] {
+            assert!(
+                summaries.contains(&(agent.into(), Some(round))),
+                "{summaries:?}"
+            );
+        }
+    }
+    assert!(
+        !summaries.iter().any(|(p, _)| p == "agent-performance"),
+        "performance's summarization is off"
+    );
+    for s in bb.summaries() {
+        assert!(s.after_chars <= 120 && s.before_chars >= 300, "{s:?}");
+        assert_eq!(s.method, "length-based");
+        assert!(s.latency_ms.is_some() && s.tokens.is_some() && s.model.is_some());
+        let expected = if s.scope == SummaryScope::Judge {
+            30
+        } else {
+            80
+        };
+        assert_eq!(
+            s.temperature_centi,
+            Some(expected),
+            "debater 0.8, judge 0.3"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarifications_come_from_the_answerer_and_reach_the_report() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(1);
+    config.dialectic.clarify = true;
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"architect": ["10k requests/s", ""], "kiss": ["internal"]}"#,
+    )
+    .unwrap();
+    let orch = Orchestrator::new(sqlite().await).with_answerer(Arc::new(
+        agon_orchestrator::AnswersFile::load(&answers).unwrap(),
+    ));
+    let id = orch.create(&config).await.unwrap();
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let qa: Vec<(String, String)> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == MessageKind::ClarificationAnswer)
+        .map(|a| (a.persona.to_string(), a.content.clone()))
+        .collect();
+    assert_eq!(
+        qa,
+        [
+            ("agent-architect".into(), "10k requests/s".into()),
+            ("agent-architect".into(), "NA".into()),
+            ("agent-performance".into(), "NA".into()),
+            ("agent-performance".into(), "NA".into()),
+            ("agent-kiss".into(), "internal".into()),
+            ("agent-kiss".into(), "NA".into()),
+        ]
+    );
+    assert_eq!(
+        count(&bb, 0, |k| *k == MessageKind::ClarificationQuestion),
+        6
+    );
+    assert!(!bb.step_failed(&StepId::Clarification("agent-kiss".into())));
+}

@@ -1,0 +1,473 @@
+//! The dialectic protocol (seed 004): role agents propose, critique each
+//! other's proposals and refine their own, round after round; a judge
+//! synthesizes the solution.
+//!
+//! ## A round
+//! 1. **Summaries**: an agent whose perspective (its proposals, the
+//!    critiques it received, its refinements) reached its threshold writes
+//!    a fresh summary, which replaces that history in its later prompts.
+//! 2. **Proposals**: in round 1 every agent proposes (in parallel); from
+//!    round 2 on an agent's proposal is its previous refinement, carried
+//!    over without a model call (an agent with no refinement proposes anew).
+//! 3. **Critiques**: every agent critiques every other agent's proposal,
+//!    N×(N−1) calls in parallel; with a devil's advocate, one agent per
+//!    round (in turn) critiques adversarially.
+//! 4. **Refinements**: every agent refines its proposal from the critiques
+//!    it received, in parallel.
+//!
+//! After the last round (with `convergence`, after every round) the judge
+//! summarizes the final round when it is long, then synthesizes a
+//! structured solution. With `convergence` the debate stops as soon as the
+//! judge's confidence reaches the threshold.
+//!
+//! Before round 1, optionally, every agent asks clarifying questions and
+//! the user's answers join every later context.
+//!
+//! Each message can be analysed in the background into the position ledger
+//! (when analysis is on); the judge waits until every analysis is applied.
+
+use std::collections::BTreeMap;
+
+use agon_context::Phase;
+use agon_context::perspective::{
+    SummarizationSettings, judge_final_round, needs_summary, total_chars,
+};
+use agon_context::prompts::Utterance;
+use agon_core::{
+    Blackboard, DebateEvent, DebateStatus, DialogueMessage, MessageKind, MessageMeta, PersonaId,
+    StepId, SummaryScope, TurnKey,
+};
+
+use crate::rules::DetectionRules;
+use crate::step::{
+    AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, SummaryJob, Voice,
+};
+
+/// When a dialectic debate stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// After exactly `rounds` rounds.
+    Fixed,
+    /// After the first round whose solution has at least this confidence
+    /// (0-100), or after `rounds` rounds.
+    Convergence {
+        /// The judge's confidence needed.
+        threshold: u8,
+    },
+}
+
+/// One summarizer's settings and its own prompt, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SummaryRules {
+    /// Threshold, length, method, on/off.
+    pub settings: SummarizationSettings,
+    /// A summary prompt replacing the built-in one (`{content}` receives the text).
+    pub prompt: Option<String>,
+}
+
+/// The rules of a dialectic debate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DialecticRules {
+    /// The problem (topic), its context, the agents and the judge.
+    pub start: Start,
+    /// The judge's persona id (one of the start's personas).
+    pub judge: PersonaId,
+    /// Rounds at most (at least 1).
+    pub rounds: u32,
+    /// When to stop.
+    pub termination: Termination,
+    /// Clarifying questions before round 1: most questions per agent
+    /// (`None`: no clarification phase).
+    pub clarify: Option<usize>,
+    /// Each agent's summarization (agents not listed use `default_summary`).
+    pub summaries: BTreeMap<PersonaId, SummaryRules>,
+    /// The summarization of agents not listed in `summaries`.
+    pub default_summary: SummaryRules,
+    /// The judge's summarization of the final round.
+    pub judge_summary: SummaryRules,
+    /// Background analysis of every message into the position ledger
+    /// (`None`: off).
+    pub analysis: Option<DetectionRules>,
+    /// One agent per round critiques as devil's advocate.
+    pub devil_advocate: bool,
+}
+
+/// The dialectic protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dialectic {
+    rules: DialecticRules,
+}
+
+/// Whether a proposal was carried over from a refinement.
+fn carried(m: &DialogueMessage) -> bool {
+    m.kind == MessageKind::Proposal && m.reply_to.is_some()
+}
+
+impl Dialectic {
+    /// The protocol with these rules.
+    pub fn new(rules: DialecticRules) -> Self {
+        Self { rules }
+    }
+
+    /// Its rules.
+    pub fn rules(&self) -> &DialecticRules {
+        &self.rules
+    }
+
+    fn summary_rules(&self, persona: &PersonaId) -> &SummaryRules {
+        self.rules
+            .summaries
+            .get(persona)
+            .unwrap_or(&self.rules.default_summary)
+    }
+
+    /// The devil's advocate of `round`, if the slot is on.
+    pub fn devil_of(&self, agents: &[PersonaId], round: u32) -> Option<PersonaId> {
+        if !self.rules.devil_advocate || agents.len() < 2 {
+            return None;
+        }
+        let i = (round.saturating_sub(1) as usize) % agents.len();
+        Some(agents[i].clone())
+    }
+
+    fn speak(
+        key: TurnKey,
+        persona: &PersonaId,
+        kind: MessageKind,
+        phase: Phase,
+        instruction: Utterance,
+    ) -> Speak {
+        Speak {
+            key,
+            persona: persona.clone(),
+            kind,
+            phase: Some(phase),
+            instruction,
+            aspect: None,
+            miniround: None,
+            room: None,
+            voice: Voice::Agent,
+        }
+    }
+
+    fn proposal(round: u32, persona: &PersonaId) -> Speak {
+        Self::speak(
+            TurnKey::Proposal {
+                round,
+                persona: persona.clone(),
+            },
+            persona,
+            MessageKind::Proposal,
+            Phase::Propose { round },
+            Utterance::Proposal,
+        )
+    }
+
+    fn critique(round: u32, persona: &PersonaId, target: &PersonaId, adversarial: bool) -> Speak {
+        Self::speak(
+            TurnKey::Critique {
+                round,
+                target: target.clone(),
+                persona: persona.clone(),
+            },
+            persona,
+            MessageKind::Critique {
+                target: target.clone(),
+            },
+            Phase::Critique {
+                round,
+                target: target.clone(),
+            },
+            Utterance::Critique {
+                target: target.clone(),
+                adversarial,
+            },
+        )
+    }
+
+    fn refinement(round: u32, persona: &PersonaId) -> Speak {
+        Self::speak(
+            TurnKey::Refinement {
+                round,
+                persona: persona.clone(),
+            },
+            persona,
+            MessageKind::Refinement,
+            Phase::Refine { round },
+            Utterance::Refinement,
+        )
+    }
+
+    /// How messages are analysed, when analysis is on.
+    fn mode(&self, kind: &MessageKind) -> Option<AnalysisMode> {
+        let d = self.rules.analysis?;
+        let judged = matches!(kind, MessageKind::Critique { .. } | MessageKind::Refinement);
+        Some(AnalysisMode {
+            combined: judged && d.mode == crate::rules::DetectionMode::Combined,
+            detector: judged && d.mode == crate::rules::DetectionMode::Separate,
+            window: d.window,
+            claims: (d.mode != crate::rules::DetectionMode::Off).then_some(d.detector),
+        })
+    }
+
+    /// Analyses not applied yet, in transcript order (agents' proposals,
+    /// critiques and refinements; carried-over proposals repeat a
+    /// refinement and are not analysed again).
+    fn background(&self, board: &Blackboard) -> Vec<Background> {
+        board
+            .messages()
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.kind,
+                    MessageKind::Proposal | MessageKind::Critique { .. } | MessageKind::Refinement
+                ) && !carried(m)
+                    && !board.is_analyzed(&m.id)
+                    && board.persona(&m.persona).is_some_and(|p| p.is_debater())
+            })
+            .filter_map(|m| {
+                Some(Background::Analyse {
+                    message: m.id.clone(),
+                    mode: self.mode(&m.kind)?,
+                })
+            })
+            .collect()
+    }
+
+    fn summaries(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> Vec<SummaryJob> {
+        agents
+            .iter()
+            .filter_map(|p| {
+                let rules = self.summary_rules(p);
+                let done = board.summaries().iter().any(|s| {
+                    s.round == Some(round)
+                        && s.scope == SummaryScope::Persona { persona: p.clone() }
+                });
+                let job = SummaryJob {
+                    persona: p.clone(),
+                    scope: SummaryScope::Persona { persona: p.clone() },
+                    round,
+                    phase: Phase::PerspectiveSummary,
+                    max_chars: rules.settings.max_length,
+                    method: rules.settings.method.clone(),
+                    prompt: rules.prompt.clone(),
+                };
+                (!done
+                    && !board.step_failed(&job.step_id())
+                    && needs_summary(board, p, &rules.settings))
+                .then_some(job)
+            })
+            .collect()
+    }
+
+    fn judge_summary(&self, board: &Blackboard, round: u32) -> Option<SummaryJob> {
+        let rules = &self.rules.judge_summary;
+        let job = SummaryJob {
+            persona: self.rules.judge.clone(),
+            scope: SummaryScope::Judge,
+            round,
+            phase: Phase::JudgeSummary { round },
+            max_chars: rules.settings.max_length,
+            method: rules.settings.method.clone(),
+            prompt: rules.prompt.clone(),
+        };
+        let done = board
+            .summaries()
+            .iter()
+            .any(|s| s.scope == SummaryScope::Judge && s.round == Some(round));
+        let long = rules.settings.enabled
+            && total_chars(&judge_final_round(board)) >= rules.settings.threshold;
+        (long && !done && !board.step_failed(&job.step_id())).then_some(job)
+    }
+
+    /// The critical path of `round`.
+    fn round_step(
+        &self,
+        board: &Blackboard,
+        agents: &[PersonaId],
+        round: u32,
+        idle: bool,
+        progress: &mut Progress,
+    ) -> Next {
+        let said = |persona: &PersonaId, kind: &MessageKind| {
+            board
+                .messages()
+                .iter()
+                .any(|m| m.round == round && &m.persona == persona && &m.kind == kind)
+        };
+        let taken = |speak: &Speak| {
+            said(&speak.persona, &speak.kind)
+                || board.step_failed(&StepId::Utterance(speak.key.clone()))
+        };
+        let has_proposal = |p: &PersonaId| said(p, &MessageKind::Proposal);
+        // 1. Summaries, before anything is said in the round.
+        let round_begun = board.messages().iter().any(|m| m.round == round);
+        if !round_begun {
+            progress.phase = "summaries".into();
+            let jobs = self.summaries(board, agents, round);
+            if !jobs.is_empty() {
+                return Next::step(Step::Summarize(jobs));
+            }
+        }
+        // 2. Proposals.
+        progress.phase = "proposals".into();
+        let mut carried_over = Vec::new();
+        let mut fresh = Vec::new();
+        for p in agents {
+            let speak = Self::proposal(round, p);
+            if taken(&speak) {
+                continue;
+            }
+            let previous = (round > 1)
+                .then(|| {
+                    board.messages().iter().rev().find(|m| {
+                        m.round == round - 1 && &m.persona == p && m.kind == MessageKind::Refinement
+                    })
+                })
+                .flatten();
+            match previous {
+                Some(r) => carried_over.push(r),
+                None => fresh.push(speak),
+            }
+        }
+        if !carried_over.is_empty() {
+            let base = board.messages().len();
+            let events = carried_over
+                .iter()
+                .enumerate()
+                .map(|(i, r)| DebateEvent::MessageAppended {
+                    message: DialogueMessage {
+                        id: agon_core::MessageId::new(format!("msg-{}", base + i + 1)),
+                        persona: r.persona.clone(),
+                        kind: MessageKind::Proposal,
+                        aspect: None,
+                        round,
+                        miniround: None,
+                        crux_room: None,
+                        content: r.content.clone(),
+                        time: r.time,
+                        reply_to: Some(r.id.clone()),
+                        meta: Some(MessageMeta {
+                            model: r
+                                .meta
+                                .as_ref()
+                                .map_or_else(String::new, |m| m.model.clone()),
+                            latency_ms: 0,
+                            input_tokens: 0,
+                            output_tokens: 0,
+                        }),
+                    },
+                })
+                .collect();
+            return Next::step(Step::Record {
+                label: format!("round {round}: proposals carried over from refinements"),
+                events,
+            });
+        }
+        if !fresh.is_empty() {
+            return Next::step(Step::Parallel(fresh));
+        }
+        // 3. Critiques.
+        progress.phase = "critiques".into();
+        let devil = self.devil_of(agents, round);
+        let devil = devil.as_ref();
+        let critiques: Vec<Speak> = agents
+            .iter()
+            .flat_map(|p| {
+                agents
+                    .iter()
+                    .filter(move |t| *t != p && has_proposal(t))
+                    .map(move |t| Self::critique(round, p, t, devil == Some(p)))
+            })
+            .filter(|s| !taken(s))
+            .collect();
+        if !critiques.is_empty() {
+            return Next::step(Step::Parallel(critiques));
+        }
+        // 4. Refinements.
+        progress.phase = "refinements".into();
+        let refinements: Vec<Speak> = agents
+            .iter()
+            .filter(|p| has_proposal(p))
+            .map(|p| Self::refinement(round, p))
+            .filter(|s| !taken(s))
+            .collect();
+        if !refinements.is_empty() {
+            return Next::step(Step::Parallel(refinements));
+        }
+        // 5. The judge, after the last round or (convergence) every round.
+        let last = round >= self.rules.rounds;
+        let judged = matches!(self.rules.termination, Termination::Convergence { .. }) || last;
+        if judged {
+            progress.phase = "synthesis".into();
+            if let Some(job) = self.judge_summary(board, round) {
+                return Next::step(Step::Summarize(vec![job]));
+            }
+            if !idle {
+                return Next::Wait;
+            }
+            let solution = board.solutions().iter().find(|s| s.round == round);
+            let Some(solution) = solution else {
+                return Next::step(Step::Judge {
+                    judge: self.rules.judge.clone(),
+                    round,
+                });
+            };
+            let converged = match self.rules.termination {
+                Termination::Convergence { threshold } => {
+                    solution.confidence.is_some_and(|c| c >= threshold)
+                }
+                Termination::Fixed => false,
+            };
+            if last || converged {
+                progress.phase = "finishing".into();
+                return Next::step(Step::Finish);
+            }
+        }
+        Next::step(Step::Record {
+            label: format!("round {}", round + 1),
+            events: vec![DebateEvent::RoundStarted { round: round + 1 }],
+        })
+    }
+}
+
+impl Protocol for Dialectic {
+    fn plan(&self, board: &Blackboard) -> Plan {
+        let background = self.background(board);
+        let mut progress = Progress {
+            aspect: board.current_round() as usize,
+            aspects: self.rules.rounds as usize,
+            miniround: 0,
+            phase: String::new(),
+        };
+        let next = if board.topic().is_none() {
+            progress.phase = "starting".into();
+            Next::step(Step::Start(self.rules.start.clone()))
+        } else if board.status() == DebateStatus::Finished {
+            Next::Finished
+        } else {
+            let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
+            match (board.current_round(), self.rules.clarify) {
+                (0, Some(max_questions)) => {
+                    progress.phase = "clarifications".into();
+                    Next::step(Step::Clarify {
+                        agents,
+                        max_questions,
+                    })
+                }
+                (0, None) => Next::step(Step::Record {
+                    label: "round 1".into(),
+                    events: vec![DebateEvent::RoundStarted { round: 1 }],
+                }),
+                (round, _) => {
+                    self.round_step(board, &agents, round, background.is_empty(), &mut progress)
+                }
+            }
+        };
+        Plan {
+            background,
+            next,
+            progress,
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The dialectic planner (seed 004) on plain blackboards.
+
+use std::collections::BTreeMap;
+
+use agon_context::perspective::SummarizationSettings;
+use agon_core::{Blackboard, MessageKind, Persona, PersonaId, PersonaRole, StepId, Topic, TurnKey};
+use agon_protocol::{
+    AspectSource, DetectionRules, Dialectic, DialecticRules, Next, Start, Step, SummaryRules,
+    Termination,
+};
+
+use crate::support::{Lag, Script, Sim, canonical};
+
+fn agent(id: &str, name: &str, role: &str) -> Persona {
+    Persona {
+        specialty: Some(role.into()),
+        ..Persona::debater(id, name, format!("{role} brief"), "")
+    }
+}
+
+/// Architect, performance and kiss agents and a judge; `rounds` rounds.
+fn rules(rounds: u32) -> DialecticRules {
+    DialecticRules {
+        start: Start {
+            topic: Topic::new("Design a rate limiting system"),
+            personas: vec![
+                agent("arch", "Architect", "architect"),
+                agent("perf", "Perf", "performance"),
+                agent("kiss", "Kiss", "kiss"),
+                Persona {
+                    role: PersonaRole::Judge,
+                    ..agent("judge", "Judge", "generalist")
+                },
+            ],
+            aspects: AspectSource::Configured(vec![]),
+        },
+        judge: "judge".into(),
+        rounds,
+        termination: Termination::Fixed,
+        clarify: None,
+        summaries: BTreeMap::new(),
+        default_summary: SummaryRules::default(),
+        judge_summary: SummaryRules::default(),
+        analysis: None,
+        devil_advocate: false,
+    }
+}
+
+/// Summarize as soon as a perspective has 60 characters (the simulator's
+/// messages are ~35 characters).
+fn eager_summaries(mut r: DialecticRules) -> DialecticRules {
+    let settings = SummarizationSettings {
+        threshold: 60,
+        ..SummarizationSettings::default()
+    };
+    r.default_summary.settings = settings.clone();
+    r.judge_summary.settings = settings;
+    r
+}
+
+fn sim(r: DialecticRules, script: Script, lag: Lag) -> Sim {
+    Sim::with(Box::new(Dialectic::new(r)), script, lag)
+}
+
+fn kinds(bb: &Blackboard, round: u32) -> Vec<String> {
+    bb.messages()
+        .iter()
+        .filter(|m| m.round == round)
+        .map(|m| match &m.kind {
+            MessageKind::Critique { target } => format!("{}→{target}", m.persona),
+            k => format!("{} {}", m.persona, k.label()),
+        })
+        .collect()
+}
+
+#[test]
+fn the_plan_of_every_board_of_a_dialectic_debate() {
+    let mut r = eager_summaries(rules(2));
+    r.clarify = Some(3);
+    r.analysis = Some(DetectionRules::default());
+    r.devil_advocate = true;
+    let mut s = sim(r, Script::default(), Lag::Lazy);
+    s.run(10_000);
+    assert!(s.finished());
+    insta::assert_snapshot!(s.trace.join("\n"));
+}
+
+#[test]
+fn a_round_proposes_then_critiques_every_other_then_refines() {
+    let mut s = sim(rules(2), Script::default(), Lag::Eager);
+    s.run(10_000);
+    let round1 = kinds(&s.board, 1);
+    assert_eq!(
+        round1,
+        [
+            "arch proposal",
+            "perf proposal",
+            "kiss proposal",
+            "arch→perf",
+            "arch→kiss",
+            "perf→arch",
+            "perf→kiss",
+            "kiss→arch",
+            "kiss→perf",
+            "arch refinement",
+            "perf refinement",
+            "kiss refinement",
+        ]
+    );
+    assert_eq!(kinds(&s.board, 2), round1);
+    // Round 2's proposals are round 1's refinements, carried over.
+    for p in s
+        .board
+        .messages()
+        .iter()
+        .filter(|m| m.round == 2 && m.kind == MessageKind::Proposal)
+    {
+        let r = s.board.message(p.reply_to.as_ref().unwrap()).unwrap();
+        assert_eq!(
+            (r.round, &r.kind, &r.content),
+            (1, &MessageKind::Refinement, &p.content)
+        );
+    }
+    assert_eq!(s.board.solutions().len(), 1, "fixed: the judge speaks once");
+}
+
+#[test]
+fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
+    let mut r = eager_summaries(rules(3));
+    r.clarify = Some(2);
+    r.analysis = Some(DetectionRules::default());
+    let mut whole = sim(r.clone(), Script::default(), Lag::Lazy);
+    whole.run(10_000);
+    let expected = canonical(&whole.board);
+    let steps = whole.trace.len();
+    for cut in 1..steps {
+        let mut first = sim(r.clone(), Script::default(), Lag::Lazy);
+        first.run(cut);
+        let snapshot = serde_json::to_string(&first.board).unwrap();
+        let mut second = sim(r.clone(), Script::default(), Lag::Lazy);
+        second.board = serde_json::from_str::<Blackboard>(&snapshot).unwrap();
+        second.run(10_000);
+        assert!(canonical(&second.board) == expected, "cut after step {cut}");
+    }
+}
+
+#[test]
+fn the_result_does_not_depend_on_when_analyses_are_applied() {
+    let mut r = rules(2);
+    r.analysis = Some(DetectionRules::default());
+    let mut eager = sim(r.clone(), Script::default(), Lag::Eager);
+    eager.run(10_000);
+    let mut lazy = sim(r, Script::default(), Lag::Lazy);
+    lazy.run(10_000);
+    assert_eq!(canonical(&eager.board), canonical(&lazy.board));
+    let analysed = eager
+        .board
+        .messages()
+        .iter()
+        .filter(|m| eager.board.is_analyzed(&m.id))
+        .count();
+    // Carried-over proposals repeat a refinement and are not analysed again.
+    assert_eq!(analysed, 12 + 9);
+}
+
+#[test]
+fn convergence_stops_at_the_first_confident_solution() {
+    let mut r = rules(5);
+    r.termination = Termination::Convergence { threshold: 80 };
+    let script = Script {
+        confidence: vec![60, 79, 85, 95],
+        ..Script::default()
+    };
+    let mut s = sim(r, script, Lag::Eager);
+    s.run(10_000);
+    let rounds: Vec<(u32, Option<u8>)> = s
+        .board
+        .solutions()
+        .iter()
+        .map(|s| (s.round, s.confidence))
+        .collect();
+    assert_eq!(rounds, [(1, Some(60)), (2, Some(79)), (3, Some(85))]);
+    assert!(s.finished());
+}
+
+#[test]
+fn perspective_summaries_come_before_a_rounds_proposals_and_failures_are_not_retried() {
+    let mut s = sim(eager_summaries(rules(2)), Script::default(), Lag::Eager);
+    s.run(10_000);
+    let summarize: Vec<&String> = s.trace.iter().filter(|t| t.contains("summarize")).collect();
+    assert_eq!(
+        summarize.len(),
+        2,
+        "agents before round 2, judge before the synthesis: {summarize:?}"
+    );
+    assert!(summarize[0].contains("summary (2/arch)") && summarize[0].contains("summary (2/kiss)"));
+    assert!(summarize[1].contains("summary (2/judge)"));
+    let broken = Script {
+        broken: true,
+        ..Script::default()
+    };
+    let mut s = sim(eager_summaries(rules(2)), broken, Lag::Eager);
+    s.run(10_000);
+    assert!(s.finished(), "failed summaries do not stop the debate");
+    assert!(s.board.step_failed(&StepId::Summary {
+        persona: Some("perf".into()),
+        round: 2
+    }));
+    assert!(s.board.summaries().is_empty());
+}
+
+#[test]
+fn a_skipped_proposal_is_not_critiqued_and_is_proposed_anew_next_round() {
+    let script = Script {
+        mute: Some("perf"),
+        ..Script::default()
+    };
+    let mut s = sim(rules(2), script, Lag::Eager);
+    s.run(10_000);
+    assert!(s.finished());
+    let round1 = kinds(&s.board, 1);
+    assert_eq!(
+        round1,
+        [
+            "arch proposal",
+            "kiss proposal",
+            "arch→kiss",
+            "kiss→arch",
+            "arch refinement",
+            "kiss refinement"
+        ]
+    );
+    // perf has no refinement to carry: round 2 asks it for a proposal again.
+    assert!(s.board.step_failed(&StepId::Utterance(TurnKey::Proposal {
+        round: 2,
+        persona: PersonaId::new("perf")
+    })));
+}
+
+#[test]
+fn the_devil_advocate_changes_each_round() {
+    let mut r = rules(3);
+    r.devil_advocate = true;
+    let protocol = Dialectic::new(r);
+    let agents: Vec<PersonaId> = ["arch", "perf", "kiss"].map(PersonaId::new).to_vec();
+    let devils: Vec<PersonaId> = (1..=3)
+        .filter_map(|r| protocol.devil_of(&agents, r))
+        .collect();
+    assert_eq!(devils, agents);
+    let mut s = Sim::with(Box::new(protocol), Script::default(), Lag::Eager);
+    s.run(3);
+    let Next::Step(step) = s.protocol.plan(&s.board).next else {
+        panic!("a step")
+    };
+    let Step::Parallel(critiques) = *step else {
+        panic!("critiques in parallel")
+    };
+    let adversarial: Vec<bool> = critiques
+        .iter()
+        .map(|c| {
+            matches!(
+                &c.instruction,
+                agon_context::prompts::Utterance::Critique {
+                    adversarial: true,
+                    ..
+                }
+            )
+        })
+        .collect();
+    assert_eq!(
+        adversarial,
+        [true, true, false, false, false, false],
+        "arch is round 1's devil"
+    );
+}
