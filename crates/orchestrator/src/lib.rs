@@ -44,4 +44,5 @@ pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
 pub use models::{ModelError, Models, Role, parse_chain};
 pub use orchestrator::Orchestrator;
+pub use report::ReportOptions;
 pub use update::{DebateUpdate, DebateUpdates};

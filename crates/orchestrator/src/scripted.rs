@@ -30,6 +30,7 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
 fn participants(text: &str) -> Vec<String> {
     between(text, "Participants: ", "\n")
         .or_else(|| between(text, "other participants: ", "."))
+        .or_else(|| between(text, "pairs of participants (", ")"))
         .map(|s| {
             s.split(", ")
                 .map(|n| n.trim().trim_end_matches('.').to_owned())
@@ -48,7 +49,14 @@ pub fn schema_name_in(system: &str) -> Option<&str> {
 pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):").unwrap_or("the question");
-    let names = participants(user);
+    let names = {
+        let found = participants(user);
+        if found.is_empty() {
+            participants(system)
+        } else {
+            found
+        }
+    };
     let first = names.first().cloned().unwrap_or_else(|| "Mara".into());
     let second = names.get(1).cloned().unwrap_or_else(|| "Theo".into());
     let other = if speaker == first {

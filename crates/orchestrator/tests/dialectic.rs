@@ -16,7 +16,7 @@ use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
 use agon_orchestrator::config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_orchestrator::scripted::ScriptedModel;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, Orchestrator, ReportOptions, RunControl, RunOutcome, report};
 use support::sqlite;
 
 fn scripted(delay: Duration) -> (Models, Arc<ScriptedModel>) {
@@ -100,6 +100,21 @@ async fn every_round_proposes_critiques_refines_and_the_judge_synthesizes() {
     assert_eq!(solution.synthesized_by, PersonaId::new("judge-main"));
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
     assert_eq!(bb.debaters().count(), 3);
+    let md = report::markdown_with(&bb, ReportOptions { verbose: true });
+    for expected in [
+        "## Problem Description",
+        "| agent-architect | System Architect | architect | scripted |",
+        "### Round 2",
+        "#### Critiques",
+        "#### Performance Engineer — critique of System Architect _(model scripted, latency",
+        "(the refinement of round 1, carried over)",
+        "_By Technical Judge after round 2; confidence 90/100._",
+        "### Trade-offs",
+        "## Usage and cost",
+    ] {
+        assert!(md.contains(expected), "report lacks {expected:?}:\n{md}");
+    }
+    assert!(!md.contains("## Position ledger"), "analysis was off");
     assert_eq!(
         bb.debaters()
             .map(|p| p.specialty.clone().unwrap())
@@ -273,4 +288,75 @@ async fn clarifications_come_from_the_answerer_and_reach_the_report() {
         6
     );
     assert!(!bb.step_failed(&StepId::Clarification("agent-kiss".into())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_analysis_on_every_contribution_reaches_the_ledger() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(2);
+    config.dialectic.analysis = true;
+    let bb = run(&config, &models).await;
+    // Every proposal, critique and refinement is analysed, except the
+    // proposals carried over (they repeat a refinement already analysed).
+    for m in bb.messages() {
+        let carried = m.kind == MessageKind::Proposal && m.reply_to.is_some();
+        assert_eq!(bb.is_analyzed(&m.id), !carried, "{} {:?}", m.id, m.kind);
+    }
+    let ledger = bb.position(&"agent-kiss".into()).unwrap();
+    assert!(
+        !ledger.overall_stance.is_empty() && !ledger.disagreements.is_empty(),
+        "{ledger:?} {:?}",
+        bb.warnings()
+    );
+    let md = report::markdown(&bb);
+    assert!(md.contains("## Position ledger"), "{md}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_and_resuming_matches_an_uninterrupted_run() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(2);
+    config.dialectic.analysis = true;
+    config.dialectic.clarify = true;
+    config.dialectic.summarization.threshold = 300;
+    let orch = Orchestrator::new(sqlite().await);
+    let reference = orch.create(&config).await.unwrap();
+    orch.run(&reference, &models, RunControl::default())
+        .await
+        .unwrap();
+    let (expected, _) = orch.store().load(&reference).await.unwrap();
+    let total = expected.messages().len();
+    for stop_after in [1usize, 7, 12, 19, 26, total - 1] {
+        let id = orch.create(&config).await.unwrap();
+        let control = RunControl::default();
+        let mut updates = orch.subscribe();
+        let stop = control.stop.clone();
+        let watcher = tokio::spawn(async move {
+            let mut messages = 0;
+            while let Some(u) = futures::StreamExt::next(&mut updates).await {
+                if let agon_orchestrator::DebateUpdate::Event {
+                    event: agon_core::DebateEvent::MessageAppended { .. },
+                    ..
+                } = u
+                {
+                    messages += 1;
+                    if messages >= stop_after {
+                        stop.cancel();
+                        return;
+                    }
+                }
+            }
+        });
+        let first = orch.run(&id, &models, control).await.unwrap();
+        watcher.abort();
+        assert_eq!(first, RunOutcome::Stopped, "stop after {stop_after}");
+        let second = orch.run(&id, &models, RunControl::default()).await.unwrap();
+        assert_eq!(second, RunOutcome::Finished);
+        let (bb, _) = orch.store().load(&id).await.unwrap();
+        assert_eq!(
+            support::canonical(&bb),
+            support::canonical(&expected),
+            "stop after {stop_after} messages"
+        );
+    }
 }

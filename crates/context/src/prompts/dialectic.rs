@@ -239,6 +239,16 @@ pub fn clarification(bb: &Blackboard, persona: &Persona, max: usize) -> Prompt {
     }
 }
 
+/// A user's prompt template with `content` in its `{content}` placeholder,
+/// or after it under `heading` when it has none.
+fn fill(template: &str, content: &str, heading: &str) -> String {
+    if template.contains("{content}") {
+        template.replace("{content}", content)
+    } else {
+        format!("{}\n\n{heading}:\n{content}", template.trim())
+    }
+}
+
 /// The prompt of a perspective summary: `content` is the agent's
 /// assembled history; `custom` a user's summary prompt (its `{content}`
 /// placeholder, if any, receives the history; otherwise the history
@@ -251,8 +261,7 @@ pub fn summary(
     custom: Option<&str>,
 ) -> Prompt {
     let user = match custom {
-        Some(template) if template.contains("{content}") => template.replace("{content}", content),
-        Some(template) => format!("{}\n\nHistory to summarize:\n{content}", template.trim()),
+        Some(template) => fill(template, content, "History to summarize"),
         None => format!(
             "Summarize your part of the debate so far from your role's perspective, for your own \
              use in the next rounds. Keep {focus}. Keep who said what. At most {max_chars} \
@@ -274,8 +283,7 @@ pub fn judge_summary(
     custom: Option<&str>,
 ) -> Prompt {
     let user = match custom {
-        Some(template) if template.contains("{content}") => template.replace("{content}", content),
-        Some(template) => format!("{}\n\nContent to summarize:\n{content}", template.trim()),
+        Some(template) => fill(template, content, "Content to summarize"),
         None => format!(
             "Summarize the final round's proposals and refinements for the synthesis: each \
              agent's design, the decisions they share, where they still differ, and the \

@@ -1,8 +1,27 @@
-//! The markdown report of a debate, a pure function of its blackboard.
+//! The markdown report of a debate, a pure function of its blackboard:
+//! the protocol's own body (structured: personas, aspects, crux rooms,
+//! closings, synthesis; dialectic: agents, clarifications, rounds of
+//! proposals, critiques and refinements, summaries, the solution), then
+//! what every debate has (the position ledger and claims when there are
+//! any, warnings, repairs, usage and cost).
+
+mod dialectic;
 
 use std::fmt::Write as _;
 
 use agon_core::{Blackboard, DialogueMessage, MessageKind};
+
+/// How much the report shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// Show each contribution's model, latency and tokens.
+    pub verbose: bool,
+}
+
+/// Whether the debate ran the dialectic protocol (its agents have roles).
+pub fn is_dialectic(bb: &Blackboard) -> bool {
+    bb.personas().iter().any(|p| p.specialty.is_some())
+}
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -26,10 +45,28 @@ fn quote_block(s: &mut String, bb: &Blackboard, m: &DialogueMessage) {
     s.push('\n');
 }
 
-/// Renders the report: topic, personas, per-aspect exchanges, position
-/// ledger (start → end stance, concessions, shifts), claims and crux cards,
-/// reflections, closings, synthesis, warnings, usage and cost.
+/// Renders the report with the default options.
 pub fn markdown(bb: &Blackboard) -> String {
+    markdown_with(bb, ReportOptions::default())
+}
+
+/// Renders the report: the protocol's body, then the position ledger
+/// (start → end stance, concessions, shifts), claims and crux cards,
+/// reflections, warnings, repairs, usage and cost.
+pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
+    let mut s = if is_dialectic(bb) {
+        dialectic::body(bb, options)
+    } else {
+        structured_body(bb)
+    };
+    if !is_dialectic(bb) || !bb.analyzed_turns().is_empty() || !bb.claims().is_empty() {
+        ledger_and_claims(&mut s, bb);
+    }
+    tail(&mut s, bb);
+    s
+}
+
+fn structured_body(bb: &Blackboard) -> String {
     let mut s = String::new();
     let topic = bb.topic().map_or("(not started)", |t| t.question.as_str());
     let _ = writeln!(s, "# {topic}\n");
@@ -104,6 +141,22 @@ pub fn markdown(bb: &Blackboard) -> String {
         }
     }
 
+    for (title, kind) in [
+        ("Closings", MessageKind::Closing),
+        ("Synthesis", MessageKind::Synthesis),
+    ] {
+        let msgs: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == kind).collect();
+        if !msgs.is_empty() {
+            let _ = writeln!(s, "## {title}\n");
+            for m in msgs {
+                quote_block(&mut s, bb, m);
+            }
+        }
+    }
+    s
+}
+
+fn ledger_and_claims(s: &mut String, bb: &Blackboard) {
     s.push_str("## Position ledger\n\n| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
     for p in bb.debaters() {
         let Some(st) = bb.position(&p.id) else {
@@ -167,7 +220,7 @@ pub fn markdown(bb: &Blackboard) -> String {
         if let Some(room) = &c.crux_room {
             let _ = writeln!(s, "Crux room `{room}`:\n");
             for &i in bb.message_indices_for_room(room) {
-                quote_block(&mut s, bb, &bb.messages()[i]);
+                quote_block(s, bb, &bb.messages()[i]);
             }
         }
         if let Some(res) = &c.resolution {
@@ -214,20 +267,9 @@ pub fn markdown(bb: &Blackboard) -> String {
         }
         s.push('\n');
     }
+}
 
-    for (title, kind) in [
-        ("Closings", MessageKind::Closing),
-        ("Synthesis", MessageKind::Synthesis),
-    ] {
-        let msgs: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == kind).collect();
-        if !msgs.is_empty() {
-            let _ = writeln!(s, "## {title}\n");
-            for m in msgs {
-                quote_block(&mut s, bb, m);
-            }
-        }
-    }
-
+fn tail(s: &mut String, bb: &Blackboard) {
     if !bb.warnings().is_empty() {
         let _ = writeln!(
             s,
@@ -296,7 +338,6 @@ pub fn markdown(bb: &Blackboard) -> String {
             ""
         }
     );
-    s
 }
 
 /// What a step was about: its message, else its scope.

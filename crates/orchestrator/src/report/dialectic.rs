@@ -1,0 +1,269 @@
+//! The body of a dialectic debate's report (seed 004's report, with
+//! Agon's memory on top): the problem, the agents and the judge, the
+//! clarifications, each round's proposals, critiques, refinements and
+//! summaries, and the solution.
+
+use std::fmt::Write as _;
+
+use agon_core::{Blackboard, DialogueMessage, MessageKind, Persona, SummaryScope};
+
+use super::{ReportOptions, cell, one_line};
+
+fn role(p: &Persona) -> &str {
+    p.specialty.as_deref().unwrap_or("—")
+}
+
+/// The model that answered for `persona` (from its messages' metadata).
+fn model_of<'a>(bb: &'a Blackboard, p: &Persona) -> &'a str {
+    bb.messages()
+        .iter()
+        .filter(|m| m.persona == p.id)
+        .find_map(|m| m.meta.as_ref().map(|meta| meta.model.as_str()))
+        .filter(|m| !m.is_empty())
+        .or_else(|| {
+            bb.summaries()
+                .iter()
+                .filter(|s| match &s.scope {
+                    SummaryScope::Persona { persona } => persona == &p.id,
+                    SummaryScope::Judge => !p.is_debater(),
+                    SummaryScope::Rolling => false,
+                })
+                .find_map(|s| s.model.as_deref())
+        })
+        .unwrap_or("—")
+}
+
+fn contribution(s: &mut String, bb: &Blackboard, m: &DialogueMessage, options: ReportOptions) {
+    let name = bb.persona_name(&m.persona);
+    let what = match &m.kind {
+        MessageKind::Critique { target } => format!("critique of {}", bb.persona_name(target)),
+        other => other.label().to_owned(),
+    };
+    let _ = write!(s, "#### {name} — {what}");
+    if m.kind == MessageKind::Proposal && m.reply_to.is_some() {
+        let _ = write!(
+            s,
+            " (the refinement of round {}, carried over)",
+            m.round.saturating_sub(1)
+        );
+    }
+    if options.verbose
+        && let Some(meta) = &m.meta
+    {
+        let _ = write!(
+            s,
+            " _(model {}, latency {} ms, tokens {} in / {} out)_",
+            meta.model, meta.latency_ms, meta.input_tokens, meta.output_tokens
+        );
+    }
+    let _ = writeln!(s, "\n\n{}\n", m.content.trim());
+}
+
+/// The report's dialectic body.
+pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
+    let mut s = String::new();
+    let problem = bb.topic().map_or("(not started)", |t| t.question.as_str());
+    let title = problem
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(problem);
+    let _ = writeln!(s, "# {}\n", one_line(title).trim_start_matches('#').trim());
+    if let Some(id) = bb.debate() {
+        let _ = write!(s, "Debate `{id}` (dialectic)");
+        if let Some(t) = bb.started_at() {
+            let _ = write!(s, ", started {}", t.format("%Y-%m-%d %H:%M UTC"));
+        }
+        let _ = writeln!(s, ", status: {:?}.\n", bb.status());
+    }
+    let _ = writeln!(s, "## Problem Description\n\n{}\n", problem.trim());
+    if let Some(ctx) = bb.topic().and_then(|t| t.context.as_deref()) {
+        let _ = writeln!(s, "### Context\n\n{}\n", ctx.trim());
+    }
+
+    s.push_str("## Agents\n\n| Id | Name | Role | Model |\n|---|---|---|---|\n");
+    for p in bb.debaters() {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            p.id,
+            cell(&p.name),
+            role(p),
+            model_of(bb, p)
+        );
+    }
+    s.push_str("\n## Judge\n\n| Id | Name | Role | Model |\n|---|---|---|---|\n");
+    for p in bb.personas().iter().filter(|p| !p.is_debater()) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            p.id,
+            cell(&p.name),
+            role(p),
+            model_of(bb, p)
+        );
+    }
+    s.push('\n');
+
+    clarifications(&mut s, bb);
+
+    s.push_str("## Rounds\n\n");
+    let rounds = bb.current_round();
+    for round in 1..=rounds {
+        let _ = writeln!(s, "### Round {round}\n");
+        let in_round: Vec<&DialogueMessage> =
+            bb.messages().iter().filter(|m| m.round == round).collect();
+        let summaries: Vec<_> = bb
+            .summaries()
+            .iter()
+            .filter(|x| x.round == Some(round) && matches!(x.scope, SummaryScope::Persona { .. }))
+            .collect();
+        if !summaries.is_empty() {
+            s.push_str("**Summaries** (made at the start of the round; each replaces its agent's history in later prompts)\n\n");
+            for x in summaries {
+                let SummaryScope::Persona { persona } = &x.scope else {
+                    continue;
+                };
+                let _ = writeln!(
+                    s,
+                    "- {}: {} → {} chars ({}, latency {} ms, tokens {})\n\n  > {}\n",
+                    bb.persona_name(persona),
+                    x.before_chars,
+                    x.after_chars,
+                    x.method,
+                    x.latency_ms.unwrap_or(0),
+                    x.tokens.unwrap_or(0),
+                    one_line(&x.text)
+                );
+            }
+        }
+        for (title, matches, none) in [
+            (
+                "Proposals",
+                (|k: &MessageKind| *k == MessageKind::Proposal) as fn(&MessageKind) -> bool,
+                "No proposals in this round.",
+            ),
+            (
+                "Critiques",
+                |k: &MessageKind| matches!(k, MessageKind::Critique { .. }),
+                "No critiques in this round.",
+            ),
+            (
+                "Refinements",
+                |k: &MessageKind| *k == MessageKind::Refinement,
+                "No refinements in this round.",
+            ),
+        ] {
+            let _ = writeln!(s, "#### {title}\n");
+            let items: Vec<&&DialogueMessage> =
+                in_round.iter().filter(|m| matches(&m.kind)).collect();
+            if items.is_empty() {
+                let _ = writeln!(s, "{none}\n");
+            }
+            for m in items {
+                contribution(&mut s, bb, m, options);
+            }
+        }
+    }
+
+    if let Some(x) = bb
+        .summaries()
+        .iter()
+        .rev()
+        .find(|x| x.scope == SummaryScope::Judge)
+    {
+        let _ = writeln!(
+            s,
+            "## Judge's summary of round {}\n\n{} → {} chars ({}, latency {} ms, tokens {}).\n\n> {}\n",
+            x.round.unwrap_or(0),
+            x.before_chars,
+            x.after_chars,
+            x.method,
+            x.latency_ms.unwrap_or(0),
+            x.tokens.unwrap_or(0),
+            one_line(&x.text)
+        );
+    }
+
+    s.push_str("## Final Synthesis\n\n");
+    match bb.solution() {
+        None => s.push_str("No solution was synthesized.\n\n"),
+        Some(sol) => {
+            let _ = writeln!(
+                s,
+                "_By {} after round {}; confidence {}._\n\n{}\n",
+                bb.persona_name(&sol.synthesized_by),
+                sol.round,
+                sol.confidence.map_or_else(
+                    || "not given (plain-text synthesis)".to_owned(),
+                    |c| format!("{c}/100")
+                ),
+                sol.description.trim()
+            );
+            for (title, items) in [
+                ("Trade-offs", &sol.tradeoffs),
+                ("Recommendations", &sol.recommendations),
+                ("Unfinished requirements", &sol.unfinished_requirements),
+            ] {
+                if !items.is_empty() {
+                    let _ = writeln!(s, "### {title}\n");
+                    for item in items {
+                        let _ = writeln!(s, "- {}", one_line(item));
+                    }
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    if bb.solutions().len() > 1 {
+        s.push_str("### Earlier solutions\n\n");
+        for sol in &bb.solutions()[..bb.solutions().len() - 1] {
+            let _ = writeln!(
+                s,
+                "- after round {}: confidence {}",
+                sol.round,
+                sol.confidence
+                    .map_or_else(|| "—".to_owned(), |c| c.to_string())
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn clarifications(s: &mut String, bb: &Blackboard) {
+    let questions: Vec<&DialogueMessage> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == MessageKind::ClarificationQuestion)
+        .collect();
+    if questions.is_empty() {
+        return;
+    }
+    s.push_str("## Clarifications\n\n");
+    let mut current = None;
+    for (n, q) in questions.iter().enumerate() {
+        if current != Some(&q.persona) {
+            let p = bb.persona(&q.persona);
+            let _ = writeln!(
+                s,
+                "### {} ({})\n",
+                bb.persona_name(&q.persona),
+                p.map_or("—", role)
+            );
+            current = Some(&q.persona);
+        }
+        let answer = bb
+            .messages()
+            .iter()
+            .find(|m| {
+                m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(&q.id)
+            })
+            .map_or("NA", |a| a.content.trim());
+        let _ = writeln!(
+            s,
+            "Question ({}):\n\n```text\n{}\n```\n\nAnswer:\n\n```text\n{answer}\n```\n",
+            n + 1,
+            q.content.trim()
+        );
+    }
+}
