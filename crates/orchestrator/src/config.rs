@@ -532,7 +532,14 @@ impl DebateConfig {
 
     /// Parses TOML; `file` names the source in errors. Validates the result.
     pub fn from_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
-        let config: Self = toml::from_str(text).map_err(|e| {
+        let config = Self::parse_toml(text, file)?;
+        config.validate(file)?;
+        Ok(config)
+    }
+
+    /// Parses TOML without validating the values.
+    fn parse_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
             let message = e.message().trim().to_owned();
             ConfigError::Parse {
@@ -545,19 +552,38 @@ impl DebateConfig {
                     _ => message,
                 },
             }
-        })?;
-        config.validate(file)?;
-        Ok(config)
+        })
     }
 
-    /// Reads and parses a TOML file.
+    /// Reads and parses a TOML file (or, for a `.json` file, dialectic's
+    /// `debate-config.json`). Prompt files it names are read too; see
+    /// [`DebateConfig::load_with_warnings`] for what fell back to a
+    /// built-in prompt.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_with_warnings(path).map(|(config, _)| config)
+    }
+
+    /// [`DebateConfig::load`], with the warnings to show the user: prompt
+    /// files that could not be used, dialectic fields Agon reads
+    /// differently.
+    pub fn load_with_warnings(path: &Path) -> Result<(Self, Vec<String>), ConfigError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             file: file.clone(),
             source,
         })?;
-        Self::from_toml(&text, &file)
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let (mut config, mut warnings) = if is_json {
+            crate::dialectic_json::from_dialectic_json(&text, &file)?
+        } else {
+            (Self::parse_toml(&text, &file)?, Vec::new())
+        };
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        warnings.extend(config.dialectic.read_prompt_files(base));
+        config.validate(&file)?;
+        Ok((config, warnings))
     }
 
     /// Checks every value; the error names the field.

@@ -238,10 +238,7 @@ impl Speaker<'_> {
                 name: name.clone(),
                 label: speak.key.to_string(),
             });
-            let (text, meta) = match self
-                .generate(&model, role, request.clone(), &speak.persona)
-                .await
-            {
+            let (text, meta) = match self.generate(&model, role, request.clone(), speak).await {
                 Ok(Some(streamed)) => {
                     let meta = MessageMeta {
                         model: model.model_id().to_owned(),
@@ -254,6 +251,7 @@ impl Speaker<'_> {
                 Ok(None) => {
                     self.shared.send(DebateUpdate::TurnDiscarded {
                         persona: speak.persona.clone(),
+                        turn: speak.key.to_string(),
                         reason: "interrupted".into(),
                     });
                     return Ok(Generated::Aborted);
@@ -273,6 +271,7 @@ impl Speaker<'_> {
             }
             self.shared.send(DebateUpdate::TurnDiscarded {
                 persona: speak.persona.clone(),
+                turn: speak.key.to_string(),
                 reason: if attempt == 0 {
                     "empty utterance, retrying".into()
                 } else {
@@ -341,7 +340,7 @@ impl Speaker<'_> {
         model: &Arc<dyn ChatModel>,
         role: Role,
         request: ChatRequest,
-        persona: &PersonaId,
+        speak: &Speak,
     ) -> Result<Option<Streamed>, agon_llm::ProviderError> {
         let span = tracing::debug_span!(
             "model_call",
@@ -351,7 +350,7 @@ impl Speaker<'_> {
         );
         let started = Instant::now();
         let result = self
-            .stream_text(model, request, persona)
+            .stream_text(model, request, &speak.persona, &speak.key.to_string())
             .instrument(span.clone())
             .await;
         span.in_scope(|| match &result {
@@ -371,6 +370,7 @@ impl Speaker<'_> {
         model: &Arc<dyn ChatModel>,
         request: ChatRequest,
         persona: &PersonaId,
+        turn: &str,
     ) -> Result<Option<Streamed>, agon_llm::ProviderError> {
         let started = Instant::now();
         let abort = self.abort.clone();
@@ -390,7 +390,7 @@ impl Speaker<'_> {
                         }
                         if !chunk.delta.is_empty() {
                             text.push_str(&chunk.delta);
-                            self.shared.send(DebateUpdate::Token { persona: persona.clone(), delta: chunk.delta });
+                            self.shared.send(DebateUpdate::Token { persona: persona.clone(), turn: turn.to_owned(), delta: chunk.delta });
                         }
                     }
                     None => return Ok(Some(Streamed { text, usage, latency: started.elapsed() })),

@@ -34,6 +34,9 @@ pub enum DebateUpdate {
     Token {
         /// Who speaks.
         persona: PersonaId,
+        /// Which turn (the `label` of its [`DebateUpdate::TurnStarted`]):
+        /// parallel turns of one persona stream at once.
+        turn: String,
         /// The text.
         delta: String,
     },
@@ -41,6 +44,8 @@ pub enum DebateUpdate {
     TurnDiscarded {
         /// Who was speaking.
         persona: PersonaId,
+        /// Which turn.
+        turn: String,
         /// Why.
         reason: String,
     },

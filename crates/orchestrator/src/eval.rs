@@ -1,0 +1,628 @@
+//! `agon eval`: evaluator agents score a finished debate's solution
+//! (dialectic's eval flow). The configuration is dialectic's
+//! `eval-config.json`; the input is a debate in the store or a saved
+//! debate-state JSON (Agon's `--output` file or dialectic's own). Every
+//! evaluator runs in parallel at temperature 0.1; scores are 1-10 per
+//! category (clamped, non-numbers ignored, each with a warning), averaged
+//! over the evaluators that gave them; an evaluator that fails is reported
+//! and skipped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agon_core::{Blackboard, MessageKind};
+use agon_llm::{ChatModel, ChatRequest};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// An evaluation that cannot run, naming the file and field.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// A file cannot be read.
+    #[error("cannot read `{file}`: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file's content is unusable.
+    #[error("{file}: {field}: {reason}")]
+    Invalid {
+        /// The file (or debate id).
+        file: String,
+        /// The field at fault.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn invalid(file: &str, field: &str, reason: impl Into<String>) -> EvalError {
+    EvalError::Invalid {
+        file: file.to_owned(),
+        field: field.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// One evaluator of dialectic's `eval-config.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvaluatorConfig {
+    /// Unique id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Model id (with `provider`), or an Agon model spec (without).
+    pub model: String,
+    /// `openai` or `openrouter`; absent: `model` is an Agon spec.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// System prompt file (relative to the config); built-in when absent or unusable.
+    #[serde(default)]
+    pub system_prompt_path: Option<String>,
+    /// User prompt template file (`{problem}`, `{clarifications}`, `{final_solution}`).
+    #[serde(default)]
+    pub user_prompt_path: Option<String>,
+    /// Milliseconds an evaluator may take (default 30,000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Whether it runs (default true).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+}
+
+impl EvaluatorConfig {
+    /// The Agon model spec of the evaluator.
+    pub fn model_spec(&self, file: &str, field: &str) -> Result<String, EvalError> {
+        match self.provider.as_deref().map(str::trim) {
+            None | Some("") => Ok(self.model.trim().to_owned()),
+            Some("openai") => Ok(format!("openai:{}", self.model.trim())),
+            Some("openrouter") => Ok(format!("openrouter:{}", self.model.trim())),
+            Some(other) => Err(invalid(
+                file,
+                &format!("{field}.provider"),
+                format!("`{other}` is not openai or openrouter"),
+            )),
+        }
+    }
+}
+
+/// dialectic's evaluator configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvalConfig {
+    /// The evaluators.
+    pub agents: Vec<EvaluatorConfig>,
+    /// The directory prompt paths are relative to.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+impl EvalConfig {
+    /// Reads the file; fails when it has no enabled evaluator.
+    pub fn load(path: &Path) -> Result<Self, EvalError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| EvalError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        let mut config: Self = serde_json::from_str(&text)
+            .map_err(|e| invalid(&file, &format!("line {}", e.line()), e.to_string()))?;
+        if !config.agents.iter().any(|a| a.enabled != Some(false)) {
+            return Err(invalid(&file, "agents", "has no enabled evaluator"));
+        }
+        config.dir = path.parent().map(Path::to_owned).unwrap_or_default();
+        Ok(config)
+    }
+
+    /// The enabled evaluators.
+    pub fn enabled(&self) -> impl Iterator<Item = &EvaluatorConfig> {
+        self.agents.iter().filter(|a| a.enabled != Some(false))
+    }
+
+    /// A prompt file's text, or `None` (with a warning) when it is absent,
+    /// unreadable or empty.
+    pub fn prompt(&self, path: Option<&str>, warnings: &mut Vec<String>) -> Option<String> {
+        let path = self.dir.join(path?);
+        match std::fs::read_to_string(&path) {
+            Ok(t) if !t.trim().is_empty() => Some(t),
+            _ => {
+                warnings.push(format!(
+                    "prompt file {} is missing or empty; using the built-in prompt",
+                    path.display()
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// The built-in system prompt of an evaluator.
+pub const SYSTEM_PROMPT: &str = "You review software designs for a living. You score a proposed \
+solution against the problem it was written for, strictly and consistently: a 10 is a design you \
+would approve as it stands, a 5 has serious gaps, a 1 does not address the requirement. You judge \
+only what the solution says, never what it might have meant.";
+
+/// The built-in user prompt template of an evaluator.
+pub const USER_PROMPT: &str = "Problem:\n{problem}\n\nClarifications (questions the designers \
+asked and the answers they got; NA = not answered):\n{clarifications}\n\nProposed solution:\n\
+{final_solution}\n\nScore the solution from 1 to 10 in each category, with one or two sentences of \
+reasoning each. Leave out a category you cannot judge. Answer with only this JSON object:\n\
+{\"evaluation\": {\"functional_completeness\": {\"score\": 0, \"reasoning\": \"\"}, \
+\"non_functional\": {\"performance_scalability\": {\"score\": 0, \"reasoning\": \"\"}, \
+\"security\": {\"score\": 0, \"reasoning\": \"\"}, \"maintainability_evolvability\": {\"score\": 0, \
+\"reasoning\": \"\"}, \"regulatory_compliance\": {\"score\": 0, \"reasoning\": \"\"}, \
+\"testability\": {\"score\": 0, \"reasoning\": \"\"}}}, \"overall_summary\": {\"strengths\": \"\", \
+\"weaknesses\": \"\", \"overall_score\": 0}}";
+
+/// What the evaluators see of a debate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalInput {
+    /// The problem.
+    pub problem: String,
+    /// The clarifications as Markdown (fenced questions and answers).
+    pub clarifications: String,
+    /// The final solution's text.
+    pub final_solution: String,
+}
+
+fn clarifications_markdown(groups: &[(String, String, Vec<(String, String)>)]) -> String {
+    let mut s = String::new();
+    for (name, role, items) in groups {
+        s.push_str(&format!("### {name} ({role})\n\n"));
+        for (i, (q, a)) in items.iter().enumerate() {
+            s.push_str(&format!(
+                "Question (q{}):\n\n```text\n{q}\n```\n\nAnswer:\n\n```text\n{a}\n```\n\n",
+                i + 1
+            ));
+        }
+    }
+    if s.is_empty() {
+        "```text\n(none)\n```".to_owned()
+    } else {
+        s.trim_end().to_owned()
+    }
+}
+
+impl EvalInput {
+    /// The input of a debate in the store; fails when it has no solution.
+    pub fn from_blackboard(bb: &Blackboard, debate: &str) -> Result<Self, EvalError> {
+        let problem = bb
+            .topic()
+            .map(|t| t.question.trim().to_owned())
+            .unwrap_or_default();
+        if problem.is_empty() {
+            return Err(invalid(debate, "problem", "the debate has not started"));
+        }
+        let final_solution = bb
+            .solution()
+            .map(|s| s.description.clone())
+            .or_else(|| {
+                bb.messages()
+                    .iter()
+                    .rev()
+                    .find(|m| m.kind == MessageKind::Synthesis)
+                    .map(|m| m.content.clone())
+            })
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| {
+                invalid(
+                    debate,
+                    "finalSolution",
+                    "the debate has no final solution yet",
+                )
+            })?;
+        let mut groups: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+        for q in bb
+            .messages()
+            .iter()
+            .filter(|m| m.kind == MessageKind::ClarificationQuestion)
+        {
+            let answer = bb
+                .messages()
+                .iter()
+                .find(|m| {
+                    m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(&q.id)
+                })
+                .map_or_else(|| "NA".to_owned(), |a| a.content.clone());
+            let name = bb.persona_name(&q.persona).to_owned();
+            let role = bb
+                .persona(&q.persona)
+                .and_then(|p| p.specialty.clone())
+                .unwrap_or_default();
+            match groups.iter_mut().find(|g| g.0 == name) {
+                Some(g) => g.2.push((q.content.clone(), answer)),
+                None => groups.push((name, role, vec![(q.content.clone(), answer)])),
+            }
+        }
+        Ok(Self {
+            problem,
+            clarifications: clarifications_markdown(&groups),
+            final_solution,
+        })
+    }
+
+    /// The input of a saved debate state (dialectic's `DebateState` shape:
+    /// `problem`, `finalSolution.description`, `clarifications`).
+    pub fn from_state_json(state: &Value, file: &str) -> Result<Self, EvalError> {
+        let text = |v: &Value| v.as_str().map(str::trim).unwrap_or_default().to_owned();
+        let problem = text(&state["problem"]);
+        if problem.is_empty() {
+            return Err(invalid(file, "problem", "is missing or empty"));
+        }
+        let final_solution = text(&state["finalSolution"]["description"]);
+        if final_solution.is_empty() {
+            return Err(invalid(
+                file,
+                "finalSolution.description",
+                "is missing or empty",
+            ));
+        }
+        let groups = state["clarifications"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|g| {
+                let items = g["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|i| {
+                        let answer = text(&i["answer"]);
+                        (
+                            text(&i["question"]),
+                            if answer.is_empty() {
+                                "NA".into()
+                            } else {
+                                answer
+                            },
+                        )
+                    })
+                    .collect();
+                (text(&g["agentName"]), text(&g["role"]), items)
+            })
+            .collect::<Vec<_>>();
+        Ok(Self {
+            problem,
+            clarifications: clarifications_markdown(&groups),
+            final_solution,
+        })
+    }
+
+    /// `template` with its placeholders filled.
+    pub fn render(&self, template: &str) -> String {
+        template
+            .replace("{problem}", &self.problem)
+            .replace("{clarifications}", &self.clarifications)
+            .replace("{final_solution}", &self.final_solution)
+    }
+}
+
+/// The scored categories, in output order: (JSON path, heading).
+pub const CATEGORIES: [(&str, &str); 7] = [
+    ("functional_completeness", "Functional Completeness"),
+    ("performance_scalability", "Performance & Scalability"),
+    ("security", "Security"),
+    (
+        "maintainability_evolvability",
+        "Maintainability & Evolvability",
+    ),
+    ("regulatory_compliance", "Regulatory Compliance"),
+    ("testability", "Testability"),
+    ("overall_score", "Overall Score"),
+];
+
+fn score_at<'a>(parsed: &'a Value, key: &str) -> &'a Value {
+    match key {
+        "functional_completeness" => &parsed["evaluation"]["functional_completeness"]["score"],
+        "overall_score" => &parsed["overall_summary"]["overall_score"],
+        other => &parsed["evaluation"]["non_functional"][other]["score"],
+    }
+}
+
+/// The first JSON object in `text` (models wrap JSON in prose or fences).
+pub fn first_json_object(text: &str) -> Option<Value> {
+    let start = text.find('{')?;
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '{' if !in_string => depth += 1,
+            '}' if !in_string => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return serde_json::from_str(&text[start..=start + i]).ok();
+                }
+            }
+            _ => {}
+        }
+    }
+    serde_json::from_str(text.trim()).ok()
+}
+
+/// One evaluator's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluatorResult {
+    /// Its id.
+    pub id: String,
+    /// Its scores per category (after clamping), `None` when not given.
+    pub scores: Vec<Option<f64>>,
+    /// Its parsed answer (`None` when it failed).
+    pub parsed: Option<Value>,
+    /// Why it was skipped, if it was.
+    pub skipped: Option<String>,
+    /// Wall time in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// The evaluation: per-evaluator results, averages, warnings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalReport {
+    /// Each evaluator.
+    pub results: Vec<EvaluatorResult>,
+    /// The average per category (two decimals), `None` = N/A.
+    pub averages: Vec<Option<f64>>,
+    /// What was clamped, ignored or skipped.
+    pub warnings: Vec<String>,
+}
+
+/// A ready evaluator: its model, prompts and time limit.
+pub struct Evaluator {
+    /// Its id.
+    pub id: String,
+    /// Its model.
+    pub model: Arc<dyn ChatModel>,
+    /// Its system prompt.
+    pub system: String,
+    /// Its user prompt template.
+    pub user_template: String,
+    /// How long it may take.
+    pub timeout: Duration,
+}
+
+/// Scores of a parsed answer: clamped into 1..=10, non-numbers ignored.
+pub fn scores_of(id: &str, parsed: &Value, warnings: &mut Vec<String>) -> Vec<Option<f64>> {
+    CATEGORIES
+        .iter()
+        .map(|(key, _)| {
+            let v = score_at(parsed, key);
+            if v.is_null() {
+                return None;
+            }
+            let Some(n) = v.as_f64().filter(|n| n.is_finite()) else {
+                warnings.push(format!("[{id}] {key}: score {v} is not a number; ignored"));
+                return None;
+            };
+            let clamped = n.clamp(1.0, 10.0);
+            if clamped != n {
+                warnings.push(format!("[{id}] {key}: score {n} clamped to {clamped}"));
+            }
+            Some(clamped)
+        })
+        .collect()
+}
+
+/// Runs every evaluator in parallel and aggregates their scores.
+pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport {
+    let runs = evaluators.iter().map(|e| async move {
+        let request = ChatRequest::new(input.render(&e.user_template))
+            .with_system(e.system.clone())
+            .with_temperature(0.1)
+            .with_max_tokens(1_500);
+        let started = std::time::Instant::now();
+        let outcome = tokio::time::timeout(e.timeout, e.model.complete(request)).await;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let text = match outcome {
+            Err(_) => Err(format!("timed out after {} ms", e.timeout.as_millis())),
+            Ok(Err(err)) => Err(err.to_string()),
+            Ok(Ok(r)) => Ok(r.content),
+        };
+        (e.id.clone(), text, latency_ms)
+    });
+    let mut warnings = Vec::new();
+    let mut results = Vec::new();
+    for (id, text, latency_ms) in futures::future::join_all(runs).await {
+        let parsed = text
+            .map_err(|e| format!("skipped due to error: {e}"))
+            .and_then(|t| {
+                first_json_object(&t).ok_or_else(|| "invalid JSON output; skipped".to_owned())
+            });
+        match parsed {
+            Ok(parsed) => results.push(EvaluatorResult {
+                scores: scores_of(&id, &parsed, &mut warnings),
+                id,
+                parsed: Some(parsed),
+                skipped: None,
+                latency_ms,
+            }),
+            Err(reason) => {
+                warnings.push(format!("[{id}] {reason}"));
+                results.push(EvaluatorResult {
+                    id,
+                    scores: vec![None; CATEGORIES.len()],
+                    parsed: None,
+                    skipped: Some(reason),
+                    latency_ms,
+                });
+            }
+        }
+    }
+    let averages = (0..CATEGORIES.len())
+        .map(|i| {
+            let present: Vec<f64> = results.iter().filter_map(|r| r.scores[i]).collect();
+            (!present.is_empty()).then(|| {
+                let avg = present.iter().sum::<f64>() / present.len() as f64;
+                (avg * 100.0).round() / 100.0
+            })
+        })
+        .collect();
+    EvalReport {
+        results,
+        averages,
+        warnings,
+    }
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "N/A".to_owned(), |v| format!("{v:.2}"))
+}
+
+impl EvalReport {
+    /// dialectic's Markdown table of the averages.
+    pub fn markdown(&self) -> String {
+        let heads: Vec<&str> = CATEGORIES.iter().map(|(_, h)| *h).collect();
+        let rule: Vec<String> = heads.iter().map(|h| "-".repeat(h.len())).collect();
+        let row: Vec<String> = self.averages.iter().map(|v| cell(*v)).collect();
+        format!(
+            "| {} |\n|{}|\n| {} |\n",
+            heads.join(" | "),
+            rule.join("|"),
+            row.join(" | ")
+        )
+    }
+
+    /// dialectic's aggregated JSON (averages, overall score, each agent's answer).
+    pub fn json(&self) -> Value {
+        let avg = |i: usize| json!({"average_score": self.averages[i]});
+        let agents: serde_json::Map<String, Value> = self
+            .results
+            .iter()
+            .filter_map(|r| Some((r.id.clone(), r.parsed.clone()?)))
+            .collect();
+        json!({
+            "evaluation": {
+                "functional_completeness": avg(0),
+                "non_functional": {
+                    "performance_scalability": avg(1),
+                    "security": avg(2),
+                    "maintainability_evolvability": avg(3),
+                    "regulatory_compliance": avg(4),
+                    "testability": avg(5),
+                }
+            },
+            "overall_score": self.averages[6],
+            "agents": agents,
+            "skipped": self.results.iter().filter_map(|r| Some(json!({"id": r.id, "reason": r.skipped.clone()?}))).collect::<Vec<_>>(),
+        })
+    }
+
+    /// One CSV row per evaluator and one of averages (empty cell = N/A).
+    pub fn csv(&self) -> String {
+        let mut s = String::from("evaluator");
+        for (key, _) in CATEGORIES {
+            s.push(',');
+            s.push_str(key);
+        }
+        s.push('\n');
+        let num = |v: &Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_default();
+        for r in &self.results {
+            let cells: Vec<String> = r.scores.iter().map(num).collect();
+            s.push_str(&format!("{},{}\n", r.id.replace(',', " "), cells.join(",")));
+        }
+        let cells: Vec<String> = self.averages.iter().map(num).collect();
+        s.push_str(&format!("average,{}\n", cells.join(",")));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_first_json_object_is_found_in_prose_and_fences() {
+        let v =
+            first_json_object("Sure!\n```json\n{\"a\": {\"b\": \"}\"}}\n```\nDone {x}").unwrap();
+        assert_eq!(v, json!({"a": {"b": "}"}}));
+        assert!(first_json_object("no json here").is_none());
+    }
+
+    #[test]
+    fn scores_are_clamped_non_numbers_ignored_and_missing_ones_na() {
+        let parsed = json!({
+            "evaluation": {
+                "functional_completeness": {"score": 12},
+                "non_functional": {"security": {"score": "high"}, "testability": {"score": 7}}
+            },
+            "overall_summary": {"overall_score": 0}
+        });
+        let mut warnings = Vec::new();
+        let scores = scores_of("e1", &parsed, &mut warnings);
+        assert_eq!(
+            scores,
+            [Some(10.0), None, None, None, None, Some(7.0), Some(1.0)]
+        );
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+    }
+
+    #[test]
+    fn averages_render_as_markdown_json_and_csv() {
+        let report = EvalReport {
+            results: vec![
+                EvaluatorResult {
+                    id: "e1".into(),
+                    scores: vec![Some(8.0), Some(6.0), None, None, None, Some(7.0), Some(7.0)],
+                    parsed: Some(json!({})),
+                    skipped: None,
+                    latency_ms: 1,
+                },
+                EvaluatorResult {
+                    id: "e2".into(),
+                    scores: vec![Some(7.0), Some(6.0), None, None, None, None, Some(7.4)],
+                    parsed: Some(json!({})),
+                    skipped: None,
+                    latency_ms: 1,
+                },
+            ],
+            averages: vec![Some(7.5), Some(6.0), None, None, None, Some(7.0), Some(7.2)],
+            warnings: vec![],
+        };
+        let md = report.markdown();
+        assert!(
+            md.contains("| 7.50 | 6.00 | N/A | N/A | N/A | 7.00 | 7.20 |"),
+            "{md}"
+        );
+        assert_eq!(report.json()["overall_score"], json!(7.2));
+        assert_eq!(
+            report.json()["evaluation"]["non_functional"]["security"]["average_score"],
+            Value::Null
+        );
+        let csv = report.csv();
+        assert!(csv.starts_with("evaluator,functional_completeness,"));
+        assert!(csv.ends_with("average,7.50,6.00,,,,7.00,7.20\n"), "{csv}");
+    }
+
+    #[test]
+    fn a_saved_dialectic_state_is_an_input_and_bad_ones_name_the_field() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/dialectic/kata1-architect-perf-solution_2-rounds.json"
+        );
+        let state: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let input = EvalInput::from_state_json(&state, path).unwrap();
+        assert!(input.problem.contains("grading"));
+        assert!(!input.final_solution.is_empty());
+        let e = EvalInput::from_state_json(&json!({"problem": "p"}), "s.json").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.json: finalSolution.description: is missing or empty"
+        );
+        let config = EvalConfig::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/dialectic/eval_config1.json"
+        )))
+        .unwrap();
+        assert_eq!(config.enabled().count(), 1);
+        assert_eq!(
+            config.agents[0].model_spec("x", "agents[0]").unwrap(),
+            "openrouter:google/gemini-2.5-flash-preview-09-2025"
+        );
+    }
+}
