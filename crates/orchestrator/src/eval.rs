@@ -169,7 +169,10 @@ pub struct EvalInput {
     pub final_solution: String,
 }
 
-fn clarifications_markdown(groups: &[(String, String, Vec<(String, String)>)]) -> String {
+/// One agent's clarifications: its name, its role, (question, answer) pairs.
+type ClarificationGroup = (String, String, Vec<(String, String)>);
+
+fn clarifications_markdown(groups: &[ClarificationGroup]) -> String {
     let mut s = String::new();
     for (name, role, items) in groups {
         s.push_str(&format!("### {name} ({role})\n\n"));
@@ -215,7 +218,7 @@ impl EvalInput {
                     "the debate has no final solution yet",
                 )
             })?;
-        let mut groups: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+        let mut groups: Vec<ClarificationGroup> = Vec::new();
         for q in bb
             .messages()
             .iter()
