@@ -37,6 +37,11 @@ pub struct Display {
 }
 
 impl Display {
+    /// A display run by `task`, told to finish through `done`.
+    pub fn new(task: JoinHandle<()>, done: tokio::sync::oneshot::Sender<()>) -> Self {
+        Self { task, done }
+    }
+
     /// Stops the display once the updates already sent are shown.
     pub async fn finish(self) {
         let _ = self.done.send(());

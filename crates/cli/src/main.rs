@@ -4,7 +4,10 @@
 //! error; 4 model/provider error; 5 store error; 130 stopped by Ctrl-C (the
 //! debate is resumable with `agon resume ID`).
 
+mod dialectic;
+mod eval;
 mod live;
+mod live_dialectic;
 mod memory;
 
 use std::path::PathBuf;
@@ -13,8 +16,10 @@ use std::sync::Arc;
 
 use agon_core::{Blackboard, DebateId};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{ConfigError, DebateConfig};
-use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome, report};
+use agon_orchestrator::config::{ConfigError, DebateConfig, ProtocolKind};
+use agon_orchestrator::{
+    Models, Orchestrator, OrchestratorError, ReportOptions, RunControl, RunOutcome, report,
+};
 use agon_store::{EventStore, StoreError};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
@@ -29,8 +34,13 @@ struct Cli {
     store: Option<String>,
     /// Log what the engine does to stderr (-v info, -vv debug, -vvv trace;
     /// `RUST_LOG` takes precedence, e.g. `RUST_LOG=agon_orchestrator=debug`).
+    /// With `debate --protocol dialectic` and `report`, also show each
+    /// contribution's model, latency and tokens.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Load environment variables (API keys) from this file instead of `./.env`.
+    #[arg(long, global = true)]
+    env_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,6 +56,9 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+    /// Score a finished debate's solution with evaluator agents (dialectic's
+    /// eval-config.json).
+    Eval(eval::EvalArgs),
     /// List stored debates.
     List,
     /// Show a debate's transcript, blackboard or JSON state.
@@ -107,13 +120,43 @@ enum MemoryCommand {
     },
 }
 
+/// Which protocol `agon debate` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ProtocolArg {
+    /// Personas debate aspects in minirounds, crux rooms, closings (seed 000).
+    Structured,
+    /// Role agents propose, critique and refine; a judge synthesizes (seed 004).
+    Dialectic,
+}
+
 #[derive(Debug, Args)]
 struct DebateArgs {
-    /// The question to debate (overrides the config's topic).
+    /// The question to debate, or (dialectic) the problem to solve
+    /// (overrides the config's topic).
     topic: Option<String>,
-    /// A TOML configuration file (see docs/configuration.md).
+    /// A TOML configuration file (see docs/configuration.md), or
+    /// dialectic's debate-config.json (implies `--protocol dialectic`).
     #[arg(long, short)]
     config: Option<PathBuf>,
+    /// The protocol (default: the config's, else structured).
+    #[arg(long, value_enum)]
+    protocol: Option<ProtocolArg>,
+    /// Read the problem from this file instead of the command line (dialectic).
+    #[arg(long, conflicts_with = "topic")]
+    problem_file: Option<PathBuf>,
+    /// Background the agents should know, from this file (dialectic).
+    #[arg(long)]
+    context: Option<PathBuf>,
+    /// Agents by role, comma-separated: architect, performance, security,
+    /// testing, kiss, generalist (dialectic; default architect,performance,kiss).
+    #[arg(long, value_delimiter = ',')]
+    agents: Option<Vec<String>>,
+    /// Rounds of proposals, critiques and refinements (dialectic; ≥ 1).
+    #[arg(long)]
+    rounds: Option<u32>,
+    /// Let every agent ask clarifying questions before round 1 (dialectic).
+    #[arg(long)]
+    clarify: bool,
     /// Number of aspects.
     #[arg(long)]
     aspects: Option<usize>,
@@ -132,6 +175,18 @@ struct ViewArgs {
     /// Do not stream utterances; print only the outcome.
     #[arg(long, short)]
     quiet: bool,
+    /// Answers to clarifying questions from this JSON file (agent id, name
+    /// or role → answers in order) instead of the terminal.
+    #[arg(long)]
+    answers: Option<PathBuf>,
+    /// When the debate finishes, write FILE.json (the full debate state) or
+    /// FILE (the solution text) instead of printing the solution.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// When the debate finishes, also write its Markdown report here
+    /// (`.md` is added when missing; a failure is only a warning).
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
 /// An error with the exit code it maps to.
@@ -219,7 +274,55 @@ async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
 }
 
 fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failure> {
-    if let Some(topic) = &args.topic {
+    let dialectic = match args.protocol {
+        Some(ProtocolArg::Dialectic) => true,
+        Some(ProtocolArg::Structured) => false,
+        None => config.protocol == ProtocolKind::Dialectic,
+    };
+    if dialectic {
+        for (flag, given) in [
+            ("--aspects", args.aspects.is_some()),
+            ("--minirounds", args.minirounds.is_some()),
+        ] {
+            if given {
+                return Err(dialectic::usage_error(
+                    flag,
+                    "is for structured debates, not --protocol dialectic",
+                ));
+            }
+        }
+        dialectic::apply(
+            config,
+            &dialectic::DialecticArgs {
+                problem: args.topic.as_deref(),
+                problem_file: args.problem_file.as_deref(),
+                context: args.context.as_deref(),
+                agents: args.agents.as_deref(),
+                rounds: args.rounds,
+                clarify: args.clarify,
+            },
+        )?;
+    } else {
+        config.protocol = ProtocolKind::Structured;
+        for (flag, given) in [
+            ("--agents", args.agents.is_some()),
+            ("--rounds", args.rounds.is_some()),
+            ("--clarify", args.clarify),
+        ] {
+            if given {
+                return Err(dialectic::usage_error(flag, "is for --protocol dialectic"));
+            }
+        }
+        if let Some(file) = &args.problem_file {
+            config.topic = dialectic::read_text("--problem-file", file)?
+                .trim()
+                .to_owned();
+        }
+        if let Some(file) = &args.context {
+            config.context = Some(dialectic::read_text("--context", file)?);
+        }
+    }
+    if let Some(topic) = args.topic.as_ref().filter(|_| !dialectic) {
         config.topic = topic.clone();
     }
     if let Some(n) = args.aspects {
@@ -256,26 +359,45 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
         for p in &mut config.personas {
             p.model = None;
         }
+        for a in &mut config.dialectic.agents {
+            a.model = None;
+        }
+        config.dialectic.judge.model = None;
     }
     config.validate("<command line>")?;
     Ok(())
 }
 
 async fn run(
-    orch: &Orchestrator,
+    orch: Orchestrator,
     id: &DebateId,
     config: &DebateConfig,
     view: &ViewArgs,
+    verbose: bool,
     control: RunControl,
     interrupts: tokio::task::JoinHandle<()>,
 ) -> Result<ExitCode, Failure> {
+    let dialectic = config.protocol == ProtocolKind::Dialectic;
+    let bars = indicatif::MultiProgress::new();
+    let orch = orch.with_answerer(dialectic::answerer(view.answers.as_deref(), &bars)?);
     let models = build_models(config).await?;
-    let display = live::spawn(orch.subscribe(), config, view.quiet);
+    let display = if dialectic {
+        live_dialectic::spawn(orch.subscribe(), config, view.quiet, verbose, bars)
+    } else {
+        live::spawn(orch.subscribe(), config, view.quiet)
+    };
     let outcome = orch.run(id, &models, control).await;
     interrupts.abort();
     display.finish().await;
     match outcome? {
         RunOutcome::Finished => {
+            let (bb, _) = orch.store().load(id).await?;
+            let outputs = dialectic::Outputs {
+                output: view.output.clone(),
+                report: view.report.clone(),
+                verbose,
+            };
+            outputs.write(&bb, dialectic)?;
             eprintln!("\nDebate {id} finished. Read it with: agon report {id}");
             Ok(ExitCode::SUCCESS)
         }
@@ -284,6 +406,14 @@ async fn run(
             Ok(ExitCode::from(130))
         }
     }
+}
+
+/// The first non-empty line of a topic or problem (problems can be files).
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 fn transcript(bb: &Blackboard) -> String {
@@ -364,6 +494,12 @@ fn blackboard_text(bb: &Blackboard) -> String {
 }
 
 async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
+    if let Some(file) = &cli.env_file {
+        dotenvy::from_path(file).map_err(|e| {
+            dialectic::usage_error("--env-file", format!("cannot load {}: {e}", file.display()))
+        })?;
+    }
+    let verbose = cli.verbose > 0;
     // The store is opened before any model is loaded or called.
     let url = match cli.store.as_deref() {
         Some(u) => u.to_owned(),
@@ -374,26 +510,32 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Debate(args) => {
             let mut config = match &args.config {
-                Some(path) => DebateConfig::load(path)?,
+                Some(path) => {
+                    let (config, warnings) = DebateConfig::load_with_warnings(path)?;
+                    for w in warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    config
+                }
                 None => DebateConfig::default(),
             };
             apply_args(&mut config, &args)?;
             let id = orch.create(&config).await?;
-            eprintln!("Debate {id}: {}", config.topic);
+            eprintln!("Debate {id}: {}", first_line(&config.topic));
             // Ctrl-C is handled from here on, while models load too.
             let control = RunControl::default();
             let interrupts = live::watch_ctrl_c(control.clone());
             let orch = memory::attach(orch, &url, &config).await;
-            run(&orch, &id, &config, &args.view, control, interrupts).await
+            run(orch, &id, &config, &args.view, verbose, control, interrupts).await
         }
         Command::Resume { id, view } => {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
-            eprintln!("Resuming debate {id}: {}", config.topic);
+            eprintln!("Resuming debate {id}: {}", first_line(&config.topic));
             let control = RunControl::default();
             let interrupts = live::watch_ctrl_c(control.clone());
             let orch = memory::attach(orch, &url, &config).await;
-            run(&orch, &id, &config, &view, control, interrupts).await
+            run(orch, &id, &config, &view, verbose, control, interrupts).await
         }
         Command::List => {
             let debates = store.list_debates().await?;
@@ -407,7 +549,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                     d.status.as_str(),
                     d.message_count,
                     d.created_at.format("%Y-%m-%d %H:%M"),
-                    d.topic
+                    first_line(&d.topic)
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -430,7 +572,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Report { id, output } => {
             let (bb, _) = store.load(&DebateId::new(id)).await?;
-            let md = report::markdown(&bb);
+            let md = report::markdown_with(&bb, ReportOptions { verbose });
             match output {
                 Some(path) => {
                     std::fs::write(&path, md)
@@ -458,6 +600,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Memory(MemoryCommand::Reindex { embedder }) => {
             memory::reindex(&url, &embedder).await
         }
+        Command::Eval(args) => eval::run(store.as_ref(), &args, verbose).await,
     }
 }
 
@@ -512,7 +655,6 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
-    let _ = dotenvy::dotenv();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -520,6 +662,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    if cli.env_file.is_none() {
+        let _ = dotenvy::dotenv();
+    }
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

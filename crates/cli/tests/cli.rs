@@ -477,3 +477,271 @@ async fn verbose_logs_go_to_stderr_with_spans_and_without_secrets() {
     let quiet = agon(dir, &["list"]);
     assert!(!stderr(&quiet).contains("model_call"));
 }
+
+// ── The dialectic protocol ───────────────────────────────────────────────
+
+fn dialectic_args<'a>(server: &'a str, extra: &[&'a str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "debate",
+        "--protocol",
+        "dialectic",
+        "--model",
+        server,
+        "--agents",
+        "architect,kiss",
+        "--rounds",
+        "2",
+        "--quiet",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    args.extend(extra.iter().map(ToString::to_string));
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("dialectic");
+    let dir = dir_tmp.path();
+    let spec = format!("openai-compatible:stub@{}/v1", server.uri());
+    std::fs::write(
+        dir.join("problem.md"),
+        "Design a rate limiting system\n\nFor 10k clients.",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("answers.json"),
+        r#"{"architect": ["10k requests/s"]}"#,
+    )
+    .unwrap();
+    let args = dialectic_args(
+        &spec,
+        &[
+            "--problem-file",
+            "problem.md",
+            "--clarify",
+            "--answers",
+            "answers.json",
+            "--output",
+            "out/state.json",
+            "--report",
+            "out/report",
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = agon(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["status"], "completed");
+    assert_eq!(state["rounds"].as_array().unwrap().len(), 2);
+    let round1 = state["rounds"][0]["contributions"].as_array().unwrap();
+    assert_eq!(
+        round1.len(),
+        2 + 2 + 2,
+        "2 proposals, 2 critiques, 2 refinements"
+    );
+    assert_eq!(
+        state["clarifications"][0]["items"][0]["answer"],
+        "10k requests/s"
+    );
+    assert!(
+        state["finalSolution"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("token bucket")
+    );
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(
+        report.contains("## Clarifications") && report.contains("### Round 2"),
+        "{report}"
+    );
+    assert!(stderr(&o).contains("Generated report"), "{}", stderr(&o));
+
+    // Evaluate the saved state and the stored debate: same scores.
+    std::fs::write(
+        dir.join("eval.json"),
+        r#"{"agents": [{"id": "e1", "name": "E1", "model": "x", "provider": "openai"},
+                       {"id": "e2", "name": "E2", "model": "x", "provider": "openai", "enabled": false}]}"#,
+    )
+    .unwrap();
+    let o = agon(
+        dir,
+        &[
+            "eval",
+            "--config",
+            "eval.json",
+            "out/state.json",
+            "--model",
+            &spec,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| 8.00 | 7.00 | 6.00 | 8.00 | N/A | 7.00 | 7.00 |"),
+        "{}",
+        stdout(&o)
+    );
+    let id = only_debate(dir);
+    let o = agon(
+        dir,
+        &[
+            "eval",
+            "-c",
+            "eval.json",
+            &id,
+            "--model",
+            &spec,
+            "-o",
+            "scores.csv",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.join("scores.csv")).unwrap();
+    assert!(
+        csv.ends_with("average,8.00,7.00,6.00,8.00,,7.00,7.00\n"),
+        "{csv}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarifying_questions_are_answered_on_standard_input() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("clarify");
+    let dir = dir_tmp.path();
+    let spec = format!("openai-compatible:stub@{}/v1", server.uri());
+    let args = dialectic_args(&spec, &["Design a rate limiting system", "--clarify"]);
+    let mut child = Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .current_dir(dir)
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        // Two questions per agent: answer the first, skip the second, then
+        // end the input (the rest are NA).
+        stdin
+            .write_all(b"10k requests/s\n\ninternal only\n")
+            .unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Q (q1): What peak load must it handle?"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("token bucket"),
+        "the solution is printed: {}",
+        stdout(&o)
+    );
+    let id = only_debate(dir);
+    let report = agon(dir, &["report", &id]);
+    let md = stdout(&report);
+    for answer in ["10k requests/s", "internal only", "NA"] {
+        assert!(md.contains(answer), "{answer}: {md}");
+    }
+}
+
+#[test]
+fn dialectic_bad_input_names_the_flag_or_field() {
+    let dir_tmp = temp_dir("dialectic-errors");
+    let dir = dir_tmp.path();
+    let o = agon(dir, &["debate", "--protocol", "dialectic"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("PROBLEM: missing"), "{}", stderr(&o));
+    std::fs::write(dir.join("empty.md"), "  \n").unwrap();
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--protocol",
+            "dialectic",
+            "--problem-file",
+            "empty.md",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--problem-file: empty.md is empty"),
+        "{}",
+        stderr(&o)
+    );
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--protocol",
+            "dialectic",
+            "--problem-file",
+            "nope.md",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--protocol",
+            "dialectic",
+            "x",
+            "--agents",
+            "architect,wizard",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown role `wizard`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = agon(
+        dir,
+        &["debate", "--protocol", "dialectic", "x", "--rounds", "0"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"{"agents": [{"id": "a", "name": "A", "role": "architect"}]}"#,
+    )
+    .unwrap();
+    let o = agon(dir, &["debate", "--config", "bad.json", "x"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("bad.json:1") && stderr(&o).contains("missing field `model`"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        dir.join("role.json"),
+        r#"{"agents": [{"id": "a", "name": "A", "role": "wizard", "model": "gpt-4", "provider": "openai", "temperature": 0.5}]}"#,
+    )
+    .unwrap();
+    let o = agon(dir, &["debate", "--config", "role.json", "x"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("dialectic.agent[0].role") && stderr(&o).contains("wizard"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(dir.join("eval.json"), r#"{"agents": []}"#).unwrap();
+    let o = agon(dir, &["eval", "-c", "eval.json", "state.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no enabled evaluator"),
+        "{}",
+        stderr(&o)
+    );
+}

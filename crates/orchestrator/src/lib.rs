@@ -46,7 +46,7 @@ pub use control::{RunControl, RunOutcome};
 pub use dialectic_json::from_dialectic_json;
 pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
-pub use models::{ModelError, Models, Role, parse_chain};
+pub use models::{ModelError, Models, Role, build_chain, parse_chain};
 pub use orchestrator::Orchestrator;
 pub use report::ReportOptions;
 pub use update::{DebateUpdate, DebateUpdates};

@@ -92,6 +92,35 @@ pub fn parse_chain(spec: &str) -> Result<Vec<ModelSpec>, SpecError> {
     spec.split(',').map(str::parse).collect()
 }
 
+/// Builds the model of a spec or a fallback chain of specs; `what` names
+/// the role, persona or evaluator in errors.
+pub fn build_chain(
+    what: &str,
+    spec: &str,
+    factory: &ModelFactory,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ChatModel>, ModelError> {
+    let err = |source| ModelError {
+        what: what.to_owned(),
+        spec: spec.to_owned(),
+        source: Box::new(source),
+    };
+    let chain = parse_chain(spec).map_err(|e| {
+        err(ProviderError::InvalidRequest {
+            reason: e.to_string(),
+        })
+    })?;
+    let mut models = chain
+        .iter()
+        .map(|s| factory.build(s, lookup))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    if models.len() == 1 {
+        return Ok(models.remove(0));
+    }
+    Ok(Arc::new(Fallback::new(models).map_err(err)?) as Arc<dyn ChatModel>)
+}
+
 /// A model that cannot be built, naming the role or persona.
 #[derive(Debug, thiserror::Error)]
 #[error("model for {what} (`{spec}`): {source}")]
@@ -129,27 +158,7 @@ impl Models {
     ) -> Result<Self, ModelError> {
         let ledger = Arc::new(UsageLedger::new(prices));
         let m = &config.models;
-        let build = |what: String, spec: &str| -> Result<Arc<dyn ChatModel>, ModelError> {
-            let err = |source| ModelError {
-                what: what.clone(),
-                spec: spec.to_owned(),
-                source: Box::new(source),
-            };
-            let chain = parse_chain(spec).map_err(|e| {
-                err(ProviderError::InvalidRequest {
-                    reason: e.to_string(),
-                })
-            })?;
-            let mut models = chain
-                .iter()
-                .map(|s| factory.build(s, lookup))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(err)?;
-            if models.len() == 1 {
-                return Ok(models.remove(0));
-            }
-            Ok(Arc::new(Fallback::new(models).map_err(err)?) as Arc<dyn ChatModel>)
-        };
+        let build = |what: String, spec: &str| build_chain(&what, spec, factory, lookup);
         let mut roles = HashMap::new();
         for role in Role::ALL {
             let spec = match role {

@@ -139,6 +139,24 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
             })
         }
         Some(other) => json!({"error": format!("no script for {other}")}),
+        None if user.contains("Score the solution from 1 to 10") => {
+            // An evaluator (`agon eval`): regulatory compliance left out.
+            return format!(
+                "Here is my evaluation:\n{}",
+                json!({
+                    "evaluation": {
+                        "functional_completeness": {"score": 8, "reasoning": "covers the requirements"},
+                        "non_functional": {
+                            "performance_scalability": {"score": 7, "reasoning": "sized"},
+                            "security": {"score": 6, "reasoning": "basic controls"},
+                            "maintainability_evolvability": {"score": 8, "reasoning": "modular"},
+                            "testability": {"score": 7, "reasoning": "testable parts"}
+                        }
+                    },
+                    "overall_summary": {"strengths": "clear", "weaknesses": "thin on compliance", "overall_score": 7}
+                })
+            );
+        }
         None => {
             // A dialectic agent's system prompt names it after its brief
             // ("\n\nYou are NAME. …"); a debater's is "You are NAME, in …".
