@@ -30,6 +30,43 @@ pub fn watch_ctrl_c(control: RunControl) -> JoinHandle<()> {
     })
 }
 
+/// The next update to show: `None` once the stream ends, or once `done`
+/// fired and no update came for 100 ms (the ones already sent are shown).
+pub async fn next_update(
+    updates: &mut DebateUpdates,
+    done: &mut tokio::sync::oneshot::Receiver<()>,
+    finishing: &mut bool,
+) -> Option<DebateUpdate> {
+    loop {
+        if *finishing {
+            return tokio::time::timeout(Duration::from_millis(100), updates.next())
+                .await
+                .ok()
+                .flatten();
+        }
+        tokio::select! {
+            u = updates.next() => return u,
+            _ = &mut *done => *finishing = true,
+        }
+    }
+}
+
+/// The running usage and cost, as the bars show it.
+pub fn usage_line(u: &agon_llm::ScopeUsage) -> String {
+    format!(
+        "{} calls · {} in / {} out tokens · ${:.4}{}",
+        u.calls,
+        u.usage.input_tokens,
+        u.usage.output_tokens,
+        u.cost_usd,
+        if u.unpriced_calls > 0 {
+            " (+ local)"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The running display.
 pub struct Display {
     task: JoinHandle<()>,
@@ -74,18 +111,7 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
         let mut phase = String::from("starting");
         let mut usage = String::new();
         let mut finishing = false;
-        loop {
-            let update = if finishing {
-                match tokio::time::timeout(Duration::from_millis(100), updates.next()).await {
-                    Ok(Some(u)) => u,
-                    _ => break,
-                }
-            } else {
-                tokio::select! {
-                    u = updates.next() => match u { Some(u) => u, None => break },
-                    _ = &mut done_rx => { finishing = true; continue; }
-                }
-            };
+        while let Some(update) = next_update(&mut updates, &mut done_rx, &mut finishing).await {
             match update {
                 DebateUpdate::Progress {
                     aspect,
@@ -114,20 +140,7 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                 DebateUpdate::TurnDiscarded { reason, .. } if !quiet => {
                     bar.suspend(|| println!("\n  (discarded: {reason})"));
                 }
-                DebateUpdate::Usage(u) => {
-                    usage = format!(
-                        "{} calls · {} in / {} out tokens · ${:.4}{}",
-                        u.calls,
-                        u.usage.input_tokens,
-                        u.usage.output_tokens,
-                        u.cost_usd,
-                        if u.unpriced_calls > 0 {
-                            " (+ local)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
+                DebateUpdate::Usage(u) => usage = usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
                     let notice = match &event {
                         DebateEvent::MessageAppended { message } => {

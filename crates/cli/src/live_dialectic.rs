@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use agon_core::{DebateEvent, DialogueMessage, MessageKind, TurnKey};
 use agon_orchestrator::{DebateConfig, DebateUpdate, DebateUpdates};
-use futures::StreamExt;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::live::Display;
@@ -127,18 +126,9 @@ pub fn spawn(
         let mut usage = String::new();
         let mut turns: HashMap<String, (ProgressBar, u64)> = HashMap::new();
         let mut finishing = false;
-        loop {
-            let update = if finishing {
-                match tokio::time::timeout(Duration::from_millis(100), updates.next()).await {
-                    Ok(Some(u)) => u,
-                    _ => break,
-                }
-            } else {
-                tokio::select! {
-                    u = updates.next() => match u { Some(u) => u, None => break },
-                    _ = &mut done_rx => { finishing = true; continue; }
-                }
-            };
+        while let Some(update) =
+            crate::live::next_update(&mut updates, &mut done_rx, &mut finishing).await
+        {
             match update {
                 DebateUpdate::Progress {
                     aspect,
@@ -174,20 +164,7 @@ pub fn spawn(
                         bars.suspend(|| println!("  ({}: {reason})", describe(&turn, &names)));
                     }
                 }
-                DebateUpdate::Usage(u) => {
-                    usage = format!(
-                        "{} calls · {} in / {} out tokens · ${:.4}{}",
-                        u.calls,
-                        u.usage.input_tokens,
-                        u.usage.output_tokens,
-                        u.cost_usd,
-                        if u.unpriced_calls > 0 {
-                            " (+ local)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
+                DebateUpdate::Usage(u) => usage = crate::live::usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
                     let notice = match &event {
                         DebateEvent::MessageAppended { message } => {

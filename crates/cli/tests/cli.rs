@@ -655,93 +655,79 @@ async fn clarifying_questions_are_answered_on_standard_input() {
     }
 }
 
+/// Runs `agon` expecting exit `code` and an error naming each of `needles`.
+fn fails(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let o = agon(dir, args);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+    for needle in needles {
+        assert!(
+            stderr(&o).contains(needle),
+            "{args:?}: {needle:?} in {}",
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn dialectic_bad_input_names_the_flag_or_field() {
     let dir_tmp = temp_dir("dialectic-errors");
     let dir = dir_tmp.path();
-    let o = agon(dir, &["debate", "--protocol", "dialectic"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("PROBLEM: missing"), "{}", stderr(&o));
+    let d = ["debate", "--protocol", "dialectic"];
+    let with =
+        |extra: &[&'static str]| -> Vec<&'static str> { d.iter().chain(extra).copied().collect() };
+    fails(dir, &d, 2, &["PROBLEM: missing"]);
     std::fs::write(dir.join("empty.md"), "  \n").unwrap();
-    let o = agon(
+    fails(
         dir,
-        &[
-            "debate",
-            "--protocol",
-            "dialectic",
-            "--problem-file",
-            "empty.md",
-        ],
+        &with(&["--problem-file", "empty.md"]),
+        2,
+        &["--problem-file: empty.md is empty"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--problem-file: empty.md is empty"),
-        "{}",
-        stderr(&o)
-    );
-    let o = agon(
+    fails(
         dir,
-        &[
-            "debate",
-            "--protocol",
-            "dialectic",
-            "--problem-file",
-            "nope.md",
-        ],
+        &with(&["--problem-file", "nope.md"]),
+        2,
+        &["--problem-file", "nope.md"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    let o = agon(
+    fails(
         dir,
-        &[
-            "debate",
-            "--protocol",
-            "dialectic",
-            "x",
-            "--agents",
-            "architect,wizard",
-        ],
+        &with(&["x", "--agents", "architect,wizard"]),
+        2,
+        &["unknown role `wizard`"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("unknown role `wizard`"),
-        "{}",
-        stderr(&o)
-    );
-    let o = agon(
+    fails(
         dir,
-        &["debate", "--protocol", "dialectic", "x", "--rounds", "0"],
+        &with(&["x", "--rounds", "0"]),
+        2,
+        &["--rounds: must be at least 1"],
     );
-    assert_eq!(o.status.code(), Some(2));
     std::fs::write(
         dir.join("bad.json"),
         r#"{"agents": [{"id": "a", "name": "A", "role": "architect"}]}"#,
     )
     .unwrap();
-    let o = agon(dir, &["debate", "--config", "bad.json", "x"]);
-    assert_eq!(o.status.code(), Some(3));
-    assert!(
-        stderr(&o).contains("bad.json:1") && stderr(&o).contains("missing field `model`"),
-        "{}",
-        stderr(&o)
+    fails(
+        dir,
+        &["debate", "--config", "bad.json", "x"],
+        3,
+        &["bad.json:1", "missing field `model`"],
     );
     std::fs::write(
         dir.join("role.json"),
         r#"{"agents": [{"id": "a", "name": "A", "role": "wizard", "model": "gpt-4", "provider": "openai", "temperature": 0.5}]}"#,
     )
     .unwrap();
-    let o = agon(dir, &["debate", "--config", "role.json", "x"]);
-    assert_eq!(o.status.code(), Some(3));
-    assert!(
-        stderr(&o).contains("dialectic.agent[0].role") && stderr(&o).contains("wizard"),
-        "{}",
-        stderr(&o)
+    fails(
+        dir,
+        &["debate", "--config", "role.json", "x"],
+        3,
+        &["dialectic.agent[0].role", "wizard"],
     );
     std::fs::write(dir.join("eval.json"), r#"{"agents": []}"#).unwrap();
-    let o = agon(dir, &["eval", "-c", "eval.json", "state.json"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no enabled evaluator"),
-        "{}",
-        stderr(&o)
+    fails(
+        dir,
+        &["eval", "-c", "eval.json", "state.json"],
+        2,
+        &["no enabled evaluator"],
     );
 }
