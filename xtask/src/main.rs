@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask test [--llama-cpp]`  — format check, clippy (warnings are errors), the whole
 //!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
-//! - `cargo xtask bench [core|context|store|local|debate|memory] | bench memory --dataset FILE` — the criterion benchmarks (default: all);
+//! - `cargo xtask bench [core|context|store|local|debate|dialectic|memory] | bench memory --dataset FILE` — the criterion benchmarks (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
@@ -13,7 +13,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,7 +31,15 @@ fn main() -> Result<()> {
         ["bench"] => bench(
             &sh,
             &root,
-            &["core", "context", "store", "local", "debate", "memory"],
+            &[
+                "core",
+                "context",
+                "store",
+                "local",
+                "debate",
+                "dialectic",
+                "memory",
+            ],
         ),
         ["bench", "memory", "--dataset", file] => {
             models::fetch(&sh, &root)?;
@@ -204,6 +212,7 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             .run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
+            "dialectic" => cmd!(sh, "cargo bench -p agon-orchestrator --bench dialectic").run()?,
             "memory" => with_bench_database(sh, root, "agon_bench_memory", || {
                 cmd!(sh, "cargo bench -p agon-memory --bench search").run()
             })?,

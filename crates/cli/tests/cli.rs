@@ -115,6 +115,8 @@ fn strip(value: &mut Value) {
                 "usage",
                 "events_applied",
                 "debate",
+                // Prompt sizes depend on how far background work got.
+                "meta",
             ] {
                 map.remove(key);
             }
