@@ -230,7 +230,7 @@ impl<C: TokenCounter> Assembler<C> {
                     &format!("Round {round}: write your proposal."),
                 ),
                 dialectic::clarifications(bb),
-                dialectic::your_history(bb, me, Some(*round), true),
+                dialectic::your_history(bb, me, Some(*round)),
                 sources::standings(bb, me, Scope::All, None),
                 sources::open_disputes(bb, me),
                 memories,
@@ -245,8 +245,7 @@ impl<C: TokenCounter> Assembler<C> {
                     ),
                     dialectic::target_proposal(bb, target, *round),
                     dialectic::clarifications(bb),
-                    dialectic::your_history(bb, me, Some(*round), true),
-                    sources::standings(bb, me, Scope::All, None),
+                    dialectic::ledger(bb, sources::standings(bb, me, Scope::All, None)),
                     sources::open_disputes(bb, me),
                     memories,
                 ]
@@ -260,13 +259,13 @@ impl<C: TokenCounter> Assembler<C> {
                 dialectic::own_proposal(bb, me, *round),
                 dialectic::critiques_received(bb, me, *round),
                 dialectic::clarifications(bb),
-                dialectic::your_history(bb, me, Some(*round), true),
-                sources::your_position(bb, me, Scope::All),
+                dialectic::your_summary(bb, me),
+                dialectic::ledger(bb, sources::your_position(bb, me, Scope::All)),
                 memories,
             ],
             Phase::PerspectiveSummary => vec![
                 dialectic::state(bb, Some(me), "Summarize your earlier rounds."),
-                dialectic::your_history(bb, me, None, false),
+                dialectic::your_history(bb, me, None),
             ],
             Phase::Judgement { round } => vec![
                 dialectic::state(
@@ -276,8 +275,7 @@ impl<C: TokenCounter> Assembler<C> {
                 ),
                 dialectic::clarifications(bb),
                 dialectic::final_round(bb, *round, true),
-                dialectic::earlier_refinements(bb, *round),
-                sources::standings(bb, me, Scope::All, None),
+                dialectic::ledger(bb, sources::standings(bb, me, Scope::All, None)),
                 sources::open_disputes(bb, me),
             ],
             Phase::JudgeSummary { round } => vec![

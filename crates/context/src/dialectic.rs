@@ -8,7 +8,7 @@
 use agon_core::{Blackboard, DialogueMessage, MessageKind, Persona, PersonaId, SummaryScope};
 
 use crate::fit::Draft;
-use crate::perspective::agent_perspective;
+use crate::perspective::history_since_summary;
 use crate::section::SectionKind;
 
 fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
@@ -30,17 +30,20 @@ pub(crate) fn state(bb: &Blackboard, me: Option<&Persona>, stage: &str) -> Draft
             draft.push(format!("Context: {}", context.trim()));
         }
     }
-    let agents: Vec<String> = bb
-        .debaters()
-        .map(|p| match &p.specialty {
-            Some(s) => format!("{} ({s})", p.name),
-            None => p.name.clone(),
-        })
-        .collect();
-    draft.push(format!("Agents: {}", agents.join(", ")));
     match me {
+        // An agent's system prompt names the others already.
         Some(me) => draft.push(format!("You are {}. {stage}", me.name)),
-        None => draft.push(stage.to_owned()),
+        None => {
+            let agents: Vec<String> = bb
+                .debaters()
+                .map(|p| match &p.specialty {
+                    Some(s) => format!("{} ({s})", p.name),
+                    None => p.name.clone(),
+                })
+                .collect();
+            draft.push(format!("Agents: {}", agents.join(", ")));
+            draft.push(stage.to_owned());
+        }
     }
     draft
 }
@@ -82,25 +85,15 @@ fn history_line(bb: &Blackboard, me: &PersonaId, m: &DialogueMessage) -> String 
     format!("Round {} — {what}: {}", m.round, m.content.trim())
 }
 
-/// The agent's history before `round`: with `use_summary`, its latest
-/// perspective summary and what came after it; otherwise (the input of a
-/// fresh summary) the whole perspective. Newest first; carried-over
-/// proposals are left out (they repeat the refinement shown).
-pub(crate) fn your_history(
-    bb: &Blackboard,
-    me: &Persona,
-    round: Option<u32>,
-    use_summary: bool,
-) -> Draft {
+/// What the agent carries of its earlier rounds: its latest perspective
+/// summary, then its perspective since (newest first; carried-over
+/// proposals are left out, they repeat the refinement shown). `before`
+/// leaves out the messages of that round and later (they are shown in
+/// their own sections). The input of a summary is the same: the previous
+/// summary stands for everything before it.
+pub(crate) fn your_history(bb: &Blackboard, me: &Persona, before: Option<u32>) -> Draft {
     let mut draft = Draft::new(SectionKind::YourHistory);
-    let summary = use_summary
-        .then(|| {
-            bb.latest_summary(&SummaryScope::Persona {
-                persona: me.id.clone(),
-            })
-        })
-        .flatten();
-    let after = summary.map_or(0, |s| s.span.end);
+    let (summary, since) = history_since_summary(bb, &me.id);
     if let Some(summary) = summary {
         draft.push_at(
             format!(
@@ -111,13 +104,37 @@ pub(crate) fn your_history(
             0,
         );
     }
-    let perspective = agent_perspective(bb, &me.id);
-    for m in perspective.iter().rev() {
-        let index = bb.message_index(&m.id).unwrap_or(0);
-        if index < after || carried(m) || round.is_some_and(|r| m.round >= r) {
+    for m in since.iter().rev() {
+        if before.is_some_and(|r| m.round >= r) {
             continue;
         }
+        let index = bb.message_index(&m.id).unwrap_or(0);
         draft.push_at(history_line(bb, &me.id, m), index + 1);
+    }
+    draft
+}
+
+/// A ledger section, when the debate has a ledger at all (its messages
+/// are analysed); with analysis off it would only say "no stance yet".
+pub(crate) fn ledger(bb: &Blackboard, draft: Draft) -> Draft {
+    if bb.analyzed_turns().is_empty() {
+        Draft::new(draft.kind)
+    } else {
+        draft
+    }
+}
+
+/// The agent's latest perspective summary, if it has one.
+pub(crate) fn your_summary(bb: &Blackboard, me: &Persona) -> Draft {
+    let mut draft = Draft::new(SectionKind::YourHistory);
+    if let Some(summary) = bb.latest_summary(&SummaryScope::Persona {
+        persona: me.id.clone(),
+    }) {
+        draft.push(format!(
+            "Your summary of your earlier rounds (made at round {}): {}",
+            summary.round.unwrap_or_default(),
+            summary.text.trim()
+        ));
     }
     draft
 }
@@ -205,30 +222,6 @@ pub(crate) fn final_round(bb: &Blackboard, round: u32, use_summary: bool) -> Dra
     }
     for (i, m) in in_round(MessageKind::Proposal) {
         draft.push_at(label(m), i);
-    }
-    draft
-}
-
-/// The refinements of the rounds before `round`, newest first (what the
-/// judge sees of the earlier rounds).
-pub(crate) fn earlier_refinements(bb: &Blackboard, round: u32) -> Draft {
-    let mut draft = Draft::new(SectionKind::EarlierRounds);
-    for (i, m) in bb
-        .messages()
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, m)| m.kind == MessageKind::Refinement && m.round < round)
-    {
-        draft.push_at(
-            format!(
-                "Round {} — {}'s refinement: {}",
-                m.round,
-                name(bb, &m.persona),
-                m.content.trim()
-            ),
-            i,
-        );
     }
     draft
 }

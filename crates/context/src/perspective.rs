@@ -2,7 +2,7 @@
 //! agent's summary covers, when it must summarize, the judge's final-round
 //! filter, and two-level (debate-wide, per-agent) settings.
 
-use agon_core::{Blackboard, DialogueMessage, MessageKind, PersonaId};
+use agon_core::{Blackboard, DebateSummary, DialogueMessage, MessageKind, PersonaId, SummaryScope};
 use serde::{Deserialize, Serialize};
 
 /// Summarization settings in force for one agent.
@@ -57,7 +57,8 @@ impl SummarizationSettings {
 }
 
 /// An agent's perspective: its own proposals, the critiques it received,
-/// and its own refinements, in transcript order.
+/// and its own refinements, in transcript order. A proposal carried over
+/// from a refinement (it answers it, `reply_to`) repeats it and is left out.
 pub fn agent_perspective<'a>(
     blackboard: &'a Blackboard,
     persona: &PersonaId,
@@ -66,11 +67,36 @@ pub fn agent_perspective<'a>(
         .messages()
         .iter()
         .filter(|m| match &m.kind {
-            MessageKind::Proposal | MessageKind::Refinement => &m.persona == persona,
+            MessageKind::Proposal => &m.persona == persona && m.reply_to.is_none(),
+            MessageKind::Refinement => &m.persona == persona,
             MessageKind::Critique { target } => target == persona,
             _ => false,
         })
         .collect()
+}
+
+/// What an agent carries of its history: its latest perspective summary,
+/// and its perspective since that summary (all of it without one).
+pub fn history_since_summary<'a>(
+    blackboard: &'a Blackboard,
+    persona: &PersonaId,
+) -> (Option<&'a DebateSummary>, Vec<&'a DialogueMessage>) {
+    let summary = blackboard.latest_summary(&SummaryScope::Persona {
+        persona: persona.clone(),
+    });
+    let after = summary.map_or(0, |s| s.span.end);
+    let since = agent_perspective(blackboard, persona)
+        .into_iter()
+        .filter(|m| blackboard.message_index(&m.id).is_some_and(|i| i >= after))
+        .collect();
+    (summary, since)
+}
+
+/// Characters of the history an agent carries: its latest summary plus
+/// its perspective since.
+pub fn history_chars(blackboard: &Blackboard, persona: &PersonaId) -> usize {
+    let (summary, since) = history_since_summary(blackboard, persona);
+    summary.map_or(0, |s| s.text.chars().count()) + total_chars(&since)
 }
 
 /// Total characters of the messages' content.
@@ -78,17 +104,22 @@ pub fn total_chars(messages: &[&DialogueMessage]) -> usize {
     messages.iter().map(|m| m.content.chars().count()).sum()
 }
 
-/// Whether the agent must summarize its perspective before the next round.
+/// Whether the agent must summarize its history before the next round:
+/// the history it carries (its latest summary and its perspective since,
+/// [`history_chars`]) reached the threshold. A summary folds the previous
+/// one and what came after it, so each round's summary costs a bounded
+/// input however long the debate.
 pub fn needs_summary(
     blackboard: &Blackboard,
     persona: &PersonaId,
     settings: &SummarizationSettings,
 ) -> bool {
-    settings.enabled && total_chars(&agent_perspective(blackboard, persona)) >= settings.threshold
+    settings.enabled && history_chars(blackboard, persona) >= settings.threshold
 }
 
 /// The judge's view for synthesis: proposals and refinements of the final
-/// round only (the highest round that has any message).
+/// round only (the highest round that has any message; proposals carried
+/// over from the previous round's refinements are left out).
 pub fn judge_final_round(blackboard: &Blackboard) -> Vec<&DialogueMessage> {
     let Some(last) = blackboard.messages().iter().map(|m| m.round).max() else {
         return Vec::new();
@@ -97,7 +128,13 @@ pub fn judge_final_round(blackboard: &Blackboard) -> Vec<&DialogueMessage> {
         .messages()
         .iter()
         .filter(|m| {
-            m.round == last && matches!(m.kind, MessageKind::Proposal | MessageKind::Refinement)
+            m.round == last
+                && match m.kind {
+                    // A carried-over proposal repeats the previous refinement.
+                    MessageKind::Proposal => m.reply_to.is_none(),
+                    MessageKind::Refinement => true,
+                    _ => false,
+                }
         })
         .collect()
 }

@@ -173,7 +173,6 @@ impl Phase {
                 (DebateState, 10),
                 (Clarifications, 8),
                 (UnderReview, 50),
-                (EarlierRounds, 12),
                 (WhereEveryoneStands, 12),
                 (OpenDisputes, 8),
             ],

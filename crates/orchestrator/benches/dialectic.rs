@@ -39,8 +39,7 @@ instructor's test suite and writes the results and logs back. Grades are compute
 results by a versioned grading policy, stored with the run, and never overwritten: a regrade \
 creates a new record, so every grade can be audited. Plagiarism checks run as a separate \
 nightly batch that compares normalized token streams of all submissions of an assignment and \
-sends each new submission to the external service through a rate-limited adapter. The LMS \
-integration uses the standard grade passback interface and retries failed exports.";
+sends each new submission to the external service through a rate-limited adapter.";
 
 fn answer(long: bool) -> String {
     if !long {
@@ -59,6 +58,8 @@ struct Call {
     phase: &'static str,
     round: Option<u32>,
     tokens: u64,
+    /// A repair attempt after output that failed its schema (the error).
+    repair: Option<String>,
 }
 
 fn phase_of(system: &str, user: &str, schema: Option<&str>) -> &'static str {
@@ -87,6 +88,52 @@ fn round_in(user: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+const AGENTS: [&str; 3] = [
+    "System Architect",
+    "Performance Engineer",
+    "Simplicity Advocate",
+];
+
+/// A position update of realistic size for the analysis calls: a stance,
+/// and a disagreement with another agent.
+fn analysis_reply(
+    schema: Option<&str>,
+    user: &str,
+    body: &Value,
+) -> Option<(&'static str, String)> {
+    let speaker = user
+        .split("Current position state for ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .unwrap_or(AGENTS[0]);
+    let other = AGENTS
+        .iter()
+        .find(|a| **a != speaker)
+        .copied()
+        .unwrap_or(AGENTS[1]);
+    let position = json!({
+        "overallStance": format!("{speaker} favours a queue of isolated grading runs with audited, immutable grades."),
+        "aspectPosition": null,
+        "newAgreement": null,
+        "newDisagreement": {"withPersona": other, "on": "how much isolation the grading runners need", "intensity": "mild"},
+        "concession": null,
+        "shift": null
+    });
+    let value = match schema? {
+        "position_update" => position,
+        "turn_analysis" => json!({"position": position, "disagreements": []}),
+        _ => return None,
+    };
+    let mut fake = body.clone();
+    fake["messages"] = json!([]);
+    let (ct, _) = openai_reply(&fake);
+    let text = value.to_string();
+    let reply = json!({"id": "c", "object": "chat.completion", "model": "stub",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 60}});
+    Some((ct, reply.to_string()))
+}
+
 struct Stub {
     long: bool,
     calls: Arc<Mutex<Vec<Call>>>,
@@ -109,13 +156,23 @@ impl wiremock::Respond for Stub {
             .as_str()
             .or_else(|| schema_name_in(&system));
         let phase = phase_of(&system, &user, schema);
+        if std::env::var_os("AGON_BENCH_SHOW").is_some_and(|v| v == phase) {
+            eprintln!("──── {phase} ────\n[system]\n{system}\n[user]\n{user}\n");
+        }
         let tokens = (self.counter.count(&system) + self.counter.count(&user)) as u64;
+        let repair = user
+            .split("does not validate against the JSON schema")
+            .nth(1)
+            .map(|e| e.lines().take(3).collect::<Vec<_>>().join(" "));
         self.calls.lock().unwrap().push(Call {
             phase,
             round: round_in(&user),
             tokens,
+            repair,
         });
-        let (content_type, text) = if schema.is_some() {
+        let (content_type, text) = if let Some(reply) = analysis_reply(schema, &user, &body) {
+            reply
+        } else if schema.is_some() {
             openai_reply(&body)
         } else {
             // Every utterance and summary: the fixed text.
@@ -222,6 +279,7 @@ async fn run(long: bool, analysis: bool) {
         }
     }
     let largest = calls.iter().map(|c| c.tokens).max().unwrap_or(0);
+    let repairs: Vec<&Call> = calls.iter().filter(|c| c.repair.is_some()).collect();
     println!(
         "== answers {}, memory analysis {} ==",
         if long { "~1,900 words" } else { "~150 words" },
@@ -230,6 +288,13 @@ async fn run(long: bool, analysis: bool) {
     println!("phase            calls   prompt tokens   largest prompt");
     for (phase, (n, tokens, max)) in &by_phase {
         println!("{phase:<16} {n:>5}   {tokens:>13}   {max:>14}");
+    }
+    if let Some(first) = repairs.first() {
+        println!(
+            "repair attempts: {} (first: {})",
+            repairs.len(),
+            first.repair.as_deref().unwrap_or_default()
+        );
     }
     println!("round            calls   prompt tokens (agents' calls)");
     for (round, (n, tokens)) in &by_round {

@@ -70,7 +70,7 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
     match job {
         Background::Analyse { message, mode } => {
             let window = if mode.combined { mode.window } else { 0 };
-            let primary = prompts::analysis(bb, message, window)?;
+            let primary = prompts::analysis_with_context(bb, message, window, mode.context)?;
             let (name, schema) = if mode.combined {
                 (TurnAnalysis::NAME, TurnAnalysis::json_schema())
             } else {

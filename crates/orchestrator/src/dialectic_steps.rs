@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use agon_context::perspective::{agent_perspective, judge_final_round, total_chars};
+use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic::{self, RoleKind};
 use agon_context::{ContextBudget, Phase};
 use agon_core::extraction::{ClarifyingQuestions, Payload, SolutionPayload, truncate_chars};
@@ -174,7 +174,7 @@ impl Interpreter {
                 let persona = bb.persona(&job.persona)?.clone();
                 let before_chars = match &job.phase {
                     Phase::JudgeSummary { .. } => total_chars(&judge_final_round(bb)),
-                    _ => total_chars(&agent_perspective(bb, &job.persona)),
+                    _ => history_chars(bb, &job.persona),
                 };
                 let content = ctx
                     .assembler

@@ -159,8 +159,9 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
         }
         None => {
             // A dialectic agent's system prompt names it after its brief
-            // ("\n\nYou are NAME. …"); a debater's is "You are NAME, in …".
-            let name = between(system, "\n\nYou are ", ".")
+            // ("\n\nYou are NAME, designing …"); a debater's is "You are NAME, in …".
+            let name = between(system, "\n\nYou are ", ",")
+                .or_else(|| between(system, "\n\nYou are ", "."))
                 .or_else(|| between(system, "You are ", ","))
                 .unwrap_or("The judge");
             let instruction = user.rsplit("\n\n").next().unwrap_or(user);

@@ -304,7 +304,7 @@ async fn with_analysis_on_every_contribution_reaches_the_ledger() {
     }
     let ledger = bb.position(&"agent-kiss".into()).unwrap();
     assert!(
-        !ledger.overall_stance.is_empty() && !ledger.disagreements.is_empty(),
+        !ledger.overall_stance.is_empty(),
         "{ledger:?} {:?}",
         bb.warnings()
     );

@@ -113,3 +113,60 @@ async fn a_small_debate_on_the_local_model_with_sqlite() {
 async fn a_small_debate_on_the_local_model_with_postgres() {
     debate_on(support::postgres().await).await;
 }
+
+/// A short dialectic debate on the local model: 2 agents, 1 round (2
+/// proposals, 2 critiques, 2 refinements) and the judge's structured
+/// solution, every message analysed into the ledger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_dialectic_debate_on_the_local_model() {
+    use agon_context::prompts::dialectic::RoleKind;
+    use agon_orchestrator::config::ProtocolKind;
+
+    let mut c = DebateConfig {
+        protocol: ProtocolKind::Dialectic,
+        topic: "Design a rate limiter for a public HTTP API.".into(),
+        ..DebateConfig::default()
+    };
+    c.dialectic
+        .select_roles(&[RoleKind::Architect, RoleKind::Kiss]);
+    c.dialectic.rounds = 1;
+    c.dialectic.answer_max_tokens = 24;
+    c.dialectic.answer_words = 20;
+    c.dialectic.context_tokens = 256;
+    c.budget.structured_max_tokens = 200;
+    c.memory.enabled = false;
+    let orch = Orchestrator::new(support::sqlite().await);
+    let id = orch.create(&c).await.unwrap();
+    let models = Models::uniform(model(), PriceTable::with_defaults());
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let count =
+        |f: &dyn Fn(&MessageKind) -> bool| bb.messages().iter().filter(|m| f(&m.kind)).count();
+    assert_eq!(count(&|k| *k == MessageKind::Proposal), 2);
+    assert_eq!(count(&|k| matches!(k, MessageKind::Critique { .. })), 2);
+    assert_eq!(count(&|k| *k == MessageKind::Refinement), 2);
+    for m in bb.messages() {
+        assert!(!m.content.trim().is_empty());
+        let meta = m.meta.as_ref().unwrap();
+        assert!(meta.input_tokens > 0 && meta.output_tokens > 0, "{meta:?}");
+        assert!(
+            bb.is_analyzed(&m.id),
+            "{} analysed (or its failure recorded)",
+            m.id
+        );
+    }
+    // The structured solution, or (if the small model failed its schema
+    // twice) the plain-text one with its warning: never no solution.
+    let solution = bb.solution().expect("a solution");
+    assert!(!solution.description.trim().is_empty());
+    assert!(solution.confidence.is_some() || !bb.warnings().is_empty());
+    let md = report::markdown(&bb);
+    assert!(
+        md.contains("## Final Synthesis")
+            && md.contains("| agent-kiss | Simplicity Advocate | kiss | SmolLM2"),
+        "{md}"
+    );
+}

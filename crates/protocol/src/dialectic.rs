@@ -198,15 +198,18 @@ impl Dialectic {
         )
     }
 
-    /// How messages are analysed, when analysis is on.
-    fn mode(&self, kind: &MessageKind) -> Option<AnalysisMode> {
+    /// How messages are analysed, when analysis is on: each contribution
+    /// into its author's ledger, with the one message before it as context
+    /// (a critique is its own disagreement; no window is judged, so the
+    /// analysis stays one short call per contribution).
+    fn mode(&self, _kind: &MessageKind) -> Option<AnalysisMode> {
         let d = self.rules.analysis?;
-        let judged = matches!(kind, MessageKind::Critique { .. } | MessageKind::Refinement);
         Some(AnalysisMode {
-            combined: judged && d.mode == crate::rules::DetectionMode::Combined,
-            detector: judged && d.mode == crate::rules::DetectionMode::Separate,
+            combined: false,
+            detector: false,
             window: d.window,
-            claims: (d.mode != crate::rules::DetectionMode::Off).then_some(d.detector),
+            context: 1,
+            claims: None,
         })
     }
 

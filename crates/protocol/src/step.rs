@@ -221,6 +221,9 @@ pub struct AnalysisMode {
     pub detector: bool,
     /// Messages in the judged window (for `combined` and `detector`).
     pub window: usize,
+    /// Earlier messages shown with the analysed one when no window is
+    /// judged (structured debate: 3).
+    pub context: usize,
     /// The rule that opens claims from the judged windows (`None`: no
     /// claims from detection).
     pub claims: Option<agon_core::ClaimDetector>,

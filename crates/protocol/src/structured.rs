@@ -191,6 +191,7 @@ impl StructuredDebate {
             combined: judged && detection.mode == DetectionMode::Combined,
             detector: judged && detection.mode == DetectionMode::Separate,
             window: detection.window,
+            context: 3,
             claims: (detection.mode != DetectionMode::Off).then_some(detection.detector),
         })
     }

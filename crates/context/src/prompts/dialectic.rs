@@ -169,10 +169,8 @@ pub fn agent_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> Strin
         format!(" with {others}")
     };
     format!(
-        "{brief}\n\nYou are {name}. You work on a software design problem{with}: each round \
-         everyone proposes, critiques the others' proposals and refines their own. Be concrete \
-         and specific, write for engineers, and answer in at most {max_words} words. Do not \
-         label or introduce your answer.",
+        "{brief}\n\nYou are {name}, designing a solution{with} in rounds of proposals, \
+         critiques and refinements. Be concrete; at most {max_words} words; no preamble.",
         brief = persona.contract.trim(),
         name = persona.name,
     )

@@ -229,6 +229,17 @@ fn before<'a>(bb: &'a Blackboard, message: &MessageId, n: usize) -> &'a [Dialogu
 /// prompt, so providers and the local model can reuse its cached prefix;
 /// the user prompt carries only the state and the messages.
 pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Option<Prompt> {
+    analysis_with_context(bb, message, judge_window, 3)
+}
+
+/// [`analysis`] showing `context` earlier messages when no window is
+/// judged (a dialectic contribution needs only the one it answers).
+pub fn analysis_with_context(
+    bb: &Blackboard,
+    message: &MessageId,
+    judge_window: usize,
+    context: usize,
+) -> Option<Prompt> {
     let m = bb.message(message)?;
     let name = bb.persona_name(&m.persona);
     let on = m
@@ -244,7 +255,7 @@ pub fn analysis(bb: &Blackboard, message: &MessageId, judge_window: usize) -> Op
     let context_n = if judge_window > 0 {
         judge_window.saturating_sub(1).max(1)
     } else {
-        3
+        context
     };
     let recent = before(bb, message, context_n);
     if !recent.is_empty() {
