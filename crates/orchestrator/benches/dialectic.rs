@@ -66,7 +66,9 @@ fn phase_of(system: &str, user: &str, schema: Option<&str>) -> &'static str {
     match schema {
         Some("solution") => "judge",
         Some("clarifying_questions") => "clarify",
-        Some("turn_analysis" | "position_update" | "disagreement_window") => "analysis",
+        Some(
+            "turn_analysis" | "position_update" | "disagreement_window" | "batch_position_update",
+        ) => "analysis",
         Some(_) => "other",
         None if user.contains("Propose your solution") => "proposal",
         None if user.contains("Critique ") || user.contains("devil's advocate") => "critique",
@@ -122,6 +124,20 @@ fn analysis_reply(
     let value = match schema? {
         "position_update" => position,
         "turn_analysis" => json!({"position": position, "disagreements": []}),
+        "batch_position_update" => {
+            let updates: Vec<Value> = agon_orchestrator::scripted::batch_messages(user)
+                .into_iter()
+                .map(|(id, name)| {
+                    let other = AGENTS.iter().find(|a| **a != name).copied().unwrap_or(AGENTS[1]);
+                    json!({"message": id, "position": {
+                        "overallStance": format!("{name} favours a queue of isolated grading runs with audited, immutable grades."),
+                        "aspectPosition": null, "newAgreement": null,
+                        "newDisagreement": {"withPersona": other, "on": "how much isolation the grading runners need", "intensity": "mild"},
+                        "concession": null, "shift": null}})
+                })
+                .collect();
+            json!({"updates": updates})
+        }
         _ => return None,
     };
     let mut fake = body.clone();

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use agon_context::prompts;
 use agon_core::extraction::{
-    DisagreementWindow, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload, TurnAnalysis,
-    with_persona_names,
+    BatchPositionUpdate, DisagreementWindow, Payload, PositionUpdate, ReflectionBatch,
+    RoundRecordPayload, TurnAnalysis, with_persona_names,
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
@@ -110,6 +110,15 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                 })
             }))
         }
+        Background::AnalyseBatch { messages, .. } => {
+            let call = ctx.structured_call(
+                Role::Extractor,
+                prompts::batch_analysis(bb, messages)?,
+                BatchPositionUpdate::NAME,
+                with_persona_names(&BatchPositionUpdate::json_schema(), &names),
+            );
+            Some(tokio::spawn(async move { Output::Single(call.await) }))
+        }
         Background::RoundRecord { aspect, .. } => {
             let call = ctx.structured_call(
                 Role::Reflector,
@@ -141,6 +150,14 @@ fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent
             }
             background::analysis(bb, message, output.analysis(mode), mode, now)
         }
+        Background::AnalyseBatch { messages, mode } => {
+            let open: Vec<_> = messages
+                .iter()
+                .filter(|m| !bb.is_analyzed(m))
+                .cloned()
+                .collect();
+            background::batch_analysis(bb, &open, output.single(), mode, now)
+        }
         Background::RoundRecord { aspect, round } => {
             background::round_record(bb, aspect, *round, output.single(), now)
         }
@@ -159,7 +176,9 @@ fn lost(reason: String) -> Output {
 /// Why a job has no prompt.
 fn nothing_to_ask(job: &Background) -> &'static str {
     match job {
-        Background::Analyse { .. } => "the message has nothing to analyse",
+        Background::Analyse { .. } | Background::AnalyseBatch { .. } => {
+            "the message has nothing to analyse"
+        }
         Background::RoundRecord { .. } => "the aspect has no messages to record",
         Background::Reflect { .. } => "nothing to reflect on",
     }

@@ -121,6 +121,7 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
             {"label": "Benefits", "description": "Who gains."},
             {"label": "Fairness", "description": "Who decides."}
         ]}),
+        Some("batch_position_update") => batch_updates(user),
         Some("clarifying_questions") => json!({"questions": [
             "What peak load must it handle?",
             "Which clients call it?"
@@ -174,6 +175,42 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
         }
     };
     value.to_string()
+}
+
+/// The listed messages of a batch analysis prompt: `[id] Name (…): "…"`.
+pub fn batch_messages(user: &str) -> Vec<(String, String)> {
+    user.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix('[')?;
+            let (id, rest) = rest.split_once("] ")?;
+            let (name, _) = rest.split_once(" (")?;
+            Some((id.to_owned(), name.to_owned()))
+        })
+        .collect()
+}
+
+/// A batch analysis answer: every listed speaker holds their ground and
+/// disagrees mildly with the first other speaker listed.
+fn batch_updates(user: &str) -> Value {
+    let listed = batch_messages(user);
+    let updates: Vec<Value> = listed
+        .iter()
+        .map(|(id, name)| {
+            let other = listed.iter().map(|(_, n)| n).find(|n| *n != name);
+            json!({
+                "message": id,
+                "position": {
+                    "overallStance": format!("{name} holds their ground on the question."),
+                    "aspectPosition": null,
+                    "newAgreement": null,
+                    "newDisagreement": other.map(|o| json!({"withPersona": o, "on": "the main trade-off", "intensity": "mild"})),
+                    "concession": null,
+                    "shift": null
+                }
+            })
+        })
+        .collect();
+    json!({"updates": updates})
 }
 
 /// An OpenAI chat-completions reply to a request body: `(content type, body)`,

@@ -113,6 +113,45 @@ pub fn analysis(
     Converted { events, repairs }.into_events(primary)
 }
 
+/// The events of a batch analysis (several messages in one call): each
+/// message's entry converted as its own analysis (position events,
+/// `turn_analyzed`, repairs); a message the batch has no entry for, or a
+/// batch that failed, is a `step_failed` warning and the message is still
+/// marked analysed.
+pub fn batch_analysis(
+    board: &Blackboard,
+    messages: &[MessageId],
+    output: ModelOutput,
+    mode: &AnalysisMode,
+    time: DateTime<Utc>,
+) -> Vec<DebateEvent> {
+    use agon_core::extraction::{BatchPositionUpdate, parse_payload};
+    let batch = output
+        .map_err(|e| e.0)
+        .and_then(|v| parse_payload::<BatchPositionUpdate>(v).map_err(|e| e.to_string()));
+    let mut events = Vec::new();
+    for message in messages {
+        let entry: ModelOutput = match &batch {
+            Err(reason) => Err(crate::ModelFailure(format!("batch analysis: {reason}"))),
+            Ok(b) => b
+                .updates
+                .iter()
+                .find(|u| u.message.trim().trim_matches(['[', ']']) == message.as_str())
+                .map(|u| serde_json::to_value(&u.position).unwrap_or_default())
+                .ok_or_else(|| {
+                    crate::ModelFailure(format!("the batch analysis has no entry for {message}"))
+                }),
+        };
+        let single = AnalysisOutput {
+            primary: entry,
+            window: None,
+            combined: false,
+        };
+        events.extend(analysis(board, message, single, mode, time));
+    }
+    events
+}
+
 /// A validated payload's events followed by the record of its repairs, or
 /// its step's failure.
 pub(crate) fn converted<T>(

@@ -98,6 +98,39 @@ pub struct Dialectic {
     rules: DialecticRules,
 }
 
+/// The three phases of a round whose turns the planner lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase3 {
+    Proposals,
+    Critiques,
+    Refinements,
+}
+
+impl Phase3 {
+    /// Whether a message of this kind belongs to the phase.
+    fn holds(self, kind: &MessageKind) -> bool {
+        match self {
+            Self::Proposals => *kind == MessageKind::Proposal,
+            Self::Critiques => matches!(kind, MessageKind::Critique { .. }),
+            Self::Refinements => *kind == MessageKind::Refinement,
+        }
+    }
+}
+
+/// Whether `persona` said a message of `kind` in `round`.
+fn said(board: &Blackboard, round: u32, persona: &PersonaId, kind: &MessageKind) -> bool {
+    board
+        .messages()
+        .iter()
+        .any(|m| m.round == round && &m.persona == persona && &m.kind == kind)
+}
+
+/// Whether a turn is taken: its message exists, or its skip is recorded.
+fn taken(board: &Blackboard, round: u32, speak: &Speak) -> bool {
+    said(board, round, &speak.persona, &speak.kind)
+        || board.step_failed(&StepId::Utterance(speak.key.clone()))
+}
+
 /// Whether a proposal was carried over from a refinement.
 fn carried(m: &DialogueMessage) -> bool {
     m.kind == MessageKind::Proposal && m.reply_to.is_some()
@@ -202,7 +235,7 @@ impl Dialectic {
     /// into its author's ledger, with the one message before it as context
     /// (a critique is its own disagreement; no window is judged, so the
     /// analysis stays one short call per contribution).
-    fn mode(&self, _kind: &MessageKind) -> Option<AnalysisMode> {
+    fn mode(&self) -> Option<AnalysisMode> {
         let d = self.rules.analysis?;
         Some(AnalysisMode {
             combined: false,
@@ -213,28 +246,70 @@ impl Dialectic {
         })
     }
 
-    /// Analyses not applied yet, in transcript order (agents' proposals,
-    /// critiques and refinements; carried-over proposals repeat a
-    /// refinement and are not analysed again).
-    fn background(&self, board: &Blackboard) -> Vec<Background> {
-        board
-            .messages()
-            .iter()
-            .filter(|m| {
-                matches!(
-                    m.kind,
-                    MessageKind::Proposal | MessageKind::Critique { .. } | MessageKind::Refinement
-                ) && !carried(m)
-                    && !board.is_analyzed(&m.id)
-                    && board.persona(&m.persona).is_some_and(|p| p.is_debater())
-            })
-            .filter_map(|m| {
-                Some(Background::Analyse {
-                    message: m.id.clone(),
-                    mode: self.mode(&m.kind)?,
+    /// Analyses not applied yet: one batch per phase of a round
+    /// (proposals, critiques, refinements), listed once the phase is over,
+    /// in round and phase order. Carried-over proposals repeat a refinement
+    /// and are not analysed again.
+    fn background(&self, board: &Blackboard, agents: &[PersonaId]) -> Vec<Background> {
+        let Some(mode) = self.mode() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for round in 1..=board.current_round() {
+            for phase in [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements] {
+                let messages: Vec<agon_core::MessageId> = board
+                    .messages()
+                    .iter()
+                    .filter(|m| {
+                        m.round == round
+                            && phase.holds(&m.kind)
+                            && !carried(m)
+                            && !board.is_analyzed(&m.id)
+                            && board.persona(&m.persona).is_some_and(|p| p.is_debater())
+                    })
+                    .map(|m| m.id.clone())
+                    .collect();
+                if messages.is_empty() {
+                    continue;
+                }
+                if self.pending(board, agents, round, phase).next().is_some() {
+                    return out;
+                }
+                out.push(Background::AnalyseBatch { messages, mode });
+            }
+        }
+        out
+    }
+
+    /// The turns of a phase of `round` not taken yet.
+    fn pending<'a>(
+        &self,
+        board: &'a Blackboard,
+        agents: &'a [PersonaId],
+        round: u32,
+        phase: Phase3,
+    ) -> impl Iterator<Item = Speak> + 'a {
+        let has_proposal = move |p: &PersonaId| said(board, round, p, &MessageKind::Proposal);
+        let devil = self.devil_of(agents, round);
+        let speaks: Vec<Speak> = match phase {
+            Phase3::Proposals => agents.iter().map(|p| Self::proposal(round, p)).collect(),
+            Phase3::Critiques => agents
+                .iter()
+                .flat_map(|p| {
+                    let adversarial = devil.as_ref() == Some(p);
+                    agents
+                        .iter()
+                        .filter(move |t| *t != p && has_proposal(t))
+                        .map(move |t| Self::critique(round, p, t, adversarial))
                 })
-            })
-            .collect()
+                .collect(),
+            Phase3::Refinements => agents
+                .iter()
+                .filter(|p| has_proposal(p))
+                .map(|p| Self::refinement(round, p))
+                .collect(),
+        };
+        speaks.into_iter().filter(move |s| !taken(board, round, s))
     }
 
     fn summaries(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> Vec<SummaryJob> {
@@ -292,17 +367,6 @@ impl Dialectic {
         idle: bool,
         progress: &mut Progress,
     ) -> Next {
-        let said = |persona: &PersonaId, kind: &MessageKind| {
-            board
-                .messages()
-                .iter()
-                .any(|m| m.round == round && &m.persona == persona && &m.kind == kind)
-        };
-        let taken = |speak: &Speak| {
-            said(&speak.persona, &speak.kind)
-                || board.step_failed(&StepId::Utterance(speak.key.clone()))
-        };
-        let has_proposal = |p: &PersonaId| said(p, &MessageKind::Proposal);
         // 1. Summaries, before anything is said in the round.
         let round_begun = board.messages().iter().any(|m| m.round == round);
         if !round_begun {
@@ -316,11 +380,8 @@ impl Dialectic {
         progress.phase = "proposals".into();
         let mut carried_over = Vec::new();
         let mut fresh = Vec::new();
-        for p in agents {
-            let speak = Self::proposal(round, p);
-            if taken(&speak) {
-                continue;
-            }
+        for speak in self.pending(board, agents, round, Phase3::Proposals) {
+            let p = &speak.persona;
             let previous = (round > 1)
                 .then(|| {
                     board.messages().iter().rev().find(|m| {
@@ -372,28 +433,16 @@ impl Dialectic {
         }
         // 3. Critiques.
         progress.phase = "critiques".into();
-        let devil = self.devil_of(agents, round);
-        let devil = devil.as_ref();
-        let critiques: Vec<Speak> = agents
-            .iter()
-            .flat_map(|p| {
-                agents
-                    .iter()
-                    .filter(move |t| *t != p && has_proposal(t))
-                    .map(move |t| Self::critique(round, p, t, devil == Some(p)))
-            })
-            .filter(|s| !taken(s))
+        let critiques: Vec<Speak> = self
+            .pending(board, agents, round, Phase3::Critiques)
             .collect();
         if !critiques.is_empty() {
             return Next::step(Step::Parallel(critiques));
         }
         // 4. Refinements.
         progress.phase = "refinements".into();
-        let refinements: Vec<Speak> = agents
-            .iter()
-            .filter(|p| has_proposal(p))
-            .map(|p| Self::refinement(round, p))
-            .filter(|s| !taken(s))
+        let refinements: Vec<Speak> = self
+            .pending(board, agents, round, Phase3::Refinements)
             .collect();
         if !refinements.is_empty() {
             return Next::step(Step::Parallel(refinements));
@@ -436,7 +485,8 @@ impl Dialectic {
 
 impl Protocol for Dialectic {
     fn plan(&self, board: &Blackboard) -> Plan {
-        let background = self.background(board);
+        let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
+        let background = self.background(board, &agents);
         let mut progress = Progress {
             aspect: board.current_round() as usize,
             aspects: self.rules.rounds as usize,
@@ -449,7 +499,6 @@ impl Protocol for Dialectic {
         } else if board.status() == DebateStatus::Finished {
             Next::Finished
         } else {
-            let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
             match (board.current_round(), self.rules.clarify) {
                 (0, Some(max_questions)) => {
                     progress.phase = "clarifications".into();

@@ -241,6 +241,14 @@ pub enum Background {
         /// How.
         mode: AnalysisMode,
     },
+    /// Analyse several messages in one call (a dialectic phase), each into
+    /// its speaker's position ledger.
+    AnalyseBatch {
+        /// The messages, in transcript order.
+        messages: Vec<MessageId>,
+        /// How (position only).
+        mode: AnalysisMode,
+    },
     /// Record the round of an aspect.
     RoundRecord {
         /// The aspect.
@@ -264,6 +272,8 @@ pub enum Background {
 pub enum BackgroundId {
     /// [`Background::Analyse`].
     Analyse(MessageId),
+    /// [`Background::AnalyseBatch`], by its first message.
+    AnalyseBatch(MessageId),
     /// [`Background::RoundRecord`].
     RoundRecord(AspectId),
     /// [`Background::Reflect`].
@@ -275,6 +285,12 @@ impl Background {
     pub fn id(&self) -> BackgroundId {
         match self {
             Self::Analyse { message, .. } => BackgroundId::Analyse(message.clone()),
+            Self::AnalyseBatch { messages, .. } => BackgroundId::AnalyseBatch(
+                messages
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| MessageId::new("")),
+            ),
             Self::RoundRecord { aspect, .. } => BackgroundId::RoundRecord(aspect.clone()),
             Self::Reflect { aspect, .. } => BackgroundId::Reflect(aspect.clone()),
         }

@@ -82,6 +82,17 @@ fn topic(bb: &Blackboard) -> &str {
     bb.topic().map_or("", |t| t.question.as_str())
 }
 
+/// The topic's first line, cut to 120 characters (a dialectic problem can
+/// be a whole document).
+fn topic_line(bb: &Blackboard) -> String {
+    let first = topic(bb)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    quote(first, 120)
+}
+
 fn names(bb: &Blackboard) -> String {
     bb.debaters()
         .map(|p| p.name.as_str())
@@ -246,7 +257,7 @@ pub fn analysis_with_context(
         .aspect
         .as_ref()
         .and_then(|a| bb.aspect(a))
-        .map_or_else(|| topic(bb).to_owned(), |a| a.label.clone());
+        .map_or_else(|| topic_line(bb), |a| a.label.clone());
     let mut user = format!(
         "Current position state for {name}:\n{}\n\n{name} just said (on \"{on}\"):\n\"{}\"\n\n",
         state_json(bb.position(&m.persona)),
@@ -283,6 +294,53 @@ pub fn analysis_with_context(
             names(bb)
         );
     }
+    Some(Prompt { system, user })
+}
+
+/// The position updates of several messages in one call (a dialectic
+/// phase): each speaker's state once, then every message with its id.
+pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt> {
+    let listed: Vec<&DialogueMessage> = messages.iter().filter_map(|id| bb.message(id)).collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let mut user = String::from("Current position states:\n");
+    let mut seen: Vec<&agon_core::PersonaId> = Vec::new();
+    for m in &listed {
+        if !seen.contains(&&m.persona) {
+            seen.push(&m.persona);
+            let _ = writeln!(
+                user,
+                "- {}: {}",
+                bb.persona_name(&m.persona),
+                state_json(bb.position(&m.persona))
+            );
+        }
+    }
+    let _ = writeln!(user, "\nMessages (on \"{}\"):", topic_line(bb));
+    for m in &listed {
+        let what = match &m.kind {
+            agon_core::MessageKind::Critique { target } => {
+                format!("critique of {}'s proposal", bb.persona_name(target))
+            }
+            other => other.label().to_owned(),
+        };
+        let _ = writeln!(
+            user,
+            "[{}] {} ({what}): \"{}\"",
+            m.id,
+            bb.persona_name(&m.persona),
+            quote(&m.content, QUOTE_CHARS)
+        );
+    }
+    user.push_str("\nFor each message, what changed in its speaker's position state?");
+    let system = String::from(
+        "You track positions in a debate. Be literal: record only what was said. For each \
+         message listed, output one entry in \"updates\": message (its id in brackets, e.g. \
+         msg-12) and position: overallStance (the speaker's updated 1-sentence summary, or null \
+         if unchanged), newAgreement and newDisagreement ({withPersona, on} or null), concession \
+         (what they conceded, or null), shift (how their position changed, or null).",
+    );
     Some(Prompt { system, user })
 }
 

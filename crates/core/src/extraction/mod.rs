@@ -26,7 +26,10 @@ pub use analysis::{
 };
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
-pub use position::{AgreementPayload, AspectPositionPayload, DisagreementPayload, PositionUpdate};
+pub use position::{
+    AgreementPayload, AspectPositionPayload, BatchPositionUpdate, DisagreementPayload,
+    MessagePositionUpdate, PositionUpdate,
+};
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
 pub use text::{Limits, truncate_chars};

@@ -240,3 +240,26 @@ impl Validated<PositionUpdate> {
         events
     }
 }
+
+/// One message's entry in a [`BatchPositionUpdate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MessagePositionUpdate {
+    /// The message's id, as listed in the prompt (`msg-12`).
+    #[schemars(length(max = 40))]
+    pub message: String,
+    /// What changed in its speaker's position state.
+    pub position: PositionUpdate,
+}
+
+/// Position updates for several messages in one call: one analysis call
+/// per phase of a dialectic round instead of one per message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BatchPositionUpdate {
+    /// One entry per message listed.
+    #[schemars(length(max = 40))]
+    pub updates: Vec<MessagePositionUpdate>,
+}
+
+impl super::Payload for BatchPositionUpdate {
+    const NAME: &'static str = "batch_position_update";
+}

@@ -161,6 +161,10 @@ pub fn describe(plan: &Plan) -> String {
         .iter()
         .map(|b| match b {
             Background::Analyse { message, .. } => format!("analyse {message}"),
+            Background::AnalyseBatch { messages, .. } => {
+                let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
+                format!("analyse [{}]", ids.join(" "))
+            }
             Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
             Background::Reflect { aspect, .. } => format!("reflect {aspect}"),
         })
@@ -242,6 +246,18 @@ impl Sim {
                 let m = bb.message(message).unwrap();
                 let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
                 background::analysis(bb, message, out, mode, T0)
+            }
+            Background::AnalyseBatch { messages, mode } => {
+                let updates: Vec<Value> = messages
+                    .iter()
+                    .map(|id| {
+                        let m = bb.message(id).unwrap();
+                        let out = self.script.analysis(bb, &m.persona, m.round, false);
+                        json!({"message": id, "position": out.primary.unwrap_or_default()})
+                    })
+                    .collect();
+                let output = self.script.output(json!({"updates": updates}));
+                background::batch_analysis(bb, messages, output, mode, T0)
             }
             Background::RoundRecord { aspect, round } => {
                 background::round_record(bb, aspect, *round, self.script.round_record(bb), T0)
