@@ -188,7 +188,8 @@ fn check(validator: &SchemaValidator, value: Option<&Value>) -> Vec<String> {
 pub fn with_schema_instruction(mut request: ChatRequest, schema: &JsonSchema) -> ChatRequest {
     let instruction = format!(
         "Reply with a single JSON value that validates against this JSON Schema (named `{}`), and nothing else:\n{}",
-        schema.name, schema.schema
+        schema.name,
+        compact_schema(&schema.schema)
     );
     request.system = Some(match request.system.take() {
         Some(system) => format!("{system}\n\n{instruction}"),
@@ -197,9 +198,64 @@ pub fn with_schema_instruction(mut request: ChatRequest, schema: &JsonSchema) ->
     request
 }
 
+/// The schema without what only documents it (`title`, `$schema`,
+/// `description`, `default`, `format`): the constraints a model must meet,
+/// in fewer prompt tokens. Property names are kept, whatever they are.
+pub fn compact_schema(schema: &Value) -> Value {
+    const DOCS: [&str; 5] = ["title", "$schema", "description", "default", "format"];
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !DOCS.contains(&k.as_str()))
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("properties" | "$defs" | "definitions", Value::Object(named)) => {
+                            Value::Object(
+                                named
+                                    .iter()
+                                    .map(|(name, sub)| (name.clone(), compact_schema(sub)))
+                                    .collect(),
+                            )
+                        }
+                        _ => compact_schema(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(compact_schema).collect()),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    #[test]
+    fn compact_schemas_keep_constraints_and_property_names() {
+        let schema = json!({
+            "title": "S", "$schema": "x", "description": "doc", "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "the text", "maxLength": 9},
+                "n": {"type": "integer", "format": "int64", "default": 1, "minimum": 0}
+            },
+            "$defs": {"D": {"description": "d", "enum": ["a"]}},
+            "required": ["description"]
+        });
+        assert_eq!(
+            super::compact_schema(&schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string", "maxLength": 9},
+                    "n": {"type": "integer", "minimum": 0}
+                },
+                "$defs": {"D": {"enum": ["a"]}},
+                "required": ["description"]
+            })
+        );
+    }
 
     use super::*;
 
