@@ -266,6 +266,72 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_folds_the_history_before_it_and_carried_proposals_do_not_count() {
+        let mut board = board();
+        // arch's history: 5,500 chars (see above); a summary at index 9
+        // covers all of it.
+        board
+            .apply(&DebateEvent::SummaryRecorded {
+                summary: DebateSummary {
+                    scope: SummaryScope::Persona {
+                        persona: "arch".into(),
+                    },
+                    span: agon_core::MessageSpan { start: 0, end: 9 },
+                    text: "s".repeat(1_000),
+                    before_chars: 5_500,
+                    after_chars: 1_000,
+                    method: "length-based".into(),
+                    round: Some(3),
+                    temperature_centi: None,
+                    latency_ms: None,
+                    tokens: None,
+                    model: None,
+                    time: DateTime::UNIX_EPOCH,
+                },
+            })
+            .unwrap();
+        let settings = SummarizationSettings::default();
+        assert_eq!(history_chars(&board, &"arch".into()), 1_000);
+        assert!(!needs_summary(&board, &"arch".into(), &settings));
+        let mut carried = DialogueMessage {
+            id: "10".into(),
+            persona: "arch".into(),
+            kind: MessageKind::Proposal,
+            aspect: None,
+            round: 3,
+            miniround: None,
+            crux_room: None,
+            content: "x".repeat(3_000),
+            time: DateTime::UNIX_EPOCH,
+            reply_to: Some("5".into()),
+            meta: None,
+        };
+        board
+            .apply(&DebateEvent::MessageAppended {
+                message: carried.clone(),
+            })
+            .unwrap();
+        assert_eq!(history_chars(&board, &"arch".into()), 1_000, "carried over");
+        carried.id = "11".into();
+        carried.kind = MessageKind::Critique {
+            target: "arch".into(),
+        };
+        carried.persona = "perf".into();
+        carried.reply_to = None;
+        carried.content = "x".repeat(4_000);
+        board
+            .apply(&DebateEvent::MessageAppended { message: carried })
+            .unwrap();
+        let (summary, since) = history_since_summary(&board, &"arch".into());
+        assert_eq!(summary.unwrap().round, Some(3));
+        assert_eq!(since.len(), 1);
+        assert!(
+            needs_summary(&board, &"arch".into(), &settings),
+            "1,000 + 4,000"
+        );
+    }
+
+    #[test]
     fn settings_deserialize_from_camel_case_with_defaults() {
         let settings: SummarizationSettings =
             serde_json::from_str(r#"{"threshold": 8000}"#).unwrap();

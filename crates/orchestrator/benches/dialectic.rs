@@ -288,7 +288,10 @@ async fn run(long: bool, analysis: bool) {
         e.0 += 1;
         e.1 += c.tokens;
         e.2 = e.2.max(c.tokens);
-        if let Some(r) = c.round.filter(|_| c.phase != "analysis") {
+        if let Some(r) = c
+            .round
+            .filter(|_| !matches!(c.phase, "analysis" | "summary" | "judge summary"))
+        {
             let e = by_round.entry(r).or_default();
             e.0 += 1;
             e.1 += c.tokens;
@@ -312,7 +315,7 @@ async fn run(long: bool, analysis: bool) {
             first.repair.as_deref().unwrap_or_default()
         );
     }
-    println!("round            calls   prompt tokens (agents' calls)");
+    println!("round            calls   prompt tokens (proposals, critiques, refinements)");
     for (round, (n, tokens)) in &by_round {
         println!("{round:<16} {n:>5}   {tokens:>13}");
     }
