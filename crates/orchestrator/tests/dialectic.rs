@@ -360,3 +360,115 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
         );
     }
 }
+
+/// A scripted model that fails some calls: the judge's structured solution
+/// (invalid JSON), summaries (a provider error), and answers critiques
+/// only after a delay.
+struct Flaky {
+    inner: ScriptedModel,
+    critique_delay: Duration,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Flaky {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+    async fn complete(&self, r: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let user: String = r.messages.iter().map(|m| m.content.as_str()).collect();
+        if user.contains("Summarize") {
+            return Err(ProviderError::Timeout {
+                provider: "scripted".into(),
+                after: Duration::from_secs(1),
+            });
+        }
+        self.inner.complete(r).await
+    }
+    async fn complete_json(
+        &self,
+        r: ChatRequest,
+        s: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        if s.name == "solution" {
+            let mut response = self.inner.complete_json(r, s).await?;
+            response.value = serde_json::json!({"description": "  ", "confidence": 50});
+            return Ok(response);
+        }
+        self.inner.complete_json(r, s).await
+    }
+    async fn stream(&self, r: ChatRequest) -> Result<ChatStream, ProviderError> {
+        let user: String = r.messages.iter().map(|m| m.content.as_str()).collect();
+        if user.contains("Critique ") {
+            tokio::time::sleep(self.critique_delay).await;
+        }
+        self.inner.stream(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_summaries_and_judge_degrade_with_warnings_and_a_plain_solution() {
+    let flaky = Arc::new(Flaky {
+        inner: ScriptedModel::new(Duration::ZERO),
+        critique_delay: Duration::ZERO,
+    });
+    let models = Models::uniform(flaky, PriceTable::with_defaults());
+    let mut config = dialectic_config(3);
+    config.dialectic.summarization.threshold = 300;
+    let bb = run(&config, &models).await;
+    // Summaries failed: warnings, no summary, and the debate went on.
+    assert!(bb.summaries().is_empty());
+    for agent in ["agent-architect", "agent-performance", "agent-kiss"] {
+        assert!(bb.step_failed(&StepId::Summary {
+            persona: Some(agent.into()),
+            round: 2
+        }));
+    }
+    assert_eq!(count(&bb, 3, |k| *k == MessageKind::Refinement), 3);
+    // The judge's structured solution failed twice: a plain-text one.
+    assert!(bb.step_failed(&StepId::Solution(3)));
+    let solution = bb.solution().unwrap();
+    assert_eq!(solution.confidence, None);
+    assert!(!solution.description.trim().is_empty());
+    let md = report::markdown(&bb);
+    assert!(
+        md.contains("not given (plain-text synthesis)") && md.contains("## Warnings"),
+        "{md}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_a_round_has_no_time_left_for_are_skipped_and_the_debate_goes_on() {
+    let flaky = Arc::new(Flaky {
+        inner: ScriptedModel::new(Duration::ZERO),
+        critique_delay: Duration::from_secs(5),
+    });
+    let models = Models::uniform(flaky, PriceTable::with_defaults());
+    let mut config = dialectic_config(1);
+    config.dialectic.timeout_per_round_secs = 1;
+    config.dialectic.summarization.enabled = false;
+    config.dialectic.judge.summarization.enabled = Some(false);
+    let bb = run(&config, &models).await;
+    assert_eq!(
+        count(&bb, 1, |k| matches!(k, MessageKind::Critique { .. })),
+        0
+    );
+    let skipped: Vec<&str> = bb
+        .warnings()
+        .iter()
+        .filter(|w| {
+            matches!(
+                &w.step,
+                StepId::Utterance(agon_core::TurnKey::Critique { .. })
+            )
+        })
+        .map(|w| w.reason.as_str())
+        .collect();
+    assert_eq!(skipped.len(), 6, "{:?}", bb.warnings());
+    assert!(skipped[0].contains("round's 1 s ran out"), "{}", skipped[0]);
+    // Refinements go on without critiques; the judge synthesizes.
+    assert_eq!(count(&bb, 1, |k| *k == MessageKind::Refinement), 3);
+    assert!(bb.solution().is_some());
+}
