@@ -297,6 +297,7 @@ impl ChatModel for AnthropicChat {
                             .pointer("/delta/stop_reason")
                             .and_then(Value::as_str)
                             .map(str::to_owned),
+                        model: None,
                     }),
                     "message_stop" => Some(Ok(Step::Done)),
                     "error" => Some(Err(ProviderError::Server {

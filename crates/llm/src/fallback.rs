@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 
 use crate::error::ProviderError;
 use crate::traits::{ChatModel, ChatStream};
@@ -92,6 +93,21 @@ impl ChatModel for Fallback {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.first_success(|m| m.stream(request.clone())).await
+        let (model, stream) = self
+            .first_success(|m| {
+                let request = request.clone();
+                async move { Ok((m.model_id().to_owned(), m.stream(request).await?)) }
+            })
+            .await?;
+        // The final chunk names the model that answered (the usage ledger
+        // and message metadata read it).
+        Ok(Box::pin(stream.map(move |chunk| {
+            chunk.map(|mut c| {
+                if c.finish_reason.is_some() || c.usage.is_some() {
+                    c.model.get_or_insert_with(|| model.clone());
+                }
+                c
+            })
+        })))
     }
 }

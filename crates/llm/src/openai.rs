@@ -305,6 +305,7 @@ impl ChatModel for OpenAiChat {
                     .pointer("/choices/0/finish_reason")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                model: None,
             }))
         });
         Ok(until_done(steps, self.provider(), "[DONE]"))

@@ -192,6 +192,10 @@ pub struct ChatChunk {
     /// Why generation stopped, on the final chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The model that answered, when it is not the one asked (a fallback
+    /// chain names the model it fell back to on the final chunk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A named JSON Schema for structured output.

@@ -199,6 +199,9 @@ pub struct Metered {
     inner: Arc<dyn ChatModel>,
     ledger: Arc<UsageLedger>,
     scope: String,
+    /// Whether the scope is a prefix completed by the answering model
+    /// (`PREFIX|MODEL`).
+    per_model: bool,
 }
 
 impl std::fmt::Debug for Metered {
@@ -221,6 +224,29 @@ impl Metered {
             inner,
             ledger,
             scope: scope.into(),
+            per_model: false,
+        }
+    }
+
+    /// Wraps `inner`, recording under `PREFIX|MODEL` where MODEL is the
+    /// model that answered (a fallback chain's second model when the first
+    /// failed, a provider's versioned id), not the one configured.
+    pub fn per_model(
+        inner: Arc<dyn ChatModel>,
+        ledger: Arc<UsageLedger>,
+        prefix: impl Into<String>,
+    ) -> Self {
+        Self {
+            per_model: true,
+            ..Self::new(inner, ledger, prefix)
+        }
+    }
+
+    fn scope_of(&self, model: &str) -> String {
+        if self.per_model {
+            format!("{}|{model}", self.scope)
+        } else {
+            self.scope.clone()
         }
     }
 }
@@ -237,8 +263,11 @@ impl ChatModel for Metered {
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let response = self.inner.complete(request).await?;
-        self.ledger
-            .record(&self.scope, &response.model, response.usage);
+        self.ledger.record(
+            &self.scope_of(&response.model),
+            &response.model,
+            response.usage,
+        );
         Ok(response)
     }
 
@@ -249,7 +278,7 @@ impl ChatModel for Metered {
     ) -> Result<JsonResponse, ProviderError> {
         let response = self.inner.complete_json(request, schema).await?;
         self.ledger.record(
-            &self.scope,
+            &self.scope_of(&response.response.model),
             &response.response.model,
             response.response.usage,
         );
@@ -258,15 +287,17 @@ impl ChatModel for Metered {
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
         let stream = self.inner.stream(request).await?;
-        let ledger = Arc::clone(&self.ledger);
-        let scope = self.scope.clone();
+        let metered = self.clone();
         let model = self.inner.model_id().to_owned();
         Ok(Box::pin(stream.inspect(move |chunk| {
             if let Ok(chunk) = chunk
                 && let Some(usage) = chunk.usage
                 && chunk.finish_reason.is_some()
             {
-                ledger.record(&scope, &model, usage);
+                let answered = chunk.model.as_deref().unwrap_or(&model);
+                metered
+                    .ledger
+                    .record(&metered.scope_of(answered), answered, usage);
             }
         })))
     }

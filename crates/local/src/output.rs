@@ -214,6 +214,7 @@ fn send_end(sender: &ChunkSender, outcome: Outcome) {
         delta: String::new(),
         usage: Some(usage(&stats)),
         finish_reason: Some(finish),
+        model: None,
     }));
 }
 

@@ -80,9 +80,13 @@ impl fmt::Debug for Models {
     }
 }
 
+/// `model` metered under `ROLE|MODEL`, MODEL being the model that answered.
 fn metered(model: Arc<dyn ChatModel>, ledger: &Arc<UsageLedger>, role: Role) -> Arc<dyn ChatModel> {
-    let scope = format!("{role}|{}", model.model_id());
-    Arc::new(Metered::new(model, Arc::clone(ledger), scope))
+    Arc::new(Metered::per_model(
+        model,
+        Arc::clone(ledger),
+        role.to_string(),
+    ))
 }
 
 /// Parses a model spec or a comma-separated fallback chain of specs

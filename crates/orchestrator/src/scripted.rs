@@ -343,6 +343,7 @@ impl ChatModel for ScriptedModel {
                     delta: p.to_owned(),
                     usage: None,
                     finish_reason: None,
+                    model: None,
                 })
             })
             .collect();
@@ -350,6 +351,7 @@ impl ChatModel for ScriptedModel {
             delta: String::new(),
             usage: Some(response.usage),
             finish_reason: Some("stop".into()),
+            model: None,
         }));
         Ok(Box::pin(futures::stream::iter(chunks)))
     }

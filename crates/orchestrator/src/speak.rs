@@ -46,6 +46,8 @@ enum Generated {
 struct Streamed {
     text: String,
     usage: Option<agon_llm::Usage>,
+    /// The model that answered, when a fallback chain says so.
+    model: Option<String>,
     latency: Duration,
 }
 
@@ -241,7 +243,10 @@ impl Speaker<'_> {
             let (text, meta) = match self.generate(&model, role, request.clone(), speak).await {
                 Ok(Some(streamed)) => {
                     let meta = MessageMeta {
-                        model: model.model_id().to_owned(),
+                        model: streamed
+                            .model
+                            .clone()
+                            .unwrap_or_else(|| model.model_id().to_owned()),
                         latency_ms: streamed.latency.as_millis() as u64,
                         input_tokens: streamed.usage.map_or(0, |u| u.input_tokens),
                         output_tokens: streamed.usage.map_or(0, |u| u.output_tokens),
@@ -380,6 +385,7 @@ impl Speaker<'_> {
         };
         let mut text = String::new();
         let mut usage = None;
+        let mut answered_by = None;
         loop {
             tokio::select! {
                 chunk = stream.next() => match chunk {
@@ -388,12 +394,15 @@ impl Speaker<'_> {
                         if chunk.usage.is_some() {
                             usage = chunk.usage;
                         }
+                        if chunk.model.is_some() {
+                            answered_by = chunk.model.clone();
+                        }
                         if !chunk.delta.is_empty() {
                             text.push_str(&chunk.delta);
                             self.shared.send(DebateUpdate::Token { persona: persona.clone(), turn: turn.to_owned(), delta: chunk.delta });
                         }
                     }
-                    None => return Ok(Some(Streamed { text, usage, latency: started.elapsed() })),
+                    None => return Ok(Some(Streamed { text, usage, model: answered_by, latency: started.elapsed() })),
                 },
                 () = abort.cancelled() => return Ok(None),
             }

@@ -472,3 +472,62 @@ async fn turns_a_round_has_no_time_left_for_are_skipped_and_the_debate_goes_on()
     assert_eq!(count(&bb, 1, |k| *k == MessageKind::Refinement), 3);
     assert!(bb.solution().is_some());
 }
+
+/// A local OpenAI-compatible server: model `bad` is refused (401), any
+/// other gets the scripted reply.
+struct RefusesBad;
+
+impl wiremock::Respond for RefusesBad {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        if body["model"] == "bad" {
+            return wiremock::ResponseTemplate::new(401)
+                .set_body_json(serde_json::json!({"error": {"message": "invalid key"}}));
+        }
+        let (content_type, text) = agon_orchestrator::scripted::openai_reply(&body);
+        wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_chain_answers_over_http_and_the_usage_names_the_model_that_did() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(RefusesBad)
+        .mount(&server)
+        .await;
+    let url = format!("{}/v1", server.uri());
+    let mut config = dialectic_config(1);
+    config.models.default = format!("openai-compatible:stub@{url}");
+    config.dialectic.agents[0].model = Some(format!(
+        "openai-compatible:bad@{url},openai-compatible:good@{url}"
+    ));
+    let models = Models::from_config(
+        &config,
+        &agon_llm::ModelFactory::new(),
+        &|_| None,
+        PriceTable::with_defaults(),
+    )
+    .unwrap();
+    let bb = run(&config, &models).await;
+    let architect: Vec<&str> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.persona.as_str() == "agent-architect")
+        .map(|m| m.meta.as_ref().unwrap().model.as_str())
+        .collect();
+    assert_eq!(
+        architect,
+        ["good", "good", "good", "good"],
+        "proposal, 2 critiques, refinement"
+    );
+    let debater = &bb.usage()["debater"];
+    assert!(
+        debater.contains_key("good") && debater.contains_key("stub"),
+        "{debater:?}"
+    );
+    assert!(
+        !debater.contains_key("bad"),
+        "the refused model answered nothing"
+    );
+}
