@@ -277,6 +277,7 @@ impl<C: TokenCounter> Assembler<C> {
                 dialectic::final_round(bb, *round, true),
                 dialectic::ledger(bb, sources::standings(bb, me, Scope::All, None)),
                 sources::open_disputes(bb, me),
+                sources::crux_cards(bb, None),
             ],
             Phase::JudgeSummary { round } => vec![
                 dialectic::state(bb, None, &format!("Summarize round {round}.")),

@@ -175,6 +175,7 @@ impl Phase {
                 (UnderReview, 50),
                 (WhereEveryoneStands, 12),
                 (OpenDisputes, 8),
+                (CruxCards, 10),
             ],
             Self::JudgeSummary { .. } => &[(DebateState, 6), (UnderReview, 94)],
         }

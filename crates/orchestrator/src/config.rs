@@ -471,9 +471,11 @@ impl DebateConfig {
                     window: self.detection.window,
                     detector: self.detection.detector(),
                 };
-                std::sync::Arc::new(agon_protocol::Dialectic::new(
-                    self.dialectic.rules(topic, Some(detection)),
-                ))
+                std::sync::Arc::new(agon_protocol::Dialectic::new(self.dialectic.rules(
+                    topic,
+                    Some(detection),
+                    self.crux,
+                )))
             }
         }
     }

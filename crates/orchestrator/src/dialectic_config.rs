@@ -221,6 +221,9 @@ pub struct DialecticConfig {
     pub analysis: bool,
     /// One agent per round (in turn) critiques as devil's advocate.
     pub devil_advocate: bool,
+    /// Crux rooms between two agents whose critiques keep clashing, after a
+    /// round's refinements (needs `analysis`; room sizes from `[crux]`).
+    pub crux_rooms: bool,
     /// Word limit stated to the agents.
     pub answer_words: u32,
     /// Most tokens an agent's answer may generate.
@@ -248,6 +251,7 @@ impl Default for DialecticConfig {
             summary_prompt_file: None,
             analysis: true,
             devil_advocate: false,
+            crux_rooms: false,
             answer_words: 300,
             answer_max_tokens: 700,
             context_tokens: 2_000,
@@ -401,8 +405,14 @@ impl DialecticConfig {
         Ok(())
     }
 
-    /// The protocol's rules for the problem `topic`.
-    pub fn rules(&self, topic: Topic, analysis: Option<DetectionRules>) -> DialecticRules {
+    /// The protocol's rules for the problem `topic` (`crux`: the room
+    /// sizes of the debate's `[crux]` table).
+    pub fn rules(
+        &self,
+        topic: Topic,
+        analysis: Option<DetectionRules>,
+        crux: agon_protocol::CruxRules,
+    ) -> DialecticRules {
         let agents: Vec<&AgentConfig> = self.enabled_agents().collect();
         let mut personas: Vec<Persona> = agents.iter().map(|a| a.persona(false)).collect();
         let judge = self.judge.persona(true);
@@ -442,6 +452,7 @@ impl DialecticConfig {
             judge_summary: summary_rules(&self.judge),
             analysis: if self.analysis { analysis } else { None },
             devil_advocate: self.devil_advocate,
+            crux: self.crux_rooms.then_some(crux),
         }
     }
 

@@ -531,3 +531,33 @@ async fn a_fallback_chain_answers_over_http_and_the_usage_names_the_model_that_d
         "the refused model answered nothing"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
+    let (models, _) = scripted(Duration::ZERO);
+    let mut config = dialectic_config(2);
+    config.dialectic.analysis = true;
+    config.dialectic.crux_rooms = true;
+    config.crux.max_turns = 2;
+    config.crux.check_every = 2;
+    config.crux.max_rooms = 1;
+    let bb = run(&config, &models).await;
+    assert_eq!(bb.claims().len(), 1, "{:?}", bb.warnings());
+    let claim = &bb.claims()[0];
+    assert_eq!(
+        claim.personas,
+        ["agent-architect".into(), "agent-performance".into()]
+    );
+    assert_eq!(bb.crux_cards().len(), 1);
+    let room = claim.crux_room.as_ref().unwrap();
+    assert_eq!(
+        bb.message_indices_for_room(room).len(),
+        4,
+        "2 positions, 2 exchanges"
+    );
+    let md = report::markdown(&bb);
+    assert!(
+        md.contains("## Contested claims and crux cards") && md.contains("Crux room `room-1`"),
+        "{md}"
+    );
+}

@@ -90,6 +90,9 @@ pub struct DialecticRules {
     pub analysis: Option<DetectionRules>,
     /// One agent per round critiques as devil's advocate.
     pub devil_advocate: bool,
+    /// Crux rooms between two agents whose critiques keep clashing (after
+    /// a round's refinements; needs `analysis`). `None`: off.
+    pub crux: Option<crate::rules::CruxRules>,
 }
 
 /// The dialectic protocol.
@@ -447,6 +450,13 @@ impl Dialectic {
         if !refinements.is_empty() {
             return Next::step(Step::Parallel(refinements));
         }
+        // 4b. Crux rooms, when on.
+        if let Some(rules) = self.rules.crux
+            && self.rules.analysis.is_some()
+            && let Some(next) = self.crux(board, agents, round, rules, idle, progress)
+        {
+            return next;
+        }
         // 5. The judge, after the last round or (convergence) every round.
         let last = round >= self.rules.rounds;
         let judged = matches!(self.rules.termination, Termination::Convergence { .. }) || last;
@@ -481,6 +491,113 @@ impl Dialectic {
             events: vec![DebateEvent::RoundStarted { round: round + 1 }],
         })
     }
+}
+
+impl Dialectic {
+    /// The crux phase after a round's refinements: the open room's next
+    /// step; otherwise, once the round's analyses are applied, the next
+    /// active claim into a room, or a claim for the next clashing pair.
+    /// `None` when there is nothing (more) to dispute.
+    fn crux(
+        &self,
+        board: &Blackboard,
+        agents: &[PersonaId],
+        round: u32,
+        rules: crate::rules::CruxRules,
+        idle: bool,
+        progress: &mut Progress,
+    ) -> Option<Next> {
+        if let Some(c) = board
+            .claims()
+            .iter()
+            .find(|c| c.status == agon_core::ClaimStatus::InCruxRoom)
+            && let Some(room) = &c.crux_room
+        {
+            progress.phase = format!("crux room on {}", c.id);
+            return Some(Next::step(crate::crux::room_step(
+                board, &c.id, room, rules,
+            )));
+        }
+        if !idle {
+            return Some(Next::Wait);
+        }
+        let rooms = board
+            .claims()
+            .iter()
+            .filter(|c| c.crux_room.is_some())
+            .count() as u32;
+        if rooms >= rules.max_rooms {
+            return None;
+        }
+        if let Some(c) = board
+            .claims()
+            .iter()
+            .find(|c| c.status == agon_core::ClaimStatus::Active)
+        {
+            progress.phase = format!("crux room on {}", c.id);
+            return Some(Next::step(Step::Record {
+                label: format!("crux room on {}", c.id),
+                events: vec![crate::crux::open_room(board, &c.id)],
+            }));
+        }
+        let event = clash(board, agents, round)?;
+        Some(Next::step(Step::Record {
+            label: "a clash becomes a claim".into(),
+            events: vec![event],
+        }))
+    }
+}
+
+/// The claim of the first pair of agents whose critiques keep clashing:
+/// from round 2 on, each one's ledger records a disagreement with the
+/// other, they critiqued each other this round, and no claim names them
+/// yet. Its text is the first one's latest disagreement with the second;
+/// its sources, their critiques of each other this round.
+fn clash(board: &Blackboard, agents: &[PersonaId], round: u32) -> Option<DebateEvent> {
+    if round < 2 {
+        return None;
+    }
+    let latest = |a: &PersonaId, b: &PersonaId| {
+        board
+            .position(a)?
+            .disagreements
+            .iter()
+            .rev()
+            .find(|d| &d.with == b)
+            .map(|d| d.on.clone())
+    };
+    let critique = |a: &PersonaId, b: &PersonaId| {
+        board.messages().iter().find(|m| {
+            m.round == round
+                && &m.persona == a
+                && matches!(&m.kind, MessageKind::Critique { target } if target == b)
+        })
+    };
+    for (i, a) in agents.iter().enumerate() {
+        for b in &agents[i + 1..] {
+            let named = board
+                .claims()
+                .iter()
+                .any(|c| c.personas.contains(a) && c.personas.contains(b));
+            if named {
+                continue;
+            }
+            let (Some(text), Some(_)) = (latest(a, b), latest(b, a)) else {
+                continue;
+            };
+            let (Some(ab), Some(ba)) = (critique(a, b), critique(b, a)) else {
+                continue;
+            };
+            return Some(DebateEvent::ClaimOpened {
+                claim: agon_core::ClaimId::new(format!("claim-{}", board.claims().len() + 1)),
+                text,
+                personas: [a.clone(), b.clone()],
+                round,
+                source_messages: vec![ab.id.clone(), ba.id.clone()],
+            });
+        }
+    }
+    None
 }
 
 impl Protocol for Dialectic {

@@ -43,6 +43,7 @@ fn rules(rounds: u32) -> DialecticRules {
         judge_summary: SummaryRules::default(),
         analysis: None,
         devil_advocate: false,
+        crux: None,
     }
 }
 
@@ -272,4 +273,79 @@ fn the_devil_advocate_changes_each_round() {
         [true, true, false, false, false, false],
         "arch is round 1's devil"
     );
+}
+
+fn with_rooms(mut r: DialecticRules) -> DialecticRules {
+    r.analysis = Some(DetectionRules::default());
+    r.crux = Some(agon_protocol::CruxRules {
+        enabled: true,
+        max_turns: 2,
+        check_every: 0,
+        max_rooms: 1,
+        min_rooms: 0,
+    });
+    r
+}
+
+#[test]
+fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
+    let mut s = sim(with_rooms(rules(3)), Script::default(), Lag::Lazy);
+    s.run(10_000);
+    assert!(s.finished());
+    // Round 1 has no clash yet (a clash needs a second round); after
+    // round 2 the architect and the performance agent disagree with each
+    // other in their ledgers and critiqued each other: one claim, one room
+    // (2 positions + 2 exchanges), one card.
+    let claims = s.board.claims();
+    assert_eq!(claims.len(), 1);
+    assert_eq!(
+        claims[0].personas,
+        [PersonaId::new("arch"), PersonaId::new("perf")]
+    );
+    assert_eq!(claims[0].source_round, 2);
+    let room = claims[0].crux_room.clone().unwrap();
+    let in_room: Vec<&MessageKind> = s
+        .board
+        .messages()
+        .iter()
+        .filter(|m| m.crux_room.as_ref() == Some(&room))
+        .map(|m| &m.kind)
+        .collect();
+    assert_eq!(
+        in_room,
+        [
+            &MessageKind::CruxPosition,
+            &MessageKind::CruxPosition,
+            &MessageKind::CruxExchange,
+            &MessageKind::CruxExchange
+        ]
+    );
+    assert_eq!(s.board.crux_cards().len(), 1);
+    // The room comes between round 2's refinements and round 3.
+    let room_round = s
+        .board
+        .messages()
+        .iter()
+        .find(|m| m.crux_room.is_some())
+        .unwrap()
+        .round;
+    assert_eq!(room_round, 2);
+    assert_eq!(kinds(&s.board, 3).len(), 12, "round 3 runs in full");
+}
+
+#[test]
+fn a_debate_with_crux_rooms_cut_after_any_step_resumes_to_the_same_end() {
+    let r = with_rooms(rules(3));
+    let mut whole = sim(r.clone(), Script::default(), Lag::Lazy);
+    whole.run(10_000);
+    let expected = canonical(&whole.board);
+    for cut in 1..whole.trace.len() {
+        let mut first = sim(r.clone(), Script::default(), Lag::Lazy);
+        first.run(cut);
+        let snapshot = serde_json::to_string(&first.board).unwrap();
+        let mut second = sim(r.clone(), Script::default(), Lag::Lazy);
+        second.board = serde_json::from_str::<Blackboard>(&snapshot).unwrap();
+        second.run(10_000);
+        assert!(canonical(&second.board) == expected, "cut after step {cut}");
+    }
 }

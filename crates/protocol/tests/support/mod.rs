@@ -87,11 +87,13 @@ impl Script {
         round: u32,
         combined: bool,
     ) -> AnalysisOutput {
-        let other = if speaker.as_str() == "mara" {
-            "theo"
-        } else {
-            "mara"
-        };
+        // The first other debater (for Mara, Theo, Priya: Theo for Mara,
+        // Mara for the others).
+        let other = bb
+            .debaters()
+            .map(|p| p.id.as_str())
+            .find(|p| p != &speaker.as_str())
+            .unwrap_or("mara");
         let value = json!({
             "position": {
                 "overallStance": format!("{speaker} holds their ground."),
