@@ -61,6 +61,70 @@ pub fn open_room(board: &Blackboard, claim: &ClaimId) -> DebateEvent {
     }
 }
 
+/// Where a protocol's crux phase stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rooms {
+    /// A room is open: its next step.
+    Open(Step),
+    /// Background work is pending (claims may still open): wait.
+    Busy,
+    /// The step that sends the first active claim into a room.
+    Enter(Step),
+    /// No room open, no active claim, fewer than `max_rooms` rooms so far
+    /// (`rooms` of them): the protocol may open a claim of its own.
+    Free {
+        /// Rooms held so far.
+        rooms: u32,
+    },
+    /// `max_rooms` rooms were held.
+    Full,
+}
+
+/// The crux phase every protocol with rooms shares: the open room's next
+/// step; otherwise, once background work is applied, the first active
+/// claim into a room while fewer than `max_rooms` claims got one.
+pub fn rooms(
+    board: &Blackboard,
+    rules: CruxRules,
+    idle: bool,
+    progress: &mut crate::step::Progress,
+) -> Rooms {
+    if let Some(c) = board
+        .claims()
+        .iter()
+        .find(|c| c.status == agon_core::ClaimStatus::InCruxRoom)
+        && let Some(room) = &c.crux_room
+    {
+        progress.phase = format!("crux room on {}", c.id);
+        return Rooms::Open(room_step(board, &c.id, room, rules));
+    }
+    if !idle {
+        return Rooms::Busy;
+    }
+    let rooms = board
+        .claims()
+        .iter()
+        .filter(|c| c.crux_room.is_some())
+        .count() as u32;
+    if rooms >= rules.max_rooms {
+        return Rooms::Full;
+    }
+    match board
+        .claims()
+        .iter()
+        .find(|c| c.status == agon_core::ClaimStatus::Active)
+    {
+        Some(c) => {
+            progress.phase = format!("crux room on {}", c.id);
+            Rooms::Enter(Step::Record {
+                label: format!("crux room on {}", c.id),
+                events: vec![open_room(board, &c.id)],
+            })
+        }
+        None => Rooms::Free { rooms },
+    }
+}
+
 /// The next step of the room `room` on `claim` (which is in the room): a
 /// turn, a convergence check before a turn, or the crux card.
 pub fn room_step(board: &Blackboard, claim: &ClaimId, room: &CruxRoomId, rules: CruxRules) -> Step {

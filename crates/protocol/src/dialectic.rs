@@ -507,38 +507,13 @@ impl Dialectic {
         idle: bool,
         progress: &mut Progress,
     ) -> Option<Next> {
-        if let Some(c) = board
-            .claims()
-            .iter()
-            .find(|c| c.status == agon_core::ClaimStatus::InCruxRoom)
-            && let Some(room) = &c.crux_room
-        {
-            progress.phase = format!("crux room on {}", c.id);
-            return Some(Next::step(crate::crux::room_step(
-                board, &c.id, room, rules,
-            )));
-        }
-        if !idle {
-            return Some(Next::Wait);
-        }
-        let rooms = board
-            .claims()
-            .iter()
-            .filter(|c| c.crux_room.is_some())
-            .count() as u32;
-        if rooms >= rules.max_rooms {
-            return None;
-        }
-        if let Some(c) = board
-            .claims()
-            .iter()
-            .find(|c| c.status == agon_core::ClaimStatus::Active)
-        {
-            progress.phase = format!("crux room on {}", c.id);
-            return Some(Next::step(Step::Record {
-                label: format!("crux room on {}", c.id),
-                events: vec![crate::crux::open_room(board, &c.id)],
-            }));
+        match crate::crux::rooms(board, rules, idle, progress) {
+            crate::crux::Rooms::Open(step) | crate::crux::Rooms::Enter(step) => {
+                return Some(Next::step(step));
+            }
+            crate::crux::Rooms::Busy => return Some(Next::Wait),
+            crate::crux::Rooms::Full => return None,
+            crate::crux::Rooms::Free { .. } => {}
         }
         let event = clash(board, agents, round)?;
         Some(Next::step(Step::Record {

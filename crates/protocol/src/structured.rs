@@ -23,11 +23,11 @@ use std::collections::HashSet;
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
 use agon_core::{
-    AspectId, Blackboard, ClaimStatus, DebateEvent, DebateStatus, MessageKind, Persona, PersonaId,
-    StepId, TurnKey,
+    AspectId, Blackboard, DebateEvent, DebateStatus, MessageKind, Persona, PersonaId, StepId,
+    TurnKey,
 };
 
-use crate::crux::{open_room, room_step};
+use crate::crux::Rooms;
 use crate::rules::{DetectionMode, StructuredRules};
 use crate::step::{AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Step, Voice};
 
@@ -411,40 +411,13 @@ impl StructuredDebate {
     /// claims got rooms. `None` when the phase is over.
     fn crux(&self, board: &Blackboard, idle: bool, progress: &mut Progress) -> Option<Next> {
         let rules = self.rules.crux;
-        if let Some(c) = board
-            .claims()
-            .iter()
-            .find(|c| c.status == ClaimStatus::InCruxRoom)
-            && let Some(room) = &c.crux_room
-        {
-            progress.phase = format!("crux room on {}", c.id);
-            return Some(Self::when_ready(
-                board,
-                room_step(board, &c.id, room, rules),
-            ));
-        }
-        if !idle {
-            return Some(Next::Wait);
-        }
-        let rooms = board
-            .claims()
-            .iter()
-            .filter(|c| c.crux_room.is_some())
-            .count() as u32;
-        if rooms >= rules.max_rooms {
-            return None;
-        }
-        if let Some(c) = board
-            .claims()
-            .iter()
-            .find(|c| c.status == ClaimStatus::Active)
-        {
-            progress.phase = format!("crux room on {}", c.id);
-            return Some(Next::step(Step::Record {
-                label: format!("crux room on {}", c.id),
-                events: vec![open_room(board, &c.id)],
-            }));
-        }
+        let rooms = match crate::crux::rooms(board, rules, idle, progress) {
+            Rooms::Open(step) => return Some(Self::when_ready(board, step)),
+            Rooms::Busy => return Some(Next::Wait),
+            Rooms::Enter(step) => return Some(Next::step(step)),
+            Rooms::Full => return None,
+            Rooms::Free { rooms } => rooms,
+        };
         if rooms >= rules.min_rooms {
             return None;
         }

@@ -125,16 +125,13 @@ fn a_round_proposes_then_critiques_every_other_then_refines() {
     assert_eq!(s.board.solutions().len(), 1, "fixed: the judge speaks once");
 }
 
-#[test]
-fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
-    let mut r = eager_summaries(rules(3));
-    r.clarify = Some(2);
-    r.analysis = Some(DetectionRules::default());
+/// A debate cut after any step and continued from a snapshot of its
+/// blackboard ends exactly where an uninterrupted run ends.
+fn assert_resumes(r: DialecticRules) {
     let mut whole = sim(r.clone(), Script::default(), Lag::Lazy);
     whole.run(10_000);
     let expected = canonical(&whole.board);
-    let steps = whole.trace.len();
-    for cut in 1..steps {
+    for cut in 1..whole.trace.len() {
         let mut first = sim(r.clone(), Script::default(), Lag::Lazy);
         first.run(cut);
         let snapshot = serde_json::to_string(&first.board).unwrap();
@@ -143,6 +140,14 @@ fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
         second.run(10_000);
         assert!(canonical(&second.board) == expected, "cut after step {cut}");
     }
+}
+
+#[test]
+fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
+    let mut r = eager_summaries(rules(3));
+    r.clarify = Some(2);
+    r.analysis = Some(DetectionRules::default());
+    assert_resumes(r);
 }
 
 #[test]
@@ -335,17 +340,5 @@ fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
 
 #[test]
 fn a_debate_with_crux_rooms_cut_after_any_step_resumes_to_the_same_end() {
-    let r = with_rooms(rules(3));
-    let mut whole = sim(r.clone(), Script::default(), Lag::Lazy);
-    whole.run(10_000);
-    let expected = canonical(&whole.board);
-    for cut in 1..whole.trace.len() {
-        let mut first = sim(r.clone(), Script::default(), Lag::Lazy);
-        first.run(cut);
-        let snapshot = serde_json::to_string(&first.board).unwrap();
-        let mut second = sim(r.clone(), Script::default(), Lag::Lazy);
-        second.board = serde_json::from_str::<Blackboard>(&snapshot).unwrap();
-        second.run(10_000);
-        assert!(canonical(&second.board) == expected, "cut after step {cut}");
-    }
+    assert_resumes(with_rooms(rules(3)));
 }
