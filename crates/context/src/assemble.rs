@@ -237,6 +237,9 @@ impl<C: TokenCounter> Assembler<C> {
             ],
             Phase::Critique { round, target } => {
                 let target_name = bb.persona_name(target);
+                // The ledger of the one critiqued: where they stand, and
+                // what they and the critic disagree on.
+                let focus = bb.persona(target);
                 vec![
                     dialectic::state(
                         bb,
@@ -245,7 +248,7 @@ impl<C: TokenCounter> Assembler<C> {
                     ),
                     dialectic::target_proposal(bb, target, *round),
                     dialectic::clarifications(bb),
-                    dialectic::ledger(bb, sources::standings(bb, me, Scope::All, None)),
+                    dialectic::ledger(bb, sources::standings(bb, me, Scope::All, focus)),
                     sources::open_disputes(bb, me),
                     memories,
                 ]
@@ -260,13 +263,11 @@ impl<C: TokenCounter> Assembler<C> {
                 dialectic::critiques_received(bb, me, *round),
                 dialectic::clarifications(bb),
                 dialectic::your_summary(bb, me),
-                dialectic::ledger(bb, sources::your_position(bb, me, Scope::All)),
                 memories,
             ],
-            Phase::PerspectiveSummary => vec![
-                dialectic::state(bb, Some(me), "Summarize your earlier rounds."),
-                dialectic::your_history(bb, me, None),
-            ],
+            // The summary's own prompt says what to keep; the problem is in
+            // every contribution summarized.
+            Phase::PerspectiveSummary => vec![dialectic::your_history(bb, me, None)],
             Phase::Judgement { round } => vec![
                 dialectic::state(
                     bb,

@@ -165,10 +165,9 @@ impl Phase {
                 (CritiquesReceived, 36),
                 (Clarifications, 6),
                 (YourHistory, 10),
-                (YourPosition, 6),
                 (RelevantEarlierContext, 8),
             ],
-            Self::PerspectiveSummary => &[(DebateState, 6), (YourHistory, 94)],
+            Self::PerspectiveSummary => &[(YourHistory, 100)],
             Self::Judgement { .. } => &[
                 (DebateState, 10),
                 (Clarifications, 8),

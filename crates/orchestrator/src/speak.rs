@@ -195,9 +195,18 @@ impl Speaker<'_> {
             let Some((at, limit)) = deadline else {
                 return self.generate_turn(s).await;
             };
-            match tokio::time::timeout_at(at, self.generate_turn(s)).await {
+            let late = tokio::time::Instant::now() >= at;
+            let generated = if late {
+                // The round's time is already up: the turn is not started.
+                Err(())
+            } else {
+                tokio::time::timeout_at(at, self.generate_turn(s))
+                    .await
+                    .map_err(|_| ())
+            };
+            match generated {
                 Ok(generated) => generated,
-                Err(_) => {
+                Err(()) => {
                     let name = self
                         .shared
                         .read(|bb| bb.persona_name(&s.persona).to_owned())

@@ -194,14 +194,22 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
 /// A position state as the analysis prompt shows it: struct fields in
 /// declaration order (never through a JSON map, whose key order depends on
 /// serde_json's features), long lists cut to their latest entries.
+/// Empty lists and an initial stance equal to the current one are left
+/// out (they say nothing and cost tokens in every analysis call).
 #[derive(serde::Serialize)]
 struct StateView<'a> {
     overall_stance: &'a str,
-    initial_stance: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    initial_stance: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     aspects: &'a std::collections::BTreeMap<agon_core::AspectId, agon_core::AspectPosition>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     agreements: &'a [agon_core::Agreement],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     disagreements: &'a [agon_core::Disagreement],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     concessions: &'a [agon_core::LedgerNote],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     shifts: &'a [agon_core::LedgerNote],
 }
 
@@ -215,7 +223,8 @@ fn state_json(state: Option<&PersonaPositionState>) -> String {
     let state = state.unwrap_or(&empty);
     let view = StateView {
         overall_stance: &state.overall_stance,
-        initial_stance: &state.initial_stance,
+        initial_stance: (state.initial_stance != state.overall_stance)
+            .then_some(state.initial_stance.as_str()),
         aspects: &state.aspects,
         agreements: latest(&state.agreements),
         disagreements: latest(&state.disagreements),
@@ -335,11 +344,10 @@ pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt>
     }
     user.push_str("\nFor each message, what changed in its speaker's position state?");
     let system = String::from(
-        "You track positions in a debate. Be literal: record only what was said. For each \
-         message listed, output one entry in \"updates\": message (its id in brackets, e.g. \
-         msg-12) and position: overallStance (the speaker's updated 1-sentence summary, or null \
-         if unchanged), newAgreement and newDisagreement ({withPersona, on} or null), concession \
-         (what they conceded, or null), shift (how their position changed, or null).",
+        "You track positions in a debate; record only what was said. For each message, one \
+         entry in \"updates\": message (its bracketed id) and position: overallStance (the \
+         speaker's updated 1-sentence stance, or null), newAgreement and newDisagreement \
+         ({withPersona, on} or null), concession and shift (or null).",
     );
     Some(Prompt { system, user })
 }
