@@ -16,7 +16,7 @@ use std::sync::Arc;
 use agon_context::prompts;
 use agon_core::extraction::{
     BatchPositionUpdate, DisagreementWindow, Payload, PositionUpdate, ReflectionBatch,
-    RoundRecordPayload, TurnAnalysis, with_persona_names,
+    RoundRecordPayload, TurnAnalysis, with_message_ids, with_persona_names,
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
@@ -115,7 +115,10 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                 Role::Extractor,
                 prompts::batch_analysis(bb, messages)?,
                 BatchPositionUpdate::NAME,
-                with_persona_names(&BatchPositionUpdate::json_schema(), &names),
+                with_message_ids(
+                    &with_persona_names(&BatchPositionUpdate::json_schema(), &names),
+                    &messages.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                ),
             );
             Some(tokio::spawn(async move { Output::Single(call.await) }))
         }

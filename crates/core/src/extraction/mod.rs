@@ -39,6 +39,14 @@ mod names_tests {
     use super::*;
 
     #[test]
+    fn batch_message_fields_are_restricted_to_the_ids() {
+        let ids = vec!["msg-3".to_owned(), "msg-4".to_owned()];
+        let s =
+            with_message_ids(&<BatchPositionUpdate as Payload>::json_schema(), &ids).to_string();
+        assert!(s.contains(r#""message":{"enum":["msg-3","msg-4"]}"#), "{s}");
+    }
+
+    #[test]
     fn persona_fields_are_restricted_to_the_names() {
         let names = vec!["Ada".to_owned(), "Bo".to_owned()];
         let s = with_persona_names(&<TurnAnalysis as Payload>::json_schema(), &names).to_string();
@@ -226,6 +234,33 @@ pub fn with_persona_names(schema: &serde_json::Value, names: &[String]) -> serde
     let mut out = schema.clone();
     if !names.is_empty() {
         visit(&mut out, names);
+    }
+    out
+}
+
+/// The schema with every `message` field restricted to `ids` (a batch
+/// analysis can then only name the messages it was given).
+pub fn with_message_ids(schema: &serde_json::Value, ids: &[String]) -> serde_json::Value {
+    use serde_json::{Value, json};
+    fn visit(value: &mut Value, ids: &[String]) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Object(props)) = map.get_mut("properties")
+                    && let Some(field) = props.get_mut("message")
+                {
+                    *field = json!({ "enum": ids });
+                }
+                for child in map.values_mut() {
+                    visit(child, ids);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| visit(v, ids)),
+            _ => {}
+        }
+    }
+    let mut out = schema.clone();
+    if !ids.is_empty() {
+        visit(&mut out, ids);
     }
     out
 }
