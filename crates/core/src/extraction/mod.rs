@@ -187,6 +187,29 @@ pub fn parse_payload<T: DeserializeOwned + Payload>(
     })
 }
 
+/// Calls `edit` with the name and schema of every property of every object
+/// schema in `value` (nested ones and `$defs` included).
+fn edit_properties(
+    value: &mut serde_json::Value,
+    edit: &mut impl FnMut(&str, &mut serde_json::Value),
+) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for (key, field) in props.iter_mut() {
+                    edit(key, field);
+                }
+            }
+            for child in map.values_mut() {
+                edit_properties(child, edit);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| edit_properties(v, edit)),
+        _ => {}
+    }
+}
+
 /// The schema with every persona-reference field (`persona`, `withPersona`,
 /// `targetedPersona`, and the items of `between` and `aboutPersonas`)
 /// restricted to `names` (still nullable where it was). Constrained decoders
@@ -207,33 +230,17 @@ pub fn with_persona_names(schema: &serde_json::Value, names: &[String]) -> serde
         }
         *field = json!({ "enum": options });
     }
-    fn visit(value: &mut Value, names: &[String]) {
-        match value {
-            Value::Object(map) => {
-                if let Some(Value::Object(props)) = map.get_mut("properties") {
-                    for (key, field) in props.iter_mut() {
-                        match key.as_str() {
-                            "persona" | "withPersona" | "targetedPersona" => restrict(field, names),
-                            "between" | "aboutPersonas" => {
-                                if let Some(items) = field.get_mut("items") {
-                                    restrict(items, names);
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                for child in map.values_mut() {
-                    visit(child, names);
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| visit(v, names)),
-            _ => {}
-        }
-    }
     let mut out = schema.clone();
     if !names.is_empty() {
-        visit(&mut out, names);
+        edit_properties(&mut out, &mut |key, field| match key {
+            "persona" | "withPersona" | "targetedPersona" => restrict(field, names),
+            "between" | "aboutPersonas" => {
+                if let Some(items) = field.get_mut("items") {
+                    restrict(items, names);
+                }
+            }
+            _ => {}
+        });
     }
     out
 }
@@ -241,26 +248,13 @@ pub fn with_persona_names(schema: &serde_json::Value, names: &[String]) -> serde
 /// The schema with every `message` field restricted to `ids` (a batch
 /// analysis can then only name the messages it was given).
 pub fn with_message_ids(schema: &serde_json::Value, ids: &[String]) -> serde_json::Value {
-    use serde_json::{Value, json};
-    fn visit(value: &mut Value, ids: &[String]) {
-        match value {
-            Value::Object(map) => {
-                if let Some(Value::Object(props)) = map.get_mut("properties")
-                    && let Some(field) = props.get_mut("message")
-                {
-                    *field = json!({ "enum": ids });
-                }
-                for child in map.values_mut() {
-                    visit(child, ids);
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| visit(v, ids)),
-            _ => {}
-        }
-    }
     let mut out = schema.clone();
     if !ids.is_empty() {
-        visit(&mut out, ids);
+        edit_properties(&mut out, &mut |key, field| {
+            if key == "message" {
+                *field = serde_json::json!({ "enum": ids });
+            }
+        });
     }
     out
 }
