@@ -733,3 +733,58 @@ fn dialectic_bad_input_names_the_flag_or_field() {
         &["no enabled evaluator"],
     );
 }
+
+/// The interactive path: standard input and error are a terminal (a
+/// pseudo-terminal from util-linux `script`), the live view draws its bars,
+/// and the questions are asked and answered on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarifying_questions_are_answered_on_a_pseudo_terminal() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("pty");
+    let dir = dir_tmp.path();
+    let spec = format!("openai-compatible:stub@{}/v1", server.uri());
+    let command = format!(
+        "{AGON} debate --protocol dialectic 'Design a rate limiting system' --model {spec} \
+         --agents architect,kiss --rounds 1 --clarify --quiet"
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` (package bsdutils)");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        // Typed ahead: the terminal's line discipline hands them over one
+        // line per question.
+        stdin
+            .write_all(b"10k requests/s\n\ninternal only\nbursts allowed\n")
+            .unwrap();
+    }
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let shown = stdout(&o);
+    assert!(o.status.success(), "{shown}{}", stderr(&o));
+    assert!(
+        shown.contains("Q (q1): What peak load must it handle?"),
+        "{shown}"
+    );
+    let id = only_debate(dir);
+    let md = stdout(&agon(dir, &["report", &id]));
+    for answer in ["10k requests/s", "internal only", "bursts allowed"] {
+        assert!(md.contains(answer), "{answer}: {md}");
+    }
+    assert!(
+        md.contains("```text\nNA\n```"),
+        "the skipped question: {md}"
+    );
+}
