@@ -320,7 +320,7 @@ async fn run(long: bool, analysis: bool) {
         println!("{round:<16} {n:>5}   {tokens:>13}");
     }
     println!(
-        "total: {} calls, {total} prompt tokens = {:.2}× dialectic's {DIALECTIC_TOKENS}; largest prompt {largest} (context budget {} + system and instruction; summaries and judge: twice the budget); wall {:.1} s\n",
+        "total: {} calls, {total} prompt tokens = {:.2}× dialectic's {DIALECTIC_TOKENS}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); wall {:.1} s\n",
         calls.len(),
         total as f64 / DIALECTIC_TOKENS as f64,
         config.dialectic.context_tokens,
