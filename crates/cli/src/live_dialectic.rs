@@ -175,7 +175,7 @@ pub fn spawn(
                             match &message.kind {
                                 MessageKind::ClarificationQuestion
                                 | MessageKind::ClarificationAnswer => None,
-                                MessageKind::Proposal if message.reply_to.is_some() => {
+                                MessageKind::Proposal if message.is_carried_proposal() => {
                                     main.inc(1);
                                     Some(format!(
                                         "↳ {}'s proposal for round {} is its refinement of round {}",

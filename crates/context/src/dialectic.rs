@@ -15,12 +15,6 @@ fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
     bb.persona_name(id)
 }
 
-/// Whether a proposal was carried over from the previous round's
-/// refinement (it answers that refinement, and repeats it).
-fn carried(message: &DialogueMessage) -> bool {
-    message.kind == MessageKind::Proposal && message.reply_to.is_some()
-}
-
 /// The problem, its context, and where the debate stands.
 pub(crate) fn state(bb: &Blackboard, me: Option<&Persona>, stage: &str) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
@@ -58,12 +52,7 @@ pub(crate) fn clarifications(bb: &Blackboard) -> Draft {
         .filter(|m| m.kind == MessageKind::ClarificationQuestion)
     {
         let answer = bb
-            .messages()
-            .iter()
-            .find(|m| {
-                m.kind == MessageKind::ClarificationAnswer
-                    && m.reply_to.as_ref() == Some(&question.id)
-            })
+            .answer_to(&question.id)
             .map_or("NA", |a| a.content.trim());
         draft.push(format!(
             "{} asked: {}\n  Answer: {answer}",
@@ -215,7 +204,7 @@ pub(crate) fn final_round(bb: &Blackboard, round: u32, use_summary: bool) -> Dra
         bb.messages()
             .iter()
             .enumerate()
-            .filter(move |(_, m)| m.round == round && m.kind == kind && !carried(m))
+            .filter(move |(_, m)| m.round == round && m.kind == kind && !m.is_carried_proposal())
     };
     for (i, m) in in_round(MessageKind::Refinement) {
         draft.push_at(label(m), i);

@@ -67,7 +67,7 @@ pub fn agent_perspective<'a>(
         .messages()
         .iter()
         .filter(|m| match &m.kind {
-            MessageKind::Proposal => &m.persona == persona && m.reply_to.is_none(),
+            MessageKind::Proposal => &m.persona == persona && !m.is_carried_proposal(),
             MessageKind::Refinement => &m.persona == persona,
             MessageKind::Critique { target } => target == persona,
             _ => false,
@@ -131,7 +131,7 @@ pub fn judge_final_round(blackboard: &Blackboard) -> Vec<&DialogueMessage> {
             m.round == last
                 && match m.kind {
                     // A carried-over proposal repeats the previous refinement.
-                    MessageKind::Proposal => m.reply_to.is_none(),
+                    MessageKind::Proposal => !m.is_carried_proposal(),
                     MessageKind::Refinement => true,
                     _ => false,
                 }

@@ -430,6 +430,13 @@ impl Blackboard {
         &self.data.summaries
     }
 
+    /// The answer given to a clarifying question, if any.
+    pub fn answer_to(&self, question: &MessageId) -> Option<&DialogueMessage> {
+        self.data.messages.iter().find(|m| {
+            m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(question)
+        })
+    }
+
     /// Solutions the judge synthesized, in order (the last is the answer).
     pub fn solutions(&self) -> &[Solution] {
         &self.data.solutions

@@ -102,6 +102,14 @@ pub struct DialogueMessage {
     pub meta: Option<MessageMeta>,
 }
 
+impl DialogueMessage {
+    /// Whether this is a proposal carried over from the speaker's previous
+    /// refinement (it answers that refinement and repeats it).
+    pub fn is_carried_proposal(&self) -> bool {
+        self.kind == MessageKind::Proposal && self.reply_to.is_some()
+    }
+}
+
 /// The model call behind a message: which model answered, how long it took
 /// and the tokens it used (zero for a message carried over without a call,
 /// such as a dialectic proposal that is the previous round's refinement).

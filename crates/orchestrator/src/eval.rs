@@ -225,11 +225,7 @@ impl EvalInput {
             .filter(|m| m.kind == MessageKind::ClarificationQuestion)
         {
             let answer = bb
-                .messages()
-                .iter()
-                .find(|m| {
-                    m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(&q.id)
-                })
+                .answer_to(&q.id)
                 .map_or_else(|| "NA".to_owned(), |a| a.content.clone());
             let name = bb.persona_name(&q.persona).to_owned();
             let role = bb

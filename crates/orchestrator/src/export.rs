@@ -88,13 +88,7 @@ pub fn dialectic_state(bb: &Blackboard) -> Value {
         .iter()
         .filter(|m| m.kind == MessageKind::ClarificationQuestion)
     {
-        let answer = bb
-            .messages()
-            .iter()
-            .find(|m| {
-                m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(&q.id)
-            })
-            .map_or("NA", |a| a.content.as_str());
+        let answer = bb.answer_to(&q.id).map_or("NA", |a| a.content.as_str());
         let position = clarifications
             .iter()
             .position(|c| c["agentId"] == json!(q.persona));

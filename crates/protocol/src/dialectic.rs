@@ -134,11 +134,6 @@ fn taken(board: &Blackboard, round: u32, speak: &Speak) -> bool {
         || board.step_failed(&StepId::Utterance(speak.key.clone()))
 }
 
-/// Whether a proposal was carried over from a refinement.
-fn carried(m: &DialogueMessage) -> bool {
-    m.kind == MessageKind::Proposal && m.reply_to.is_some()
-}
-
 impl Dialectic {
     /// The protocol with these rules.
     pub fn new(rules: DialecticRules) -> Self {
@@ -266,7 +261,7 @@ impl Dialectic {
                     .filter(|m| {
                         m.round == round
                             && phase.holds(&m.kind)
-                            && !carried(m)
+                            && !m.is_carried_proposal()
                             && !board.is_analyzed(&m.id)
                             && board.persona(&m.persona).is_some_and(|p| p.is_debater())
                     })

@@ -40,7 +40,7 @@ fn contribution(s: &mut String, bb: &Blackboard, m: &DialogueMessage, options: R
         other => other.label().to_owned(),
     };
     let _ = write!(s, "#### {name} — {what}");
-    if m.kind == MessageKind::Proposal && m.reply_to.is_some() {
+    if m.is_carried_proposal() {
         let _ = write!(
             s,
             " (the refinement of round {}, carried over)",
@@ -252,13 +252,7 @@ fn clarifications(s: &mut String, bb: &Blackboard) {
             );
             current = Some(&q.persona);
         }
-        let answer = bb
-            .messages()
-            .iter()
-            .find(|m| {
-                m.kind == MessageKind::ClarificationAnswer && m.reply_to.as_ref() == Some(&q.id)
-            })
-            .map_or("NA", |a| a.content.trim());
+        let answer = bb.answer_to(&q.id).map_or("NA", |a| a.content.trim());
         let _ = writeln!(
             s,
             "Question ({}):\n\n```text\n{}\n```\n\nAnswer:\n\n```text\n{answer}\n```\n",
