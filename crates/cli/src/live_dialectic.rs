@@ -166,7 +166,7 @@ pub fn spawn(
                 }
                 DebateUpdate::Usage(u) => usage = crate::live::usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
-                    let notice = match &event {
+                    let notice = match event.as_ref() {
                         DebateEvent::MessageAppended { message } => {
                             if let Some((bar, _)) = key_of(message).and_then(|k| turns.remove(&k)) {
                                 bar.finish_and_clear();

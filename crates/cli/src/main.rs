@@ -654,6 +654,20 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
+/// The error and its causes on one line, each cause once: errors that
+/// already name their source in their message are not followed by it again.
+fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -679,7 +693,7 @@ fn main() -> ExitCode {
     match runtime.block_on(main_inner(cli)) {
         Ok(code) => code,
         Err(Failure { code, error }) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_text(&error));
             ExitCode::from(code)
         }
     }

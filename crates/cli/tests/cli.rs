@@ -215,6 +215,46 @@ fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
     assert!(stderr(&o).contains("/nonexistent.gguf"), "{}", stderr(&o));
 }
 
+/// A port nothing listens on (bound, then released).
+fn refused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn unreachable_servers_fail_with_their_own_exit_codes_and_say_refused() {
+    let dir_tmp = temp_dir("refused");
+    let dir = dir_tmp.path();
+    // A provider nobody listens for: a provider error (4), named once.
+    let model = format!("openai-compatible:m@http://127.0.0.1:{}/v1", refused_port());
+    let o = agon(dir, &["debate", "--model", &model, "Should we tax sugar?"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let error = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(error.contains("Connection refused"), "{error}");
+    assert_eq!(error.matches("Connection refused").count(), 1, "{error}");
+    // A PostgreSQL server that refuses: a store error (5) at once, saying so.
+    let url = format!("postgres://agon@127.0.0.1:{}/agon", refused_port());
+    let started = std::time::Instant::now();
+    let o = Command::new(AGON)
+        .args(["--store", &url, "list"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("connection was refused"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        started.elapsed() < agon_store::CONNECT_TIMEOUT,
+        "a refused connection is reported before the pool's timeout"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
     let server = stub(Duration::from_millis(4)).await;

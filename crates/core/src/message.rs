@@ -123,4 +123,8 @@ pub struct MessageMeta {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
+    /// The model hit its token limit and the text was cut back to its last
+    /// complete sentence.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }

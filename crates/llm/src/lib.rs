@@ -44,7 +44,7 @@ pub use spec::{LocalBackends, ModelFactory, ModelSpec, SpecError};
 pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
-    Usage,
+    Usage, is_token_limit_finish,
 };
 pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger};
 

@@ -181,6 +181,13 @@ pub struct JsonResponse {
     pub repaired: bool,
 }
 
+/// Whether a finish reason says generation stopped at the token limit:
+/// `length` (OpenAI-compatible servers, the in-process models) or
+/// `max_tokens` (Anthropic).
+pub fn is_token_limit_finish(reason: &str) -> bool {
+    matches!(reason, "length" | "max_tokens")
+}
+
 /// A piece of a streamed completion.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatChunk {

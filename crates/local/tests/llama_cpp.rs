@@ -13,7 +13,7 @@ use agon_local::{LlamaCppChat, LocalChat};
 
 fn chat() -> &'static LlamaCppChat {
     static CHAT: OnceLock<LlamaCppChat> = OnceLock::new();
-    CHAT.get_or_init(|| LlamaCppChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
+    CHAT.get_or_init(|| LlamaCppChat::smollm2().unwrap_or_else(|e| panic!("{e}")))
 }
 
 use crate::support;

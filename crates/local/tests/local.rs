@@ -11,8 +11,7 @@ use agon_local::files::models_dir;
 
 fn embedder() -> &'static LocalEmbedder {
     static EMBEDDER: OnceLock<LocalEmbedder> = OnceLock::new();
-    EMBEDDER
-        .get_or_init(|| LocalEmbedder::minilm().expect("MiniLM files: run `cargo xtask models`"))
+    EMBEDDER.get_or_init(|| LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

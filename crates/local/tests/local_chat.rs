@@ -12,7 +12,7 @@ use agon_local::files::models_dir;
 
 fn chat() -> &'static LocalChat {
     static CHAT: OnceLock<LocalChat> = OnceLock::new();
-    CHAT.get_or_init(|| LocalChat::smollm2().expect("SmolLM2 file: run `cargo xtask models`"))
+    CHAT.get_or_init(|| LocalChat::smollm2().unwrap_or_else(|e| panic!("{e}")))
 }
 
 use crate::support;

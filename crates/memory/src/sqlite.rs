@@ -49,7 +49,11 @@ impl SqliteMemory {
     pub async fn open(url: &str) -> Result<Self, MemoryError> {
         let shown = agon_store::redact_url(url);
         let pool = agon_store::sqlite_pool(url, agon_store::BUSY_TIMEOUT).await?;
-        crate::sql::migrate_memory!(&pool, "./migrations/sqlite", shown, "")?;
+        {
+            // Processes opening a new file at once migrate one at a time.
+            let _lock = agon_store::sqlite_migration_lock(url).await?;
+            crate::sql::migrate_memory!(&pool, "./migrations/sqlite", shown, "")?;
+        }
         Ok(Self {
             pool,
             url: shown,

@@ -26,7 +26,7 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-fn sqlite_url() -> String {
+pub(crate) fn sqlite_url() -> String {
     let dir = std::env::temp_dir().join("agon-memory-tests");
     std::fs::create_dir_all(&dir).unwrap();
     format!(
@@ -35,7 +35,7 @@ fn sqlite_url() -> String {
     )
 }
 
-async fn pg_url() -> String {
+pub(crate) async fn pg_url() -> String {
     use sqlx::Connection;
     let admin = std::env::var("AGON_TEST_DATABASE_URL")
         .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");

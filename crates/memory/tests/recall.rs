@@ -18,7 +18,7 @@ async fn agon_beats_both_baselines_on_recall_at_10() {
     let samples = load(&dataset()).expect("dataset");
     assert_eq!(samples.len(), 3);
     let embedder: Arc<dyn Embedder> =
-        Arc::new(LocalEmbedder::minilm().expect("run `cargo xtask models`"));
+        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
     let report = evaluate(&samples, embedder, RetrievalConfig::default(), 1_000)
         .await
         .expect("evaluate");

@@ -91,13 +91,18 @@ impl RunCtx {
                 .complete_json(request, &JsonSchema::new(name, schema))
                 .await;
             match &result {
-                Ok(r) => tracing::debug!(
-                    input_tokens = r.response.usage.input_tokens,
-                    output_tokens = r.response.usage.output_tokens,
-                    repaired = r.repaired,
-                    latency_ms = started.elapsed().as_millis() as u64,
-                    "structured call done"
-                ),
+                Ok(r) => {
+                    tracing::debug!(
+                        input_tokens = r.response.usage.input_tokens,
+                        output_tokens = r.response.usage.output_tokens,
+                        repaired = r.repaired,
+                        latency_ms = started.elapsed().as_millis() as u64,
+                        "structured call done"
+                    );
+                    // The raw output, before validation (`-vvv`): what the
+                    // junk filters are tested against.
+                    tracing::trace!(output = %r.value, "structured output");
+                }
                 Err(e) => tracing::warn!(
                     error = %e,
                     latency_ms = started.elapsed().as_millis() as u64,

@@ -84,7 +84,7 @@ impl Shared {
             let _ = self.updates.send(DebateUpdate::Event {
                 debate: self.debate.clone(),
                 seq: before + 1 + i as u64,
-                event,
+                event: Box::new(event),
             });
         }
     }

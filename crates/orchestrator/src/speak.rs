@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use agon_context::ContextExtras;
 use agon_context::prompts::{self, Prompt};
+use agon_core::extraction::clean_utterance;
 use agon_core::{MessageMeta, PersonaId, StepId};
 use agon_llm::{ChatModel, ChatRequest};
 use agon_protocol::{Speak, Voice};
@@ -31,10 +32,10 @@ pub(crate) enum Spoken {
 
 /// A turn's generated text, before it is recorded.
 enum Generated {
-    /// The cleaned utterance and the call behind it.
-    Text(String, MessageMeta),
-    /// Empty twice: the speaker's name, for the skip record.
-    Empty(String),
+    /// The cleaned utterance, the call behind it, and what cleaning repaired.
+    Text(String, MessageMeta, Vec<String>),
+    /// Empty twice: the speaker's name and why, for the skip record.
+    Empty(String, String),
     /// Not done when the round's time ran out: the speaker's name and the limit.
     TimedOut(String, Duration),
     /// Aborted mid-generation.
@@ -48,6 +49,9 @@ struct Streamed {
     usage: Option<agon_llm::Usage>,
     /// The model that answered, when a fallback chain says so.
     model: Option<String>,
+    /// The provider's finish reason (`length` / `max_tokens`: the token
+    /// limit was hit).
+    finish: Option<String>,
     latency: Duration,
 }
 
@@ -57,21 +61,6 @@ pub(crate) fn role_of(voice: Voice) -> Role {
         Voice::Debater | Voice::Agent => Role::Debater,
         Voice::Judge => Role::Judge,
     }
-}
-
-/// Strips a leading "Name:" label the model may have written.
-fn clean_utterance(text: &str, name: &str) -> String {
-    let mut t = text.trim();
-    for prefix in [
-        format!("{name}:"),
-        format!("**{name}:**"),
-        format!("{name} :"),
-    ] {
-        if let Some(rest) = t.strip_prefix(prefix.as_str()) {
-            t = rest.trim_start();
-        }
-    }
-    t.trim().to_owned()
 }
 
 /// Speaks one turn.
@@ -233,24 +222,45 @@ impl Speaker<'_> {
 
     async fn generate_inner(&self, speak: &Speak) -> Result<Generated, OrchestratorError> {
         let prompt = self.prompt_for(speak).await?;
-        let name = self
+        let (name, others) = self
             .shared
-            .read(|bb| bb.persona_name(&speak.persona).to_owned())
+            .read(|bb| {
+                let others: Vec<String> = bb
+                    .personas()
+                    .iter()
+                    .filter(|p| p.id != speak.persona)
+                    .map(|p| p.name.clone())
+                    .collect();
+                (bb.persona_name(&speak.persona).to_owned(), others)
+            })
             .await;
+        let others: Vec<&str> = others.iter().map(String::as_str).collect();
         let role = role_of(speak.voice);
         let model = self.ctx.models.get(role, Some(&speak.persona));
-        let request = ChatRequest::new(prompt.user)
-            .with_system(prompt.system)
-            .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
-            .with_max_tokens(self.ctx.config.utterance_max_tokens());
+        let request = |user: String| {
+            ChatRequest::new(user)
+                .with_system(prompt.system.clone())
+                .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
+                .with_max_tokens(self.ctx.config.utterance_max_tokens())
+        };
+        let mut user = prompt.user.clone();
+        let mut discarded: Vec<String> = Vec::new();
         for attempt in 0..2 {
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
                 label: speak.key.to_string(),
             });
-            let (text, meta) = match self.generate(&model, role, request.clone(), speak).await {
+            let (cleaned, meta) = match self
+                .generate(&model, role, request(user.clone()), speak)
+                .await
+            {
                 Ok(Some(streamed)) => {
+                    let hit_limit = streamed
+                        .finish
+                        .as_deref()
+                        .is_some_and(agon_llm::is_token_limit_finish);
+                    let cleaned = clean_utterance(&streamed.text, &name, &others, hit_limit);
                     let meta = MessageMeta {
                         model: streamed
                             .model
@@ -259,8 +269,9 @@ impl Speaker<'_> {
                         latency_ms: streamed.latency.as_millis() as u64,
                         input_tokens: streamed.usage.map_or(0, |u| u.input_tokens),
                         output_tokens: streamed.usage.map_or(0, |u| u.output_tokens),
+                        truncated: cleaned.truncated,
                     };
-                    (clean_utterance(&streamed.text, &name), meta)
+                    (cleaned, meta)
                 }
                 Ok(None) => {
                     self.shared.send(DebateUpdate::TurnDiscarded {
@@ -278,24 +289,39 @@ impl Speaker<'_> {
                     });
                 }
             };
-            if !text.is_empty() {
+            if !cleaned.text.is_empty() {
                 self.shared
                     .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
-                return Ok(Generated::Text(text, meta));
+                return Ok(Generated::Text(cleaned.text, meta, cleaned.notes));
             }
+            let why = if cleaned.notes.is_empty() {
+                "empty utterance".to_owned()
+            } else {
+                format!("nothing left after cleaning: {}", cleaned.notes.join("; "))
+            };
             self.shared.send(DebateUpdate::TurnDiscarded {
                 persona: speak.persona.clone(),
                 turn: speak.key.to_string(),
                 reason: if attempt == 0 {
-                    "empty utterance, retrying".into()
+                    format!("{why}, retrying")
                 } else {
-                    "empty utterance twice, turn skipped".into()
+                    format!("{why} twice, turn skipped")
                 },
             });
+            if !cleaned.notes.is_empty() {
+                // The retry is told what went wrong (a retry of the same
+                // prompt would likely get the same answer).
+                user = format!(
+                    "{}\n\n(Speak as {name} only, in your own words, in full sentences: \
+                     no one else's lines and no name labels.)",
+                    prompt.user
+                );
+            }
+            discarded.push(why);
         }
         self.shared
             .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
-        Ok(Generated::Empty(name))
+        Ok(Generated::Empty(name, discarded.join(" / ")))
     }
 
     /// Appends a generated turn: its message, or the record of its skip.
@@ -306,11 +332,11 @@ impl Speaker<'_> {
     ) -> Result<Spoken, OrchestratorError> {
         match generated {
             Generated::Aborted => Ok(Spoken::Aborted),
-            Generated::Empty(name) => {
+            Generated::Empty(name, why) => {
                 self.shared
                     .append(vec![agon_protocol::step_failed(
                         StepId::Utterance(speak.key.clone()),
-                        format!("{name} produced an empty utterance twice; turn skipped"),
+                        format!("{name} produced no usable utterance twice ({why}); turn skipped"),
                         chrono::Utc::now(),
                     )])
                     .await?;
@@ -329,17 +355,21 @@ impl Speaker<'_> {
                     .await?;
                 Ok(Spoken::Skipped)
             }
-            Generated::Text(text, meta) => {
+            Generated::Text(text, meta, notes) => {
                 let id = self
                     .shared
                     .append_with(|bb| {
                         let mut message = speak.message(bb, text, chrono::Utc::now());
                         message.meta = Some(meta);
                         let id = message.id.clone();
-                        (
-                            vec![agon_core::DebateEvent::MessageAppended { message }],
-                            id,
-                        )
+                        let mut events = vec![agon_core::DebateEvent::MessageAppended { message }];
+                        if !notes.is_empty() {
+                            events.push(agon_core::DebateEvent::OutputRepaired {
+                                step: StepId::Utterance(speak.key.clone()),
+                                notes,
+                            });
+                        }
+                        (events, id)
                     })
                     .await?;
                 tracing::debug!(message = %id, turn = %speak.key, "appended");
@@ -368,11 +398,15 @@ impl Speaker<'_> {
             .instrument(span.clone())
             .await;
         span.in_scope(|| match &result {
-            Ok(Some(streamed)) => tracing::debug!(
-                output_chars = streamed.text.len(),
-                latency_ms = started.elapsed().as_millis() as u64,
-                "utterance generated"
-            ),
+            Ok(Some(streamed)) => {
+                tracing::debug!(
+                    output_chars = streamed.text.len(),
+                    latency_ms = started.elapsed().as_millis() as u64,
+                    "utterance generated"
+                );
+                // The raw text, before cleaning (`-vvv`).
+                tracing::trace!(output = %streamed.text, finish = ?streamed.finish, "utterance output");
+            }
             Ok(None) => tracing::debug!("generation aborted"),
             Err(e) => tracing::warn!(error = %e, "generation failed"),
         });
@@ -395,6 +429,7 @@ impl Speaker<'_> {
         let mut text = String::new();
         let mut usage = None;
         let mut answered_by = None;
+        let mut finish = None;
         loop {
             tokio::select! {
                 chunk = stream.next() => match chunk {
@@ -406,12 +441,15 @@ impl Speaker<'_> {
                         if chunk.model.is_some() {
                             answered_by = chunk.model.clone();
                         }
+                        if chunk.finish_reason.is_some() {
+                            finish = chunk.finish_reason.clone();
+                        }
                         if !chunk.delta.is_empty() {
                             text.push_str(&chunk.delta);
                             self.shared.send(DebateUpdate::Token { persona: persona.clone(), turn: turn.to_owned(), delta: chunk.delta });
                         }
                     }
-                    None => return Ok(Some(Streamed { text, usage, model: answered_by, latency: started.elapsed() })),
+                    None => return Ok(Some(Streamed { text, usage, model: answered_by, finish, latency: started.elapsed() })),
                 },
                 () = abort.cancelled() => return Ok(None),
             }

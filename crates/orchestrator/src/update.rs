@@ -19,7 +19,7 @@ pub enum DebateUpdate {
         /// Its sequence number in the log.
         seq: u64,
         /// The event.
-        event: DebateEvent,
+        event: Box<DebateEvent>,
     },
     /// A persona started a turn (before any token).
     TurnStarted {

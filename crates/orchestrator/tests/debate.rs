@@ -122,10 +122,8 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
         let watcher = tokio::spawn(async move {
             let mut messages = 0;
             while let Some(u) = updates.next().await {
-                if let DebateUpdate::Event {
-                    event: DebateEvent::MessageAppended { .. },
-                    ..
-                } = u
+                if let DebateUpdate::Event { event, .. } = u
+                    && matches!(*event, DebateEvent::MessageAppended { .. })
                 {
                     messages += 1;
                     if messages == stop_after {

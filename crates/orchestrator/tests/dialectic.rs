@@ -334,10 +334,8 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
         let watcher = tokio::spawn(async move {
             let mut messages = 0;
             while let Some(u) = futures::StreamExt::next(&mut updates).await {
-                if let agon_orchestrator::DebateUpdate::Event {
-                    event: agon_core::DebateEvent::MessageAppended { .. },
-                    ..
-                } = u
+                if let agon_orchestrator::DebateUpdate::Event { event, .. } = u
+                    && matches!(*event, agon_core::DebateEvent::MessageAppended { .. })
                 {
                     messages += 1;
                     if messages >= stop_after {

@@ -22,9 +22,9 @@ use agon_store::EventStore;
 
 fn model() -> Arc<dyn ChatModel> {
     static MODEL: OnceLock<Arc<dyn ChatModel>> = OnceLock::new();
-    Arc::clone(MODEL.get_or_init(|| {
-        Arc::new(LocalChat::smollm2().expect("local model: run `cargo xtask models`"))
-    }))
+    Arc::clone(
+        MODEL.get_or_init(|| Arc::new(LocalChat::smollm2().unwrap_or_else(|e| panic!("{e}")))),
+    )
 }
 
 /// Two personas, one aspect, one miniround, a room with position statements
@@ -75,9 +75,25 @@ async fn debate_on(store: Arc<dyn EventStore>) {
     );
     let (bb, _) = orch.store().load(&id).await.unwrap();
     let count = |k: MessageKind| bb.messages().iter().filter(|m| m.kind == k).count();
-    assert_eq!(count(MessageKind::Opening), 2);
-    assert_eq!(count(MessageKind::Take), 2);
-    assert_eq!(count(MessageKind::Closing), 2);
+    // Every turn is a message or a recorded skip (the cleaning may leave a
+    // small model's answer with nothing of the speaker's own, twice).
+    let skipped = |prefix: &str| {
+        bb.warnings()
+            .iter()
+            .filter(|w| match &w.step {
+                agon_core::StepId::Utterance(key) => key.to_string().starts_with(prefix),
+                _ => false,
+            })
+            .count()
+    };
+    assert_eq!(count(MessageKind::Opening) + skipped("opening/"), 2);
+    assert_eq!(count(MessageKind::Take) + skipped("take/"), 2);
+    assert_eq!(count(MessageKind::Closing) + skipped("closing/"), 2);
+    assert!(
+        bb.messages().len() >= 4,
+        "most turns give an utterance: {:?}",
+        bb.warnings()
+    );
     assert!(bb.messages().iter().all(|m| !m.content.trim().is_empty()));
     // Every message analysed (a failed extraction is a recorded warning, never a lost message).
     assert!(bb.messages().iter().all(|m| bb.is_analyzed(&m.id)));
@@ -97,7 +113,12 @@ async fn debate_on(store: Arc<dyn EventStore>) {
         1
     );
     // The room ran (promoted if detection opened nothing) and ended with its claim closed.
-    assert_eq!(count(MessageKind::CruxPosition), 2, "{:?}", bb.claims());
+    assert_eq!(
+        count(MessageKind::CruxPosition) + skipped("crux/"),
+        2,
+        "{:?}",
+        bb.claims()
+    );
     assert!(bb.claims().iter().all(|c| c.status.is_terminal()));
     let usage = &bb.usage()["debater"];
     assert!(usage.values().all(|u| u.calls >= 8 && u.output_tokens > 0));

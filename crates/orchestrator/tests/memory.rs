@@ -103,7 +103,7 @@ async fn run_debate(
 async fn debates_remember_and_recall_within_and_across_debates() {
     let url = db_url();
     let embedder: Arc<dyn Embedder> =
-        Arc::new(LocalEmbedder::minilm().expect("run `cargo xtask models`"));
+        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
     let (model, first, orch) = run_debate(
         &url,
         Arc::clone(&embedder),

@@ -417,6 +417,7 @@ impl Dialectic {
                             latency_ms: 0,
                             input_tokens: 0,
                             output_tokens: 0,
+                            truncated: r.meta.as_ref().is_some_and(|m| m.truncated),
                         }),
                     },
                 })

@@ -71,10 +71,13 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
         .connect_with(options)
         .await
         .map_err(unavailable(&shown))?;
-    sqlx::migrate!("./migrations/sqlite")
-        .run(&pool)
-        .await
-        .map_err(migration_failed(&shown))?;
+    {
+        let _lock = sqlite_migration_lock(&normalized).await?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&pool)
+            .await
+            .map_err(migration_failed(&shown))?;
+    }
     pools.insert(key, SharedPool::Sqlite(pool.clone()));
     Ok(pool)
 }
@@ -92,6 +95,7 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
     }
     let shown = redact_url(url);
     let options = PgConnectOptions::from_str(url).map_err(unavailable(&shown))?;
+    probe_postgres(&options, &shown).await?;
     let connect = PgPoolOptions::new()
         .max_connections(8)
         .acquire_timeout(CONNECT_TIMEOUT)
@@ -109,6 +113,87 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
         .map_err(migration_failed(&shown))?;
     pools.insert(url.to_owned(), SharedPool::Postgres(pool.clone()));
     Ok(pool)
+}
+
+/// Connects once, outside the pool, so a server that refuses the
+/// connection (or rejects the login, or names an unknown database) fails at
+/// once with the driver's reason, instead of the pool retrying until its
+/// timeout and reporting only that it timed out.
+async fn probe_postgres(options: &PgConnectOptions, shown: &str) -> Result<(), StoreError> {
+    use sqlx::{ConnectOptions, Connection};
+    let connection = tokio::time::timeout(CONNECT_TIMEOUT, options.connect())
+        .await
+        .map_err(|_| StoreError::ConnectTimeout {
+            url: shown.to_owned(),
+            after: CONNECT_TIMEOUT,
+        })?;
+    match connection {
+        Ok(connection) => {
+            // Closing cleanly is a courtesy; the pool connects on its own.
+            let _ = connection.close().await;
+            Ok(())
+        }
+        Err(sqlx::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Err(StoreError::Unavailable {
+                url: shown.to_owned(),
+                message: format!(
+                    "the connection was refused ({e}): is a PostgreSQL server listening there? \
+                     (`cargo xtask db start` starts one for development)"
+                ),
+            })
+        }
+        Err(e) => Err(unavailable(shown)(e)),
+    }
+}
+
+/// Holds the exclusive lock that serializes migrations of one SQLite file
+/// across processes; released when dropped.
+#[derive(Debug)]
+pub struct MigrationLock {
+    _file: Option<std::fs::File>,
+}
+
+/// Takes the lock that serializes migrations of the SQLite database at
+/// `url` across processes: an exclusive advisory lock (`flock`) on the
+/// file `PATH-migrate.lock` beside it, waited for as long as it takes.
+/// SQLite's own locks cannot do this (sqlx applies each migration in a
+/// transaction of its own, so two processes opening a new file at once
+/// would both create the tables). The database file itself is never
+/// locked this way: closing a descriptor of it would drop SQLite's POSIX
+/// locks held by this process. In-memory databases need no lock.
+pub async fn sqlite_migration_lock(url: &str) -> Result<MigrationLock, StoreError> {
+    let normalized = sqlite_url(url);
+    let shown = redact_url(url);
+    let options = SqliteConnectOptions::from_str(&normalized).map_err(unavailable(&shown))?;
+    let filename = options.get_filename().to_path_buf();
+    let name = filename.as_os_str().to_string_lossy();
+    if name.is_empty() || name == ":memory:" || normalized.contains("mode=memory") {
+        return Ok(MigrationLock { _file: None });
+    }
+    let mut lock_name = filename.as_os_str().to_owned();
+    lock_name.push("-migrate.lock");
+    let path = std::path::PathBuf::from(lock_name);
+    let locked = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        file.lock()?;
+        Ok(file)
+    })
+    .await
+    .map_err(|e| StoreError::Migration {
+        url: shown.clone(),
+        message: format!("waiting for the migration lock: {e}"),
+    })?
+    .map_err(|e| StoreError::Migration {
+        url: shown.clone(),
+        message: format!("cannot take the migration lock beside the database: {e}"),
+    })?;
+    Ok(MigrationLock {
+        _file: Some(locked),
+    })
 }
 
 /// The error of a database that cannot be opened, naming `shown`.

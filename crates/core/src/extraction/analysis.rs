@@ -116,6 +116,7 @@ pub struct ValidJudgments(pub Vec<JudgedDisagreement>);
 impl DisagreementWindow {
     /// Repairs the judgements (see the module docs); never fails.
     pub fn validate(&self, ctx: &ExtractionContext<'_>) -> Validated<ValidJudgments> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let mut notes = Vec::new();
         let judged = validate_judgments(&self.disagreements, ctx, &mut notes);
         Validated::new(ValidJudgments(judged), notes, 0)
@@ -129,6 +130,7 @@ impl TurnAnalysis {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<(Validated<PositionUpdate>, Validated<ValidJudgments>), ExtractionError> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let position = self.position.validate(ctx)?;
         let mut notes = Vec::new();
         let judged = validate_judgments(&self.disagreements, ctx, &mut notes);

@@ -60,6 +60,7 @@ impl CruxCardPayload {
         ctx: &ExtractionContext<'_>,
         claim: Option<&ClaimId>,
     ) -> Result<Validated<Self>, ExtractionError> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let mut notes = Vec::new();
         let Some(question) = clean(&self.question, Limits::SENTENCE, "question", &mut notes) else {
             return Err(ExtractionError::Invalid {

@@ -19,6 +19,7 @@ mod position;
 mod reflection;
 mod round;
 mod text;
+mod utterance;
 
 pub use analysis::{
     AspectPayload, AspectPlan, ConvergenceCheck, DisagreementJudgmentPayload, DisagreementWindow,
@@ -32,7 +33,8 @@ pub use position::{
 };
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
-pub use text::{Limits, truncate_chars};
+pub use text::{Limits, junk_reason, truncate_chars};
+pub use utterance::{CleanUtterance, clean_utterance};
 
 #[cfg(test)]
 mod names_tests {

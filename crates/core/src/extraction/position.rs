@@ -87,6 +87,7 @@ impl PositionUpdate {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         if ctx.speaker.is_none() {
             return Err(ExtractionError::Invalid {
                 payload: Self::NAME,

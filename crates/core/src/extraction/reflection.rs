@@ -48,6 +48,7 @@ impl ReflectionBatch {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let mut notes = Vec::new();
         let mut reflections = Vec::new();
         for (i, r) in self.reflections.iter().enumerate() {

@@ -66,6 +66,7 @@ impl RoundRecordPayload {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
+        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let mut notes = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let mut takes = Vec::new();
@@ -91,7 +92,13 @@ impl RoundRecordPayload {
                 continue;
             };
             let targeted_persona = take.targeted_persona.as_deref().and_then(|t| {
-                clean(t, Limits::SENTENCE, "takes.targetedPersona", &mut notes)?;
+                // A persona reference, resolved below (not cleaned as text:
+                // a bare name is what this field should hold).
+                let t = t.trim().trim_matches('"').trim();
+                if t.is_empty() || t.eq_ignore_ascii_case("null") || t.eq_ignore_ascii_case("none")
+                {
+                    return None;
+                }
                 match ctx.resolve_debater(t) {
                     Some(id) if id.as_str() != persona => Some(id.to_string()),
                     _ => {

@@ -24,6 +24,124 @@ impl Limits {
 /// Words small models write instead of JSON `null`.
 const NULL_WORDS: [&str; 6] = ["null", "none", "n/a", "na", "nothing", "unchanged"];
 
+/// Pieces of the prompts' and schemas' own wording that a model copies into
+/// a field instead of an answer ("5-sentence summary or null").
+const PLACEHOLDERS: [&str; 8] = [
+    "or null",
+    "sentence summary",
+    "-sentence stance",
+    "if unchanged",
+    "withpersona",
+    "overallstance",
+    "keyargument",
+    "evidencecited",
+];
+
+/// Field values that are the name of a type or a stand-in, not content.
+const STAND_INS: [&str; 9] = [
+    "text", "string", "str", "...", "…", "value", "example", "todo", "tbd",
+];
+
+thread_local! {
+    /// Texts that are echoes in the debate being validated: the personas'
+    /// names and the debate's question (see [`EchoScope`]).
+    static ECHOES: std::cell::RefCell<Vec<(String, &'static str)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// While alive, [`clean`] on this thread also rejects a text that is only
+/// a persona's name ("Theo", "Theo,") or the debate's question repeated:
+/// validators that know the blackboard enter one, so the dozens of fields
+/// they clean need no extra parameter. Scopes nest; dropping one restores
+/// the previous.
+#[derive(Debug)]
+pub(crate) struct EchoScope {
+    previous: Vec<(String, &'static str)>,
+}
+
+impl EchoScope {
+    /// Enters the scope of `blackboard`'s personas and question.
+    pub(crate) fn enter(blackboard: &crate::Blackboard) -> Self {
+        const NAME: &str = "a bare persona name";
+        let mut echoes: Vec<(String, &'static str)> = blackboard
+            .personas()
+            .iter()
+            .flat_map(|p| {
+                [
+                    (normalized(&p.name), NAME),
+                    (normalized(p.id.as_str()), NAME),
+                ]
+            })
+            .collect();
+        if let Some(topic) = blackboard.topic() {
+            echoes.push((
+                normalized(&topic.question),
+                "the debate's question repeated",
+            ));
+        }
+        echoes.retain(|(e, _)| !e.is_empty());
+        let previous = ECHOES.with(|cell| std::mem::replace(&mut *cell.borrow_mut(), echoes));
+        Self { previous }
+    }
+}
+
+impl Drop for EchoScope {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.previous);
+        ECHOES.with(|cell| *cell.borrow_mut() = previous);
+    }
+}
+
+/// Lower case, surrounding punctuation and markup removed.
+fn normalized(text: &str) -> String {
+    text.trim()
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
+}
+
+/// Why `text` is junk rather than content, or `None` when it is content:
+/// no letters ("1}},"), a JSON fragment ("{{<#Theo,}},"), an echo of the
+/// prompt's placeholders ("5-sentence summary or null"), a stand-in
+/// ("text", "..."), or, inside an [`EchoScope`], a bare persona name or the
+/// debate's question.
+pub fn junk_reason(text: &str) -> Option<&'static str> {
+    let t = text.trim();
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    if letters == 0 {
+        return Some("no letters");
+    }
+    let visible = t.chars().filter(|c| !c.is_whitespace()).count();
+    let syntax = t
+        .chars()
+        .filter(|c| {
+            matches!(
+                c,
+                '{' | '}' | '[' | ']' | '<' | '>' | '#' | '"' | '\\' | '|' | '`'
+            )
+        })
+        .count();
+    // The markers only count in short texts: a long answer may quote code.
+    let short = visible <= 60;
+    let markers = ["{{", "}}", "<#", "\":", "{\""];
+    if (short && markers.iter().any(|m| t.contains(m))) || (syntax >= 2 && letters * 2 < visible) {
+        return Some("a JSON fragment");
+    }
+    let lower = t.to_lowercase();
+    if PLACEHOLDERS.iter().any(|p| lower.contains(p))
+        || (lower.starts_with('<') && lower.ends_with('>'))
+    {
+        return Some("an echo of the prompt's placeholder");
+    }
+    let bare = normalized(t);
+    if STAND_INS.contains(&bare.as_str()) || STAND_INS.contains(&lower.as_str()) {
+        return Some("a stand-in, not content");
+    }
+    ECHOES.with(|cell| {
+        cell.borrow()
+            .iter()
+            .find_map(|(echo, reason)| (*echo == bare).then_some(*reason))
+    })
+}
+
 /// Trims `text`, maps empty and null-like words to `None`, and cuts it to at
 /// most `max` characters (on a character boundary, preferring a word break).
 /// Pushes a note when text was cut.
@@ -35,6 +153,13 @@ pub(crate) fn clean(
 ) -> Option<String> {
     let trimmed = text.trim().trim_matches('"').trim();
     if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
+        return None;
+    }
+    if let Some(reason) = junk_reason(trimmed) {
+        notes.push(format!(
+            "{field}: rejected {:?} ({reason})",
+            truncate_chars(trimmed, 60)
+        ));
         return None;
     }
     let count = trimmed.chars().count();
@@ -107,6 +232,74 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn junk_is_rejected_with_a_note_naming_the_field_and_why() {
+        let mut notes = Vec::new();
+        for (input, why) in [
+            ("1}},", "no letters"),
+            ("---", "no letters"),
+            ("{{<#Theo,}},", "a JSON fragment"),
+            ("Aryadrakumar}}.", "a JSON fragment"),
+            ("\"position\": \"ban\"", "a JSON fragment"),
+            ("5-sentence summary or null", "placeholder"),
+            ("updated 1-sentence summary", "placeholder"),
+            ("<stance>", "placeholder"),
+            ("text", "stand-in"),
+            ("...", "no letters"),
+        ] {
+            assert_eq!(clean(input, 100, "f", &mut notes), None, "{input:?}");
+            let note = notes.last().unwrap();
+            assert!(
+                note.starts_with("f: rejected") && note.contains(why),
+                "{input:?}: {note}"
+            );
+        }
+    }
+
+    #[test]
+    fn content_with_numbers_quotes_and_brackets_is_kept() {
+        let mut notes = Vec::new();
+        for input in [
+            "Congestion pricing cut traffic 20% in Stockholm [2007].",
+            "Zones marked \"car-free\" raised retail footfall (Ghent, 2017).",
+            "Theo's claim about shops",
+            "Sugar taxes work",
+            "A 1-in-5 chance",
+            "Use a token bucket per client; the config is {\"rate\": 100, \"burst\": 20} and {{name}} templates stay untouched in longer answers.",
+        ] {
+            assert_eq!(clean(input, 200, "f", &mut notes).as_deref(), Some(input));
+        }
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn inside_an_echo_scope_bare_names_and_the_question_are_rejected() {
+        use crate::{DebateEvent, Persona, Topic};
+        let mut bb = crate::Blackboard::new();
+        bb.apply(&DebateEvent::DebateStarted {
+            debate: "d".into(),
+            topic: Topic::new("Should we tax sugar?"),
+            aspects: vec![],
+            personas: vec![Persona::debater("theo", "Theo", "c", "v")],
+            time: chrono::DateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let mut notes = Vec::new();
+        assert_eq!(clean("Theo", 100, "f", &mut notes).as_deref(), Some("Theo"));
+        {
+            let _scope = EchoScope::enter(&bb);
+            assert_eq!(clean("Theo,", 100, "on", &mut notes), None);
+            assert!(notes[0].contains("a bare persona name"), "{notes:?}");
+            assert_eq!(
+                clean("should we tax sugar", 100, "stance", &mut notes),
+                None
+            );
+            assert!(notes[1].contains("question repeated"), "{notes:?}");
+            assert!(clean("Theo is right about prices", 100, "on", &mut notes).is_some());
+        }
+        assert_eq!(clean("Theo", 100, "f", &mut notes).as_deref(), Some("Theo"));
+    }
 
     #[test]
     fn clean_maps_null_words_and_blank_to_none() {

@@ -500,7 +500,14 @@ mod tests {
     /// The GGUF at `path` with Q4_1/Q5 weights requantized to Q8_0 (what
     /// candle runs fast), in memory.
     fn requantized(path: &Path) -> Vec<u8> {
-        let mut file = std::fs::File::open(path).unwrap();
+        let mut file = std::fs::File::open(path).unwrap_or_else(|e| {
+            panic!(
+                "model file {} cannot be opened ({e}): run `{}` first (`cargo xtask test` does), \
+                 or point AGON_MODELS_DIR at a directory that has it",
+                path.display(),
+                crate::files::FETCH_COMMAND
+            )
+        });
         let content = gguf_file::Content::read(&mut file).unwrap();
         let mut names: Vec<&String> = content.tensor_infos.keys().collect();
         names.sort();
