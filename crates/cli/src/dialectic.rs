@@ -163,6 +163,8 @@ pub(crate) struct Outputs {
     pub output: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub verbose: bool,
+    /// The debate's reflection threshold, for the report's explanations.
+    pub reflection_threshold: Option<u32>,
 }
 
 /// The solution's text: the dialectic solution, or a structured debate's synthesis.
@@ -235,6 +237,7 @@ impl Outputs {
                 bb,
                 ReportOptions {
                     verbose: self.verbose,
+                    reflection_threshold: self.reflection_threshold,
                 },
             );
             match create_parent(&path).and_then(|()| {

@@ -3,10 +3,11 @@
 //! token and cost count, and notices for claims, crux cards, reflections and
 //! failed optional steps. Ctrl-C handling lives here too.
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::time::Duration;
 
-use agon_core::DebateEvent;
+use agon_core::{AspectId, Blackboard, DebateEvent};
 use agon_orchestrator::{DebateConfig, DebateUpdate, DebateUpdates, RunControl};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -86,19 +87,50 @@ impl Display {
     }
 }
 
-fn expected_turns(config: &DebateConfig) -> u64 {
-    let personas = config.personas.len() as u64;
-    let aspects = if config.aspects.is_empty() {
+/// The turns the bar counts: openings, takes and closings of `debaters`
+/// over `aspects`, and the synthesis.
+fn expected_turns(config: &DebateConfig, debaters: usize, aspects: usize) -> u64 {
+    let debaters = debaters as u64;
+    debaters * 2
+        + aspects as u64 * u64::from(config.minirounds) * debaters
+        + u64::from(config.synthesis)
+}
+
+/// The aspects' labels by id, from a blackboard or a start event.
+fn aspect_labels(aspects: &[agon_core::DebateAspect]) -> HashMap<AspectId, String> {
+    aspects
+        .iter()
+        .map(|a| (a.id.clone(), a.label.clone()))
+        .collect()
+}
+
+/// Starts showing `updates` of the debate whose blackboard is `board` (as
+/// loaded before the run: empty for a new debate).
+pub fn spawn(
+    mut updates: DebateUpdates,
+    config: &DebateConfig,
+    board: &Blackboard,
+    quiet: bool,
+) -> Display {
+    let planned_aspects = if config.aspects.is_empty() {
         config.aspect_count
     } else {
         config.aspects.len()
-    } as u64;
-    personas * 2 + aspects * u64::from(config.minirounds) * personas + u64::from(config.synthesis)
-}
-
-/// Starts showing `updates`.
-pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> Display {
-    let bar = ProgressBar::new(expected_turns(config));
+    };
+    let bar = ProgressBar::new(expected_turns(
+        config,
+        config.personas.len().max(board.debaters().count()),
+        planned_aspects,
+    ));
+    bar.set_position(
+        board
+            .messages()
+            .iter()
+            .filter(|m| m.crux_room.is_none())
+            .count() as u64,
+    );
+    let mut labels = aspect_labels(board.aspects());
+    let config = config.clone();
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} turns · {msg}",
@@ -152,9 +184,25 @@ pub fn spawn(mut updates: DebateUpdates, config: &DebateConfig, quiet: bool) -> 
                             }
                             None
                         }
-                        DebateEvent::AspectStarted { aspect, round } => {
-                            Some(format!("── aspect {round}: {aspect} ──"))
+                        DebateEvent::DebateStarted {
+                            personas, aspects, ..
+                        } => {
+                            labels = aspect_labels(aspects);
+                            let debaters: Vec<&agon_core::Persona> =
+                                personas.iter().filter(|p| p.is_debater()).collect();
+                            bar.set_length(expected_turns(&config, debaters.len(), aspects.len()));
+                            let cast: Vec<String> = debaters
+                                .iter()
+                                .map(|p| format!("{} ({})", p.name, p.contract))
+                                .collect();
+                            Some(format!("Personas: {}", cast.join("; ")))
                         }
+                        DebateEvent::AspectStarted { aspect, round } => Some(format!(
+                            "── aspect {round}: {} ──",
+                            labels
+                                .get(aspect)
+                                .map_or_else(|| aspect.to_string(), Clone::clone)
+                        )),
                         DebateEvent::ClaimOpened { claim, text, .. } => {
                             Some(format!("⚑ {claim} opened: {text}"))
                         }

@@ -41,6 +41,10 @@ struct Cli {
     /// Load environment variables (API keys) from this file instead of `./.env`.
     #[arg(long, global = true)]
     env_file: Option<PathBuf>,
+    /// Print the output of a read command (list, show, report, recall,
+    /// export) as JSON.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -61,7 +65,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// List stored debates.
     List,
-    /// Show a debate's transcript, blackboard or JSON state.
+    /// Show a debate's transcript or blackboard (`--json`: the blackboard
+    /// as JSON, or with `--transcript` the messages as JSON).
     Show {
         /// The debate id.
         id: String,
@@ -71,9 +76,6 @@ enum Command {
         /// The blackboard: ledger, claims, cards, reflections.
         #[arg(long, group = "what")]
         blackboard: bool,
-        /// The blackboard as JSON.
-        #[arg(long, group = "what")]
-        json: bool,
     },
     /// Write a debate's markdown report.
     Report {
@@ -163,6 +165,9 @@ struct DebateArgs {
     /// Minirounds per aspect.
     #[arg(long)]
     minirounds: Option<u32>,
+    /// Debaters to cast for the topic (2-6) when the config names none.
+    #[arg(long)]
+    personas: Option<usize>,
     /// Model spec for every role (e.g. `local`, `anthropic:claude-haiku-4-5`).
     #[arg(long)]
     model: Option<String>,
@@ -283,6 +288,7 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
         for (flag, given) in [
             ("--aspects", args.aspects.is_some()),
             ("--minirounds", args.minirounds.is_some()),
+            ("--personas", args.personas.is_some()),
         ] {
             if given {
                 return Err(dialectic::usage_error(
@@ -343,6 +349,18 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
     if let Some(n) = args.minirounds {
         config.minirounds = n;
     }
+    if let Some(n) = args.personas {
+        if !config.personas.is_empty() {
+            return Err(config_error(
+                "--personas",
+                format!(
+                    "casts debaters for the topic, but the config already names {}",
+                    config.personas.len()
+                ),
+            ));
+        }
+        config.persona_count = n;
+    }
     if let Some(spec) = &args.model {
         let m = &mut config.models;
         m.default = spec.clone();
@@ -384,7 +402,8 @@ async fn run(
     let display = if dialectic {
         live_dialectic::spawn(orch.subscribe(), config, view.quiet, verbose, bars)
     } else {
-        live::spawn(orch.subscribe(), config, view.quiet)
+        let (board, _) = orch.store().load(id).await?;
+        live::spawn(orch.subscribe(), config, &board, view.quiet)
     };
     let outcome = orch.run(id, &models, control).await;
     interrupts.abort();
@@ -396,6 +415,7 @@ async fn run(
                 output: view.output.clone(),
                 report: view.report.clone(),
                 verbose,
+                reflection_threshold: Some(config.reflection_threshold),
             };
             outputs.write(&bb, dialectic)?;
             eprintln!("\nDebate {id} finished. Read it with: agon report {id}");
@@ -505,6 +525,18 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Some(u) => u.to_owned(),
         None => default_store_url()?,
     };
+    if cli.json
+        && matches!(
+            cli.command,
+            Command::Debate(_) | Command::Resume { .. } | Command::Eval(_) | Command::Memory(_)
+        )
+    {
+        return Err(dialectic::usage_error(
+            "--json",
+            "is for the read commands: list, show, report, recall and export \
+             (`agon eval` writes JSON with `-o FILE.json`)",
+        ));
+    }
     let store = open_store(Some(&url)).await?;
     let orch = Orchestrator::new(Arc::clone(&store));
     match cli.command {
@@ -539,6 +571,25 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::List => {
             let debates = store.list_debates().await?;
+            if cli.json {
+                let rows: Vec<serde_json::Value> = debates
+                    .iter()
+                    .map(|d| {
+                        serde_json::json!({
+                            "id": d.id,
+                            "topic": d.topic,
+                            "protocol": d.config.get("protocol").and_then(|p| p.as_str()).unwrap_or("structured"),
+                            "status": d.status,
+                            "messages": d.message_count,
+                            "events": d.last_seq,
+                            "created_at": d.created_at,
+                            "updated_at": d.updated_at,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             if debates.is_empty() {
                 eprintln!("No debates in {}", store.url());
             }
@@ -557,11 +608,12 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Show {
             id,
             blackboard,
-            json,
-            ..
+            transcript: transcript_only,
         } => {
             let (bb, _) = store.load(&DebateId::new(id)).await?;
-            if json {
+            if cli.json && transcript_only {
+                println!("{}", serde_json::to_string_pretty(bb.messages())?);
+            } else if cli.json {
                 println!("{}", serde_json::to_string_pretty(&bb)?);
             } else if blackboard {
                 print!("{}", blackboard_text(&bb));
@@ -571,8 +623,21 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { id, output } => {
-            let (bb, _) = store.load(&DebateId::new(id)).await?;
-            let md = report::markdown_with(&bb, ReportOptions { verbose });
+            let id = DebateId::new(id);
+            let (bb, _) = store.load(&id).await?;
+            let options = ReportOptions {
+                verbose,
+                reflection_threshold: orch
+                    .config_of(&id)
+                    .await
+                    .ok()
+                    .map(|c| c.reflection_threshold),
+            };
+            let md = if cli.json {
+                serde_json::to_string_pretty(&report::json(&bb, options))?
+            } else {
+                report::markdown_with(&bb, options)
+            };
             match output {
                 Some(path) => {
                     std::fs::write(&path, md)
@@ -596,7 +661,18 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             debate,
             k,
             embedder,
-        } => memory::recall(&url, &query, &persona, debate.as_deref(), k, &embedder).await,
+        } => {
+            memory::recall(
+                &url,
+                &query,
+                &persona,
+                debate.as_deref(),
+                k,
+                &embedder,
+                cli.json,
+            )
+            .await
+        }
         Command::Memory(MemoryCommand::Reindex { embedder }) => {
             memory::reindex(&url, &embedder).await
         }

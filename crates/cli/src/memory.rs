@@ -81,6 +81,7 @@ pub(crate) async fn recall(
     debate: Option<&str>,
     k: usize,
     spec: &str,
+    json: bool,
 ) -> Result<ExitCode, Failure> {
     let memory = open(url, spec, RetrievalConfig::default()).await?;
     let id = PersonaConfig {
@@ -100,6 +101,13 @@ pub(crate) async fn recall(
         .recall(query, &filter, k)
         .await
         .map_err(memory_failure)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).context("writing the recall as JSON")?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     for note in &result.notes {
         eprintln!("note: {note}");
     }

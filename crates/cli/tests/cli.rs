@@ -58,6 +58,18 @@ label = "Cost"
 [[aspects]]
 label = "Health"
 
+[[personas]]
+name = "Mara"
+contract = "Urban planner, for car-free centres."
+
+[[personas]]
+name = "Theo"
+contract = "Economist, against bans."
+
+[[personas]]
+name = "Priya"
+contract = "Physician, open to compromise."
+
 [models]
 default = "openai-compatible:stub@{server}/v1"
 
@@ -170,6 +182,56 @@ async fn commands_run_show_report_and_export_a_debate() {
     assert_eq!(events[0]["seq"], 1);
     assert_eq!(events[0]["event"]["type"], "debate_started");
     assert_eq!(events.last().unwrap()["event"]["type"], "debate_finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_without_a_config_is_debated_by_personas_cast_for_it() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("cast");
+    let dir = dir_tmp.path();
+    let model = format!("openai-compatible:stub@{}/v1", server.uri());
+    let run = agon(
+        dir,
+        &[
+            "debate",
+            "Should we tax sugar?",
+            "--model",
+            &model,
+            "--aspects",
+            "1",
+            "--minirounds",
+            "1",
+            "--personas",
+            "4",
+        ],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    // The live view names the cast and the aspects by their labels.
+    let out = stdout(&run);
+    assert!(
+        out.contains("Personas: Lena (Argues for \"Should we tax sugar?\".)"),
+        "{out}"
+    );
+    assert!(out.contains("── aspect 1: Costs ──"), "{out}");
+    let id = only_debate(dir);
+    let board: Value = serde_json::from_slice(&agon(dir, &["show", &id, "--json"]).stdout).unwrap();
+    let names: Vec<&str> = board["personas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["role"] == "debater")
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Lena", "Omar", "Ines", "Kai"]);
+    assert!(!stdout(&agon(dir, &["show", &id])).contains("Mara"));
+    // --personas is for casting: with configured personas it is an error.
+    let cfg = config(dir, &server.uri());
+    let o = agon(
+        dir,
+        &["debate", "-c", cfg.to_str().unwrap(), "--personas", "3"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--personas"), "{}", stderr(&o));
 }
 
 #[test]

@@ -235,6 +235,18 @@ fn push_unique(list: &mut Vec<String>, items: &[String]) {
 }
 
 impl Blackboard {
+    /// Turns recorded as skipped (an `utterance` warning) whose turn key
+    /// starts with `prefix` (`"opening/"`, `"closing/"`, `"crux/"`, …).
+    pub fn skipped_turns(&self, prefix: &str) -> usize {
+        self.warnings()
+            .iter()
+            .filter(|w| match &w.step {
+                StepId::Utterance(key) => key.to_string().starts_with(prefix),
+                _ => false,
+            })
+            .count()
+    }
+
     /// An empty blackboard, waiting for `debate_started`.
     pub fn new() -> Self {
         Self::default()

@@ -249,6 +249,9 @@ pub enum StepId {
     /// The judge's structured solution after a round (a plain-text
     /// synthesis replaced it).
     Solution(u32),
+    /// Casting the debaters for the topic (topic-neutral personas
+    /// replaced the cast).
+    PersonaCast,
 }
 
 impl StepId {
@@ -270,6 +273,7 @@ impl StepId {
             Self::Summary { .. } => "summary",
             Self::Clarification(_) => "clarification",
             Self::Solution(_) => "solution",
+            Self::PersonaCast => "persona_cast",
         }
     }
 
@@ -299,7 +303,7 @@ impl StepId {
             } => Some(format!("{round}/judge")),
             Self::Clarification(p) => Some(p.to_string()),
             Self::Solution(round) => Some(round.to_string()),
-            Self::Analysis { .. } | Self::MemoryStore => None,
+            Self::Analysis { .. } | Self::MemoryStore | Self::PersonaCast => None,
         }
     }
 }
@@ -322,7 +326,7 @@ struct StoredStep {
     /// Which step (`utterance`, `turn_analysis`, `position_extraction`,
     /// `disagreement_detection`, `round_record`, `reflection`,
     /// `convergence_check`, `crux_card`, `memory`, `memory_recall`, `summary`,
-    /// `clarification`, `solution`).
+    /// `clarification`, `solution`, `persona_cast`).
     step: String,
     /// The message the step was about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -358,6 +362,7 @@ impl TryFrom<StoredStep> for StepId {
         match s.step.as_str() {
             "utterance" => Ok(Self::Utterance(turn()?)),
             "memory_recall" => Ok(Self::MemoryRecall(turn()?)),
+            "persona_cast" => Ok(Self::PersonaCast),
             "turn_analysis" => analysis(AnalysisPart::Combined),
             "position_extraction" => analysis(AnalysisPart::Position),
             "disagreement_detection" => analysis(AnalysisPart::Disagreement),

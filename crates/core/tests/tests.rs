@@ -5,3 +5,4 @@
 mod apply;
 mod common;
 mod extraction;
+mod local_outputs;

@@ -58,6 +58,7 @@ async fn run() {
         .mount(&server)
         .await;
     let mut config = DebateConfig::default();
+    config.personas = agon_orchestrator::config::default_personas();
     config.aspects = ["Cost", "Health", "Fairness"]
         .iter()
         .map(|l| AspectConfig {

@@ -70,18 +70,10 @@ pub struct PersonaConfig {
 impl PersonaConfig {
     /// The persona's id.
     pub fn resolved_id(&self) -> String {
-        self.id.clone().unwrap_or_else(|| slug(&self.name))
+        self.id
+            .clone()
+            .unwrap_or_else(|| agon_protocol::persona_slug(&self.name))
     }
-}
-
-fn slug(name: &str) -> String {
-    let s: String = name
-        .trim()
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '-' })
-        .collect();
-    s.trim_matches('-').to_owned()
 }
 
 /// An aspect given in the config.
@@ -294,8 +286,11 @@ pub struct DebateConfig {
     pub aspect_count: usize,
     /// Minirounds per aspect in all (miniround 0 = initial takes).
     pub minirounds: u32,
-    /// Participants.
+    /// Participants; when empty, the judge model casts `persona_count`
+    /// debaters for the topic (topic-neutral ones if that fails).
     pub personas: Vec<PersonaConfig>,
+    /// How many debaters to cast when `personas` is empty (2-6).
+    pub persona_count: usize,
     /// A judge writes a final synthesis.
     pub synthesis: bool,
     /// Reflection threshold (seed: 15).
@@ -320,7 +315,8 @@ pub struct DebateConfig {
 /// The default topic.
 pub const DEFAULT_TOPIC: &str = "Should cities ban private cars from their centres?";
 
-/// The default example personas.
+/// The example personas for [`DEFAULT_TOPIC`] (the demo's cast; a
+/// configuration without personas has them cast for its own topic).
 pub fn default_personas() -> Vec<PersonaConfig> {
     let p = |name: &str, contract: &str, voice: &str| PersonaConfig {
         id: None,
@@ -357,7 +353,8 @@ impl Default for DebateConfig {
             aspects: Vec::new(),
             aspect_count: 3,
             minirounds: 3,
-            personas: default_personas(),
+            personas: Vec::new(),
+            persona_count: 3,
             synthesis: true,
             reflection_threshold: 15,
             models: ModelsConfig::default(),
@@ -441,6 +438,7 @@ impl DebateConfig {
                     context: self.context.clone(),
                 },
                 personas,
+                cast: self.personas.is_empty().then_some(self.persona_count),
                 aspects,
             },
             minirounds: self.minirounds,
@@ -633,10 +631,22 @@ impl DebateConfig {
                 format!("{} is outside 1..=10", self.minirounds),
             );
         }
-        if self.personas.len() < 2 {
+        if self.personas.len() == 1 {
             return bad(
                 "personas",
-                format!("needs at least 2 personas, got {}", self.personas.len()),
+                "needs at least 2 personas (or none: then they are cast for the topic)".into(),
+            );
+        }
+        if self.personas.is_empty()
+            && !(2..=agon_core::extraction::MAX_CAST).contains(&self.persona_count)
+        {
+            return bad(
+                "persona_count",
+                format!(
+                    "{} is outside 2..={}",
+                    self.persona_count,
+                    agon_core::extraction::MAX_CAST
+                ),
             );
         }
         let mut ids = std::collections::HashSet::new();
@@ -783,9 +793,13 @@ mod tests {
         let full = DebateConfig::load(&Path::new(root).join("debate.toml")).unwrap();
         let expected = DebateConfig {
             aspects: full.aspects.clone(),
+            personas: default_personas(),
             ..DebateConfig::default()
         };
-        assert_eq!(full, expected, "examples/debate.toml shows the defaults");
+        assert_eq!(
+            full, expected,
+            "examples/debate.toml shows the defaults (and the default topic's cast)"
+        );
         let demo = DebateConfig::load(&Path::new(root).join("demo.toml")).unwrap();
         assert_eq!(
             (demo.aspects.len(), demo.personas.len(), demo.crux.min_rooms),

@@ -433,6 +433,7 @@ impl DialecticConfig {
             start: Start {
                 topic,
                 personas,
+                cast: None,
                 aspects: AspectSource::Configured(Vec::new()),
             },
             judge: judge_id,

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use agon_context::prompts;
 use agon_core::extraction::{
-    AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, with_persona_names,
+    AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, PersonaCast, with_persona_names,
 };
 use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId, TurnKey};
 use agon_protocol::{
-    AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan, crux,
-    extract, start_event,
+    AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan,
+    cast_from_output, crux, extract, start_event,
 };
 use tracing::Instrument;
 
@@ -285,8 +285,35 @@ impl Interpreter {
                 Some(aspects_from_plan(&plan))
             }
         };
-        let event = start_event(&self.shared.debate, start, planned, chrono::Utc::now());
-        self.shared.append(vec![event]).await
+        let (cast, after) = match start.cast {
+            None => (None, Vec::new()),
+            Some(count) => {
+                let output = self
+                    .ctx
+                    .structured_call(
+                        Role::Judge,
+                        prompts::persona_cast(
+                            &start.topic.question,
+                            start.topic.context.as_deref(),
+                            count,
+                        ),
+                        PersonaCast::NAME,
+                        PersonaCast::json_schema(),
+                    )
+                    .await;
+                cast_from_output(start, output, chrono::Utc::now())
+            }
+        };
+        let event = start_event(
+            &self.shared.debate,
+            start,
+            planned,
+            cast,
+            chrono::Utc::now(),
+        );
+        let mut events = vec![event];
+        events.extend(after);
+        self.shared.append(events).await
     }
 
     /// Asks the crux model whether the room's parties converged; a failed

@@ -116,6 +116,26 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
                 "resolved": false
             })
         }
+        Some("persona_cast") => {
+            // A cast of the asked size whose stances name the topic asked about.
+            let topic = between(user, "Topic: \"", "\"").unwrap_or("the topic");
+            let count: usize = between(user, "Cast ", " debaters")
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(3);
+            let stances = [
+                ("Lena", "for", "blunt, data-first"),
+                ("Omar", "against", "warm, anecdotal"),
+                ("Ines", "for a middle way on", "dry, precise"),
+                ("Kai", "for a trial of", "curious"),
+                ("Ruth", "for delaying", "patient"),
+                ("Sven", "against any form of", "terse"),
+            ];
+            json!({"personas": stances.iter().take(count).map(|(name, stance, voice)| json!({
+                "name": name,
+                "contract": format!("Argues {stance} \"{topic}\"."),
+                "voice": voice
+            })).collect::<Vec<_>>()})
+        }
         Some("aspect_plan") => json!({"aspects": [
             {"label": "Costs", "description": "Who pays."},
             {"label": "Benefits", "description": "Who gains."},

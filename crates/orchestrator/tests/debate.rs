@@ -261,6 +261,68 @@ async fn aspects_are_decomposed_by_the_judge_when_not_configured() {
     assert!(bb.persona(&"judge".into()).is_none());
 }
 
+/// A short debate without configured personas on `topic`.
+fn uncast(topic: &str) -> agon_orchestrator::config::DebateConfig {
+    let mut config = small_config();
+    config.topic = topic.into();
+    config.personas.clear();
+    config.minirounds = 1;
+    config.crux.enabled = false;
+    config.synthesis = false;
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn personas_are_cast_for_the_topic_when_none_are_configured() {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&uncast("Should we tax sugar?")).await.unwrap();
+    orch.run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let cast: Vec<(&str, &str)> = bb
+        .debaters()
+        .map(|p| (p.name.as_str(), p.contract.as_str()))
+        .collect();
+    assert_eq!(cast.len(), 3, "{cast:?}");
+    assert_eq!(cast[0].0, "Lena");
+    assert!(
+        cast.iter().all(|(_, c)| c.contains("Should we tax sugar?")),
+        "every stance is about the topic: {cast:?}"
+    );
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    // The cast debated: an opening and a closing each.
+    for p in bb.debaters() {
+        let spoke = bb.messages().iter().filter(|m| m.persona == p.id).count();
+        assert!(spoke >= 2, "{} spoke {spoke} times", p.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_cast_falls_back_to_topic_neutral_personas_with_a_warning() {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&uncast("Should we tax sugar?")).await.unwrap();
+    let models = Models::uniform(
+        Arc::new(Broken(ScriptedModel::default())),
+        PriceTable::default(),
+    );
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let names: Vec<&str> = bb.debaters().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["Advocate", "Skeptic", "Pragmatist"]);
+    let warning = bb
+        .warnings()
+        .iter()
+        .find(|w| w.step.name() == "persona_cast")
+        .expect("the failed cast is recorded");
+    assert!(
+        warning.reason.contains("topic-neutral"),
+        "{}",
+        warning.reason
+    );
+    assert!(!bb.messages().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_runner_cannot_take_a_running_debate() {
     let store = sqlite().await;

@@ -100,7 +100,13 @@ async fn every_round_proposes_critiques_refines_and_the_judge_synthesizes() {
     assert_eq!(solution.synthesized_by, PersonaId::new("judge-main"));
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
     assert_eq!(bb.debaters().count(), 3);
-    let md = report::markdown_with(&bb, ReportOptions { verbose: true });
+    let md = report::markdown_with(
+        &bb,
+        ReportOptions {
+            verbose: true,
+            ..ReportOptions::default()
+        },
+    );
     for expected in [
         "## Problem Description",
         "| agent-architect | System Architect | architect | scripted |",

@@ -77,15 +77,7 @@ async fn debate_on(store: Arc<dyn EventStore>) {
     let count = |k: MessageKind| bb.messages().iter().filter(|m| m.kind == k).count();
     // Every turn is a message or a recorded skip (the cleaning may leave a
     // small model's answer with nothing of the speaker's own, twice).
-    let skipped = |prefix: &str| {
-        bb.warnings()
-            .iter()
-            .filter(|w| match &w.step {
-                agon_core::StepId::Utterance(key) => key.to_string().starts_with(prefix),
-                _ => false,
-            })
-            .count()
-    };
+    let skipped = |prefix: &str| bb.skipped_turns(prefix);
     assert_eq!(count(MessageKind::Opening) + skipped("opening/"), 2);
     assert_eq!(count(MessageKind::Take) + skipped("take/"), 2);
     assert_eq!(count(MessageKind::Closing) + skipped("closing/"), 2);

@@ -94,6 +94,9 @@ pub struct Start {
     pub topic: Topic,
     /// Debaters, and the judge when a synthesis is asked for.
     pub personas: Vec<Persona>,
+    /// Cast this many debaters for the topic (a structured call) and put
+    /// them before `personas`, when the configuration names none.
+    pub cast: Option<usize>,
     /// The aspects, or how many to plan.
     pub aspects: AspectSource,
 }

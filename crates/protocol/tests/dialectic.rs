@@ -32,6 +32,7 @@ fn rules(rounds: u32) -> DialecticRules {
                     ..agent("judge", "Judge", "generalist")
                 },
             ],
+            cast: None,
             aspects: AspectSource::Configured(vec![]),
         },
         judge: "judge".into(),

@@ -586,9 +586,42 @@ pub fn aspect_plan(question: &str, n: usize) -> Prompt {
     }
 }
 
+/// The prompt that casts `n` debaters for a topic (when the configuration
+/// names none): distinct stances, so the debate has a real disagreement.
+pub fn persona_cast(question: &str, context: Option<&str>, n: usize) -> Prompt {
+    let background = context
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| format!("Background: {}\n", quote(c, 600)))
+        .unwrap_or_default();
+    Prompt {
+        system: "You cast the participants of structured debates.".into(),
+        user: format!(
+            "Topic: \"{question}\"\n{background}Cast {n} debaters for this topic. Give each a \
+             distinct first name, a contract (one sentence: who they are, the stance they argue \
+             on this topic and the kind of evidence they cite) and a voice (a few words on how \
+             they talk). The stances must differ: at least one for, one against, and the others \
+             in between or from another angle. Output JSON: personas, each with name, contract \
+             and voice."
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cast_prompt_names_the_topic_and_the_count() {
+        let p = persona_cast("Should we tax sugar?", Some("A city council vote."), 3);
+        assert!(p.user.contains("\"Should we tax sugar?\""), "{}", p.user);
+        assert!(p.user.contains("Cast 3 debaters"), "{}", p.user);
+        assert!(
+            p.user.contains("Background: A city council vote."),
+            "{}",
+            p.user
+        );
+    }
 
     #[test]
     fn quote_cuts_on_char_boundaries() {

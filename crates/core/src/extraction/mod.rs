@@ -13,6 +13,7 @@
 //! providers that do not constrain output.
 
 mod analysis;
+mod cast;
 mod crux;
 mod dialectic;
 mod position;
@@ -25,6 +26,7 @@ pub use analysis::{
     AspectPayload, AspectPlan, ConvergenceCheck, DisagreementJudgmentPayload, DisagreementWindow,
     TurnAnalysis, ValidJudgments, analysis_events,
 };
+pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
 pub use position::{

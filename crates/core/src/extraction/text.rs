@@ -91,6 +91,37 @@ impl Drop for EchoScope {
     }
 }
 
+/// `text` without JSON debris at either end: a leading run without
+/// letters that holds a brace or an unpaired bracket (`3}} Theo said…`),
+/// or a trailing one (`…goes beyond.}],`). Text without such a run is
+/// returned as is.
+fn strip_debris(text: &str) -> &str {
+    // Braces, `<`, `#`, or brackets that do not pair up ("[2017] study"
+    // keeps its year).
+    let unpaired = text.matches('[').count() != text.matches(']').count();
+    let braces =
+        |s: &str| s.contains(['{', '}', '<', '>', '#']) || (unpaired && s.contains(['[', ']']));
+    let mut t = text;
+    if let Some(first) = t.find(char::is_alphabetic)
+        && braces(&t[..first])
+    {
+        t = &t[first..];
+    }
+    if let Some((last, c)) = t.char_indices().rev().find(|(_, c)| c.is_alphanumeric()) {
+        let mut end = last + c.len_utf8();
+        // Keep the sentence's own closing punctuation.
+        end += t[end..]
+            .chars()
+            .take_while(|c| matches!(c, '.' | '!' | '?' | ')' | '"' | '\''))
+            .map(char::len_utf8)
+            .sum::<usize>();
+        if braces(&t[end..]) {
+            t = &t[..end];
+        }
+    }
+    t.trim()
+}
+
 /// Lower case, surrounding punctuation and markup removed.
 fn normalized(text: &str) -> String {
     text.trim()
@@ -119,10 +150,15 @@ pub fn junk_reason(text: &str) -> Option<&'static str> {
             )
         })
         .count();
-    // The markers only count in short texts: a long answer may quote code.
+    // The markers only count in short texts or texts that open like JSON:
+    // a long answer may quote code.
     let short = visible <= 60;
-    let markers = ["{{", "}}", "<#", "\":", "{\""];
-    if (short && markers.iter().any(|m| t.contains(m))) || (syntax >= 2 && letters * 2 < visible) {
+    let markers = ["\":", "{\"", "[]", "]}", "}]", "{}", "},"];
+    let json_like = t.starts_with(['{', '[']);
+    if ["{{", "}}", "<#"].iter().any(|m| t.contains(m))
+        || ((short || json_like) && markers.iter().any(|m| t.contains(m)))
+        || (syntax >= 2 && letters * 2 < visible)
+    {
         return Some("a JSON fragment");
     }
     let lower = t.to_lowercase();
@@ -155,6 +191,18 @@ pub(crate) fn clean(
     if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
         return None;
     }
+    // Debris is cut from text that keeps a few words; a word or two left
+    // between debris was a fragment ("{{<#Theo,}},").
+    let debris = Some(strip_debris(trimmed))
+        .filter(|d| d.split_whitespace().count() >= 3 && junk_reason(trimmed).is_none());
+    let debris = debris.unwrap_or(trimmed);
+    if debris != trimmed && junk_reason(debris).is_none() {
+        notes.push(format!(
+            "{field}: cut JSON debris from {:?}",
+            truncate_chars(trimmed, 60)
+        ));
+    }
+    let trimmed = debris;
     if let Some(reason) = junk_reason(trimmed) {
         notes.push(format!(
             "{field}: rejected {:?} ({reason})",
@@ -258,6 +306,25 @@ mod tests {
     }
 
     #[test]
+    fn json_debris_at_either_end_is_cut_with_a_note() {
+        let mut notes = Vec::new();
+        let raw =
+            "3} Theo, 2017: you have been caught in the middle of an argument about costs.}],";
+        assert_eq!(
+            clean(raw, 200, "f", &mut notes).as_deref(),
+            Some("Theo, 2017: you have been caught in the middle of an argument about costs.")
+        );
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("f: cut JSON debris from"), "{notes:?}");
+        assert_eq!(
+            clean("[2017] study: fewer crashes", 100, "f", &mut notes).as_deref(),
+            Some("[2017] study: fewer crashes"),
+            "paired brackets are content"
+        );
+        assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
     fn content_with_numbers_quotes_and_brackets_is_kept() {
         let mut notes = Vec::new();
         for input in [
@@ -266,7 +333,7 @@ mod tests {
             "Theo's claim about shops",
             "Sugar taxes work",
             "A 1-in-5 chance",
-            "Use a token bucket per client; the config is {\"rate\": 100, \"burst\": 20} and {{name}} templates stay untouched in longer answers.",
+            "Use a token bucket per client; the config is {\"rate\": 100, \"burst\": 20}, quoted in a longer answer.",
         ] {
             assert_eq!(clean(input, 200, "f", &mut notes).as_deref(), Some(input));
         }

@@ -16,6 +16,159 @@ use agon_core::{Blackboard, DialogueMessage, MessageKind};
 pub struct ReportOptions {
     /// Show each contribution's model, latency and tokens.
     pub verbose: bool,
+    /// The debate's reflection threshold (from its configuration), so an
+    /// empty reflections section can say how close the trigger came.
+    pub reflection_threshold: Option<u32>,
+}
+
+/// Why a section the structured report always shows is empty, by section
+/// (`reflections`, `crux_cards`, `closings`, `synthesis`, `ledger`); a
+/// section with content has no entry.
+pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let failed = |name: &str| {
+        bb.warnings()
+            .iter()
+            .filter(|w| w.step.name() == name)
+            .count()
+    };
+    let finished = bb.status() == agon_core::DebateStatus::Finished;
+    let not_reached =
+        || format!("not reached yet (the debate is {:?})", bb.status()).to_lowercase();
+    if bb
+        .positions()
+        .values()
+        .all(|p| p.overall_stance.is_empty() && p.aspects.is_empty() && p.concessions.is_empty())
+    {
+        let analyses = failed("turn_analysis") + failed("position_extraction");
+        out.push((
+            "ledger",
+            if analyses > 0 {
+                format!("no position recorded: {analyses} analysis step(s) failed (see Warnings)")
+            } else if bb.analyzed_turns().is_empty() {
+                "no position recorded: no message was analysed".to_owned()
+            } else {
+                "no position recorded: the analyses found no stance to record".to_owned()
+            },
+        ));
+    }
+    if is_dialectic(bb) {
+        return out;
+    }
+    if bb.reflections().is_empty() {
+        let weight = bb.weight_since_reflection();
+        let why = if failed("reflection") > 0 {
+            "no reflection: the reflection step failed (see Warnings)".to_owned()
+        } else {
+            match options.reflection_threshold {
+                Some(t) => format!(
+                    "no reflection: the trigger reached {weight} of {t} (disagreements ×3, concessions ×4, shifts ×5; it fires above {t})"
+                ),
+                None => format!(
+                    "no reflection: the trigger reached {weight} (disagreements ×3, concessions ×4, shifts ×5), not above its threshold"
+                ),
+            }
+        };
+        out.push(("reflections", why));
+    }
+    if bb.crux_cards().is_empty() {
+        out.push((
+            "crux_cards",
+            if bb.claims().is_empty() {
+                "no crux card: no claim was contested strongly enough to open".to_owned()
+            } else if failed("crux_card") > 0 {
+                format!(
+                    "no crux card: {} card step(s) failed (see Warnings)",
+                    failed("crux_card")
+                )
+            } else if finished {
+                "no crux card: no crux room reached its card".to_owned()
+            } else {
+                format!("no crux card yet: {}", not_reached())
+            },
+        ));
+    }
+    let skipped = |prefix: &str| bb.skipped_turns(prefix);
+    let has = |kind: MessageKind| bb.messages().iter().any(|m| m.kind == kind);
+    if !has(MessageKind::Closing) {
+        out.push((
+            "closings",
+            if skipped("closing/") > 0 {
+                format!(
+                    "no closing: {} closing turn(s) were skipped (see Warnings)",
+                    skipped("closing/")
+                )
+            } else {
+                format!("no closing: {}", not_reached())
+            },
+        ));
+    }
+    if !has(MessageKind::Synthesis) {
+        out.push((
+            "synthesis",
+            if !bb
+                .personas()
+                .iter()
+                .any(|p| p.role == agon_core::PersonaRole::Judge)
+            {
+                "no synthesis: synthesis is off for this debate".to_owned()
+            } else if skipped("synthesis") > 0 {
+                "no synthesis: the judge's turn was skipped (see Warnings)".to_owned()
+            } else {
+                format!("no synthesis: {}", not_reached())
+            },
+        ));
+    }
+    out
+}
+
+/// The report as JSON: the same sections as the markdown (personas,
+/// aspects, the position ledger, claims, crux cards, reflections, round
+/// records, closings, synthesis or solution, warnings, repairs, usage with
+/// totals) and, for each empty section, why it is empty.
+pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
+    let messages = |kind: MessageKind| -> Vec<&DialogueMessage> {
+        bb.messages().iter().filter(|m| m.kind == kind).collect()
+    };
+    let (mut calls, mut input, mut output, mut micro) = (0u64, 0u64, 0u64, 0u64);
+    for u in bb.usage().values().flat_map(|m| m.values()) {
+        calls += u.calls;
+        input += u.input_tokens;
+        output += u.output_tokens;
+        micro += u.cost_micro_usd;
+    }
+    let empty: serde_json::Map<String, serde_json::Value> = empty_sections(bb, options)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.into()))
+        .collect();
+    serde_json::json!({
+        "debate": bb.debate(),
+        "protocol": if is_dialectic(bb) { "dialectic" } else { "structured" },
+        "topic": bb.topic(),
+        "status": bb.status(),
+        "started_at": bb.started_at(),
+        "personas": bb.personas(),
+        "aspects": bb.aspects(),
+        "ledger": bb.positions(),
+        "claims": bb.claims(),
+        "crux_cards": bb.crux_cards(),
+        "reflections": bb.reflections(),
+        "round_records": bb.rounds(),
+        "openings": messages(MessageKind::Opening),
+        "closings": messages(MessageKind::Closing),
+        "synthesis": messages(MessageKind::Synthesis).last(),
+        "solution": bb.solution(),
+        "warnings": bb.warnings(),
+        "repairs": bb.repairs(),
+        "usage": bb.usage(),
+        "totals": {
+            "calls": calls,
+            "input_tokens": input,
+            "output_tokens": output,
+            "cost_usd": micro as f64 / 1e6,
+        },
+        "empty_sections": empty,
+    })
 }
 
 /// Whether the debate ran the dialectic protocol (its agents have roles).
@@ -57,16 +210,24 @@ pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
     let mut s = if is_dialectic(bb) {
         dialectic::body(bb, options)
     } else {
-        structured_body(bb)
+        structured_body(bb, options)
+    };
+    let empty = empty_sections(bb, options);
+    let why = |section: &str| {
+        empty
+            .iter()
+            .find(|(k, _)| *k == section)
+            .map(|(_, v)| v.clone())
     };
     if !is_dialectic(bb) || !bb.analyzed_turns().is_empty() || !bb.claims().is_empty() {
-        ledger_and_claims(&mut s, bb);
+        ledger_and_claims(&mut s, bb, &why);
     }
     tail(&mut s, bb);
     s
 }
 
-fn structured_body(bb: &Blackboard) -> String {
+fn structured_body(bb: &Blackboard, options: ReportOptions) -> String {
+    let empty = empty_sections(bb, options);
     let mut s = String::new();
     let topic = bb.topic().map_or("(not started)", |t| t.question.as_str());
     let _ = writeln!(s, "# {topic}\n");
@@ -146,18 +307,37 @@ fn structured_body(bb: &Blackboard) -> String {
         ("Synthesis", MessageKind::Synthesis),
     ] {
         let msgs: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == kind).collect();
-        if !msgs.is_empty() {
-            let _ = writeln!(s, "## {title}\n");
-            for m in msgs {
-                quote_block(&mut s, bb, m);
-            }
+        let _ = writeln!(s, "## {title}\n");
+        for m in &msgs {
+            quote_block(&mut s, bb, m);
+        }
+        let key = if kind == MessageKind::Closing {
+            "closings"
+        } else {
+            "synthesis"
+        };
+        if let Some((_, why)) = empty.iter().find(|(k, _)| *k == key) {
+            let _ = writeln!(s, "_{}_\n", capitalized(why));
         }
     }
     s
 }
 
-fn ledger_and_claims(s: &mut String, bb: &Blackboard) {
-    s.push_str("## Position ledger\n\n| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
+/// `text` with its first letter in upper case.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+fn ledger_and_claims(s: &mut String, bb: &Blackboard, why: &dyn Fn(&str) -> Option<String>) {
+    s.push_str("## Position ledger\n\n");
+    if let Some(why) = why("ledger") {
+        let _ = writeln!(s, "_{}_\n", capitalized(&why));
+    }
+    s.push_str("| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
     for p in bb.debaters() {
         let Some(st) = bb.position(&p.id) else {
             continue;
@@ -206,6 +386,8 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard) {
     s.push_str("## Contested claims and crux cards\n\n");
     if bb.claims().is_empty() {
         s.push_str("No claim was contested strongly enough to open.\n\n");
+    } else if let Some(why) = why("crux_cards") {
+        let _ = writeln!(s, "_{}_\n", capitalized(&why));
     }
     for c in bb.claims() {
         let _ = writeln!(
@@ -253,6 +435,9 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard) {
         let _ = writeln!(s, "\nDiagnosis: {}\n", one_line(&card.diagnosis));
     }
 
+    if let Some(why) = why("reflections") {
+        let _ = writeln!(s, "## Reflections\n\n_{}_\n", capitalized(&why));
+    }
     if !bb.reflections().is_empty() {
         s.push_str("## Reflections\n\n");
         for r in bb.reflections() {
@@ -346,4 +531,81 @@ fn subject(step: &agon_core::StepId) -> String {
         .map(ToString::to_string)
         .or_else(|| step.scope())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use agon_core::{DebateEvent, Persona, PersonaRole, Topic};
+
+    fn started(judge: bool) -> Blackboard {
+        let mut personas = vec![
+            Persona::debater("ada", "Ada", "For.", "plain"),
+            Persona::debater("bo", "Bo", "Against.", "plain"),
+        ];
+        if judge {
+            personas.push(Persona {
+                role: PersonaRole::Judge,
+                ..Persona::debater("judge", "Judge", "Impartial.", "measured")
+            });
+        }
+        let mut bb = Blackboard::new();
+        bb.apply(&DebateEvent::DebateStarted {
+            debate: "d-1".into(),
+            topic: Topic::new("Should we tax sugar?"),
+            aspects: vec![],
+            personas,
+            time: chrono::DateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        bb
+    }
+
+    #[test]
+    fn empty_sections_say_why_and_the_report_shows_them() {
+        let bb = started(false);
+        let options = ReportOptions {
+            reflection_threshold: Some(15),
+            ..ReportOptions::default()
+        };
+        let why: std::collections::BTreeMap<_, _> =
+            empty_sections(&bb, options).into_iter().collect();
+        assert_eq!(
+            why["reflections"],
+            "no reflection: the trigger reached 0 of 15 (disagreements ×3, concessions ×4, shifts ×5; it fires above 15)"
+        );
+        assert_eq!(
+            why["synthesis"],
+            "no synthesis: synthesis is off for this debate"
+        );
+        assert_eq!(
+            why["closings"],
+            "no closing: not reached yet (the debate is running)"
+        );
+        assert_eq!(
+            why["crux_cards"],
+            "no crux card: no claim was contested strongly enough to open"
+        );
+        let md = markdown_with(&bb, options);
+        assert!(
+            md.contains("## Reflections\n\n_No reflection: the trigger reached 0 of 15"),
+            "{md}"
+        );
+        assert!(md.contains("## Synthesis\n\n_No synthesis"), "{md}");
+        let json = json(&bb, options);
+        assert_eq!(
+            json["empty_sections"]["synthesis"],
+            why["synthesis"].as_str()
+        );
+        assert_eq!(json["protocol"], "structured");
+        // With a judge, a missing synthesis is one not reached yet.
+        let with_judge = empty_sections(&started(true), options);
+        assert!(
+            with_judge
+                .iter()
+                .any(|(k, v)| *k == "synthesis" && v.contains("not reached yet"))
+        );
+    }
 }

@@ -58,6 +58,7 @@ pub async fn postgres() -> Arc<dyn EventStore> {
 /// 3 personas × 2 aspects × 2 minirounds, small rooms.
 pub fn small_config() -> DebateConfig {
     let mut c = DebateConfig::default();
+    c.personas = agon_orchestrator::config::default_personas();
     c.aspects = vec![
         AspectConfig {
             label: "Cost".into(),

@@ -38,6 +38,7 @@ pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) 
         start: Start {
             topic: Topic::new("Ban cars from city centres?"),
             personas,
+            cast: None,
             aspects: AspectSource::Configured(
                 (1..=aspects)
                     .map(|i| DebateAspect::new(format!("aspect-{i}"), format!("Aspect {i}"), "d"))
@@ -299,7 +300,7 @@ impl Sim {
     pub fn execute(&mut self, step: Step) {
         match step {
             Step::Start(start) => {
-                let event = start_event(&"d-test".into(), &start, None, T0);
+                let event = start_event(&"d-test".into(), &start, None, None, T0);
                 self.apply(vec![event]);
             }
             Step::Speak(speak) => self.speak(&speak),
