@@ -61,6 +61,9 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> Vec<(&'static 
             "no reflection: the reflection step failed (see Warnings)".to_owned()
         } else {
             match options.reflection_threshold {
+                Some(t) if weight > t => format!(
+                    "no reflection: the trigger reached {weight} of {t} only after the last aspect closed (it is checked when an aspect closes)"
+                ),
                 Some(t) => format!(
                     "no reflection: the trigger reached {weight} of {t} (disagreements ×3, concessions ×4, shifts ×5; it fires above {t})"
                 ),
