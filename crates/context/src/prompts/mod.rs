@@ -146,6 +146,16 @@ pub fn judge_system(bb: &Blackboard, max_words: u32) -> String {
     )
 }
 
+/// The reminder added to a turn's prompt when its first answer had
+/// nothing of `name`'s own left after cleaning (it spoke as someone else,
+/// or only named someone).
+pub fn speak_only_as(name: &str) -> String {
+    format!(
+        "(Speak as {name} only, in your own words, in full sentences: \
+         no one else's lines and no name labels.)"
+    )
+}
+
 /// The instruction after the assembled context, for one utterance.
 pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
     let aspect_label = |id: &AspectId| {

@@ -191,25 +191,31 @@ pub(crate) fn clean(
     if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
         return None;
     }
+    let mut reject = |text: &str, reason: &str| {
+        notes.push(format!(
+            "{field}: rejected {:?} ({reason})",
+            truncate_chars(text, 60)
+        ));
+        None
+    };
+    if let Some(reason) = junk_reason(trimmed) {
+        return reject(trimmed, reason);
+    }
     // Debris is cut from text that keeps a few words; a word or two left
     // between debris was a fragment ("{{<#Theo,}},").
-    let debris = Some(strip_debris(trimmed))
-        .filter(|d| d.split_whitespace().count() >= 3 && junk_reason(trimmed).is_none());
-    let debris = debris.unwrap_or(trimmed);
-    if debris != trimmed && junk_reason(debris).is_none() {
+    let stripped = strip_debris(trimmed);
+    let trimmed = if stripped != trimmed && stripped.split_whitespace().count() >= 3 {
+        if let Some(reason) = junk_reason(stripped) {
+            return reject(stripped, reason);
+        }
         notes.push(format!(
             "{field}: cut JSON debris from {:?}",
             truncate_chars(trimmed, 60)
         ));
-    }
-    let trimmed = debris;
-    if let Some(reason) = junk_reason(trimmed) {
-        notes.push(format!(
-            "{field}: rejected {:?} ({reason})",
-            truncate_chars(trimmed, 60)
-        ));
-        return None;
-    }
+        stripped
+    } else {
+        trimmed
+    };
     let count = trimmed.chars().count();
     if count <= max {
         return Some(trimmed.to_owned());

@@ -9,7 +9,7 @@ mod dialectic;
 
 use std::fmt::Write as _;
 
-use agon_core::{Blackboard, DialogueMessage, MessageKind};
+use agon_core::{Blackboard, DialogueMessage, MessageKind, ReflectionTrigger};
 
 /// How much the report shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -21,106 +21,125 @@ pub struct ReportOptions {
     pub reflection_threshold: Option<u32>,
 }
 
-/// Why a section the structured report always shows is empty, by section
-/// (`reflections`, `crux_cards`, `closings`, `synthesis`, `ledger`); a
-/// section with content has no entry.
-pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
+/// Why sections of the report are empty: each field holds the reason
+/// for its section, `None` when the section has content (or, for the
+/// structured-only sections, in a dialectic debate).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmptySections {
+    /// The position ledger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
+    /// Reflections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflections: Option<String>,
+    /// Crux cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crux_cards: Option<String>,
+    /// Closing statements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closings: Option<String>,
+    /// The judge's synthesis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis: Option<String>,
+}
+
+/// The weights of the reflection trigger, as the report explains them.
+fn trigger_weights() -> String {
+    use agon_core::EpistemicWeights as W;
+    format!(
+        "disagreements ×{}, concessions ×{}, shifts ×{}",
+        W::DISAGREEMENT,
+        W::CONCESSION,
+        W::SHIFT
+    )
+}
+
+/// Why the sections of `bb`'s report that have nothing to show are empty.
+pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections {
     let failed = |name: &str| {
         bb.warnings()
             .iter()
             .filter(|w| w.step.name() == name)
             .count()
     };
-    let finished = bb.status() == agon_core::DebateStatus::Finished;
     let not_reached =
         || format!("not reached yet (the debate is {:?})", bb.status()).to_lowercase();
+    let mut out = EmptySections::default();
     if bb
         .positions()
         .values()
         .all(|p| p.overall_stance.is_empty() && p.aspects.is_empty() && p.concessions.is_empty())
     {
         let analyses = failed("turn_analysis") + failed("position_extraction");
-        out.push((
-            "ledger",
-            if analyses > 0 {
-                format!("no position recorded: {analyses} analysis step(s) failed (see Warnings)")
-            } else if bb.analyzed_turns().is_empty() {
-                "no position recorded: no message was analysed".to_owned()
-            } else {
-                "no position recorded: the analyses found no stance to record".to_owned()
-            },
-        ));
+        out.ledger = Some(if analyses > 0 {
+            format!("no position recorded: {analyses} analysis step(s) failed (see Warnings)")
+        } else if bb.analyzed_turns().is_empty() {
+            "no position recorded: no message was analysed".to_owned()
+        } else {
+            "no position recorded: the analyses found no stance to record".to_owned()
+        });
     }
     if is_dialectic(bb) {
         return out;
     }
     if bb.reflections().is_empty() {
         let weight = bb.weight_since_reflection();
-        let why = if failed("reflection") > 0 {
+        let trigger = options.reflection_threshold.map(ReflectionTrigger::new);
+        out.reflections = Some(if failed("reflection") > 0 {
             "no reflection: the reflection step failed (see Warnings)".to_owned()
         } else {
-            match options.reflection_threshold {
-                Some(t) if weight > t => format!(
-                    "no reflection: the trigger reached {weight} of {t} only after the last aspect closed (it is checked when an aspect closes)"
+            match trigger {
+                Some(t) if t.fires_at(weight) => format!(
+                    "no reflection: the trigger reached {weight} of {} only after the last aspect closed (it is checked when an aspect closes)",
+                    t.threshold
                 ),
                 Some(t) => format!(
-                    "no reflection: the trigger reached {weight} of {t} (disagreements ×3, concessions ×4, shifts ×5; it fires above {t})"
+                    "no reflection: the trigger reached {weight} of {0} ({1}; it fires above {0})",
+                    t.threshold,
+                    trigger_weights()
                 ),
                 None => format!(
-                    "no reflection: the trigger reached {weight} (disagreements ×3, concessions ×4, shifts ×5), not above its threshold"
+                    "no reflection: the trigger reached {weight} ({}), not above its threshold",
+                    trigger_weights()
                 ),
             }
-        };
-        out.push(("reflections", why));
+        });
     }
     if bb.crux_cards().is_empty() {
-        out.push((
-            "crux_cards",
-            if bb.claims().is_empty() {
-                "no crux card: no claim was contested strongly enough to open".to_owned()
-            } else if failed("crux_card") > 0 {
-                format!(
-                    "no crux card: {} card step(s) failed (see Warnings)",
-                    failed("crux_card")
-                )
-            } else if finished {
-                "no crux card: no crux room reached its card".to_owned()
-            } else {
-                format!("no crux card yet: {}", not_reached())
-            },
-        ));
+        out.crux_cards = Some(if bb.claims().is_empty() {
+            "no crux card: no claim was contested strongly enough to open".to_owned()
+        } else if failed("crux_card") > 0 {
+            format!(
+                "no crux card: {} card step(s) failed (see Warnings)",
+                failed("crux_card")
+            )
+        } else if bb.status() == agon_core::DebateStatus::Finished {
+            "no crux card: no crux room reached its card".to_owned()
+        } else {
+            format!("no crux card yet: {}", not_reached())
+        });
     }
-    let skipped = |prefix: &str| bb.skipped_turns(prefix);
     let has = |kind: MessageKind| bb.messages().iter().any(|m| m.kind == kind);
     if !has(MessageKind::Closing) {
-        out.push((
-            "closings",
-            if skipped("closing/") > 0 {
-                format!(
-                    "no closing: {} closing turn(s) were skipped (see Warnings)",
-                    skipped("closing/")
-                )
-            } else {
-                format!("no closing: {}", not_reached())
-            },
-        ));
+        let skipped = bb.skipped_turns("closing/");
+        out.closings = Some(if skipped > 0 {
+            format!("no closing: {skipped} closing turn(s) were skipped (see Warnings)")
+        } else {
+            format!("no closing: {}", not_reached())
+        });
     }
     if !has(MessageKind::Synthesis) {
-        out.push((
-            "synthesis",
-            if !bb
-                .personas()
-                .iter()
-                .any(|p| p.role == agon_core::PersonaRole::Judge)
-            {
-                "no synthesis: synthesis is off for this debate".to_owned()
-            } else if skipped("synthesis") > 0 {
-                "no synthesis: the judge's turn was skipped (see Warnings)".to_owned()
-            } else {
-                format!("no synthesis: {}", not_reached())
-            },
-        ));
+        let judged = bb
+            .personas()
+            .iter()
+            .any(|p| p.role == agon_core::PersonaRole::Judge);
+        out.synthesis = Some(if !judged {
+            "no synthesis: synthesis is off for this debate".to_owned()
+        } else if bb.skipped_turns("synthesis") > 0 {
+            "no synthesis: the judge's turn was skipped (see Warnings)".to_owned()
+        } else {
+            format!("no synthesis: {}", not_reached())
+        });
     }
     out
 }
@@ -133,17 +152,7 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
     let messages = |kind: MessageKind| -> Vec<&DialogueMessage> {
         bb.messages().iter().filter(|m| m.kind == kind).collect()
     };
-    let (mut calls, mut input, mut output, mut micro) = (0u64, 0u64, 0u64, 0u64);
-    for u in bb.usage().values().flat_map(|m| m.values()) {
-        calls += u.calls;
-        input += u.input_tokens;
-        output += u.output_tokens;
-        micro += u.cost_micro_usd;
-    }
-    let empty: serde_json::Map<String, serde_json::Value> = empty_sections(bb, options)
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.into()))
-        .collect();
+    let total = bb.usage_total();
     serde_json::json!({
         "debate": bb.debate(),
         "protocol": if is_dialectic(bb) { "dialectic" } else { "structured" },
@@ -165,12 +174,13 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "repairs": bb.repairs(),
         "usage": bb.usage(),
         "totals": {
-            "calls": calls,
-            "input_tokens": input,
-            "output_tokens": output,
-            "cost_usd": micro as f64 / 1e6,
+            "calls": total.calls,
+            "input_tokens": total.input_tokens,
+            "output_tokens": total.output_tokens,
+            "cost_usd": total.cost_micro_usd as f64 / 1e6,
+            "unpriced": total.unpriced,
         },
-        "empty_sections": empty,
+        "empty_sections": empty_sections(bb, options),
     })
 }
 
@@ -210,27 +220,20 @@ pub fn markdown(bb: &Blackboard) -> String {
 /// (start → end stance, concessions, shifts), claims and crux cards,
 /// reflections, warnings, repairs, usage and cost.
 pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
+    let empty = empty_sections(bb, options);
     let mut s = if is_dialectic(bb) {
         dialectic::body(bb, options)
     } else {
-        structured_body(bb, options)
-    };
-    let empty = empty_sections(bb, options);
-    let why = |section: &str| {
-        empty
-            .iter()
-            .find(|(k, _)| *k == section)
-            .map(|(_, v)| v.clone())
+        structured_body(bb, &empty)
     };
     if !is_dialectic(bb) || !bb.analyzed_turns().is_empty() || !bb.claims().is_empty() {
-        ledger_and_claims(&mut s, bb, &why);
+        ledger_and_claims(&mut s, bb, &empty);
     }
     tail(&mut s, bb);
     s
 }
 
-fn structured_body(bb: &Blackboard, options: ReportOptions) -> String {
-    let empty = empty_sections(bb, options);
+fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
     let mut s = String::new();
     let topic = bb.topic().map_or("(not started)", |t| t.question.as_str());
     let _ = writeln!(s, "# {topic}\n");
@@ -305,21 +308,16 @@ fn structured_body(bb: &Blackboard, options: ReportOptions) -> String {
         }
     }
 
-    for (title, kind) in [
-        ("Closings", MessageKind::Closing),
-        ("Synthesis", MessageKind::Synthesis),
+    for (title, kind, why) in [
+        ("Closings", MessageKind::Closing, &empty.closings),
+        ("Synthesis", MessageKind::Synthesis, &empty.synthesis),
     ] {
         let msgs: Vec<&DialogueMessage> = bb.messages().iter().filter(|m| m.kind == kind).collect();
         let _ = writeln!(s, "## {title}\n");
         for m in &msgs {
             quote_block(&mut s, bb, m);
         }
-        let key = if kind == MessageKind::Closing {
-            "closings"
-        } else {
-            "synthesis"
-        };
-        if let Some((_, why)) = empty.iter().find(|(k, _)| *k == key) {
+        if let Some(why) = why {
             let _ = writeln!(s, "_{}_\n", capitalized(why));
         }
     }
@@ -335,10 +333,10 @@ fn capitalized(text: &str) -> String {
         .unwrap_or_default()
 }
 
-fn ledger_and_claims(s: &mut String, bb: &Blackboard, why: &dyn Fn(&str) -> Option<String>) {
+fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
     s.push_str("## Position ledger\n\n");
-    if let Some(why) = why("ledger") {
-        let _ = writeln!(s, "_{}_\n", capitalized(&why));
+    if let Some(why) = &empty.ledger {
+        let _ = writeln!(s, "_{}_\n", capitalized(why));
     }
     s.push_str("| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
     for p in bb.debaters() {
@@ -389,8 +387,8 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, why: &dyn Fn(&str) -> Opti
     s.push_str("## Contested claims and crux cards\n\n");
     if bb.claims().is_empty() {
         s.push_str("No claim was contested strongly enough to open.\n\n");
-    } else if let Some(why) = why("crux_cards") {
-        let _ = writeln!(s, "_{}_\n", capitalized(&why));
+    } else if let Some(why) = &empty.crux_cards {
+        let _ = writeln!(s, "_{}_\n", capitalized(why));
     }
     for c in bb.claims() {
         let _ = writeln!(
@@ -438,8 +436,8 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, why: &dyn Fn(&str) -> Opti
         let _ = writeln!(s, "\nDiagnosis: {}\n", one_line(&card.diagnosis));
     }
 
-    if let Some(why) = why("reflections") {
-        let _ = writeln!(s, "## Reflections\n\n_{}_\n", capitalized(&why));
+    if let Some(why) = &empty.reflections {
+        let _ = writeln!(s, "## Reflections\n\n_{}_\n", capitalized(why));
     }
     if !bb.reflections().is_empty() {
         s.push_str("## Reflections\n\n");
@@ -496,14 +494,8 @@ fn tail(s: &mut String, bb: &Blackboard) {
     }
 
     s.push_str("## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cost |\n|---|---|---|---|---|---|\n");
-    let (mut calls, mut input, mut output, mut micro, mut unpriced) = (0, 0, 0, 0, false);
     for (role, models) in bb.usage() {
         for (model, u) in models {
-            calls += u.calls;
-            input += u.input_tokens;
-            output += u.output_tokens;
-            micro += u.cost_micro_usd;
-            unpriced |= u.unpriced;
             let cost = if u.unpriced && u.cost_micro_usd == 0 {
                 "unpriced".to_owned()
             } else {
@@ -516,11 +508,15 @@ fn tail(s: &mut String, bb: &Blackboard) {
             );
         }
     }
+    let total = bb.usage_total();
     let _ = writeln!(
         s,
-        "| **total** | | {calls} | {input} | {output} | ${:.4}{} |",
-        micro as f64 / 1e6,
-        if unpriced {
+        "| **total** | | {} | {} | {} | ${:.4}{} |",
+        total.calls,
+        total.input_tokens,
+        total.output_tokens,
+        total.cost_micro_usd as f64 / 1e6,
+        if total.unpriced {
             " + unpriced (local) calls"
         } else {
             ""
@@ -573,22 +569,21 @@ mod tests {
             reflection_threshold: Some(15),
             ..ReportOptions::default()
         };
-        let why: std::collections::BTreeMap<_, _> =
-            empty_sections(&bb, options).into_iter().collect();
+        let why = empty_sections(&bb, options);
         assert_eq!(
-            why["reflections"],
+            why.reflections.as_deref().unwrap(),
             "no reflection: the trigger reached 0 of 15 (disagreements ×3, concessions ×4, shifts ×5; it fires above 15)"
         );
         assert_eq!(
-            why["synthesis"],
+            why.synthesis.as_deref().unwrap(),
             "no synthesis: synthesis is off for this debate"
         );
         assert_eq!(
-            why["closings"],
+            why.closings.as_deref().unwrap(),
             "no closing: not reached yet (the debate is running)"
         );
         assert_eq!(
-            why["crux_cards"],
+            why.crux_cards.as_deref().unwrap(),
             "no crux card: no claim was contested strongly enough to open"
         );
         let md = markdown_with(&bb, options);
@@ -600,15 +595,11 @@ mod tests {
         let json = json(&bb, options);
         assert_eq!(
             json["empty_sections"]["synthesis"],
-            why["synthesis"].as_str()
+            why.synthesis.as_deref().unwrap()
         );
         assert_eq!(json["protocol"], "structured");
         // With a judge, a missing synthesis is one not reached yet.
         let with_judge = empty_sections(&started(true), options);
-        assert!(
-            with_judge
-                .iter()
-                .any(|(k, v)| *k == "synthesis" && v.contains("not reached yet"))
-        );
+        assert!(with_judge.synthesis.unwrap().contains("not reached yet"));
     }
 }
