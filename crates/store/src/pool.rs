@@ -65,19 +65,21 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(busy_timeout)
         .foreign_keys(true);
+    // The first connection (which switches a new file to WAL, a change
+    // that can fail at once with "database is locked" while another process
+    // uses the file) and the migrations run under the cross-process lock.
+    let lock = sqlite_migration_lock(&normalized).await?;
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await
         .map_err(unavailable(&shown))?;
-    {
-        let _lock = sqlite_migration_lock(&normalized).await?;
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&pool)
-            .await
-            .map_err(migration_failed(&shown))?;
-    }
+    sqlx::migrate!("./migrations/sqlite")
+        .run(&pool)
+        .await
+        .map_err(migration_failed(&shown))?;
+    drop(lock);
     pools.insert(key, SharedPool::Sqlite(pool.clone()));
     Ok(pool)
 }
@@ -154,8 +156,9 @@ pub struct MigrationLock {
     _file: Option<std::fs::File>,
 }
 
-/// Takes the lock that serializes migrations of the SQLite database at
-/// `url` across processes: an exclusive advisory lock (`flock`) on the
+/// Takes the lock that serializes opening (the first connection, which
+/// sets WAL mode) and migrating the SQLite database at `url` across
+/// processes: an exclusive advisory lock (`flock`) on the
 /// file `PATH-migrate.lock` beside it, waited for as long as it takes.
 /// SQLite's own locks cannot do this (sqlx applies each migration in a
 /// transaction of its own, so two processes opening a new file at once
