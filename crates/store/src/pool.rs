@@ -177,24 +177,30 @@ pub async fn sqlite_migration_lock(url: &str) -> Result<MigrationLock, StoreErro
     let mut lock_name = filename.as_os_str().to_owned();
     lock_name.push("-migrate.lock");
     let path = std::path::PathBuf::from(lock_name);
-    let locked = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
+    let shown_path = path.display().to_string();
+    let locked = tokio::task::spawn_blocking(move || {
+        // The file cannot be made where the database would be: the
+        // database cannot be opened either.
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)?;
-        file.lock()?;
-        Ok(file)
+            .open(&path)
+            .map_err(|e| StoreError::Unavailable {
+                url: shown.clone(),
+                message: format!("cannot create {shown_path}: {e}"),
+            })?;
+        file.lock().map_err(|e| StoreError::Migration {
+            url: shown.clone(),
+            message: format!("cannot lock {shown_path}: {e}"),
+        })?;
+        Ok::<_, StoreError>(file)
     })
     .await
     .map_err(|e| StoreError::Migration {
-        url: shown.clone(),
+        url: redact_url(url),
         message: format!("waiting for the migration lock: {e}"),
-    })?
-    .map_err(|e| StoreError::Migration {
-        url: shown.clone(),
-        message: format!("cannot take the migration lock beside the database: {e}"),
-    })?;
+    })??;
     Ok(MigrationLock {
         _file: Some(locked),
     })
