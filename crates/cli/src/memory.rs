@@ -113,21 +113,31 @@ pub(crate) async fn recall(
     }
     if !result.memories.is_empty() {
         println!(
-            "{:>6} {:>7} {:>9} {:>10}  {:<10} {:<26} memory",
-            "score", "recency", "relevance", "importance", "kind", "debate · round"
+            "{:>6} {:>7} {:>9} {:>10} {:>7}  {:<10} {:<26} memory",
+            "score", "recency", "relevance", "importance", "speaker", "kind", "debate · round"
         );
     }
     for m in &result.memories {
         println!(
-            "{:>6.3} {:>7.3} {:>9.3} {:>10.3}  {:<10} {:<26} {}",
+            "{:>6.3} {:>7.3} {:>9.3} {:>10.3} {:>7.0}  {:<10} {:<26} {}",
             m.score,
             m.recency,
             m.relevance,
             m.importance,
+            m.speaker,
             m.memory.kind.as_str(),
             format!("{} · {}", m.memory.debate, m.memory.round),
             m.memory.content.replace('\n', " ")
         );
+        for c in &m.context {
+            println!(
+                "{:>45}  {:<10} {:<26} {}",
+                "(context)",
+                c.kind.as_str(),
+                format!("{} · {}", c.debate, c.round),
+                c.content.replace('\n', " ")
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

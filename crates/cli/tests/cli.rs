@@ -470,20 +470,28 @@ async fn debates_remember_and_recall_prints_score_components() {
     let out = stdout(&recall);
     let lines: Vec<&str> = out.lines().collect();
     assert!(
-        lines[0]
-            .split_whitespace()
-            .take(4)
-            .eq(["score", "recency", "relevance", "importance"]),
+        lines[0].split_whitespace().take(5).eq([
+            "score",
+            "recency",
+            "relevance",
+            "importance",
+            "speaker"
+        ]),
         "{out}"
     );
-    assert!((2..=4).contains(&lines.len()), "{out}");
-    for row in &lines[1..] {
+    // Hits, each followed by the memories around it, marked `(context)`.
+    let hits: Vec<&&str> = lines[1..]
+        .iter()
+        .filter(|l| !l.trim_start().starts_with("(context)"))
+        .collect();
+    assert!((1..=3).contains(&hits.len()), "{out}");
+    for row in hits {
         let numbers: Vec<f64> = row
             .split_whitespace()
-            .take(4)
+            .take(5)
             .map(|v| v.parse().unwrap())
             .collect();
-        let expected = 0.5 * numbers[1] + 3.0 * numbers[2] + 2.0 * numbers[3];
+        let expected = 0.5 * numbers[1] + 3.0 * numbers[2] + 2.0 * numbers[3] + 0.25 * numbers[4];
         assert!((numbers[0] - expected).abs() < 0.01, "{row}");
     }
 

@@ -6,7 +6,9 @@ use agon_core::{Blackboard, PersonaId};
 use crate::phase::Phase;
 
 /// The recall query of a turn: what is discussed plus the message being
-/// answered (the latest message of someone else in the turn's scope).
+/// answered (the latest message of someone else in the turn's scope),
+/// with its speaker's name (`NAME: MESSAGE`), so memories that mention that
+/// persona match.
 pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
     let (subject, scope): (String, Vec<usize>) = match phase {
         Phase::Opening => return None,
@@ -36,8 +38,47 @@ pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Opti
         .rev()
         .map(|&i| &bb.messages()[i])
         .find(|m| &m.persona != persona)
-        .map(|m| m.content.clone())
+        .map(|m| {
+            let speaker = bb
+                .persona(&m.persona)
+                .map_or(m.persona.as_str(), |p| p.name.as_str());
+            format!("{speaker}: {}", m.content)
+        })
         .unwrap_or_default();
     let query = format!("{subject}\n{answered}");
     (!query.trim().is_empty()).then_some(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agon_core::AspectId;
+
+    #[test]
+    fn the_query_names_the_speaker_of_the_message_answered() {
+        let mut bb = Blackboard::new();
+        for event in agon_core::synthetic::debate(3, 4) {
+            bb.apply(&event).unwrap();
+        }
+        let me = PersonaId::new("p0");
+        let phase = Phase::Take {
+            aspect: AspectId::new("horizon"),
+            miniround: 1,
+        };
+        let query = recall_query(&bb, &me, &phase).unwrap();
+        let answered = bb
+            .message_indices_for_aspect(&AspectId::new("horizon"))
+            .iter()
+            .rev()
+            .map(|&i| &bb.messages()[i])
+            .find(|m| m.persona != me)
+            .unwrap();
+        let name = &bb.persona(&answered.persona).unwrap().name;
+        assert!(query.starts_with("HORIZON: "), "{query}");
+        assert!(
+            query.ends_with(&format!("\n{name}: {}", answered.content)),
+            "{query}"
+        );
+        assert_eq!(recall_query(&bb, &me, &Phase::Opening), None);
+    }
 }

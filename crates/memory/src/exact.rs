@@ -279,6 +279,56 @@ impl ExactIndex {
         (0..self.len()).filter(|&s| self.accepts(&c, s)).count()
     }
 
+    /// The personas with memories passing `filter`, sorted.
+    pub fn personas_matching(&self, filter: &MemoryFilter) -> Vec<String> {
+        let Some(c) = self.compile(filter) else {
+            return Vec::new();
+        };
+        let mut codes: Vec<u32> = (0..self.len())
+            .filter(|&s| self.accepts(&c, s))
+            .map(|s| self.persona[s])
+            .collect();
+        codes.sort_unstable();
+        codes.dedup();
+        let mut names: Vec<String> = self
+            .persona_codes
+            .iter()
+            .filter(|(_, code)| codes.binary_search(code).is_ok())
+            .map(|(name, _)| name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Up to `n` memories on each side of `slot` in its debate that pass
+    /// `filter`, by (time, id), oldest first, `slot` left out.
+    pub fn neighbours(&self, slot: u32, filter: &MemoryFilter, n: usize) -> Vec<u32> {
+        let Some(c) = self.compile(filter) else {
+            return Vec::new();
+        };
+        if n == 0 || slot as usize >= self.len() {
+            return Vec::new();
+        }
+        let debate = self.debate[slot as usize];
+        let key = |s: u32| (self.metas[s as usize].created, &self.metas[s as usize].id);
+        let mut same: Vec<u32> = (0..self.len() as u32)
+            .filter(|&s| {
+                s == slot || (self.debate[s as usize] == debate && self.accepts(&c, s as usize))
+            })
+            .collect();
+        same.sort_by(|&a, &b| key(a).cmp(&key(b)));
+        let Some(at) = same.iter().position(|&s| s == slot) else {
+            return Vec::new();
+        };
+        let from = at.saturating_sub(n);
+        let to = (at + n + 1).min(same.len());
+        same[from..to]
+            .iter()
+            .copied()
+            .filter(|&s| s != slot)
+            .collect()
+    }
+
     /// Whether `kind` is one of the codes.
     pub fn kind_of(&self, slot: u32) -> MemoryKind {
         self.metas[slot as usize].kind

@@ -70,6 +70,20 @@ pub trait MemoryIndex: Send + Sync {
     /// Number of memories passing `filter`.
     async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError>;
 
+    /// The personas with memories passing `filter`, sorted (recall takes
+    /// their names out of a query: [`crate::names`]).
+    async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError>;
+
+    /// Up to `n` memories on each side of memory `id` in its debate, among
+    /// those passing `filter`, ordered by time (then id), oldest first; `id`
+    /// itself is left out. An unknown id has no neighbours.
+    async fn neighbours(
+        &self,
+        id: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError>;
+
     /// Topic and start of the given debates (unknown ones skipped), for the
     /// labels of cross-debate recall. The database backends read the event
     /// store's `debates` table (the memory lives in the store's database).

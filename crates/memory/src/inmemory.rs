@@ -158,6 +158,34 @@ impl MemoryIndex for InMemoryIndex {
         Ok(state.index.as_ref().map_or(0, |i| i.count(filter)))
     }
 
+    async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {
+        let state = self.state.read().await;
+        Ok(state
+            .index
+            .as_ref()
+            .map_or_else(Vec::new, |i| i.personas_matching(filter)))
+    }
+
+    async fn neighbours(
+        &self,
+        id: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        let state = self.state.read().await;
+        let Some(index) = state.index.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let Some(slot) = index.slot(id) else {
+            return Ok(Vec::new());
+        };
+        Ok(index
+            .neighbours(slot, filter, n)
+            .into_iter()
+            .map(|s| index.meta(s).clone())
+            .collect())
+    }
+
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
         let state = self.state.read().await;
         Ok(ids

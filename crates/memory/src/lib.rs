@@ -6,10 +6,13 @@
 //! - **Indexes** ([`MemoryIndex`]): PostgreSQL + pgvector with HNSW
 //!   ([`PgMemory`]); the embedded SQLite store with exact search in process
 //!   ([`SqliteMemory`] over [`ExactIndex`]); and [`InMemoryIndex`].
-//! - **Retrieval** ([`Memory::recall`]): BM25 and dense cosine rankings fused
-//!   by reciprocal rank into N candidates, scored
-//!   `0.5·recency + 3.0·relevance + 2.0·importance` (min-max normalized,
-//!   newest memory highest), top K returned ([`score`]).
+//! - **Retrieval** ([`Memory::recall`]): persona names taken out of the
+//!   query ([`names`]), BM25 and dense cosine rankings fused by reciprocal
+//!   rank into N candidates, scored
+//!   `0.5·recency + 3.0·relevance + 2.0·importance + 0.25·speaker`
+//!   (relevance = `0.7·cos + 0.3·bm25`, min-max normalized; recency halves
+//!   every week), top K returned ([`score`]), each with its neighbouring
+//!   memories as context.
 //! - **Harness** (module `locomo`, feature `locomo`): evidence recall on LoCoMo-format data.
 //!
 //! ```no_run
@@ -36,6 +39,7 @@ mod inmemory;
 #[cfg(feature = "locomo")]
 pub mod locomo;
 mod memory;
+pub mod names;
 mod open;
 mod postgres;
 mod record;
@@ -61,7 +65,8 @@ pub use record::{
     normalize,
 };
 pub use score::{
-    MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, min_max, recency_by_age_rank,
+    MAX_NEIGHBOURS, MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, min_max,
+    recency_by_time,
 };
 pub use sqlite::SqliteMemory;
 pub use text::Analyzer;

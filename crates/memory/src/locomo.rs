@@ -8,7 +8,7 @@
 //! of every method, and evidence recall is measured at 5 and 10 results and
 //! within 1,000 tokens of retrieved text.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +24,7 @@ use crate::error::MemoryError;
 use crate::index::MemoryIndex;
 use crate::inmemory::InMemoryIndex;
 use crate::memory::Memory;
+use crate::names::NamedQuery;
 use crate::record::{MemoryFilter, MemoryKind, MemoryRecord};
 use crate::score::RetrievalConfig;
 
@@ -36,6 +37,28 @@ pub struct Turn {
     pub dia_id: String,
     /// What is said.
     pub text: String,
+    /// The caption of a photo shared with the turn (LoCoMo's
+    /// `blip_caption`), part of what the turn says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blip_caption: Option<String>,
+}
+
+impl Turn {
+    /// What the turn says: its text, and the caption of a shared photo in
+    /// brackets.
+    pub fn content(&self) -> String {
+        match self.blip_caption.as_deref().map(str::trim) {
+            Some(caption) if !caption.is_empty() => {
+                format!("{} [shared a photo: {caption}]", self.text)
+            }
+            _ => self.text.clone(),
+        }
+    }
+
+    /// The turn as a labelled document: `SPEAKER: CONTENT`.
+    pub fn memory_text(&self) -> String {
+        format!("{}: {}", self.speaker, self.content())
+    }
 }
 
 /// One question about a conversation.
@@ -238,6 +261,9 @@ pub const METHODS: [&str; 4] = ["bm25", "dense", "fusion", "agon"];
 const DEPTH: usize = 50;
 /// Results asked of Agon's retrieval for recall@5 and @10 (its own N).
 const TOP: usize = 10;
+/// BM25's share of relevance in the fusion baseline (Agon's default before
+/// the retrieval work of docs/benchmarks.md).
+const BASELINE_LEXICAL_SHARE: f32 = 0.35;
 
 /// Evaluates BM25, dense cosine, plain reciprocal-rank fusion and Agon's
 /// scored retrieval (`retrieval`, as debates use it) on `samples`.
@@ -257,58 +283,36 @@ pub async fn evaluate(
         .collect();
     let (mut turns, mut asked, mut skipped) = (0, 0, 0);
     for sample in samples {
-        let index: Arc<dyn MemoryIndex> = Arc::new(InMemoryIndex::new());
-        let memory = Memory::open(Arc::clone(&index), Arc::clone(&embedder), retrieval).await?;
         let debate = DebateId::new(sample.id.clone());
-        let texts: Vec<String> = sample
+        // The baselines index each turn as a document `SPEAKER: TEXT`;
+        // Agon stores it as it stores a debate's memories: the text as
+        // content, the speaker as the memory's persona (a field).
+        let labelled: Vec<String> = sample.turns.iter().map(|(t, _)| t.memory_text()).collect();
+        let contents: Vec<String> = sample.turns.iter().map(|(t, _)| t.content()).collect();
+        let tokens: HashMap<String, usize> = sample
             .turns
             .iter()
-            .map(|(t, _)| format!("{}: {}", t.speaker, t.text))
+            .zip(&labelled)
+            .map(|((t, _), text)| (t.dia_id.clone(), counter.count(text)))
             .collect();
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(embedder.max_batch().max(1)) {
-            vectors.extend(
-                embedder
-                    .embed(batch, InputType::Document)
-                    .await
-                    .map_err(|source| MemoryError::Embedding {
-                        model: embedder.model_id().to_owned(),
-                        source,
-                    })?,
-            );
-        }
-        let mut tokens = std::collections::HashMap::new();
-        let records: Vec<MemoryRecord> = sample
-            .turns
-            .iter()
-            .zip(texts)
-            .zip(vectors)
-            .map(|(((turn, time), text), embedding)| {
-                tokens.insert(turn.dia_id.clone(), counter.count(&text));
-                MemoryRecord {
-                    id: turn.dia_id.clone(),
-                    debate: debate.clone(),
-                    persona: PersonaId::new(turn.speaker.clone()),
-                    content: text,
-                    kind: MemoryKind::Message,
-                    importance: 5,
-                    round: 0,
-                    created: *time,
-                    embedding,
-                }
-            })
-            .collect();
-        turns += records.len();
-        index.insert(records).await?;
+        let memory = indexed(sample, &debate, labelled, &embedder, retrieval).await?;
+        let index = Arc::clone(memory.index());
+        let agon = indexed(sample, &debate, contents, &embedder, retrieval).await?;
+        turns += sample.turns.len();
         let filter = MemoryFilter {
             debate: Some(debate.clone()),
             ..MemoryFilter::default()
         };
+        // Relevance-only fusion over the labelled documents, the query as
+        // asked (no names taken out): the fusion baseline.
         let fusion_only = RetrievalConfig {
             k: DEPTH,
             candidates: retrieval.candidates.max(DEPTH),
             recency_weight: 0.0,
             importance_weight: 0.0,
+            speaker_weight: 0.0,
+            lexical_share: BASELINE_LEXICAL_SHARE,
+            neighbours: 0,
             ..retrieval
         };
         for q in &sample.questions {
@@ -338,14 +342,19 @@ pub async fn evaluate(
                     }
                     "fusion" => {
                         let qv = query_vector(embedder.as_ref(), &q.question).await?;
+                        let asked = NamedQuery {
+                            dense: q.question.clone(),
+                            lexical: q.question.clone(),
+                            named: Vec::new(),
+                        };
                         memory
-                            .score(&q.question, &qv, &filter, &fusion_only)
+                            .score(&asked, &qv, &filter, &fusion_only)
                             .await?
                             .into_iter()
                             .map(|s| s.memory.id)
                             .collect()
                     }
-                    _ => memory
+                    _ => agon
                         .recall(&q.question, &filter, TOP)
                         .await?
                         .memories
@@ -354,14 +363,14 @@ pub async fn evaluate(
                         .collect(),
                 };
                 let elapsed = started.elapsed();
-                // The token budget needs a deeper list than the top 10.
+                // The token budget needs a deeper list than the top 10;
+                // Agon's comes with each hit's neighbours (`Recall::expanded`).
                 let deeper: Vec<String> = if method.name == "agon" {
-                    memory
-                        .recall(&q.question, &filter, DEPTH)
+                    agon.recall(&q.question, &filter, DEPTH)
                         .await?
-                        .memories
+                        .expanded()
                         .into_iter()
-                        .map(|s| s.memory.id)
+                        .map(|m| m.id.clone())
                         .collect()
                 } else {
                     ranked.clone()
@@ -402,6 +411,50 @@ pub async fn evaluate(
         token_budget,
         methods,
     })
+}
+
+/// A memory over an in-process index of `sample`'s turns with `texts` as
+/// their contents.
+async fn indexed(
+    sample: &Sample,
+    debate: &DebateId,
+    texts: Vec<String>,
+    embedder: &Arc<dyn Embedder>,
+    retrieval: RetrievalConfig,
+) -> Result<Memory, MemoryError> {
+    let index: Arc<dyn MemoryIndex> = Arc::new(InMemoryIndex::new());
+    let memory = Memory::open(Arc::clone(&index), Arc::clone(embedder), retrieval).await?;
+    let mut vectors = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(embedder.max_batch().max(1)) {
+        vectors.extend(
+            embedder
+                .embed(batch, InputType::Document)
+                .await
+                .map_err(|source| MemoryError::Embedding {
+                    model: embedder.model_id().to_owned(),
+                    source,
+                })?,
+        );
+    }
+    let records: Vec<MemoryRecord> = sample
+        .turns
+        .iter()
+        .zip(texts)
+        .zip(vectors)
+        .map(|(((turn, time), content), embedding)| MemoryRecord {
+            id: turn.dia_id.clone(),
+            debate: debate.clone(),
+            persona: PersonaId::new(turn.speaker.clone()),
+            content,
+            kind: MemoryKind::Message,
+            importance: 5,
+            round: 0,
+            created: *time,
+            embedding,
+        })
+        .collect();
+    index.insert(records).await?;
+    Ok(memory)
 }
 
 async fn query_vector(embedder: &dyn Embedder, question: &str) -> Result<Vec<f32>, MemoryError> {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::MemoryError;
 use crate::harvest::MemoryDraft;
 use crate::index::MemoryIndex;
+use crate::names::{NamedQuery, split_names};
 use crate::record::{EmbeddingSpace, MemoryFilter, MemoryRecord};
 use crate::score::{MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, score};
 
@@ -21,6 +22,25 @@ pub struct Recall {
     pub memories: Vec<ScoredMemory>,
     /// What a user should know about the result.
     pub notes: Vec<String>,
+}
+
+impl Recall {
+    /// The memories with their context, for a reader with a budget: each
+    /// hit, best first, followed by its neighbours not shown yet (so a
+    /// budget cut keeps the best hits and the turns around them), each
+    /// memory once.
+    pub fn expanded(&self) -> Vec<&crate::record::MemoryMeta> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for hit in &self.memories {
+            for m in std::iter::once(&hit.memory).chain(&hit.context) {
+                if seen.insert(m.id.as_str()) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Vector memory: a [`MemoryIndex`] bound to an [`Embedder`].
@@ -131,9 +151,12 @@ impl Memory {
         self.index.insert(records).await
     }
 
-    /// The best `k` memories for `query` under `filter`: BM25 and dense
-    /// rankings fused (reciprocal rank) into `config.candidates` candidates,
-    /// then scored by recency, relevance and importance.
+    /// The best `k` memories for `query` under `filter`: the names of the
+    /// personas under `filter` taken out of the query ([`split_names`]), BM25
+    /// and dense rankings fused (reciprocal rank) into `config.candidates`
+    /// candidates, then scored by recency, relevance, importance and
+    /// speaker; each with up to `config.neighbours` neighbouring memories on
+    /// each side as its context.
     ///
     /// Errors: an empty query and `k = 0` are [`MemoryError::Invalid`].
     /// Not errors (empty or shortened result with a note): a persona or
@@ -176,7 +199,11 @@ impl Memory {
                 notes,
             });
         }
-        let mut vectors = self.embed(&[query.to_owned()], InputType::Query).await?;
+        let personas = self.index.personas(filter).await?;
+        let named = split_names(query, &personas);
+        let mut vectors = self
+            .embed(std::slice::from_ref(&named.dense), InputType::Query)
+            .await?;
         let mut qv = vectors.pop().unwrap_or_default();
         crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
             what: format!("query embedding from {}", self.space.model),
@@ -187,21 +214,30 @@ impl Memory {
             candidates: self.config.candidates.max(k),
             ..self.config
         };
-        let memories = self.score(query, &qv, filter, &config).await?;
+        let mut memories = self.score(&named, &qv, filter, &config).await?;
+        if config.neighbours > 0 {
+            for m in &mut memories {
+                m.context = self
+                    .index
+                    .neighbours(&m.memory.id, filter, config.neighbours)
+                    .await?;
+            }
+        }
         Ok(Recall { memories, notes })
     }
 
-    /// Fusion and scoring for an already embedded query.
+    /// Fusion and scoring for a query already split by persona names
+    /// ([`split_names`]) and embedded (its `dense` text).
     pub async fn score(
         &self,
-        query: &str,
+        query: &NamedQuery,
         query_vector: &[f32],
         filter: &MemoryFilter,
         config: &RetrievalConfig,
     ) -> Result<Vec<ScoredMemory>, MemoryError> {
         let n = config.candidates;
         let dense = self.index.search(query_vector, filter, n).await?;
-        let lexical = self.index.lexical(query, filter, n).await?;
+        let lexical = self.index.lexical(&query.lexical, filter, n).await?;
         let dense_ids: Vec<String> = dense.iter().map(|c| c.memory.id.clone()).collect();
         let lexical_ids: Vec<String> = lexical.iter().map(|h| h.id.clone()).collect();
         let fused = fuse(&dense_ids, &lexical_ids, config.rrf_k, n);
@@ -225,6 +261,10 @@ impl Memory {
                 known.remove(id).map(|c| ScoringInput {
                     lexical: bm25.get(id.as_str()).copied().unwrap_or(0.0),
                     similarity: c.similarity,
+                    speaker: query
+                        .named
+                        .iter()
+                        .any(|p| p.as_str() == c.memory.persona.as_str()),
                     memory: c.memory,
                 })
             })

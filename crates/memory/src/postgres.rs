@@ -382,6 +382,49 @@ impl MemoryIndex for PgMemory {
         Ok(n as usize)
     }
 
+    async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {
+        let mut q = QueryBuilder::new("SELECT DISTINCT m.persona FROM memories m WHERE TRUE");
+        push_filter(&mut q, filter);
+        q.push(" ORDER BY m.persona");
+        q.build_query_scalar()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db())
+    }
+
+    async fn neighbours(
+        &self,
+        id: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut q = QueryBuilder::new(
+            "WITH hit AS (SELECT debate_id AS h_debate, created_at AS h_created, id AS h_id \
+             FROM memories WHERE id = ",
+        );
+        q.push_bind(id.to_owned());
+        for (side, cmp, order) in [("before", "<", "DESC"), ("after", ">", "ASC")] {
+            q.push(format_args!(
+                "), {side} AS (SELECT {COLUMNS} FROM memories m, hit h \
+                 WHERE m.debate_id = h.h_debate AND (m.created_at, m.id) {cmp} (h.h_created, h.h_id)"
+            ));
+            push_filter(&mut q, filter);
+            q.push(format_args!(
+                " ORDER BY m.created_at {order}, m.id {order} LIMIT "
+            ))
+            .push_bind(n as i64);
+        }
+        q.push(
+            ") SELECT * FROM (SELECT * FROM before UNION ALL SELECT * FROM after) x \
+             ORDER BY created_at, id",
+        );
+        let rows = q.build().fetch_all(&self.pool).await.map_err(self.db())?;
+        rows.iter().map(meta_of).collect()
+    }
+
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
         self.debate_infos(ids).await
     }

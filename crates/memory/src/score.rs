@@ -1,13 +1,21 @@
 //! Retrieval scoring, pure: reciprocal-rank fusion of the dense and lexical
 //! rankings picks the candidates; each candidate is then scored
-//! `w_rec·recency + w_rel·relevance + w_imp·importance` (Generative Agents'
-//! code weights 0.5 / 3.0 / 2.0), every component min-max normalized over the
-//! candidate set (0.5 when all candidates are equal).
+//! `w_rec·recency + w_rel·relevance + w_imp·importance + w_spk·speaker`
+//! (Generative Agents' code weights 0.5 / 3.0 / 2.0 for the first three).
 //!
-//! Recency decays by age rank: the NEWEST candidate has rank 0 and recency
-//! `decay^0 = 1`, the next `decay^1`, and so on. (The Generative Agents
-//! reference code sorts oldest-first and so gives the oldest memory the top
-//! recency; that inversion is deliberately not copied.)
+//! - **relevance** is score-aware fusion: `(1 − s)·cos + s·bm25`, each
+//!   min-max normalized over the candidates, `s` = [`RetrievalConfig::lexical_share`];
+//!   the query's persona names are taken out of both signals first
+//!   (see [`crate::names`]): a name is a field, not content;
+//! - **recency** decays with time: `0.5^(age / half-life)`, the age measured
+//!   from the newest candidate, so the newest candidate has recency 1 and a
+//!   memory one half-life older 0.5. It is not normalized over the
+//!   candidates: candidates of the same hour all get ≈ 1 and recency then
+//!   reorders nothing, however many there are. (An earlier version ranked by
+//!   list position, `0.99^rank`, which pushed old answers down even when all
+//!   candidates were days apart);
+//! - **importance** is the 1-10 score, min-max normalized (0.5 when all equal);
+//! - **speaker** is 1 when the memory's persona is named in the query.
 
 use std::collections::HashMap;
 
@@ -18,6 +26,9 @@ use crate::record::MemoryMeta;
 
 /// Largest `k` or candidate count accepted.
 pub const MAX_RESULTS: usize = 1_000;
+
+/// Largest number of neighbours on each side of a hit.
+pub const MAX_NEIGHBOURS: usize = 5;
 
 /// The knobs of retrieval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -33,13 +44,18 @@ pub struct RetrievalConfig {
     pub relevance_weight: f32,
     /// Weight of importance.
     pub importance_weight: f32,
-    /// Recency decay per age-rank step.
-    pub decay: f32,
+    /// Weight of a memory whose persona the query names.
+    pub speaker_weight: f32,
+    /// Hours after which recency halves.
+    pub recency_half_life_hours: f32,
     /// Share of BM25 in relevance (the rest is cosine similarity); 0 makes
     /// relevance plain cosine as in Generative Agents.
     pub lexical_share: f32,
     /// The `k` constant of reciprocal-rank fusion.
     pub rrf_k: f32,
+    /// Memories returned on each side of a hit as its context (the
+    /// neighbouring memories of the same debate that pass the filter).
+    pub neighbours: usize,
 }
 
 impl Default for RetrievalConfig {
@@ -50,9 +66,11 @@ impl Default for RetrievalConfig {
             recency_weight: 0.5,
             relevance_weight: 3.0,
             importance_weight: 2.0,
-            decay: 0.99,
-            lexical_share: 0.35,
+            speaker_weight: 0.25,
+            recency_half_life_hours: 168.0,
+            lexical_share: 0.3,
             rrf_k: 60.0,
+            neighbours: 1,
         }
     }
 }
@@ -82,13 +100,17 @@ impl RetrievalConfig {
             ("recency_weight", self.recency_weight),
             ("relevance_weight", self.relevance_weight),
             ("importance_weight", self.importance_weight),
+            ("speaker_weight", self.speaker_weight),
         ] {
             if !w.is_finite() || w < 0.0 {
                 return Err(bad(field, format!("{w} must be a finite number ≥ 0")));
             }
         }
-        if !(self.decay > 0.0 && self.decay <= 1.0) {
-            return Err(bad("decay", format!("{} must be in (0, 1]", self.decay)));
+        if !(self.recency_half_life_hours.is_finite() && self.recency_half_life_hours > 0.0) {
+            return Err(bad(
+                "recency_half_life_hours",
+                format!("{} must be > 0", self.recency_half_life_hours),
+            ));
         }
         if !(0.0..=1.0).contains(&self.lexical_share) {
             return Err(bad(
@@ -98,6 +120,12 @@ impl RetrievalConfig {
         }
         if !(self.rrf_k.is_finite() && self.rrf_k > 0.0) {
             return Err(bad("rrf_k", format!("{} must be > 0", self.rrf_k)));
+        }
+        if self.neighbours > MAX_NEIGHBOURS {
+            return Err(bad(
+                "neighbours",
+                format!("{} is above {MAX_NEIGHBOURS}", self.neighbours),
+            ));
         }
         Ok(())
     }
@@ -134,26 +162,35 @@ pub struct ScoringInput {
     pub similarity: f32,
     /// BM25 score (0 when no query term matched).
     pub lexical: f32,
+    /// Whether the query names the memory's persona.
+    pub speaker: bool,
 }
 
-/// A retrieved memory with the components of its score (each normalized
-/// to 0-1 over the candidate set) and its raw signals.
+/// A retrieved memory with the components of its score and its raw
+/// signals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoredMemory {
     /// The memory.
     pub memory: MemoryMeta,
-    /// `w_rec·recency + w_rel·relevance + w_imp·importance`.
+    /// `w_rec·recency + w_rel·relevance + w_imp·importance + w_spk·speaker`.
     pub score: f32,
-    /// Normalized recency (newest candidate = 1).
+    /// Recency, 0-1 (the newest candidate 1, one half-life older 0.5).
     pub recency: f32,
-    /// Normalized relevance.
+    /// Relevance, min-max normalized over the candidates.
     pub relevance: f32,
-    /// Normalized importance.
+    /// Importance, min-max normalized over the candidates.
     pub importance: f32,
+    /// 1 when the query names the memory's persona, else 0.
+    #[serde(default)]
+    pub speaker: f32,
     /// Raw cosine similarity.
     pub similarity: f32,
     /// Raw BM25 score.
     pub lexical: f32,
+    /// The neighbouring memories (same debate, same filter), oldest first,
+    /// when [`RetrievalConfig::neighbours`] is above 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<MemoryMeta>,
 }
 
 /// Min-max normalization; every value 0.5 when all are equal.
@@ -166,21 +203,19 @@ pub fn min_max(values: &[f32]) -> Vec<f32> {
     values.iter().map(|v| (v - lo) / (hi - lo)).collect()
 }
 
-/// Raw recency by age rank: newest `1`, then `decay`, `decay²`, … (ties in
-/// time broken by id, so the order is deterministic).
-pub fn recency_by_age_rank(memories: &[&MemoryMeta], decay: f32) -> Vec<f32> {
-    let mut order: Vec<usize> = (0..memories.len()).collect();
-    order.sort_by(|&a, &b| {
-        memories[b]
-            .created
-            .cmp(&memories[a].created)
-            .then_with(|| memories[b].id.cmp(&memories[a].id))
-    });
-    let mut out = vec![0.0; memories.len()];
-    for (rank, i) in order.into_iter().enumerate() {
-        out[i] = decay.powi(rank as i32);
-    }
-    out
+/// Recency by time: `0.5^(age / half_life)`, the age (hours) counted from
+/// the newest of `memories`; the newest gets 1.
+pub fn recency_by_time(memories: &[&MemoryMeta], half_life_hours: f32) -> Vec<f32> {
+    let Some(newest) = memories.iter().map(|m| m.created).max() else {
+        return Vec::new();
+    };
+    memories
+        .iter()
+        .map(|m| {
+            let hours = (newest - m.created).num_seconds() as f32 / 3_600.0;
+            0.5f32.powf(hours / half_life_hours)
+        })
+        .collect()
 }
 
 /// Scores the candidates and returns the best `config.k`, best first.
@@ -189,7 +224,7 @@ pub fn score(candidates: Vec<ScoringInput>, config: &RetrievalConfig) -> Vec<Sco
         return Vec::new();
     }
     let metas: Vec<&MemoryMeta> = candidates.iter().map(|c| &c.memory).collect();
-    let recency = min_max(&recency_by_age_rank(&metas, config.decay));
+    let recency = recency_by_time(&metas, config.recency_half_life_hours);
     let importance = min_max(
         &candidates
             .iter()
@@ -214,16 +249,22 @@ pub fn score(candidates: Vec<ScoringInput>, config: &RetrievalConfig) -> Vec<Sco
     let mut scored: Vec<ScoredMemory> = candidates
         .into_iter()
         .enumerate()
-        .map(|(i, c)| ScoredMemory {
-            score: config.recency_weight * recency[i]
-                + config.relevance_weight * relevance[i]
-                + config.importance_weight * importance[i],
-            recency: recency[i],
-            relevance: relevance[i],
-            importance: importance[i],
-            similarity: c.similarity,
-            lexical: c.lexical,
-            memory: c.memory,
+        .map(|(i, c)| {
+            let speaker = if c.speaker { 1.0 } else { 0.0 };
+            ScoredMemory {
+                score: config.recency_weight * recency[i]
+                    + config.relevance_weight * relevance[i]
+                    + config.importance_weight * importance[i]
+                    + config.speaker_weight * speaker,
+                recency: recency[i],
+                relevance: relevance[i],
+                importance: importance[i],
+                speaker,
+                similarity: c.similarity,
+                lexical: c.lexical,
+                memory: c.memory,
+                context: Vec::new(),
+            }
         })
         .collect();
     scored.sort_by(|a, b| {
@@ -261,18 +302,23 @@ mod tests {
             memory: meta(id, minutes, importance),
             similarity,
             lexical: 0.0,
+            speaker: false,
         }
     }
 
     #[test]
-    fn the_newest_memory_has_the_highest_recency() {
-        let (old, mid, new) = (meta("old", 0, 5), meta("mid", 10, 5), meta("new", 20, 5));
+    fn recency_halves_every_half_life_counted_from_the_newest_candidate() {
+        let (old, mid, new) = (
+            meta("old", 0, 5),
+            meta("mid", 7 * 24 * 60, 5),
+            meta("new", 14 * 24 * 60, 5),
+        );
         // Given in an order that is neither oldest- nor newest-first.
-        let r = recency_by_age_rank(&[&mid, &new, &old], 0.99);
-        assert_eq!(r[1], 1.0, "newest gets decay^0");
-        assert!((r[0] - 0.99).abs() < 1e-6);
-        assert!((r[2] - 0.9801).abs() < 1e-6, "oldest gets decay^2");
-        // And it decides between otherwise equal memories.
+        let r = recency_by_time(&[&mid, &new, &old], 168.0);
+        assert_eq!(r[1], 1.0, "the newest");
+        assert!((r[0] - 0.5).abs() < 1e-6, "one week older: {r:?}");
+        assert!((r[2] - 0.25).abs() < 1e-6, "two weeks older: {r:?}");
+        // It decides between otherwise equal memories.
         let config = RetrievalConfig {
             k: 3,
             ..RetrievalConfig::default()
@@ -280,15 +326,32 @@ mod tests {
         let scored = score(
             vec![
                 input("old", 0, 5, 0.5),
-                input("new", 20, 5, 0.5),
-                input("mid", 10, 5, 0.5),
+                input("new", 14 * 24 * 60, 5, 0.5),
+                input("mid", 7 * 24 * 60, 5, 0.5),
             ],
             &config,
         );
         let ids: Vec<&str> = scored.iter().map(|s| s.memory.id.as_str()).collect();
         assert_eq!(ids, ["new", "mid", "old"]);
-        assert_eq!(scored[0].recency, 1.0);
-        assert_eq!(scored[2].recency, 0.0);
+        // Candidates minutes apart all keep a recency of about 1: recency
+        // reorders nothing among them, however many there are.
+        let close: Vec<MemoryMeta> = (0..100).map(|i| meta(&format!("m{i}"), i, 5)).collect();
+        let refs: Vec<&MemoryMeta> = close.iter().collect();
+        assert!(recency_by_time(&refs, 168.0).iter().all(|r| *r > 0.99));
+    }
+
+    #[test]
+    fn a_named_speaker_adds_its_weight() {
+        let config = RetrievalConfig {
+            k: 2,
+            ..RetrievalConfig::default()
+        };
+        let mut named = input("named", 0, 5, 0.5);
+        named.speaker = true;
+        let scored = score(vec![input("other", 0, 5, 0.5), named], &config);
+        assert_eq!(scored[0].memory.id, "named");
+        assert_eq!(scored[0].speaker, 1.0);
+        assert!((scored[0].score - scored[1].score - config.speaker_weight).abs() < 1e-6);
     }
 
     #[test]
@@ -314,6 +377,7 @@ mod tests {
         assert_eq!(get("b").importance, 0.0);
         for s in &scored {
             let expected = 0.5 * s.recency + 3.0 * s.relevance + 2.0 * s.importance;
+            assert_eq!(s.speaker, 0.0);
             assert!((s.score - expected).abs() < 1e-5);
         }
         assert_eq!(
@@ -328,7 +392,7 @@ mod tests {
         assert_eq!(min_max(&[1.0, 3.0, 2.0]), vec![0.0, 1.0, 0.5]);
         let scored = score(vec![input("only", 0, 5, 0.3)], &RetrievalConfig::default());
         assert_eq!(scored[0].importance, 0.5);
-        assert_eq!(scored[0].recency, 0.5);
+        assert_eq!(scored[0].recency, 1.0, "the newest candidate");
     }
 
     #[test]
@@ -349,10 +413,21 @@ mod tests {
         };
         assert!(bad.validate().unwrap_err().to_string().contains("`k`"));
         let bad = RetrievalConfig {
-            decay: 1.5,
+            recency_half_life_hours: 0.0,
             ..RetrievalConfig::default()
         };
-        assert!(bad.validate().unwrap_err().to_string().contains("`decay`"));
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("`recency_half_life_hours`"), "{err}");
+        let bad = RetrievalConfig {
+            neighbours: 9,
+            ..RetrievalConfig::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("`neighbours`")
+        );
         RetrievalConfig::default().validate().unwrap();
     }
 }

@@ -245,6 +245,28 @@ impl MemoryIndex for SqliteMemory {
         self.with_index(|index| index.count(filter)).await
     }
 
+    async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {
+        self.with_index(|index| index.personas_matching(filter))
+            .await
+    }
+
+    async fn neighbours(
+        &self,
+        id: &str,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        self.with_index(|index| match index.slot(id) {
+            Some(slot) => index
+                .neighbours(slot, filter, n)
+                .into_iter()
+                .map(|s| index.meta(s).clone())
+                .collect(),
+            None => Vec::new(),
+        })
+        .await
+    }
+
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError> {
         self.debate_infos(ids).await
     }

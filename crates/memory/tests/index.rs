@@ -199,6 +199,45 @@ async fn suite(index: Arc<dyn MemoryIndex>, record_debate: impl AsyncFnOnce(&Deb
             .unwrap()
             .is_empty()
     );
+
+    // The personas under a filter, and a memory's neighbours in its debate.
+    assert_eq!(
+        index.personas(&MemoryFilter::default()).await.unwrap(),
+        ["mara", "theo"],
+        "{backend}"
+    );
+    let d2 = MemoryFilter {
+        debate: Some(DebateId::new("d2")),
+        ..MemoryFilter::default()
+    };
+    assert_eq!(index.personas(&d2).await.unwrap(), ["mara"], "{backend}");
+    let near = async |id: &str, filter: &MemoryFilter, n: usize| -> Vec<String> {
+        index
+            .neighbours(id, filter, n)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect()
+    };
+    let any = MemoryFilter::default();
+    assert_eq!(
+        near("d1/bb", &any, 1).await,
+        ["d1/a", "d1/ccc"],
+        "{backend}"
+    );
+    assert_eq!(
+        near("d1/a", &any, 5).await,
+        ["d1/bb", "d1/ccc"],
+        "{backend}: same debate only, oldest first"
+    );
+    assert_eq!(
+        near("d1/bb", &mara, 1).await,
+        ["d1/a"],
+        "{backend}: filtered"
+    );
+    assert!(near("nope", &any, 1).await.is_empty(), "{backend}");
+    assert!(near("d1/bb", &any, 0).await.is_empty(), "{backend}");
     assert_eq!(index.count(&mara).await.unwrap(), 3);
     assert_eq!(
         index.count(&MemoryFilter::persona("nobody")).await.unwrap(),

@@ -66,3 +66,88 @@ fn a_malformed_dataset_names_the_file() {
     std::fs::write(&path, "{not json").unwrap();
     assert!(load(&path).unwrap_err().to_string().contains("bad.json"));
 }
+
+/// `Memory::recall` with the real MiniLM: a persona named in the query is a
+/// field (the speaker component), not content, and every hit comes with
+/// the memories around it.
+#[tokio::test(flavor = "multi_thread")]
+async fn names_are_a_field_and_hits_come_with_their_neighbours() {
+    use agon_core::{DebateId, PersonaId};
+    use agon_memory::{InMemoryIndex, Memory, MemoryFilter, MemoryKind, MemoryMeta};
+    use chrono::{Duration, TimeZone, Utc};
+
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let memory = Memory::open(
+        Arc::new(InMemoryIndex::new()),
+        embedder,
+        RetrievalConfig::default(),
+    )
+    .await
+    .unwrap();
+    let turns = [
+        ("Melanie", "What did you get up to this weekend?"),
+        (
+            "Caroline",
+            "I painted a lighthouse at sunset, it took all of Sunday.",
+        ),
+        ("Melanie", "That sounds beautiful, you have to show me."),
+        ("Melanie", "We painted the kitchen wall a pale green."),
+        ("Caroline", "The weather was awful all week."),
+    ];
+    let start = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+    let drafts: Vec<MemoryMeta> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, (who, text))| MemoryMeta {
+            id: format!("d/{}", i + 1),
+            debate: DebateId::new("d"),
+            persona: PersonaId::new(*who),
+            content: (*text).to_owned(),
+            kind: MemoryKind::Message,
+            importance: 5,
+            round: 1,
+            created: start + Duration::seconds(30 * i as i64),
+        })
+        .collect();
+    assert_eq!(memory.remember(drafts).await.unwrap(), 5);
+    let filter = MemoryFilter {
+        debate: Some(DebateId::new("d")),
+        ..MemoryFilter::default()
+    };
+    for (asked, named) in [
+        ("What did Caroline paint?", "d/2"),
+        ("What did Melanie paint?", "d/4"),
+    ] {
+        let recall = memory.recall(asked, &filter, 2).await.unwrap();
+        let mut ids: Vec<&str> = recall
+            .memories
+            .iter()
+            .map(|m| m.memory.id.as_str())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, ["d/2", "d/4"], "the two paintings: {recall:#?}");
+        for m in &recall.memories {
+            let expected = if m.memory.id == named { 1.0 } else { 0.0 };
+            assert_eq!(m.speaker, expected, "{asked}: {m:#?}");
+            let score = 0.5 * m.recency + 3.0 * m.relevance + 2.0 * m.importance + 0.25 * m.speaker;
+            assert!((m.score - score).abs() < 1e-5, "{m:#?}");
+        }
+        let caroline = recall
+            .memories
+            .iter()
+            .find(|m| m.memory.id == "d/2")
+            .unwrap();
+        let context: Vec<&str> = caroline.context.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(context, ["d/1", "d/3"]);
+        // For a reader with a budget: each hit, then its neighbours, once each.
+        let expanded: Vec<&str> = recall.expanded().iter().map(|m| m.id.as_str()).collect();
+        let first = &recall.memories[0];
+        assert_eq!(expanded[0], first.memory.id);
+        assert_eq!(expanded.len(), 5, "{expanded:?}");
+        let mut unique = expanded.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 5);
+    }
+}

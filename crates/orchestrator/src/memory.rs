@@ -104,10 +104,12 @@ pub(crate) async fn recall(
         ..MemoryFilter::default()
     };
     let recall = memory.recall(query, &filter, memory.config().k).await?;
-    let others: Vec<DebateId> = recall
-        .memories
+    // Each hit, then the memories around it (`Recall::expanded`): the
+    // context assembler cuts from the end when its share runs out.
+    let recalled = recall.expanded();
+    let others: Vec<DebateId> = recalled
         .iter()
-        .map(|m| m.memory.debate.clone())
+        .map(|m| m.debate.clone())
         .filter(|d| d != debate)
         .collect();
     let infos: HashMap<DebateId, DebateInfo> = if others.is_empty() {
@@ -121,31 +123,30 @@ pub(crate) async fn recall(
             .map(|i| (i.debate.clone(), i))
             .collect()
     };
-    Ok(recall
-        .memories
+    Ok(recalled
         .into_iter()
         .map(|m| {
-            let kind = match m.memory.kind {
+            let kind = match m.kind {
                 MemoryKind::Message => "you said",
                 MemoryKind::Position => "your position",
                 MemoryKind::Reflection => "reflection",
                 MemoryKind::CruxCard => "crux card",
             };
-            let label = if &m.memory.debate == debate {
-                format!("round {}, {kind}", m.memory.round)
+            let label = if &m.debate == debate {
+                format!("round {}, {kind}", m.round)
             } else {
-                match infos.get(&m.memory.debate) {
+                match infos.get(&m.debate) {
                     Some(i) => format!(
                         "earlier debate \"{}\", {}, {kind}",
                         i.topic,
                         i.started.format("%Y-%m-%d")
                     ),
-                    None => format!("earlier debate {}, {kind}", m.memory.debate),
+                    None => format!("earlier debate {}, {kind}", m.debate),
                 }
             };
             RetrievedMemory {
                 label,
-                content: m.memory.content,
+                content: m.content.clone(),
             }
         })
         .collect())
