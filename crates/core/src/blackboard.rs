@@ -782,6 +782,7 @@ impl Blackboard {
             DebateEvent::TurnAnalyzed {
                 message,
                 disagreements,
+                ..
             } => self.record_analysis(message, disagreements)?,
             DebateEvent::OutputRepaired { step, notes } => {
                 require_text(&notes.join(""), "notes", "output_repaired")?;

@@ -359,6 +359,7 @@ mod tests {
         .unwrap();
         bb.apply(&DebateEvent::TurnAnalyzed {
             message: id,
+            importance: None,
             disagreements: pairs
                 .iter()
                 .map(|(a, b, c)| JudgedDisagreement::new((*a).into(), (*b).into(), "claim", *c))
@@ -420,6 +421,7 @@ mod tests {
             .apply(&DebateEvent::TurnAnalyzed {
                 message: "m1".into(),
                 disagreements: vec![],
+                importance: None,
             })
             .unwrap_err();
         assert!(err.to_string().contains("m1"), "{err}");

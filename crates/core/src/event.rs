@@ -235,6 +235,10 @@ pub enum DebateEvent {
         /// Disagreements judged in the window ending at this message.
         #[serde(default)]
         disagreements: Vec<JudgedDisagreement>,
+        /// The analysis model's rating of the message, 1-10, when it gave
+        /// one (vector memory uses it; without it, a heuristic).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        importance: Option<u8>,
     },
     /// Validation repaired a step's model output (clamped, cut, dropped
     /// unknown references) before it became the events just before this one.

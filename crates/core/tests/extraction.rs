@@ -90,6 +90,62 @@ fn position_update_is_repaired_and_becomes_events() {
     );
 }
 
+/// One analysis step: validate `raw` as `speaker`'s position update on
+/// `safety` and apply its events.
+fn analyse(b: &mut agon_core::Blackboard, speaker: &str, raw: serde_json::Value) -> Vec<String> {
+    let update: PositionUpdate = parse_payload(raw).unwrap();
+    let speaker = speaker.into();
+    let validated = update
+        .validate(&ExtractionContext::new(b).with_speaker(&speaker))
+        .unwrap();
+    let notes = validated.notes().to_vec();
+    for event in validated.into_events(&speaker, Some(&"safety".into()), 1) {
+        b.apply(&event).unwrap();
+    }
+    notes
+}
+
+#[test]
+fn a_challenge_answered_in_a_later_message_leaves_the_unanswered_list() {
+    let mut b = board();
+    let open = |b: &agon_core::Blackboard| -> Vec<String> {
+        b.position(&"ada".into()).unwrap().aspects["safety"]
+            .challenged
+            .clone()
+    };
+    analyse(
+        &mut b,
+        "ada",
+        json!({"aspectPosition": {"challenged": ["Deliveries need vans on the road", "Who pays for the buses?"]}}),
+    );
+    assert_eq!(open(&b).len(), 2);
+    // A later message answers one: quoted loosely (case, punctuation, a
+    // word left out), it still names the listed challenge.
+    let notes = analyse(
+        &mut b,
+        "ada",
+        json!({"aspectPosition": {"answered": ["deliveries need vans on road.", "Is the moon made of cheese?"]}, "importance": 14}),
+    );
+    assert_eq!(open(&b), ["Who pays for the buses?"]);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("moon") && n.contains("not one of the speaker's open challenges")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n == "importance: clamped 14 to 10"),
+        "{notes:?}"
+    );
+    // Another persona cannot answer Ada's challenges away.
+    analyse(
+        &mut b,
+        "bo",
+        json!({"aspectPosition": {"answered": ["Who pays for the buses?"]}}),
+    );
+    assert_eq!(open(&b), ["Who pays for the buses?"]);
+}
+
 #[test]
 fn a_reference_to_the_speaker_itself_is_dropped() {
     let b = board();

@@ -134,19 +134,24 @@ impl Harvester {
             DebateEvent::TurnAnalyzed {
                 message,
                 disagreements,
+                importance: rated,
             } => {
                 if let Some(m) = self.board.message(message).cloned() {
                     let change = self.pending.get(&m.persona).copied().unwrap_or_default();
                     let disputed = disagreements
                         .iter()
                         .any(|d| d.personas.contains(&m.persona));
-                    let importance = message_importance(
-                        change.conceded_or_shifted,
-                        change.evidence,
-                        change.stance,
-                        disputed,
-                        m.kind.is_crux(),
-                    );
+                    // The analysis model's rating when it gave one (seed
+                    // 000), else the heuristic over what the analysis found.
+                    let importance = rated.map(|r| r.clamp(1, 10)).unwrap_or_else(|| {
+                        message_importance(
+                            change.conceded_or_shifted,
+                            change.evidence,
+                            change.stance,
+                            disputed,
+                            m.kind.is_crux(),
+                        )
+                    });
                     if importance >= MESSAGE_THRESHOLD {
                         out.push(self.message_draft(&m, importance));
                     }
@@ -345,18 +350,27 @@ mod tests {
         assert!(info.topic.contains("Bitcoin"));
     }
 
-    #[test]
-    fn a_message_is_remembered_when_its_analysis_records_a_concession() {
+    /// A synthetic log cut after its first message (started, aspect,
+    /// message), that message, and a second message saying `quiet`.
+    fn first_message_and_a_quiet_one(
+        quiet: &str,
+    ) -> (Vec<DebateEvent>, DialogueMessage, DialogueMessage) {
         let mut events = agon_core::synthetic::debate(2, 2);
-        events.truncate(3); // started, aspect, first message
+        events.truncate(3);
         let DebateEvent::MessageAppended { message } = events[2].clone() else {
             panic!("third event is the first message")
         };
         let quiet = DialogueMessage {
             id: "quiet".into(),
-            content: "Nothing new here.".into(),
+            content: quiet.into(),
             ..message.clone()
         };
+        (events, message, quiet)
+    }
+
+    #[test]
+    fn a_message_is_remembered_when_its_analysis_records_a_concession() {
+        let (mut events, message, quiet) = first_message_and_a_quiet_one("Nothing new here.");
         events.extend([
             DebateEvent::ConcessionRecorded {
                 persona: message.persona.clone(),
@@ -371,6 +385,7 @@ mod tests {
                     "treasury risk",
                     90,
                 )],
+                importance: None,
             },
             DebateEvent::MessageAppended {
                 message: quiet.clone(),
@@ -378,6 +393,7 @@ mod tests {
             DebateEvent::TurnAnalyzed {
                 message: quiet.id.clone(),
                 disagreements: vec![],
+                importance: None,
             },
         ]);
         let drafts = harvest(&events);
@@ -402,6 +418,42 @@ mod tests {
                 .contains("Conceded: the covenant point")
         );
         assert!(matches!(quiet.kind, MessageKind::Take));
+    }
+
+    #[test]
+    fn the_analysis_models_rating_overrides_the_heuristic() {
+        let (mut events, message, quiet) =
+            first_message_and_a_quiet_one("A quiet message the analysis rates highly.");
+        events.extend([
+            // A concession (heuristic 7), rated 2 by the analysis: not kept.
+            DebateEvent::ConcessionRecorded {
+                persona: message.persona.clone(),
+                text: "the covenant point".into(),
+                round: 1,
+            },
+            DebateEvent::TurnAnalyzed {
+                message: message.id.clone(),
+                disagreements: vec![],
+                importance: Some(2),
+            },
+            // Nothing found (heuristic 3), rated 9: kept with 9.
+            DebateEvent::MessageAppended {
+                message: quiet.clone(),
+            },
+            DebateEvent::TurnAnalyzed {
+                message: quiet.id.clone(),
+                disagreements: vec![],
+                importance: Some(9),
+            },
+        ]);
+        let drafts = harvest(&events);
+        let messages: Vec<&MemoryDraft> = drafts
+            .iter()
+            .filter(|d| d.kind == MemoryKind::Message)
+            .collect();
+        assert_eq!(messages.len(), 1, "{drafts:#?}");
+        assert_eq!(messages[0].id, "synthetic/message/quiet");
+        assert_eq!(messages[0].importance, 9);
     }
 
     #[test]

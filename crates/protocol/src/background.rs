@@ -101,6 +101,7 @@ pub fn analysis(
         && let Some(DebateEvent::TurnAnalyzed {
             message,
             disagreements,
+            ..
         }) = events.last()
     {
         let latest = TurnAnalyzedView {

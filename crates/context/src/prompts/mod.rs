@@ -300,9 +300,11 @@ pub fn analysis_with_context(
         "You track positions in a debate. Be literal: record only what was said. \
          Output JSON with \"position\": overallStance (updated 1-sentence summary or null if \
          unchanged), aspectPosition (position: their stance on this aspect; evidence: new \
-         evidence cited; challenged: new challenges they face), newAgreement and \
+         evidence cited; challenged: new challenges they face; answered: challenges listed in \
+         their state that this message answers, quoted as listed), newAgreement and \
          newDisagreement ({withPersona, on} or null), concession (what they conceded, or null), \
-         shift (how their position changed, or null).",
+         shift (how their position changed, or null), importance (1-10: how much this message \
+         matters to the debate).",
     );
     if judge_window > 0 {
         let _ = write!(
@@ -357,7 +359,7 @@ pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt>
         "You track positions in a debate; record only what was said. For each message, one \
          entry in \"updates\": message (its bracketed id) and position: overallStance (the \
          speaker's updated 1-sentence stance, or null), newAgreement and newDisagreement \
-         ({withPersona, on} or null), concession and shift (or null).",
+         ({withPersona, on} or null), concession and shift (or null), importance (1-10).",
     );
     Some(Prompt { system, user })
 }

@@ -148,12 +148,17 @@ pub fn analysis_events(
     position: Option<Validated<PositionUpdate>>,
     judgments: Option<Validated<ValidJudgments>>,
 ) -> Vec<DebateEvent> {
+    let importance = position
+        .as_ref()
+        .and_then(|p| p.value.importance)
+        .and_then(|i| u8::try_from(i.clamp(1, 10)).ok());
     let mut events = position
         .map(|p| p.into_events(speaker, aspect, round))
         .unwrap_or_default();
     events.push(DebateEvent::TurnAnalyzed {
         message: message.clone(),
         disagreements: judgments.map(|j| j.value.0).unwrap_or_default(),
+        importance,
     });
     events
 }

@@ -24,6 +24,11 @@ pub struct AspectPositionPayload {
     #[serde(default)]
     #[schemars(length(max = 5), inner(length(max = 200)))]
     pub challenged: Vec<String>,
+    /// Challenges from their current state that this message answers,
+    /// quoted as listed there.
+    #[serde(default)]
+    #[schemars(length(max = 5), inner(length(max = 200)))]
+    pub answered: Vec<String>,
 }
 
 /// "The speaker now agrees with X on Y".
@@ -73,6 +78,11 @@ pub struct PositionUpdate {
     /// How their position changed, if it did.
     #[schemars(length(max = 300))]
     pub shift: Option<String>,
+    /// How much the message matters to the debate, 1 (small talk) to 10 (a
+    /// turning point), or null.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10))]
+    pub importance: Option<i64>,
 }
 
 impl Payload for PositionUpdate {
@@ -124,6 +134,17 @@ impl PositionUpdate {
                     "aspectPosition.challenged",
                     &mut notes,
                 ),
+                answered: answered_challenges(
+                    &clean_list(
+                        &a.answered,
+                        Limits::LIST,
+                        Limits::ITEM,
+                        "aspectPosition.answered",
+                        &mut notes,
+                    ),
+                    &open_challenges(ctx),
+                    &mut notes,
+                ),
             };
             (cleaned != AspectPositionPayload::default()).then_some(cleaned)
         });
@@ -164,9 +185,76 @@ impl PositionUpdate {
                 &mut notes,
             ),
             shift: clean_opt(self.shift.as_deref(), Limits::SENTENCE, "shift", &mut notes),
+            importance: self.importance.map(|i| {
+                let clamped = i.clamp(1, 10);
+                if clamped != i {
+                    notes.push(format!("importance: clamped {i} to {clamped}"));
+                }
+                clamped
+            }),
         };
         Ok(Validated::new(value, notes, 0))
     }
+}
+
+/// The speaker's unanswered challenges, on every aspect.
+fn open_challenges(ctx: &ExtractionContext<'_>) -> Vec<String> {
+    ctx.speaker
+        .and_then(|speaker| ctx.blackboard().position(speaker))
+        .map(|state| {
+            state
+                .aspects
+                .values()
+                .flat_map(|a| a.challenged.iter().cloned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A challenge's words, for matching a model's quote to the listed text.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Share of the smaller word set found in the other (1 = one contains the other).
+fn overlap(a: &[String], b: &[String]) -> f64 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() {
+        return 0.0;
+    }
+    let found = small.iter().filter(|w| large.contains(w)).count();
+    found as f64 / small.len() as f64
+}
+
+/// Least word overlap for a quoted challenge to count as a listed one.
+const ANSWERED_MATCH: f64 = 0.75;
+
+/// Maps each quoted challenge to the listed challenge it names (the
+/// listed text, so the ledger can remove it): the same words, or the
+/// listed challenge sharing at least three quarters of the shorter one's
+/// words. A quote that names no listed challenge is dropped with a note:
+/// nothing a model says can remove a challenge the speaker was not facing.
+fn answered_challenges(quoted: &[String], open: &[String], notes: &mut Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for q in quoted {
+        let qw = words(q);
+        let best = open
+            .iter()
+            .map(|c| (overlap(&qw, &words(c)), c))
+            .filter(|(score, _)| *score >= ANSWERED_MATCH)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        match best {
+            Some((_, listed)) if !out.contains(listed) => out.push(listed.clone()),
+            Some(_) => {}
+            None => notes.push(format!(
+                "aspectPosition.answered: dropped {q:?} (not one of the speaker's open challenges)"
+            )),
+        }
+    }
+    out
 }
 
 impl Validated<PositionUpdate> {
@@ -186,7 +274,7 @@ impl Validated<PositionUpdate> {
                 position: a.position,
                 evidence: a.evidence,
                 challenged: a.challenged,
-                answered: Vec::new(),
+                answered: a.answered,
             }),
             _ => None,
         };
