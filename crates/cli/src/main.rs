@@ -76,6 +76,17 @@ enum Command {
         /// The blackboard: ledger, claims, cards, reflections.
         #[arg(long, group = "what")]
         blackboard: bool,
+        /// The debate-quality metrics: crux compression, disagreement-type
+        /// entropy, ledger coverage, concessions, shifts, stance changes,
+        /// evidence reuse, self-contradictions, memory cost.
+        #[arg(long, group = "what")]
+        metrics: bool,
+    },
+    /// The debate-quality metrics of several debates side by side.
+    Compare {
+        /// The debate ids.
+        #[arg(required = true, num_args = 1..)]
+        ids: Vec<String>,
     },
     /// Write a debate's markdown report.
     Report {
@@ -606,9 +617,38 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Show {
+            id, metrics: true, ..
+        } => {
+            let m = debate_metrics(store.as_ref(), &DebateId::new(id)).await?;
+            if cli.json {
+                println!("{}", serde_json::to_string_pretty(&m)?);
+            } else {
+                print!("{}", report::metrics_markdown(&m));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare { ids } => {
+            let mut all = Vec::with_capacity(ids.len());
+            for id in ids {
+                let m = debate_metrics(store.as_ref(), &DebateId::new(id.clone())).await?;
+                all.push((id, m));
+            }
+            if cli.json {
+                let list: Vec<serde_json::Value> = all
+                    .iter()
+                    .map(|(id, m)| serde_json::json!({"debate": id, "metrics": m}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                print!("{}", report::compare_markdown(&all));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show {
             id,
             blackboard,
             transcript: transcript_only,
+            ..
         } => {
             let (bb, _) = store.load(&DebateId::new(id)).await?;
             if cli.json && transcript_only {
@@ -633,10 +673,17 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
+            let metrics = debate_metrics(store.as_ref(), &id).await?;
             let md = if cli.json {
-                serde_json::to_string_pretty(&report::json(&bb, options))?
+                let mut json = report::json(&bb, options);
+                json["metrics"] = serde_json::to_value(&metrics)?;
+                serde_json::to_string_pretty(&json)?
             } else {
-                report::markdown_with(&bb, options)
+                format!(
+                    "{}{}",
+                    report::markdown_with(&bb, options),
+                    report::metrics_markdown(&metrics)
+                )
             };
             match output {
                 Some(path) => {
@@ -678,6 +725,22 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Eval(args) => eval::run(store.as_ref(), &args, verbose).await,
     }
+}
+
+/// The metrics of debate `id`, from its event log.
+async fn debate_metrics(
+    store: &dyn agon_store::EventStore,
+    id: &DebateId,
+) -> anyhow::Result<agon_core::metrics::DebateMetrics> {
+    store.debate(id).await?;
+    let events: Vec<agon_core::DebateEvent> = store
+        .events_after(id, 0)
+        .await?
+        .into_iter()
+        .map(|e| e.event)
+        .collect();
+    agon_core::metrics::debate_metrics(&events)
+        .with_context(|| format!("computing the metrics of debate {id}"))
 }
 
 /// The model factory: HTTP providers, and the in-process models when the

@@ -176,6 +176,43 @@ async fn commands_run_show_report_and_export_a_debate() {
     assert!(report.status.success(), "{}", stderr(&report));
     let md = std::fs::read_to_string(&out).unwrap();
     assert!(md.contains("## Position ledger") && md.contains("## Usage and cost"));
+    assert!(
+        md.contains("## Metrics") && md.contains("| Crux compression |"),
+        "{md}"
+    );
+
+    // The metrics: as text, as JSON (numbers that agree with each other),
+    // and side by side for several debates.
+    let shown = agon(dir, &["show", &id, "--metrics"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert!(
+        stdout(&shown).contains("| Ledger coverage |"),
+        "{}",
+        stdout(&shown)
+    );
+    let json = agon(dir, &["--json", "show", &id, "--metrics"]);
+    let m: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let (analysed, messages) = (
+        m["messages_analysed"].as_u64().unwrap(),
+        m["messages"].as_u64().unwrap(),
+    );
+    assert!(messages > 0 && analysed <= messages, "{m}");
+    assert_eq!(m["personas"].as_array().unwrap().len(), 3, "{m}");
+    assert!(m["utterance_tokens"].as_u64().unwrap() > 0, "{m}");
+    let compare = agon(dir, &["compare", &id, &id]);
+    assert!(compare.status.success(), "{}", stderr(&compare));
+    let table = stdout(&compare);
+    assert!(
+        table.starts_with(&format!("| Metric | {id} | {id} |")),
+        "{table}"
+    );
+    let missing = agon(dir, &["compare", &id, "d-missing"]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("d-missing"),
+        "{}",
+        stderr(&missing)
+    );
 
     let export = agon(dir, &["export", &id]);
     let events: Vec<Value> = serde_json::from_slice(&export.stdout).unwrap();

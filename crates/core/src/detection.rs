@@ -360,6 +360,7 @@ mod tests {
         bb.apply(&DebateEvent::TurnAnalyzed {
             message: id,
             importance: None,
+            contradiction: None,
             disagreements: pairs
                 .iter()
                 .map(|(a, b, c)| JudgedDisagreement::new((*a).into(), (*b).into(), "claim", *c))
@@ -422,6 +423,7 @@ mod tests {
                 message: "m1".into(),
                 disagreements: vec![],
                 importance: None,
+                contradiction: None,
             })
             .unwrap_err();
         assert!(err.to_string().contains("m1"), "{err}");

@@ -239,6 +239,10 @@ pub enum DebateEvent {
         /// one (vector memory uses it; without it, a heuristic).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         importance: Option<u8>,
+        /// What in the speaker's own earlier position the message
+        /// contradicts, when the analysis flagged it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        contradiction: Option<String>,
     },
     /// Validation repaired a step's model output (clamped, cut, dropped
     /// unknown references) before it became the events just before this one.

@@ -38,6 +38,7 @@ mod event;
 pub mod extraction;
 mod ids;
 mod message;
+pub mod metrics;
 mod persona;
 mod position;
 mod reflection;

@@ -6,3 +6,4 @@ mod apply;
 mod common;
 mod extraction;
 mod local_outputs;
+mod metrics;

@@ -135,6 +135,7 @@ impl Harvester {
                 message,
                 disagreements,
                 importance: rated,
+                ..
             } => {
                 if let Some(m) = self.board.message(message).cloned() {
                     let change = self.pending.get(&m.persona).copied().unwrap_or_default();
@@ -386,6 +387,7 @@ mod tests {
                     90,
                 )],
                 importance: None,
+                contradiction: None,
             },
             DebateEvent::MessageAppended {
                 message: quiet.clone(),
@@ -394,6 +396,7 @@ mod tests {
                 message: quiet.id.clone(),
                 disagreements: vec![],
                 importance: None,
+                contradiction: None,
             },
         ]);
         let drafts = harvest(&events);
@@ -435,6 +438,7 @@ mod tests {
                 message: message.id.clone(),
                 disagreements: vec![],
                 importance: Some(2),
+                contradiction: None,
             },
             // Nothing found (heuristic 3), rated 9: kept with 9.
             DebateEvent::MessageAppended {
@@ -444,6 +448,7 @@ mod tests {
                 message: quiet.id.clone(),
                 disagreements: vec![],
                 importance: Some(9),
+                contradiction: None,
             },
         ]);
         let drafts = harvest(&events);

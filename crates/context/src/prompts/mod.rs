@@ -304,7 +304,8 @@ pub fn analysis_with_context(
          their state that this message answers, quoted as listed), newAgreement and \
          newDisagreement ({withPersona, on} or null), concession (what they conceded, or null), \
          shift (how their position changed, or null), importance (1-10: how much this message \
-         matters to the debate).",
+         matters to the debate), contradiction (what in their own earlier position this message \
+         contradicts, or null).",
     );
     if judge_window > 0 {
         let _ = write!(

@@ -152,6 +152,9 @@ pub fn analysis_events(
         .as_ref()
         .and_then(|p| p.value.importance)
         .and_then(|i| u8::try_from(i.clamp(1, 10)).ok());
+    let contradiction = position
+        .as_ref()
+        .and_then(|p| p.value.contradiction.clone());
     let mut events = position
         .map(|p| p.into_events(speaker, aspect, round))
         .unwrap_or_default();
@@ -159,6 +162,7 @@ pub fn analysis_events(
         message: message.clone(),
         disagreements: judgments.map(|j| j.value.0).unwrap_or_default(),
         importance,
+        contradiction,
     });
     events
 }

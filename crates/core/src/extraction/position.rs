@@ -83,6 +83,11 @@ pub struct PositionUpdate {
     #[serde(default)]
     #[schemars(range(min = 1, max = 10))]
     pub importance: Option<i64>,
+    /// What in the speaker's own earlier position this message
+    /// contradicts, one sentence, or null.
+    #[serde(default)]
+    #[schemars(length(max = 300))]
+    pub contradiction: Option<String>,
 }
 
 impl Payload for PositionUpdate {
@@ -192,6 +197,12 @@ impl PositionUpdate {
                 }
                 clamped
             }),
+            contradiction: clean_opt(
+                self.contradiction.as_deref(),
+                Limits::SENTENCE,
+                "contradiction",
+                &mut notes,
+            ),
         };
         Ok(Validated::new(value, notes, 0))
     }

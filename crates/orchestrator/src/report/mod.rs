@@ -6,6 +6,9 @@
 //! any, warnings, repairs, usage and cost).
 
 mod dialectic;
+mod metrics;
+
+pub use metrics::{compare_markdown, metrics_markdown};
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,196 @@
+//! The debate-quality metrics as report text: a section of one debate's
+//! report (`agon report`, `agon show ID --metrics`) and a side-by-side
+//! table of several debates (`agon compare`).
+
+use std::fmt::Write as _;
+
+use agon_core::metrics::{DebateMetrics, MEMORY_ROLES};
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "—".to_owned(), |v| format!("{:.0} %", v * 100.0))
+}
+
+fn bits(value: Option<f64>) -> String {
+    value.map_or_else(|| "—".to_owned(), |v| format!("{v:.2} bits"))
+}
+
+fn ratio(value: Option<f64>) -> String {
+    value.map_or_else(|| "—".to_owned(), |v| format!("{v:.2}×"))
+}
+
+/// The rows of the metrics table: a label and the value of each debate.
+fn rows(all: &[&DebateMetrics]) -> Vec<(&'static str, Vec<String>)> {
+    let row = |label: &'static str, f: &dyn Fn(&DebateMetrics) -> String| {
+        (label, all.iter().map(|m| f(m)).collect::<Vec<_>>())
+    };
+    vec![
+        row("Claims resolved / opened", &|m| {
+            format!("{} / {}", m.claims_resolved, m.claims_opened)
+        }),
+        row("Crux compression", &|m| percent(m.crux_compression)),
+        row("Crux cards", &|m| {
+            m.disagreement_types.values().sum::<usize>().to_string()
+        }),
+        row("Disagreement-type entropy", &|m| {
+            bits(m.disagreement_entropy)
+        }),
+        row("Ledger coverage", &|m| {
+            format!(
+                "{} ({} of {})",
+                percent(m.ledger_coverage),
+                m.messages_analysed,
+                m.messages
+            )
+        }),
+        row("Concessions", &|m| {
+            m.personas
+                .iter()
+                .map(|p| p.concessions)
+                .sum::<usize>()
+                .to_string()
+        }),
+        row("Shifts", &|m| {
+            m.personas
+                .iter()
+                .map(|p| p.shifts)
+                .sum::<usize>()
+                .to_string()
+        }),
+        row("Stances changed", &|m| {
+            format!(
+                "{} of {}",
+                m.personas.iter().filter(|p| p.stance_changed).count(),
+                m.personas.len()
+            )
+        }),
+        row("Evidence reuse (others')", &|m| {
+            format!("{} ({})", m.evidence_reuse, m.evidence_reuse_others)
+        }),
+        row("Self-contradictions", &|m| {
+            m.self_contradictions.to_string()
+        }),
+        row("Memory tokens / utterance tokens", &|m| {
+            format!(
+                "{} / {} = {}",
+                m.memory_tokens,
+                m.utterance_tokens,
+                ratio(m.memory_cost)
+            )
+        }),
+    ]
+}
+
+/// The "## Metrics" section of one debate's report.
+pub fn metrics_markdown(m: &DebateMetrics) -> String {
+    let mut s = String::from("## Metrics\n\n| Metric | Value |\n|---|---|\n");
+    for (label, values) in rows(&[m]) {
+        let _ = writeln!(s, "| {label} | {} |", values.join(""));
+    }
+    s.push('\n');
+    if !m.disagreement_types.is_empty() {
+        let types: Vec<String> = m
+            .disagreement_types
+            .iter()
+            .map(|(t, n)| format!("{t} {n}"))
+            .collect();
+        let _ = writeln!(s, "Disagreement types: {}.\n", types.join(", "));
+    }
+    s.push_str(
+        "| Persona | Messages | Concessions | Shifts | Evidence | Reused evidence | Self-contradictions | Stance start → end |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for p in &m.personas {
+        let stance = if p.stance_changed {
+            format!("{} → {}", p.initial_stance, p.final_stance)
+        } else if p.final_stance.is_empty() {
+            "—".to_owned()
+        } else {
+            format!("{} (unchanged)", p.final_stance)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.name,
+            p.messages,
+            p.concessions,
+            p.shifts,
+            p.evidence,
+            p.evidence_reuse,
+            p.self_contradictions,
+            stance.replace('|', "\\|")
+        );
+    }
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "Memory tokens are the {} roles' input and output tokens; embeddings by the local model record no tokens.\n",
+        MEMORY_ROLES.join(", ")
+    );
+    s
+}
+
+/// The metrics of several debates side by side (`agon compare`).
+pub fn compare_markdown(debates: &[(String, DebateMetrics)]) -> String {
+    let mut s = String::from("| Metric |");
+    for (id, _) in debates {
+        let _ = write!(s, " {id} |");
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(debates.len()));
+    s.push('\n');
+    let all: Vec<&DebateMetrics> = debates.iter().map(|(_, m)| m).collect();
+    for (label, values) in rows(&all) {
+        let _ = writeln!(s, "| {label} | {} |", values.join(" | "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics() -> DebateMetrics {
+        DebateMetrics {
+            claims_opened: 4,
+            claims_resolved: 1,
+            crux_compression: Some(0.25),
+            disagreement_types: [("evidence".to_owned(), 1), ("values".to_owned(), 1)].into(),
+            disagreement_entropy: Some(1.0),
+            messages: 10,
+            messages_analysed: 9,
+            ledger_coverage: Some(0.9),
+            evidence_reuse: 3,
+            evidence_reuse_others: 2,
+            self_contradictions: 1,
+            personas: vec![],
+            usage: Default::default(),
+            memory_tokens: 500,
+            utterance_tokens: 1_000,
+            memory_cost: Some(0.5),
+        }
+    }
+
+    #[test]
+    fn the_section_and_the_comparison_show_every_metric() {
+        let m = metrics();
+        let section = metrics_markdown(&m);
+        for expected in [
+            "| Crux compression | 25 % |",
+            "| Disagreement-type entropy | 1.00 bits |",
+            "| Ledger coverage | 90 % (9 of 10) |",
+            "| Evidence reuse (others') | 3 (2) |",
+            "| Memory tokens / utterance tokens | 500 / 1000 = 0.50× |",
+            "Disagreement types: evidence 1, values 1.",
+        ] {
+            assert!(section.contains(expected), "{expected}\n{section}");
+        }
+        let table = compare_markdown(&[("a".into(), m.clone()), ("b".into(), m)]);
+        assert!(
+            table.starts_with("| Metric | a | b |\n|---|---|---|\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| Crux compression | 25 % | 25 % |"),
+            "{table}"
+        );
+    }
+}
