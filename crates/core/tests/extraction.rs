@@ -34,6 +34,60 @@ fn schemas_are_generated_with_length_bounds() {
 }
 
 #[test]
+fn schemas_are_sent_without_annotations_but_keep_every_field() {
+    use agon_core::extraction::{AspectPlan, TurnAnalysis};
+    fn annotations(v: &serde_json::Value, found: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, child) in m {
+                    if ["description", "title", "$schema", "default", "format"]
+                        .contains(&k.as_str())
+                    {
+                        found.push(k.clone());
+                    }
+                    if k == "properties" || k == "$defs" {
+                        child
+                            .as_object()
+                            .unwrap()
+                            .values()
+                            .for_each(|s| annotations(s, found));
+                    } else {
+                        annotations(child, found);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| annotations(x, found)),
+            _ => {}
+        }
+    }
+    for schema in [TurnAnalysis::json_schema(), AspectPlan::json_schema()] {
+        let mut found = Vec::new();
+        annotations(&schema, &mut found);
+        assert!(found.is_empty(), "{found:?} in {schema}");
+    }
+    // A property called `description` is a field, not an annotation.
+    let plan = AspectPlan::json_schema();
+    assert_eq!(
+        plan["$defs"]["AspectPayload"]["properties"]["description"]["maxLength"], 200,
+        "{plan}"
+    );
+    let analysis = TurnAnalysis::json_schema().to_string();
+    for field in [
+        "overallStance",
+        "answered",
+        "importance",
+        "contradiction",
+        "confidence",
+    ] {
+        assert!(
+            analysis.contains(&format!("\"{field}\"")),
+            "{field}: {analysis}"
+        );
+    }
+    assert!(analysis.len() < 2_400, "{} chars", analysis.len());
+}
+
+#[test]
 fn position_update_is_repaired_and_becomes_events() {
     let b = board();
     let raw = json!({

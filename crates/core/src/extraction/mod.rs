@@ -268,8 +268,40 @@ pub trait Payload: JsonSchema {
     /// Short name used in errors and warning events ("position_update", …).
     const NAME: &'static str;
 
-    /// The JSON Schema of the payload, generated from the type.
+    /// The JSON Schema of the payload as sent to a model: generated from
+    /// the type, then [`compact_schema`]ed (the prompts say what each field
+    /// means; the schema only constrains the shape).
     fn json_schema() -> serde_json::Value {
-        schemars::schema_for!(Self).to_value()
+        let mut schema = schemars::schema_for!(Self).to_value();
+        compact_schema(&mut schema);
+        schema
+    }
+}
+
+/// Keywords that annotate a schema without constraining it.
+const ANNOTATIONS: [&str; 5] = ["description", "title", "$schema", "default", "format"];
+
+/// Removes the annotations of a JSON Schema (descriptions, titles,
+/// defaults, formats) at every level, leaving what constrains the shape:
+/// types, properties, required fields, lengths, ranges, enums. Property
+/// and definition names are kept whatever they are called. This halves the
+/// schema every analysis call carries (its tokens are billed as prompt).
+pub fn compact_schema(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for key in ANNOTATIONS {
+                map.remove(key);
+            }
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), child) {
+                    ("properties" | "$defs", serde_json::Value::Object(named)) => {
+                        named.values_mut().for_each(compact_schema);
+                    }
+                    (_, child) => compact_schema(child),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(compact_schema),
+        _ => {}
     }
 }
