@@ -204,6 +204,13 @@ async fn prompt_split(server: &wiremock::MockServer, orch: &Orchestrator) {
         Models::from_config(&config, &ModelFactory::new(), &env, PriceTable::default()).unwrap();
     let id = orch.create(&config).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    for w in bb.warnings() {
+        println!("warning: {} {}", w.step.name(), w.reason);
+    }
+    for r in bb.repairs() {
+        println!("repair: {} {}", r.step.name(), r.notes.join("; "));
+    }
     let counter = TiktokenCounter::default();
     let mut split: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for request in server.received_requests().await.unwrap() {

@@ -44,17 +44,48 @@ pub fn schema_name_in(system: &str) -> Option<&str> {
     between(system, "(named `", "`)")
 }
 
+/// The persona names a schema allows (the `enum` that
+/// `with_persona_names` puts on `withPersona` and similar fields).
+pub fn schema_persona_names(schema: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if matches!(key.as_str(), "withPersona" | "persona")
+                        && let Some(options) = child.get("enum").and_then(Value::as_array)
+                    {
+                        for name in options.iter().filter_map(Value::as_str) {
+                            if !out.iter().any(|n| n == name) {
+                                out.push(name.to_owned());
+                            }
+                        }
+                    }
+                    walk(child, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut out);
+    out
+}
+
 /// The scripted answer to a call: `schema` names the structured payload
-/// wanted, `None` asks for an utterance.
-pub fn reply(system: &str, user: &str, schema: Option<&str>) -> String {
+/// wanted, `None` asks for an utterance. `known` are the persona names the
+/// payload's schema allows, used when the prompt lists no participants.
+pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -> String {
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):").unwrap_or("the question");
     let names = {
         let found = participants(user);
-        if found.is_empty() {
+        if !found.is_empty() {
+            found
+        } else if !participants(system).is_empty() {
             participants(system)
         } else {
-            found
+            known.to_vec()
         }
     };
     let first = names.first().cloned().unwrap_or_else(|| "Mara".into());
@@ -248,7 +279,24 @@ pub fn openai_reply(request: &Value) -> (&'static str, String) {
     let schema = request["response_format"]["json_schema"]["name"]
         .as_str()
         .or_else(|| schema_name_in(&system));
-    let text = reply(&system, &user, schema);
+    let known = request["response_format"]["json_schema"]["schema"].clone();
+    let known = if known.is_null() {
+        // Prompt mode: the schema is a JSON object in the system prompt.
+        system
+            .match_indices('{')
+            .find_map(|(start, _)| {
+                serde_json::Deserializer::from_str(&system[start..])
+                    .into_iter::<Value>()
+                    .next()
+                    .and_then(Result::ok)
+                    .filter(|v| v.get("properties").is_some())
+            })
+            .map(|s| schema_persona_names(&s))
+            .unwrap_or_default()
+    } else {
+        schema_persona_names(&known)
+    };
+    let text = reply(&system, &user, schema, &known);
     let model = request["model"].as_str().unwrap_or("stub");
     let usage = json!({"prompt_tokens": (system.len() + user.len()) / 4, "completion_tokens": text.len() / 4});
     if request["stream"].as_bool() == Some(true) {
@@ -291,7 +339,12 @@ impl ScriptedModel {
         self.calls.load(Ordering::Relaxed)
     }
 
-    async fn answer(&self, request: &ChatRequest, schema: Option<&str>) -> ChatResponse {
+    async fn answer(
+        &self,
+        request: &ChatRequest,
+        schema: Option<&str>,
+        known: &[String],
+    ) -> ChatResponse {
         let started = Instant::now();
         self.calls.fetch_add(1, Ordering::Relaxed);
         if !self.delay.is_zero() {
@@ -304,7 +357,7 @@ impl ScriptedModel {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let content = reply(&system, &user, schema);
+        let content = reply(&system, &user, schema, known);
         ChatResponse {
             usage: Usage {
                 input_tokens: ((system.len() + user.len()) / 4) as u64,
@@ -331,7 +384,7 @@ impl ChatModel for ScriptedModel {
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         request.validate()?;
-        Ok(self.answer(&request, None).await)
+        Ok(self.answer(&request, None, &[]).await)
     }
 
     async fn complete_json(
@@ -340,7 +393,13 @@ impl ChatModel for ScriptedModel {
         schema: &JsonSchema,
     ) -> Result<JsonResponse, ProviderError> {
         request.validate()?;
-        let response = self.answer(&request, Some(&schema.name)).await;
+        let response = self
+            .answer(
+                &request,
+                Some(&schema.name),
+                &schema_persona_names(&schema.schema),
+            )
+            .await;
         let value =
             serde_json::from_str(&response.content).map_err(|e| ProviderError::InvalidRequest {
                 reason: format!("scripted reply is not JSON: {e}"),
@@ -354,7 +413,7 @@ impl ChatModel for ScriptedModel {
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
         request.validate()?;
-        let response = self.answer(&request, None).await;
+        let response = self.answer(&request, None, &[]).await;
         let mut chunks: Vec<Result<ChatChunk, ProviderError>> = response
             .content
             .split_inclusive(' ')
