@@ -150,7 +150,8 @@ pub fn entropy_bits(counts: impl IntoIterator<Item = usize>) -> Option<f64> {
             -p * p.log2()
         })
         .sum::<f64>();
-    Some(h.max(0.0))
+    // A single type gives -0.0 (−1·log2 1); report it as 0.
+    Some(if h > 0.0 { h } else { 0.0 })
 }
 
 fn ratio(part: usize, whole: usize) -> Option<f64> {
@@ -297,6 +298,7 @@ mod tests {
     fn entropy_of_worked_examples() {
         assert_eq!(entropy_bits([]), None);
         assert_eq!(entropy_bits([4]), Some(0.0));
+        assert!(entropy_bits([4]).unwrap().is_sign_positive(), "no -0.00 bits");
         assert!((entropy_bits([1, 1]).unwrap() - 1.0).abs() < 1e-12);
         assert!((entropy_bits([2, 1, 1]).unwrap() - 1.5).abs() < 1e-12);
         assert!((entropy_bits([1, 1, 1, 1, 0]).unwrap() - 2.0).abs() < 1e-12);
