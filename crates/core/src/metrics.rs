@@ -298,7 +298,10 @@ mod tests {
     fn entropy_of_worked_examples() {
         assert_eq!(entropy_bits([]), None);
         assert_eq!(entropy_bits([4]), Some(0.0));
-        assert!(entropy_bits([4]).unwrap().is_sign_positive(), "no -0.00 bits");
+        assert!(
+            entropy_bits([4]).unwrap().is_sign_positive(),
+            "no -0.00 bits"
+        );
         assert!((entropy_bits([1, 1]).unwrap() - 1.0).abs() < 1e-12);
         assert!((entropy_bits([2, 1, 1]).unwrap() - 1.5).abs() < 1e-12);
         assert!((entropy_bits([1, 1, 1, 1, 0]).unwrap() - 2.0).abs() < 1e-12);
