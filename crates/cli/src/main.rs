@@ -619,7 +619,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Show {
             id, metrics: true, ..
         } => {
-            let m = debate_metrics(store.as_ref(), &DebateId::new(id)).await?;
+            let m = orch.metrics(&DebateId::new(id)).await?;
             if cli.json {
                 println!("{}", serde_json::to_string_pretty(&m)?);
             } else {
@@ -630,7 +630,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Compare { ids } => {
             let mut all = Vec::with_capacity(ids.len());
             for id in ids {
-                let m = debate_metrics(store.as_ref(), &DebateId::new(id.clone())).await?;
+                let m = orch.metrics(&DebateId::new(id.clone())).await?;
                 all.push((id, m));
             }
             if cli.json {
@@ -673,7 +673,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
-            let metrics = debate_metrics(store.as_ref(), &id).await?;
+            let metrics = orch.metrics(&id).await?;
             let md = if cli.json {
                 let mut json = report::json(&bb, options);
                 json["metrics"] = serde_json::to_value(&metrics)?;
@@ -725,22 +725,6 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Eval(args) => eval::run(store.as_ref(), &args, verbose).await,
     }
-}
-
-/// The metrics of debate `id`, from its event log.
-async fn debate_metrics(
-    store: &dyn agon_store::EventStore,
-    id: &DebateId,
-) -> anyhow::Result<agon_core::metrics::DebateMetrics> {
-    store.debate(id).await?;
-    let events: Vec<agon_core::DebateEvent> = store
-        .events_after(id, 0)
-        .await?
-        .into_iter()
-        .map(|e| e.event)
-        .collect();
-    agon_core::metrics::debate_metrics(&events)
-        .with_context(|| format!("computing the metrics of debate {id}"))
 }
 
 /// The model factory: HTTP providers, and the in-process models when the

@@ -127,11 +127,15 @@ fn content_words(text: &str) -> HashSet<String> {
 
 /// Whether `message` takes up `evidence` ([`REUSE_OVERLAP`]).
 pub fn builds_on(message: &str, evidence: &str) -> bool {
+    takes_up(&content_words(message), evidence)
+}
+
+/// [`builds_on`] for a message whose content words are already known.
+fn takes_up(said: &HashSet<String>, evidence: &str) -> bool {
     let wanted = content_words(evidence);
     if wanted.len() < 2 {
         return false;
     }
-    let said = content_words(message);
     let found = wanted.iter().filter(|w| said.contains(*w)).count();
     found as f64 / wanted.len() as f64 >= REUSE_OVERLAP
 }
@@ -171,6 +175,7 @@ pub fn debate_metrics(events: &[DebateEvent]) -> Result<DebateMetrics, ApplyErro
         match event {
             DebateEvent::MessageAppended { message } => {
                 // The ledger as it stands when the message is said.
+                let said = content_words(&message.content);
                 let mut own = false;
                 let mut others = false;
                 for p in bb.debaters() {
@@ -181,7 +186,7 @@ pub fn debate_metrics(events: &[DebateEvent]) -> Result<DebateMetrics, ApplyErro
                         .aspects
                         .values()
                         .flat_map(|a| &a.evidence)
-                        .any(|e| builds_on(&message.content, e));
+                        .any(|e| takes_up(&said, e));
                     if hit {
                         if p.id == message.persona {
                             own = true;

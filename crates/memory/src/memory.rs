@@ -187,7 +187,10 @@ impl Memory {
         } else {
             k
         };
-        if self.index.count(filter).await? == 0 {
+        // The personas under the filter: none means no memories (one query
+        // answers both, and the names are taken out of the query below).
+        let personas = self.index.personas(filter).await?;
+        if personas.is_empty() {
             notes.push(match (&filter.persona, &filter.debate) {
                 (Some(p), Some(d)) => format!("no memories of persona {p} in debate {d}"),
                 (Some(p), None) => format!("no memories of persona {p}"),
@@ -199,7 +202,6 @@ impl Memory {
                 notes,
             });
         }
-        let personas = self.index.personas(filter).await?;
         let named = split_names(query, &personas);
         let mut vectors = self
             .embed(std::slice::from_ref(&named.dense), InputType::Query)

@@ -26,6 +26,7 @@ pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
     let mut dense = String::with_capacity(query.len());
     let mut lexical = String::with_capacity(query.len());
     let mut named: Vec<String> = Vec::new();
+    let lowered: Vec<String> = personas.iter().map(|p| p.to_lowercase()).collect();
     let mut rest = query;
     while let Some(start) = rest.find(|c: char| c.is_alphanumeric()) {
         let (gap, word_on) = rest.split_at(start);
@@ -36,7 +37,10 @@ pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
             .unwrap_or(word_on.len());
         let (word, after) = word_on.split_at(end);
         let word_lower = word.to_lowercase();
-        let persona = personas.iter().find(|p| p.to_lowercase() == word_lower);
+        let persona = lowered
+            .iter()
+            .position(|p| *p == word_lower)
+            .map(|i| &personas[i]);
         match persona {
             Some(p) => {
                 if !named.contains(p) {

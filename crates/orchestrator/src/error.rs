@@ -87,6 +87,15 @@ pub enum OrchestratorError {
         #[source]
         source: agon_context::ContextError,
     },
+    /// The stored log does not replay (computing the debate's metrics).
+    #[error("debate `{debate}`: the stored log does not replay: {source}")]
+    Replay {
+        /// The debate.
+        debate: String,
+        /// The rejection.
+        #[source]
+        source: agon_core::ApplyError,
+    },
     /// Background work (analysis, round record, reflection) could not be
     /// applied: the store failed under it.
     #[error("debate `{debate}`: background step failed: {reason}")]
@@ -141,7 +150,9 @@ impl OrchestratorError {
             | Self::StoredConfig { .. }
             | Self::Answers { .. } => ErrorKind::Config,
             Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
-            Self::Store(_) | Self::Log(_) | Self::Background { .. } => ErrorKind::Store,
+            Self::Store(_) | Self::Log(_) | Self::Replay { .. } | Self::Background { .. } => {
+                ErrorKind::Store
+            }
             Self::UnknownPersona { .. }
             | Self::RoomWithoutClaim { .. }
             | Self::Context { .. }
@@ -181,6 +192,16 @@ mod tests {
                 OrchestratorError::Background {
                     debate: debate(),
                     reason: "disk full".into(),
+                },
+                ErrorKind::Store,
+            ),
+            (
+                OrchestratorError::Replay {
+                    debate: debate(),
+                    source: agon_core::ApplyError::Finished {
+                        debate: debate(),
+                        event: "message_appended",
+                    },
                 },
                 ErrorKind::Store,
             ),

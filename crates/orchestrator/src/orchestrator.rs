@@ -134,6 +134,26 @@ impl Orchestrator {
         })
     }
 
+    /// The debate-quality metrics of a stored debate, from its event log
+    /// ([`agon_core::metrics::debate_metrics`]).
+    pub async fn metrics(
+        &self,
+        id: &DebateId,
+    ) -> Result<agon_core::metrics::DebateMetrics, OrchestratorError> {
+        self.store.debate(id).await?;
+        let events: Vec<agon_core::DebateEvent> = self
+            .store
+            .events_after(id, 0)
+            .await?
+            .into_iter()
+            .map(|e| e.event)
+            .collect();
+        agon_core::metrics::debate_metrics(&events).map_err(|source| OrchestratorError::Replay {
+            debate: id.to_string(),
+            source,
+        })
+    }
+
     /// Runs the debate from wherever its log ends (a new debate from the
     /// start, an interrupted one from its last persisted event) until it
     /// finishes or `control` stops it, with the protocol its configuration

@@ -78,16 +78,10 @@ pub fn schema_persona_names(schema: &Value) -> Vec<String> {
 pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -> String {
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):").unwrap_or("the question");
-    let names = {
-        let found = participants(user);
-        if !found.is_empty() {
-            found
-        } else if !participants(system).is_empty() {
-            participants(system)
-        } else {
-            known.to_vec()
-        }
-    };
+    let names = [participants(user), participants(system), known.to_vec()]
+        .into_iter()
+        .find(|names| !names.is_empty())
+        .unwrap_or_default();
     let first = names.first().cloned().unwrap_or_else(|| "Mara".into());
     let second = names.get(1).cloned().unwrap_or_else(|| "Theo".into());
     let other = if speaker == first {

@@ -147,7 +147,7 @@ impl PositionUpdate {
                         "aspectPosition.answered",
                         &mut notes,
                     ),
-                    &open_challenges(ctx),
+                    ctx,
                     &mut notes,
                 ),
             };
@@ -248,7 +248,15 @@ const ANSWERED_MATCH: f64 = 0.75;
 /// listed challenge sharing at least three quarters of the shorter one's
 /// words. A quote that names no listed challenge is dropped with a note:
 /// nothing a model says can remove a challenge the speaker was not facing.
-fn answered_challenges(quoted: &[String], open: &[String], notes: &mut Vec<String>) -> Vec<String> {
+fn answered_challenges(
+    quoted: &[String],
+    ctx: &ExtractionContext<'_>,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    if quoted.is_empty() {
+        return Vec::new();
+    }
+    let open = open_challenges(ctx);
     let mut out: Vec<String> = Vec::new();
     for q in quoted {
         let qw = words(q);
