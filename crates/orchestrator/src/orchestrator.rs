@@ -141,13 +141,7 @@ impl Orchestrator {
         id: &DebateId,
     ) -> Result<agon_core::metrics::DebateMetrics, OrchestratorError> {
         self.store.debate(id).await?;
-        let events: Vec<agon_core::DebateEvent> = self
-            .store
-            .events_after(id, 0)
-            .await?
-            .into_iter()
-            .map(|e| e.event)
-            .collect();
+        let events = self.history(id).await?;
         agon_core::metrics::debate_metrics(&events).map_err(|source| OrchestratorError::Replay {
             debate: id.to_string(),
             source,
@@ -292,6 +286,20 @@ impl Orchestrator {
         Ok(outcome)
     }
 
+    /// Every stored event of a debate, in order.
+    async fn history(
+        &self,
+        id: &DebateId,
+    ) -> Result<Vec<agon_core::DebateEvent>, OrchestratorError> {
+        Ok(self
+            .store
+            .events_after(id, 0)
+            .await?
+            .into_iter()
+            .map(|e| e.event)
+            .collect())
+    }
+
     /// Starts the memory writer over the debate's history so far; its
     /// failures become `step_failed` warnings.
     async fn spawn_memory_writer(
@@ -301,13 +309,7 @@ impl Orchestrator {
         shared: &Arc<Shared>,
         rx: mpsc::UnboundedReceiver<crate::memory::MemoryMsg>,
     ) -> Result<tokio::task::JoinHandle<()>, OrchestratorError> {
-        let history = self
-            .store
-            .events_after(id, 0)
-            .await?
-            .into_iter()
-            .map(|e| e.event)
-            .collect();
+        let history = self.history(id).await?;
         let weak = Arc::downgrade(shared);
         let warn: crate::memory::Warn = Arc::new(move |step, reason: String| {
             if let Some(shared) = weak.upgrade() {
