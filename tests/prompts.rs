@@ -71,6 +71,11 @@ fn every_extraction_prompt() {
         &prompts::analysis(&bb, &message, 0).unwrap(),
     ));
     out.push_str(&show(
+        "batch analysis of a miniround, judged",
+        &prompts::batch_analysis(&bb, &["m22".into(), "m23".into(), message.clone()], 10, 3)
+            .unwrap(),
+    ));
+    out.push_str(&show(
         "disagreement window",
         &prompts::disagreement_window(&bb, &message, 10).unwrap(),
     ));

@@ -782,8 +782,9 @@ impl Blackboard {
             DebateEvent::TurnAnalyzed {
                 message,
                 disagreements,
+                window_end,
                 ..
-            } => self.record_analysis(message, disagreements)?,
+            } => self.record_analysis(message, disagreements, *window_end)?,
             DebateEvent::OutputRepaired { step, notes } => {
                 require_text(&notes.join(""), "notes", "output_repaired")?;
                 for note in notes {
@@ -834,6 +835,7 @@ impl Blackboard {
         &mut self,
         message: &MessageId,
         disagreements: &[JudgedDisagreement],
+        window_end: bool,
     ) -> Result<(), ApplyError> {
         self.check_message(message, "turn_analyzed.message")?;
         if self.index.analyzed.contains(message) {
@@ -857,6 +859,7 @@ impl Blackboard {
         self.data.analyzed.push(AnalyzedTurn {
             message: message.clone(),
             disagreements: disagreements.to_vec(),
+            window_end,
         });
         Ok(())
     }

@@ -48,6 +48,10 @@ pub struct AnalyzedTurn {
     pub message: MessageId,
     /// Disagreements judged in the window.
     pub disagreements: Vec<JudgedDisagreement>,
+    /// Whether the message ends a judged window (`false`: an earlier
+    /// message of a batch, judged with the batch's last one).
+    #[serde(default = "crate::event::yes")]
+    pub window_end: bool,
 }
 
 impl AnalyzedTurn {
@@ -109,7 +113,8 @@ impl ClaimDetector {
     ///
     /// For each pair judged in that window at or above `min_confidence`, the
     /// streak is the number of consecutive analysed windows (most recent
-    /// first) that judged the same pair at or above it. A claim opens when
+    /// first; turns that end no window, the earlier messages of a batch,
+    /// are skipped) that judged the same pair at or above it. A claim opens when
     /// the streak reaches `consecutive`, the pair has no open claim, and the
     /// pair's last claim (if any) surfaced at least `cooldown_messages`
     /// messages earlier.
@@ -141,8 +146,13 @@ impl ClaimDetector {
             return Vec::new();
         };
         let needed = self.consecutive.max(1) as usize;
-        let newest_first =
-            std::iter::once(latest).chain(prior.iter().rev().map(AnalyzedTurn::view));
+        let newest_first = std::iter::once(latest).chain(
+            prior
+                .iter()
+                .rev()
+                .filter(|t| t.window_end)
+                .map(AnalyzedTurn::view),
+        );
         let mut out: Vec<ClaimCandidate> = Vec::new();
         for judged in latest.disagreements {
             if judged.confidence < self.min_confidence
@@ -339,6 +349,16 @@ mod tests {
     /// Appends a message and its analysis judging `pairs` at `confidence`;
     /// returns the claims the detector opens right after.
     fn turn(bb: &mut Blackboard, pairs: &[(&str, &str, u8)]) -> Vec<ClaimCandidate> {
+        turn_in(bb, pairs, true)
+    }
+
+    /// [`turn`] for a message that ends a window (`window_end`) or sits
+    /// inside a batch's window.
+    fn turn_in(
+        bb: &mut Blackboard,
+        pairs: &[(&str, &str, u8)],
+        window_end: bool,
+    ) -> Vec<ClaimCandidate> {
         let n = bb.messages().len() + 1;
         let id = MessageId::new(format!("m{n}"));
         bb.apply(&DebateEvent::MessageAppended {
@@ -365,6 +385,7 @@ mod tests {
                 .iter()
                 .map(|(a, b, c)| JudgedDisagreement::new((*a).into(), (*b).into(), "claim", *c))
                 .collect(),
+            window_end,
         })
         .unwrap();
         let detector = ClaimDetector::default();
@@ -390,6 +411,24 @@ mod tests {
         assert_eq!(claim.id.as_str(), "claim-1");
         assert_eq!(claim.personas, ["ada".into(), "bo".into()]);
         assert_eq!(claim.source_messages, vec!["m3".into(), "m4".into()]);
+    }
+
+    #[test]
+    fn messages_inside_a_batch_window_neither_count_nor_break_a_streak() {
+        let mut bb = board();
+        // Batch 1: two messages, judged once with the last.
+        turn_in(&mut bb, &[], false);
+        turn_in(&mut bb, &[("ada", "bo", 90)], true);
+        // Batch 2: the earlier messages end no window.
+        turn_in(&mut bb, &[], false);
+        turn_in(&mut bb, &[], false);
+        assert!(bb.claims().is_empty(), "one window is not enough");
+        turn_in(&mut bb, &[("ada", "bo", 90)], true);
+        assert_eq!(bb.claims().len(), 1, "two consecutive windows");
+        assert_eq!(
+            bb.claims()[0].source_messages,
+            vec!["m2".into(), "m5".into()]
+        );
     }
 
     #[test]
@@ -424,6 +463,7 @@ mod tests {
                 disagreements: vec![],
                 importance: None,
                 contradiction: None,
+                window_end: true,
             })
             .unwrap_err();
         assert!(err.to_string().contains("m1"), "{err}");

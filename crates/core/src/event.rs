@@ -243,6 +243,15 @@ pub enum DebateEvent {
         /// contradicts, when the analysis flagged it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         contradiction: Option<String>,
+        /// Whether the message ends a judged window (default). `false` for
+        /// the earlier messages of a batch analysis, whose window is judged
+        /// once, with the batch's last message: claim detection counts
+        /// consecutive windows over the turns where this is `true`.
+        #[serde(
+            default = "crate::event::yes",
+            skip_serializing_if = "crate::event::is_true"
+        )]
+        window_end: bool,
     },
     /// Validation repaired a step's model output (clamped, cut, dropped
     /// unknown references) before it became the events just before this one.
@@ -309,4 +318,14 @@ impl DebateEvent {
             Self::DebateFinished { .. } => "debate_finished",
         }
     }
+}
+
+/// serde's default for flags that were always on before they existed.
+pub(crate) fn yes() -> bool {
+    true
+}
+
+/// Whether a flag is on (serde skips the default).
+pub(crate) fn is_true(flag: &bool) -> bool {
+    *flag
 }

@@ -34,7 +34,7 @@ fn schemas_are_generated_with_length_bounds() {
 }
 
 #[test]
-fn schemas_are_sent_without_annotations_but_keep_every_field() {
+fn schemas_are_sent_flat_without_annotations_but_keep_every_field() {
     use agon_core::extraction::{AspectPlan, TurnAnalysis};
     fn annotations(v: &serde_json::Value, found: &mut Vec<String>) {
         match v {
@@ -68,8 +68,23 @@ fn schemas_are_sent_without_annotations_but_keep_every_field() {
     // A property called `description` is a field, not an annotation.
     let plan = AspectPlan::json_schema();
     assert_eq!(
-        plan["$defs"]["AspectPayload"]["properties"]["description"]["maxLength"], 200,
+        plan["properties"]["aspects"]["items"]["properties"]["description"]["maxLength"], 200,
         "{plan}"
+    );
+    // Flat: no definitions to look up, optional objects nullable in place,
+    // a choice of constants an enum.
+    let analysis = TurnAnalysis::json_schema();
+    let text = analysis.to_string();
+    assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+    let position = &analysis["properties"]["position"]["properties"];
+    assert_eq!(
+        position["aspectPosition"]["type"],
+        json!(["object", "null"]),
+        "{text}"
+    );
+    assert_eq!(
+        position["newDisagreement"]["properties"]["intensity"],
+        json!({"type": "string", "enum": ["mild", "strong"]})
     );
     let analysis = TurnAnalysis::json_schema().to_string();
     for field in [
@@ -84,7 +99,7 @@ fn schemas_are_sent_without_annotations_but_keep_every_field() {
             "{field}: {analysis}"
         );
     }
-    assert!(analysis.len() < 2_400, "{} chars", analysis.len());
+    assert!(analysis.len() < 1_700, "{} chars", analysis.len());
 }
 
 #[test]

@@ -11,6 +11,7 @@ fn analysed(message: &str, contradiction: Option<&str>) -> DebateEvent {
         disagreements: vec![],
         importance: None,
         contradiction: contradiction.map(str::to_owned),
+        window_end: true,
     }
 }
 

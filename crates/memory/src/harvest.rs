@@ -388,6 +388,7 @@ mod tests {
                 )],
                 importance: None,
                 contradiction: None,
+                window_end: true,
             },
             DebateEvent::MessageAppended {
                 message: quiet.clone(),
@@ -397,6 +398,7 @@ mod tests {
                 disagreements: vec![],
                 importance: None,
                 contradiction: None,
+                window_end: true,
             },
         ]);
         let drafts = harvest(&events);
@@ -439,6 +441,7 @@ mod tests {
                 disagreements: vec![],
                 importance: Some(2),
                 contradiction: None,
+                window_end: true,
             },
             // Nothing found (heuristic 3), rated 9: kept with 9.
             DebateEvent::MessageAppended {
@@ -449,6 +452,7 @@ mod tests {
                 disagreements: vec![],
                 importance: Some(9),
                 contradiction: None,
+                window_end: true,
             },
         ]);
         let drafts = harvest(&events);

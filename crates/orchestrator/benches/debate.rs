@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{AspectConfig, DebateConfig};
+use agon_orchestrator::config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_orchestrator::scripted::openai_reply;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 
@@ -155,7 +155,9 @@ async fn run() {
         let calls: u64 = models.values().map(|u| u.calls).sum();
         println!("  {role:<10} {calls}");
     }
-    prompt_split(&server, &orch).await;
+    for cadence in [AnalysisCadence::Message, AnalysisCadence::Miniround] {
+        prompt_split(&server, &orch, cadence).await;
+    }
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
     println!("\noverhead ratio: {median:.3}");
@@ -172,9 +174,11 @@ fn call_kind(body: &serde_json::Value) -> String {
 }
 
 /// Payloads that keep the memory (the rest run the debate).
-const MEMORY_CALLS: [&str; 5] = [
+const MEMORY_CALLS: [&str; 7] = [
     "turn_analysis",
     "position_update",
+    "batch_turn_analysis",
+    "batch_position_update",
     "disagreement_window",
     "round_record",
     "reflection_batch",
@@ -185,7 +189,11 @@ const MEMORY_CALLS: [&str; 5] = [
 /// rooms, synthesis; memory off, since embeddings send no prompt) by call
 /// kind, counted with o200k over the messages and the JSON Schema sent in
 /// `response_format`, as a provider bills them.
-async fn prompt_split(server: &wiremock::MockServer, orch: &Orchestrator) {
+async fn prompt_split(
+    server: &wiremock::MockServer,
+    orch: &Orchestrator,
+    cadence: AnalysisCadence,
+) {
     server.reset().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .respond_with(Stub(Duration::ZERO))
@@ -193,6 +201,7 @@ async fn prompt_split(server: &wiremock::MockServer, orch: &Orchestrator) {
         .await;
     let mut config = DebateConfig::default();
     config.memory.enabled = false;
+    config.analysis.cadence = cadence;
     config.models.default = "openai:gpt-4o-mini".into();
     let base = format!("{}/v1", server.uri());
     let env = move |key: &str| match key {
@@ -229,7 +238,9 @@ async fn prompt_split(server: &wiremock::MockServer, orch: &Orchestrator) {
         entry.1 += tokens;
     }
     let total: usize = split.values().map(|v| v.1).sum();
-    println!("\nprompt tokens of the default debate by call (o200k, schema included):");
+    println!(
+        "\nprompt tokens of the default debate by call (o200k, schema included; analysis cadence {cadence:?}):"
+    );
     for (kind, (calls, tokens)) in &split {
         println!(
             "  {kind:<20} {calls:>3} calls {tokens:>7} tokens ({:.0} %)",

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use agon_context::prompts;
 use agon_core::extraction::{
-    BatchPositionUpdate, DisagreementWindow, Payload, PositionUpdate, ReflectionBatch,
-    RoundRecordPayload, TurnAnalysis, with_message_ids, with_persona_names,
+    BatchPositionUpdate, BatchTurnAnalysis, DisagreementWindow, Payload, PositionUpdate,
+    ReflectionBatch, RoundRecordPayload, TurnAnalysis, with_message_ids, with_persona_names,
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
@@ -63,6 +63,50 @@ pub(crate) fn debater_names(bb: &Blackboard) -> Vec<String> {
     bb.debaters().map(|p| p.name.clone()).collect()
 }
 
+/// The separate detector's call judging the window that ends at `last`,
+/// when the mode asks for one.
+fn detector_call(
+    ctx: &RunCtx,
+    bb: &Blackboard,
+    last: &agon_core::MessageId,
+    mode: &agon_protocol::AnalysisMode,
+    names: &[String],
+) -> Option<futures::future::BoxFuture<'static, ModelOutput>> {
+    let prompt = mode
+        .detector
+        .then(|| prompts::disagreement_window(bb, last, mode.window))
+        .flatten()?;
+    Some(Box::pin(ctx.structured_call(
+        Role::Detector,
+        prompt,
+        DisagreementWindow::NAME,
+        with_persona_names(&DisagreementWindow::json_schema(), names),
+    )))
+}
+
+/// Spawns an analysis: its primary call and, when there is one, the
+/// separate detector's call, side by side.
+fn spawn_analysis(
+    primary_call: impl std::future::Future<Output = ModelOutput> + Send + 'static,
+    detector_call: Option<impl std::future::Future<Output = ModelOutput> + Send + 'static>,
+    combined: bool,
+) -> JoinHandle<Output> {
+    tokio::spawn(async move {
+        let (primary, window) = match detector_call {
+            Some(d) => {
+                let (p, w) = futures::join!(primary_call, d);
+                (p, Some(w))
+            }
+            None => (primary_call.await, None),
+        };
+        Output::Analysis(AnalysisOutput {
+            primary,
+            window,
+            combined,
+        })
+    })
+}
+
 /// Spawns the model calls of `job`, with prompts built from `bb`; `None`
 /// when there is nothing to ask (the message is gone, or has no prompt).
 fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<Output>> {
@@ -82,45 +126,32 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                 name,
                 with_persona_names(&schema, &names),
             );
-            let detector_call = mode
-                .detector
-                .then(|| prompts::disagreement_window(bb, message, mode.window))
-                .flatten()
-                .map(|p| {
-                    ctx.structured_call(
-                        Role::Detector,
-                        p,
-                        DisagreementWindow::NAME,
-                        with_persona_names(&DisagreementWindow::json_schema(), &names),
-                    )
-                });
-            let combined = mode.combined;
-            Some(tokio::spawn(async move {
-                let (primary, window) = match detector_call {
-                    Some(d) => {
-                        let (p, w) = futures::join!(primary_call, d);
-                        (p, Some(w))
-                    }
-                    None => (primary_call.await, None),
-                };
-                Output::Analysis(AnalysisOutput {
-                    primary,
-                    window,
-                    combined,
-                })
-            }))
+            let detector_call = detector_call(ctx, bb, message, mode, &names);
+            Some(spawn_analysis(primary_call, detector_call, mode.combined))
         }
-        Background::AnalyseBatch { messages, .. } => {
-            let call = ctx.structured_call(
+        Background::AnalyseBatch { messages, mode } => {
+            let window = if mode.combined { mode.window } else { 0 };
+            let prompt = prompts::batch_analysis(bb, messages, window, mode.context)?;
+            let (name, schema) = if mode.combined {
+                (BatchTurnAnalysis::NAME, BatchTurnAnalysis::json_schema())
+            } else {
+                (
+                    BatchPositionUpdate::NAME,
+                    BatchPositionUpdate::json_schema(),
+                )
+            };
+            let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
+            let primary_call = ctx.structured_call(
                 Role::Extractor,
-                prompts::batch_analysis(bb, messages)?,
-                BatchPositionUpdate::NAME,
-                with_message_ids(
-                    &with_persona_names(&BatchPositionUpdate::json_schema(), &names),
-                    &messages.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                ),
+                prompt,
+                name,
+                with_message_ids(&with_persona_names(&schema, &names), &ids),
             );
-            Some(tokio::spawn(async move { Output::Single(call.await) }))
+            // A separate detector judges the window the batch ends.
+            let detector_call = messages
+                .last()
+                .and_then(|last| detector_call(ctx, bb, last, mode, &names));
+            Some(spawn_analysis(primary_call, detector_call, mode.combined))
         }
         Background::RoundRecord { aspect, .. } => {
             let call = ctx.structured_call(
@@ -159,7 +190,7 @@ fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent
                 .filter(|m| !bb.is_analyzed(m))
                 .cloned()
                 .collect();
-            background::batch_analysis(bb, &open, output.single(), mode, now)
+            background::batch_analysis(bb, &open, output.analysis(mode), mode, now)
         }
         Background::RoundRecord { aspect, round } => {
             background::round_record(bb, aspect, *round, output.single(), now)

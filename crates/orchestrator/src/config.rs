@@ -6,10 +6,10 @@ use std::path::Path;
 
 use agon_core::{ClaimDetector, Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
 use agon_llm::ModelSpec;
+pub use agon_protocol::{AnalysisCadence, CruxRules as CruxConfig, DetectionMode};
 use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
 };
-pub use agon_protocol::{CruxRules as CruxConfig, DetectionMode};
 
 pub use crate::dialectic_config::{AgentConfig, DialecticConfig, TerminationKind};
 use serde::{Deserialize, Serialize};
@@ -185,6 +185,16 @@ impl DetectionConfig {
     }
 }
 
+/// When a structured debate's messages are analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnalysisConfig {
+    /// `miniround` (default): one analysis call per group of turns (the
+    /// openings, a miniround's takes, a crux room, the closings) once the
+    /// group is complete; `message`: one call per message.
+    pub cadence: AnalysisCadence,
+}
+
 /// Vector memory (agon-memory): what the debate remembers and how much of
 /// it is recalled into each take, crux and closing context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -301,6 +311,8 @@ pub struct DebateConfig {
     pub budget: BudgetConfig,
     /// Disagreement detection.
     pub detection: DetectionConfig,
+    /// When messages are analysed into the position ledger.
+    pub analysis: AnalysisConfig,
     /// Crux rooms.
     pub crux: CruxConfig,
     /// Temperatures.
@@ -360,6 +372,7 @@ impl Default for DebateConfig {
             models: ModelsConfig::default(),
             budget: BudgetConfig::default(),
             detection: DetectionConfig::default(),
+            analysis: AnalysisConfig::default(),
             crux: CruxConfig::default(),
             temperature: TemperatureConfig::default(),
             memory: MemoryConfig::default(),
@@ -449,6 +462,7 @@ impl DebateConfig {
                 window: self.detection.window,
                 detector: self.detection.detector(),
             },
+            analysis: self.analysis.cadence,
             reflection: ReflectionTrigger::new(self.reflection_threshold),
         }
     }

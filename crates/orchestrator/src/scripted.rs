@@ -77,7 +77,9 @@ pub fn schema_persona_names(schema: &Value) -> Vec<String> {
 /// payload's schema allows, used when the prompt lists no participants.
 pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -> String {
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
-    let on = between(user, "just said (on \"", "\"):").unwrap_or("the question");
+    let on = between(user, "just said (on \"", "\"):")
+        .or_else(|| between(user, "Messages (on \"", "\"):"))
+        .unwrap_or("the question");
     let names = [participants(user), participants(system), known.to_vec()]
         .into_iter()
         .find(|names| !names.is_empty())
@@ -89,18 +91,7 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
     } else {
         first.clone()
     };
-    let position = json!({
-        "overallStance": format!("{speaker} holds their ground on the question."),
-        "aspectPosition": {
-            "position": format!("{speaker}'s position on this aspect."),
-            "evidence": [format!("a study {speaker} cited")],
-            "challenged": []
-        },
-        "newAgreement": null,
-        "newDisagreement": {"withPersona": other, "on": format!("the trade-off on {on}"), "intensity": "mild"},
-        "concession": null,
-        "shift": null
-    });
+    let position = scripted_position(speaker, &other, on);
     let judged = json!([{
         "between": [first, second],
         "claim": format!("{first} and {second} disagree on the main trade-off"),
@@ -167,6 +158,18 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
             {"label": "Fairness", "description": "Who decides."}
         ]}),
         Some("batch_position_update") => batch_updates(user),
+        Some("batch_turn_analysis") => {
+            // Every listed message in full, the window judged once.
+            let listed = batch_messages(user);
+            let updates: Vec<Value> = listed
+                .iter()
+                .map(|(id, name)| {
+                    let other = if *name == first { &second } else { &first };
+                    json!({"message": id, "position": scripted_position(name, other, on)})
+                })
+                .collect();
+            json!({"updates": updates, "disagreements": judged})
+        }
         Some("clarifying_questions") => json!({"questions": [
             "What peak load must it handle?",
             "Which clients call it?"
@@ -220,6 +223,23 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
         }
     };
     value.to_string()
+}
+
+/// A structured debate's scripted position update: `speaker` holds their
+/// ground, cites a study and disagrees mildly with `other` on `on`.
+fn scripted_position(speaker: &str, other: &str, on: &str) -> Value {
+    json!({
+        "overallStance": format!("{speaker} holds their ground on the question."),
+        "aspectPosition": {
+            "position": format!("{speaker}'s position on this aspect."),
+            "evidence": [format!("a study {speaker} cited")],
+            "challenged": []
+        },
+        "newAgreement": null,
+        "newDisagreement": {"withPersona": other, "on": format!("the trade-off on {on}"), "intensity": "mild"},
+        "concession": null,
+        "shift": null
+    })
 }
 
 /// The listed messages of a batch analysis prompt: `[id] Name (…): "…"`.

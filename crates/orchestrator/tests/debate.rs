@@ -378,8 +378,21 @@ async fn a_debate_runs_through_a_local_openai_compatible_server() {
     assert_eq!(bb.crux_cards().len(), 1);
     let usage = bb.usage();
     assert!(usage["debater"]["stub"].calls >= 20 && usage["extractor"]["stub"].input_tokens > 0);
+    // Every debater message is analysed, in fewer calls than messages
+    // (one per group of turns).
+    let debater_messages = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind != agon_core::MessageKind::Synthesis)
+        .count();
+    assert_eq!(bb.analyzed_turns().len(), debater_messages);
     let requests = server.received_requests().await.unwrap();
-    assert!(requests.len() as u64 >= bb.messages().len() as u64 * 2);
+    let analyses = requests
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("batch_turn_analysis"))
+        .count();
+    assert!(analyses > 0 && analyses < debater_messages, "{analyses}");
+    assert!(requests.len() > bb.messages().len());
 }
 
 /// The scripted 3-persona debate (crux rooms, a convergence check, a promoted

@@ -2,8 +2,8 @@
 //! analysis (and the claims it opens), a round record, reflections.
 
 use agon_core::extraction::{
-    DisagreementWindow, ExtractionContext, PositionUpdate, ReflectionBatch, RoundRecordPayload,
-    TurnAnalysis, analysis_events,
+    DisagreementWindow, ExtractionContext, MessagePositionUpdate, PositionUpdate, ReflectionBatch,
+    RoundRecordPayload, TurnAnalysis, analysis_events,
 };
 use agon_core::{
     AnalysisPart, AspectId, Blackboard, DebateEvent, MessageId, StepId, TurnAnalyzedView,
@@ -119,23 +119,46 @@ pub fn analysis(
 /// `turn_analyzed`, repairs); a message the batch has no entry for, or a
 /// batch that failed, is a `step_failed` warning and the message is still
 /// marked analysed.
+///
+/// When the batch judges disagreements (`batch_turn_analysis`, or a
+/// separate detector's `out.window`), the judgement is the window of the
+/// batch's **last** message, which opens the claims; the earlier messages'
+/// `turn_analyzed` say they end no window (`window_end: false`), so claim
+/// detection counts the batch as one window.
 pub fn batch_analysis(
     board: &Blackboard,
     messages: &[MessageId],
-    output: ModelOutput,
+    out: AnalysisOutput,
     mode: &AnalysisMode,
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
-    use agon_core::extraction::{BatchPositionUpdate, parse_payload};
-    let batch = output
-        .map_err(|e| e.0)
-        .and_then(|v| parse_payload::<BatchPositionUpdate>(v).map_err(|e| e.to_string()));
+    use agon_core::extraction::{BatchPositionUpdate, BatchTurnAnalysis, parse_payload};
+    let parsed: Result<(Vec<MessagePositionUpdate>, Option<ModelOutput>), String> =
+        out.primary.map_err(|e| e.0).and_then(|v| {
+            if out.combined {
+                parse_payload::<BatchTurnAnalysis>(v)
+                    .map(|b| {
+                        let window = serde_json::json!({ "disagreements": b.disagreements });
+                        (b.updates, Some(Ok(window)))
+                    })
+                    .map_err(|e| e.to_string())
+            } else {
+                parse_payload::<BatchPositionUpdate>(v)
+                    .map(|b| (b.updates, None))
+                    .map_err(|e| e.to_string())
+            }
+        });
+    let (updates, mut window) = match parsed {
+        Ok((updates, judged)) => (Ok(updates), judged.or(out.window)),
+        Err(reason) => (Err(reason), out.window),
+    };
+    let judges = out.combined || mode.detector;
     let mut events = Vec::new();
-    for message in messages {
-        let entry: ModelOutput = match &batch {
+    for (i, message) in messages.iter().enumerate() {
+        let last = i + 1 == messages.len();
+        let entry: ModelOutput = match &updates {
             Err(reason) => Err(crate::ModelFailure(format!("batch analysis: {reason}"))),
-            Ok(b) => b
-                .updates
+            Ok(updates) => updates
                 .iter()
                 .find(|u| u.message.trim().trim_matches(['[', ']']) == message.as_str())
                 .map(|u| serde_json::to_value(&u.position).unwrap_or_default())
@@ -145,10 +168,18 @@ pub fn batch_analysis(
         };
         let single = AnalysisOutput {
             primary: entry,
-            window: None,
+            window: if last { window.take() } else { None },
             combined: false,
         };
-        events.extend(analysis(board, message, single, mode, time));
+        let mut converted = analysis(board, message, single, mode, time);
+        if judges && !last {
+            for event in &mut converted {
+                if let DebateEvent::TurnAnalyzed { window_end, .. } = event {
+                    *window_end = false;
+                }
+            }
+        }
+        events.extend(converted);
     }
     events
 }

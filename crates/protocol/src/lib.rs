@@ -30,7 +30,7 @@ mod structured;
 
 pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
-pub use rules::{CruxRules, DetectionMode, DetectionRules, StructuredRules};
+pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{
     aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects, persona_slug,
     personas_from_cast, start_event,

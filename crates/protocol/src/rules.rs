@@ -20,6 +20,21 @@ pub enum DetectionMode {
     Off,
 }
 
+/// When the messages of a structured debate are analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisCadence {
+    /// One call per group of turns once the group is complete: the
+    /// openings, each miniround's takes, each crux room, the closings
+    /// (default: the system prompt and schema are sent once per group, not
+    /// once per message). The group's disagreements are judged once, as one
+    /// window.
+    #[default]
+    Miniround,
+    /// One call per message, as soon as it is appended.
+    Message,
+}
+
 /// Crux rooms: whether they run, how long, how many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -84,6 +99,8 @@ pub struct StructuredRules {
     pub synthesis: bool,
     /// Disagreement detection.
     pub detection: DetectionRules,
+    /// When messages are analysed.
+    pub analysis: AnalysisCadence,
     /// When reflections are written.
     pub reflection: ReflectionTrigger,
 }

@@ -23,12 +23,12 @@ use std::collections::HashSet;
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
 use agon_core::{
-    AspectId, Blackboard, DebateEvent, DebateStatus, MessageKind, Persona, PersonaId, StepId,
-    TurnKey,
+    AspectId, Blackboard, CruxRoomId, DebateEvent, DebateStatus, DialogueMessage, MessageId,
+    MessageKind, Persona, PersonaId, StepId, TurnKey,
 };
 
 use crate::crux::Rooms;
-use crate::rules::{DetectionMode, StructuredRules};
+use crate::rules::{AnalysisCadence, DetectionMode, StructuredRules};
 use crate::step::{AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Step, Voice};
 
 /// The judge's persona id (added when the rules ask for a synthesis).
@@ -83,6 +83,37 @@ impl<'a> Taken<'a> {
                 speak.miniround,
             ))
     }
+}
+
+/// The group of turns a message belongs to, analysed together under the
+/// miniround cadence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Group<'a> {
+    Openings,
+    Takes(&'a AspectId, u32),
+    Room(&'a CruxRoomId),
+    Closings,
+    /// Anything else (analysed alone).
+    Alone(&'a MessageId),
+}
+
+impl<'a> Group<'a> {
+    fn of(m: &'a DialogueMessage) -> Self {
+        match (&m.kind, &m.crux_room, &m.aspect, m.miniround) {
+            (_, Some(room), ..) => Self::Room(room),
+            (MessageKind::Opening, ..) => Self::Openings,
+            (MessageKind::Take, None, Some(aspect), Some(mr)) => Self::Takes(aspect, mr),
+            (MessageKind::Closing, ..) => Self::Closings,
+            _ => Self::Alone(&m.id),
+        }
+    }
+}
+
+/// Whether the crux room `room` is still running (its claim is in it).
+fn room_is_open(board: &Blackboard, room: &CruxRoomId) -> bool {
+    board.claims().iter().any(|c| {
+        c.crux_room.as_ref() == Some(room) && c.status == agon_core::ClaimStatus::InCruxRoom
+    })
 }
 
 impl StructuredDebate {
@@ -217,7 +248,17 @@ impl StructuredDebate {
                 *closed += 1;
             }
         };
+        // The group being collected (miniround cadence): its key, mode and
+        // unanalysed messages.
+        let mut group: Option<(Group<'_>, AnalysisMode, Vec<MessageId>)> = None;
         for m in board.messages() {
+            let key = Group::of(m);
+            // A later message in another group means the group is complete.
+            if group.as_ref().is_some_and(|(k, ..)| *k != key)
+                && let Some((_, mode, messages)) = group.take()
+            {
+                out.push(Background::AnalyseBatch { messages, mode });
+            }
             let position = match (&m.aspect, &m.crux_room) {
                 (Some(aspect), None) => aspects.iter().position(|a| &a.id == aspect),
                 (None, None) if m.kind == MessageKind::Opening => Some(0),
@@ -226,17 +267,52 @@ impl StructuredDebate {
             if let Some(limit) = position {
                 close_until(limit, &mut out, &mut closed);
             }
-            if !board.is_analyzed(&m.id)
-                && let Some(mode) = self.analysis_mode(board, &m.kind, &m.persona)
-            {
-                out.push(Background::Analyse {
+            if board.is_analyzed(&m.id) {
+                continue;
+            }
+            let Some(mode) = self.analysis_mode(board, &m.kind, &m.persona) else {
+                continue;
+            };
+            match self.rules.analysis {
+                AnalysisCadence::Message => out.push(Background::Analyse {
                     message: m.id.clone(),
                     mode,
-                });
+                }),
+                AnalysisCadence::Miniround => match &mut group {
+                    Some((_, _, messages)) => messages.push(m.id.clone()),
+                    None => group = Some((key, mode, vec![m.id.clone()])),
+                },
             }
+        }
+        // The last group is listed once every turn of it is taken.
+        if let Some((key, mode, messages)) = group {
+            if !self.group_complete(board, taken, debaters, &key) {
+                return out;
+            }
+            out.push(Background::AnalyseBatch { messages, mode });
         }
         close_until(aspects.len(), &mut out, &mut closed);
         out
+    }
+
+    /// Whether every turn of the group `key` is taken (a crux room: the
+    /// room is over).
+    fn group_complete(
+        &self,
+        board: &Blackboard,
+        taken: &Taken<'_>,
+        debaters: &[PersonaId],
+        key: &Group<'_>,
+    ) -> bool {
+        match key {
+            Group::Openings => debaters.iter().all(|p| taken.has(&Self::opening(p))),
+            Group::Takes(aspect, mr) => debaters
+                .iter()
+                .all(|p| taken.has(&Self::take(aspect, *mr, p))),
+            Group::Closings => debaters.iter().all(|p| taken.has(&Self::closing(p))),
+            Group::Room(room) => !room_is_open(board, room),
+            Group::Alone(_) => true,
+        }
     }
 
     /// The round record and reflection of the aspect at `index`, where due.
@@ -282,31 +358,36 @@ impl StructuredDebate {
     }
 
     /// Whether `persona` must wait: their previous message (a debater's,
-    /// so it is analysed) is not analysed yet.
-    fn awaits_own_analysis(board: &Blackboard, persona: &PersonaId) -> bool {
+    /// so it is analysed) is not analysed yet. With the miniround cadence a
+    /// crux room is analysed when it is over, so its parties do not wait
+    /// for their own messages in the room while it is open.
+    fn awaits_own_analysis(&self, board: &Blackboard, persona: &PersonaId) -> bool {
         board
             .messages()
             .iter()
             .rev()
             .find(|m| &m.persona == persona)
             .is_some_and(|m| {
+                let analysed_later = self.rules.analysis == AnalysisCadence::Miniround
+                    && m.crux_room.as_ref().is_some_and(|r| room_is_open(board, r));
                 !board.is_analyzed(&m.id)
+                    && !analysed_later
                     && board.persona(&m.persona).is_some_and(Persona::is_debater)
             })
     }
 
     /// The step, or a wait while its speaker's previous message is not
     /// analysed yet.
-    fn when_ready(board: &Blackboard, step: Step) -> Next {
+    fn when_ready(&self, board: &Blackboard, step: Step) -> Next {
         match step.speaker() {
-            Some(persona) if Self::awaits_own_analysis(board, persona) => Next::Wait,
+            Some(persona) if self.awaits_own_analysis(board, persona) => Next::Wait,
             _ => Next::step(step),
         }
     }
 
     /// The speak step, once its speaker is ready.
-    fn speak_when_ready(board: &Blackboard, speak: Speak) -> Next {
-        Self::when_ready(board, Step::Speak(speak))
+    fn speak_when_ready(&self, board: &Blackboard, speak: Speak) -> Next {
+        self.when_ready(board, Step::Speak(speak))
     }
 
     fn next(
@@ -335,7 +416,7 @@ impl StructuredDebate {
         for p in debaters {
             let speak = Self::opening(p);
             if !taken.has(&speak) {
-                return Self::speak_when_ready(board, speak);
+                return self.speak_when_ready(board, speak);
             }
         }
         for (k, aspect) in board.aspects().iter().enumerate() {
@@ -360,7 +441,7 @@ impl StructuredDebate {
                 for p in debaters {
                     let speak = Self::take(&aspect.id, mr, p);
                     if !taken.has(&speak) {
-                        return Self::speak_when_ready(board, speak);
+                        return self.speak_when_ready(board, speak);
                     }
                 }
             }
@@ -387,7 +468,7 @@ impl StructuredDebate {
         for p in debaters {
             let speak = Self::closing(p);
             if !taken.has(&speak) {
-                return Self::speak_when_ready(board, speak);
+                return self.speak_when_ready(board, speak);
             }
         }
         if !idle {
@@ -399,7 +480,7 @@ impl StructuredDebate {
             && !taken.has(&synthesis)
         {
             progress.phase = "synthesis".into();
-            return Self::speak_when_ready(board, synthesis);
+            return self.speak_when_ready(board, synthesis);
         }
         progress.phase = "finishing".into();
         Next::step(Step::Finish)
@@ -412,7 +493,7 @@ impl StructuredDebate {
     fn crux(&self, board: &Blackboard, idle: bool, progress: &mut Progress) -> Option<Next> {
         let rules = self.rules.crux;
         let rooms = match crate::crux::rooms(board, rules, idle, progress) {
-            Rooms::Open(step) => return Some(Self::when_ready(board, step)),
+            Rooms::Open(step) => return Some(self.when_ready(board, step)),
             Rooms::Busy => return Some(Next::Wait),
             Rooms::Enter(step) => return Some(Next::step(step)),
             Rooms::Full => return None,

@@ -61,11 +61,19 @@ fn the_result_does_not_depend_on_when_background_work_is_applied() {
 /// uninterrupted run ends.
 #[test]
 fn a_debate_cut_after_any_step_resumes_to_the_same_end() {
-    let r = rules(2, 1, crux_rules(), true);
+    assert_resumes_to_the_same_end(&rules(2, 1, crux_rules(), true), 1..40);
+}
+
+/// A run of `r` cut after each of `cuts` steps and continued from a
+/// snapshot of its blackboard ends where an uninterrupted run ends.
+fn assert_resumes_to_the_same_end(
+    r: &agon_protocol::StructuredRules,
+    cuts: impl Iterator<Item = usize>,
+) {
     let mut whole = Sim::new(r.clone(), Script::default(), Lag::Lazy);
     whole.run(10_000);
     let expected = canonical(&whole.board);
-    for cut in 1..40 {
+    for cut in cuts {
         let mut first = Sim::new(r.clone(), Script::default(), Lag::Lazy);
         first.run(cut);
         let snapshot = serde_json::to_string(&first.board).unwrap();
@@ -291,4 +299,157 @@ fn repairs_are_recorded_after_the_events_they_repaired() {
         "{:?}",
         repair.notes
     );
+}
+
+/// `rules` with the miniround cadence: one analysis per group of turns.
+fn batched(aspects: usize, minirounds: u32, crux: CruxRules) -> agon_protocol::StructuredRules {
+    agon_protocol::StructuredRules {
+        analysis: agon_protocol::AnalysisCadence::Miniround,
+        ..rules(aspects, minirounds, crux, true)
+    }
+}
+
+/// Every background list of a run, as the plans listed them (first
+/// occurrence of each batch).
+fn batches(sim: &Sim) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for line in &sim.trace {
+        let listed = line.split(" -> ").next().unwrap_or_default();
+        let listed = listed.strip_prefix('[').unwrap_or(listed);
+        let listed = listed.strip_suffix(']').unwrap_or(listed);
+        for part in listed.split(", ") {
+            if part.starts_with("analyse [") && !seen.iter().any(|s| s == part) {
+                seen.push(part.to_owned());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_miniround_cadence_analyses_each_group_of_turns_in_one_call() {
+    let mut sim = Sim::new(batched(2, 2, crux_rules()), Script::default(), Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished(), "{:#?}", sim.trace);
+    // Openings, 2 aspects × 2 minirounds, 2 rooms, closings: 8 calls for
+    // the 3 × (1 + 4 + 1) main-line messages and the rooms' turns.
+    let listed = batches(&sim);
+    assert_eq!(listed.len(), 8, "{listed:#?}");
+    assert_eq!(listed[0], "analyse [msg-1 msg-2 msg-3]");
+    assert_eq!(listed[1], "analyse [msg-4 msg-5 msg-6]");
+    // Every debater message is analysed, none twice.
+    let debater_messages = sim
+        .board
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis)
+        .count();
+    assert_eq!(sim.board.analyzed_turns().len(), debater_messages);
+    // Each judged group is one window: only its last message ends one.
+    let ends: Vec<&str> = sim
+        .board
+        .analyzed_turns()
+        .iter()
+        .filter(|t| t.window_end)
+        .map(|t| t.message.as_str())
+        .collect();
+    for id in ["msg-3", "msg-6", "msg-9"] {
+        assert!(ends.contains(&id), "{id} ends its group's window: {ends:?}");
+    }
+    for id in ["msg-1", "msg-2", "msg-4", "msg-5"] {
+        assert!(!ends.contains(&id), "{id} is inside a window: {ends:?}");
+    }
+    // Windows judged in two consecutive groups open a claim (a room ran on
+    // it), as two consecutive messages do under the message cadence.
+    assert!(
+        sim.board
+            .claims()
+            .iter()
+            .any(|c| c.crux_room.is_some() && c.source_messages.len() == 2),
+        "{:#?}",
+        sim.board.claims()
+    );
+    assert_eq!(sim.board.crux_cards().len(), 2);
+}
+
+#[test]
+fn a_crux_room_is_analysed_once_it_is_over_and_its_parties_do_not_wait() {
+    let mut sim = Sim::new(batched(1, 2, crux_rules()), Script::default(), Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished());
+    let rooms: Vec<&String> = sim
+        .trace
+        .iter()
+        .filter(|l| l.contains("speak crux/") || l.contains("else speak crux/"))
+        .collect();
+    assert!(!rooms.is_empty(), "{:#?}", sim.trace);
+    // While a room runs, nothing of it is listed for analysis and its
+    // turns are never held up by a wait.
+    for line in &rooms {
+        assert!(line.starts_with("[] -> "), "{line}");
+    }
+    // The room's messages are analysed together, after its card.
+    let first = sim
+        .board
+        .messages()
+        .iter()
+        .find_map(|m| m.crux_room.clone());
+    let first_room: Vec<String> = sim
+        .board
+        .messages()
+        .iter()
+        .filter(|m| m.crux_room.is_some() && m.crux_room == first)
+        .map(|m| m.id.to_string())
+        .collect();
+    assert!(first_room.len() > 2, "{first_room:?}");
+    let listed = batches(&sim);
+    let expected = format!(
+        "analyse [{}]",
+        first_room
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    assert!(listed.contains(&expected), "{expected} in {listed:#?}");
+}
+
+#[test]
+fn under_the_miniround_cadence_the_result_does_not_depend_on_timing_or_resume() {
+    let r = batched(2, 2, crux_rules());
+    let mut eager = Sim::new(r.clone(), Script::default(), Lag::Eager);
+    let mut lazy = Sim::new(r.clone(), Script::default(), Lag::Lazy);
+    eager.run(10_000);
+    lazy.run(10_000);
+    assert!(eager.finished() && lazy.finished());
+    assert!(
+        canonical(&eager.board) == canonical(&lazy.board),
+        "eager and lazy differ"
+    );
+    assert_resumes_to_the_same_end(&r, (1..60).step_by(3));
+}
+
+#[test]
+fn a_failed_batch_marks_every_message_of_its_group_analysed_with_a_warning() {
+    let script = Script {
+        broken: true,
+        ..Script::default()
+    };
+    let mut sim = Sim::new(batched(1, 1, no_rooms()), script, Lag::Lazy);
+    sim.run(10_000);
+    assert!(sim.finished());
+    let debater_messages = sim
+        .board
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis)
+        .count();
+    assert_eq!(sim.board.analyzed_turns().len(), debater_messages);
+    let failed = sim
+        .board
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::Analysis { .. }))
+        .count();
+    assert_eq!(failed, debater_messages);
 }

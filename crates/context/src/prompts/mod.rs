@@ -212,7 +212,7 @@ struct StateView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     initial_stance: Option<&'a str>,
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    aspects: &'a std::collections::BTreeMap<agon_core::AspectId, agon_core::AspectPosition>,
+    aspects: std::collections::BTreeMap<&'a agon_core::AspectId, &'a agon_core::AspectPosition>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     agreements: &'a [agon_core::Agreement],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -228,14 +228,21 @@ fn latest<T>(list: &[T]) -> &[T] {
     &list[list.len().saturating_sub(3)..]
 }
 
-fn state_json(state: Option<&PersonaPositionState>) -> String {
+/// A persona's position state as the analysis prompts show it; with
+/// `aspect`, only that aspect's position among the aspects (a take is
+/// analysed against the aspect it is about).
+fn state_json(state: Option<&PersonaPositionState>, aspect: Option<&AspectId>) -> String {
     let empty = PersonaPositionState::default();
     let state = state.unwrap_or(&empty);
     let view = StateView {
         overall_stance: &state.overall_stance,
         initial_stance: (state.initial_stance != state.overall_stance)
             .then_some(state.initial_stance.as_str()),
-        aspects: &state.aspects,
+        aspects: state
+            .aspects
+            .iter()
+            .filter(|(id, _)| aspect.is_none_or(|a| a == *id))
+            .collect(),
         agreements: latest(&state.agreements),
         disagreements: latest(&state.disagreements),
         concessions: latest(&state.concessions),
@@ -249,6 +256,26 @@ fn state_json(state: Option<&PersonaPositionState>) -> String {
 fn before<'a>(bb: &'a Blackboard, message: &MessageId, n: usize) -> &'a [DialogueMessage] {
     let end = bb.message_index(message).unwrap_or(0);
     &bb.messages()[end.saturating_sub(n)..end]
+}
+
+/// The fields of a position update, as the analysis prompts explain them.
+const POSITION_FIELDS: &str = "overallStance (updated 1-sentence summary or null if \
+     unchanged), aspectPosition (position: their stance on this aspect; evidence: new evidence \
+     cited; challenged: new challenges they face; answered: challenges listed in their state \
+     that this message answers, quoted as listed), newAgreement and newDisagreement \
+     ({withPersona, on} or null), concession (what they conceded, or null), shift (how their \
+     position changed, or null), importance (1-10: how much this message matters to the \
+     debate), contradiction (what in their own earlier position this message contradicts, or \
+     null).";
+
+/// The instruction that asks an analysis to judge its window as well.
+fn judge_instruction(bb: &Blackboard) -> String {
+    format!(
+        " Also output \"disagreements\": pairs of participants ({}) who clearly disagree in \
+         these messages, each with between (two names), claim (the disputed statement) and \
+         confidence (0-100); an empty list if none.",
+        names(bb)
+    )
 }
 
 /// Seed 000's position-update prompt for `message` (temperature 0.2). With
@@ -279,7 +306,7 @@ pub fn analysis_with_context(
         .map_or_else(|| topic_line(bb), |a| a.label.clone());
     let mut user = format!(
         "Current position state for {name}:\n{}\n\n{name} just said (on \"{on}\"):\n\"{}\"\n\n",
-        state_json(bb.position(&m.persona)),
+        state_json(bb.position(&m.persona), m.aspect.as_ref()),
         quote(&m.content, QUOTE_CHARS)
     );
     let context_n = if judge_window > 0 {
@@ -296,36 +323,31 @@ pub fn analysis_with_context(
         user.push('\n');
     }
     user.push_str("Update their position state. What changed?");
-    let mut system = String::from(
+    let mut system = format!(
         "You track positions in a debate. Be literal: record only what was said. \
-         Output JSON with \"position\": overallStance (updated 1-sentence summary or null if \
-         unchanged), aspectPosition (position: their stance on this aspect; evidence: new \
-         evidence cited; challenged: new challenges they face; answered: challenges listed in \
-         their state that this message answers, quoted as listed), newAgreement and \
-         newDisagreement ({withPersona, on} or null), concession (what they conceded, or null), \
-         shift (how their position changed, or null), importance (1-10: how much this message \
-         matters to the debate), contradiction (what in their own earlier position this message \
-         contradicts, or null).",
+         Output JSON with \"position\": {POSITION_FIELDS}"
     );
     if judge_window > 0 {
-        let _ = write!(
-            system,
-            " Also output \"disagreements\": pairs of participants ({}) who clearly disagree \
-             in these messages, each with between (two names), claim (the disputed statement) \
-             and confidence (0-100); an empty list if none.",
-            names(bb)
-        );
+        system.push_str(&judge_instruction(bb));
     }
     Some(Prompt { system, user })
 }
 
-/// The position updates of several messages in one call (a dialectic
-/// phase): each speaker's state once, then every message with its id.
-pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt> {
+/// The analysis of several messages in one call (a dialectic phase, or a
+/// group of turns of a structured debate): each speaker's state once, then
+/// every message with its id. With `judge_window > 0` the same call judges
+/// the disagreements in the messages, with up to `context` earlier
+/// messages shown (the window is never longer than `judge_window`).
+pub fn batch_analysis(
+    bb: &Blackboard,
+    messages: &[MessageId],
+    judge_window: usize,
+    context: usize,
+) -> Option<Prompt> {
     let listed: Vec<&DialogueMessage> = messages.iter().filter_map(|id| bb.message(id)).collect();
-    if listed.is_empty() {
-        return None;
-    }
+    let first = listed.first()?;
+    // A structured debate's ledger has aspect positions; a dialectic's not.
+    let aspects = !bb.aspects().is_empty();
     let mut user = String::from("Current position states:\n");
     let mut seen: Vec<&agon_core::PersonaId> = Vec::new();
     for m in &listed {
@@ -335,11 +357,29 @@ pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt>
                 user,
                 "- {}: {}",
                 bb.persona_name(&m.persona),
-                state_json(bb.position(&m.persona))
+                state_json(bb.position(&m.persona), m.aspect.as_ref())
             );
         }
     }
-    let _ = writeln!(user, "\nMessages (on \"{}\"):", topic_line(bb));
+    if judge_window > 0 {
+        let earlier = before(
+            bb,
+            &first.id,
+            context.min(judge_window.saturating_sub(listed.len())),
+        );
+        if !earlier.is_empty() {
+            user.push_str("\nEarlier messages:\n");
+            for m in earlier {
+                let _ = writeln!(user, "{}", line(bb, m));
+            }
+        }
+    }
+    let on = first
+        .aspect
+        .as_ref()
+        .and_then(|a| bb.aspect(a))
+        .map_or_else(|| topic_line(bb), |a| a.label.clone());
+    let _ = writeln!(user, "\nMessages (on \"{on}\"):");
     for m in &listed {
         let what = match &m.kind {
             agon_core::MessageKind::Critique { target } => {
@@ -356,12 +396,23 @@ pub fn batch_analysis(bb: &Blackboard, messages: &[MessageId]) -> Option<Prompt>
         );
     }
     user.push_str("\nFor each message, what changed in its speaker's position state?");
-    let system = String::from(
-        "You track positions in a debate; record only what was said. For each message, one \
-         entry in \"updates\": message (its bracketed id) and position: overallStance (the \
-         speaker's updated 1-sentence stance, or null), newAgreement and newDisagreement \
-         ({withPersona, on} or null), concession and shift (or null), importance (1-10).",
-    );
+    let mut system = if aspects {
+        format!(
+            "You track positions in a debate. Be literal: record only what was said. For each \
+             message, one entry in \"updates\": message (its bracketed id) and position: \
+             {POSITION_FIELDS}"
+        )
+    } else {
+        String::from(
+            "You track positions in a debate; record only what was said. For each message, one \
+             entry in \"updates\": message (its bracketed id) and position: overallStance (the \
+             speaker's updated 1-sentence stance, or null), newAgreement and newDisagreement \
+             ({withPersona, on} or null), concession and shift (or null), importance (1-10).",
+        )
+    };
+    if judge_window > 0 {
+        system.push_str(&judge_instruction(bb));
+    }
     Some(Prompt { system, user })
 }
 

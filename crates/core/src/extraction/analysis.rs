@@ -53,6 +53,24 @@ impl Payload for TurnAnalysis {
     const NAME: &'static str = "turn_analysis";
 }
 
+/// The analysis of several messages in one call (a miniround of a
+/// structured debate): each message's position update, and the
+/// disagreements judged over the messages shown, once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BatchTurnAnalysis {
+    /// One entry per message listed.
+    #[schemars(length(max = 40))]
+    pub updates: Vec<super::position::MessagePositionUpdate>,
+    /// Disagreements seen in the messages (empty when there are none).
+    #[serde(default)]
+    #[schemars(length(max = 3))]
+    pub disagreements: Vec<DisagreementJudgmentPayload>,
+}
+
+impl Payload for BatchTurnAnalysis {
+    const NAME: &'static str = "batch_turn_analysis";
+}
+
 /// Validates judgements: both names must resolve to distinct debaters,
 /// confidence is clamped to 0-100, the claim must not be empty; a pair judged
 /// twice keeps its highest confidence.
@@ -163,6 +181,7 @@ pub fn analysis_events(
         disagreements: judgments.map(|j| j.value.0).unwrap_or_default(),
         importance,
         contradiction,
+        window_end: true,
     });
     events
 }

@@ -23,8 +23,8 @@ mod text;
 mod utterance;
 
 pub use analysis::{
-    AspectPayload, AspectPlan, ConvergenceCheck, DisagreementJudgmentPayload, DisagreementWindow,
-    TurnAnalysis, ValidJudgments, analysis_events,
+    AspectPayload, AspectPlan, BatchTurnAnalysis, ConvergenceCheck, DisagreementJudgmentPayload,
+    DisagreementWindow, TurnAnalysis, ValidJudgments, analysis_events,
 };
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
@@ -48,6 +48,9 @@ mod names_tests {
         let s =
             with_message_ids(&<BatchPositionUpdate as Payload>::json_schema(), &ids).to_string();
         assert!(s.contains(r#""message":{"enum":["msg-3","msg-4"]}"#), "{s}");
+        let schema = with_message_ids(&<BatchTurnAnalysis as Payload>::json_schema(), &ids);
+        assert_eq!(schema["properties"]["updates"]["minItems"], 2, "{schema}");
+        assert_eq!(schema["properties"]["updates"]["maxItems"], 2, "{schema}");
     }
 
     #[test]
@@ -250,10 +253,19 @@ pub fn with_persona_names(schema: &serde_json::Value, names: &[String]) -> serde
 }
 
 /// The schema with every `message` field restricted to `ids` (a batch
-/// analysis can then only name the messages it was given).
+/// analysis can then only name the messages it was given), and every list
+/// of such entries holding exactly one entry per id, so a constrained
+/// decoder cannot stop after the first message.
 pub fn with_message_ids(schema: &serde_json::Value, ids: &[String]) -> serde_json::Value {
     let mut out = schema.clone();
     if !ids.is_empty() {
+        edit_properties(&mut out, &mut |_, field| {
+            let per_message = field.pointer("/items/properties/message").is_some();
+            if per_message && let Some(list) = field.as_object_mut() {
+                list.insert("minItems".into(), ids.len().into());
+                list.insert("maxItems".into(), ids.len().into());
+            }
+        });
         edit_properties(&mut out, &mut |key, field| {
             if key == "message" {
                 *field = serde_json::json!({ "enum": ids });
@@ -270,12 +282,69 @@ pub trait Payload: JsonSchema {
 
     /// The JSON Schema of the payload as sent to a model: generated from
     /// the type, then [`compact_schema`]ed (the prompts say what each field
-    /// means; the schema only constrains the shape).
+    /// means; the schema only constrains the shape) and flattened (no
+    /// `$defs`: every reference written out where it is used).
     fn json_schema() -> serde_json::Value {
         let mut schema = schemars::schema_for!(Self).to_value();
         compact_schema(&mut schema);
+        flatten_schema(&mut schema);
         schema
     }
+}
+
+/// Replaces every `$ref` to the root's `$defs` with the definition itself
+/// (the payloads are not recursive), writes an optional object
+/// (`anyOf: [X, {"type": "null"}]`) as `X` with a nullable type, and a
+/// choice of string constants (`oneOf: [{"const": …}, …]`) as an `enum`;
+/// `$defs` is then dropped. The shape is the same; the text is shorter.
+fn flatten_schema(schema: &mut serde_json::Value) {
+    use serde_json::{Map, Value, json};
+    fn flatten(value: &mut Value, defs: &Map<String, Value>) {
+        let Value::Object(map) = value else {
+            if let Value::Array(items) = value {
+                items.iter_mut().for_each(|v| flatten(v, defs));
+            }
+            return;
+        };
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| defs.get(name))
+        {
+            *value = target.clone();
+            flatten(value, defs);
+            return;
+        }
+        if let Some(Value::Array(options)) = map.get("anyOf")
+            && options.len() == 2
+            && let Some(null_at) = options.iter().position(|o| o == &json!({"type": "null"}))
+        {
+            let mut inner = options[1 - null_at].clone();
+            flatten(&mut inner, defs);
+            if let Some(Value::String(kind)) = inner.get("type").cloned() {
+                inner["type"] = json!([kind, "null"]);
+                *value = inner;
+                return;
+            }
+        }
+        if let Some(Value::Array(options)) = map.get("oneOf") {
+            let consts: Option<Vec<Value>> = options
+                .iter()
+                .map(|o| o.get("const").filter(|c| c.is_string()).cloned())
+                .collect();
+            if let Some(consts) = consts {
+                *value = json!({"type": "string", "enum": consts});
+                return;
+            }
+        }
+        map.values_mut().for_each(|v| flatten(v, defs));
+    }
+    let defs = match schema.as_object_mut().and_then(|m| m.remove("$defs")) {
+        Some(Value::Object(defs)) => defs,
+        _ => return,
+    };
+    flatten(schema, &defs);
 }
 
 /// Keywords that annotate a schema without constraining it.

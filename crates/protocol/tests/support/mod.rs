@@ -49,6 +49,7 @@ pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) 
         crux,
         synthesis,
         detection: DetectionRules::default(),
+        analysis: agon_protocol::AnalysisCadence::Message,
         reflection: agon_core::ReflectionTrigger::new(15),
     }
 }
@@ -251,16 +252,32 @@ impl Sim {
                 background::analysis(bb, message, out, mode, T0)
             }
             Background::AnalyseBatch { messages, mode } => {
+                // Each message as the script analyses it alone; a judging
+                // batch takes the judgement of its last message's window.
+                let mut judged = json!([]);
                 let updates: Vec<Value> = messages
                     .iter()
                     .map(|id| {
                         let m = bb.message(id).unwrap();
-                        let out = self.script.analysis(bb, &m.persona, m.round, false);
-                        json!({"message": id, "position": out.primary.unwrap_or_default()})
+                        let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
+                        let value = out.primary.unwrap_or_default();
+                        if mode.combined {
+                            judged = value["disagreements"].clone();
+                            json!({"message": id, "position": value["position"]})
+                        } else {
+                            json!({"message": id, "position": value})
+                        }
                     })
                     .collect();
-                let output = self.script.output(json!({"updates": updates}));
-                background::batch_analysis(bb, messages, output, mode, T0)
+                let output = self
+                    .script
+                    .output(json!({"updates": updates, "disagreements": judged}));
+                let out = background::AnalysisOutput {
+                    primary: output,
+                    window: None,
+                    combined: mode.combined,
+                };
+                background::batch_analysis(bb, messages, out, mode, T0)
             }
             Background::RoundRecord { aspect, round } => {
                 background::round_record(bb, aspect, *round, self.script.round_record(bb), T0)
