@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask test [--llama-cpp]`  — format check, clippy (warnings are errors), the whole
 //!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
-//! - `cargo xtask bench [core|context|store|local|debate|dialectic|memory] | bench memory --dataset FILE` — the criterion benchmarks (default: all);
+//! - `cargo xtask bench [core|context|store|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
@@ -13,7 +13,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|memory] | bench memory --dataset FILE | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,9 +38,20 @@ fn main() -> Result<()> {
                 "local",
                 "debate",
                 "dialectic",
+                "fidelity",
                 "memory",
             ],
         ),
+        ["bench", "fidelity", "--local"] => {
+            models::fetch(&sh, &root)?;
+            let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
+            cmd!(
+                sh,
+                "cargo bench -p agon-orchestrator --bench fidelity -- --local"
+            )
+            .run()?;
+            Ok(())
+        }
         ["bench", "memory", "--dataset", file] => {
             models::fetch(&sh, &root)?;
             let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
@@ -213,6 +224,11 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
             "dialectic" => cmd!(sh, "cargo bench -p agon-orchestrator --bench dialectic").run()?,
+            "fidelity" => {
+                models::fetch(sh, root)?;
+                let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+                cmd!(sh, "cargo bench -p agon-orchestrator --bench fidelity").run()?
+            }
             "memory" => with_bench_database(sh, root, "agon_bench_memory", || {
                 cmd!(sh, "cargo bench -p agon-memory --bench search").run()
             })?,

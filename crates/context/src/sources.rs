@@ -230,9 +230,14 @@ pub(crate) fn standings(
             if let Some(pos) = state
                 .aspects
                 .get(&aspect.id)
-                .filter(|p| !p.position.is_empty())
+                .filter(|p| !p.position.is_empty() || !p.evidence.is_empty())
             {
-                let mut line = format!("  - On {}: {}", aspect.label, pos.position);
+                let position = if pos.position.is_empty() {
+                    "(no position recorded)"
+                } else {
+                    pos.position.as_str()
+                };
+                let mut line = format!("  - On {}: {position}", aspect.label);
                 if !pos.evidence.is_empty() {
                     line.push_str(&format!(
                         " (evidence: {})",
@@ -306,9 +311,37 @@ pub(crate) fn your_position(bb: &Blackboard, me: &Persona, scope: Scope<'_>) -> 
     if !evidence.is_empty() {
         draft.push(format!("Evidence you've cited: {}", evidence.join("; ")));
     }
+    // During a take, the evidence cited on the other aspects too (the
+    // newest first; lower priority than the aspect in hand).
+    if let Scope::Aspect(current) = scope {
+        let earlier: Vec<&str> = bb
+            .aspects()
+            .iter()
+            .filter(|a| a.id != current.id)
+            .filter_map(|a| state.aspects.get(&a.id))
+            .flat_map(|pos| {
+                newest(&pos.evidence, LEDGER_ITEMS)
+                    .iter()
+                    .map(String::as_str)
+            })
+            .collect();
+        if !earlier.is_empty() {
+            draft.push(format!(
+                "Evidence you've cited on other aspects: {}",
+                earlier.join("; ")
+            ));
+        }
+    }
     if !state.concessions.is_empty() {
         let items: Vec<&str> = state.concessions.iter().map(|c| c.text.as_str()).collect();
         draft.push(format!("You've conceded: {}", items.join("; ")));
+    }
+    if !state.agreements.is_empty() {
+        let items: Vec<String> = newest(&state.agreements, LEDGER_ITEMS)
+            .iter()
+            .map(|a| format!("{} on {}", bb.persona_name(&a.with), a.on))
+            .collect();
+        draft.push(format!("You've agreed with: {}", items.join("; ")));
     }
     if !state.shifts.is_empty() {
         let items: Vec<&str> = state.shifts.iter().map(|s| s.text.as_str()).collect();

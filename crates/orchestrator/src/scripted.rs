@@ -311,8 +311,21 @@ pub fn openai_reply(request: &Value) -> (&'static str, String) {
         schema_persona_names(&known)
     };
     let text = reply(&system, &user, schema, &known);
+    openai_body(request, &text)
+}
+
+/// An OpenAI chat-completions reply carrying `text`, to the request body
+/// `request`: `(content type, body)`, an SSE stream when the request asks
+/// for one (for stubs that write their own answers).
+pub fn openai_body(request: &Value, text: &str) -> (&'static str, String) {
+    let system_and_user: usize = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["content"].as_str().unwrap_or_default().len())
+        .sum();
     let model = request["model"].as_str().unwrap_or("stub");
-    let usage = json!({"prompt_tokens": (system.len() + user.len()) / 4, "completion_tokens": text.len() / 4});
+    let usage = json!({"prompt_tokens": system_and_user / 4, "completion_tokens": text.len() / 4});
     if request["stream"].as_bool() == Some(true) {
         let mut body = String::new();
         for (i, piece) in text.split_inclusive(' ').enumerate() {

@@ -89,13 +89,15 @@ pub fn analysis(
     {
         repairs.extend(notes.iter().cloned());
     }
+    // An opening comes before the aspects: what it cites is filed under
+    // the first aspect, so the evidence is not lost.
+    let aspect = m.aspect.as_ref().or_else(|| {
+        (m.kind == agon_core::MessageKind::Opening)
+            .then(|| board.aspects().first().map(|a| &a.id))
+            .flatten()
+    });
     events.extend(analysis_events(
-        &m.id,
-        &m.persona,
-        m.aspect.as_ref(),
-        m.round,
-        position,
-        judgments,
+        &m.id, &m.persona, aspect, m.round, position, judgments,
     ));
     if let Some(detector) = &mode.claims
         && let Some(DebateEvent::TurnAnalyzed {
