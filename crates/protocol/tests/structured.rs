@@ -453,3 +453,42 @@ fn a_failed_batch_marks_every_message_of_its_group_analysed_with_a_warning() {
         .count();
     assert_eq!(failed, debater_messages);
 }
+
+#[test]
+fn an_openings_evidence_is_filed_under_the_first_aspect() {
+    use agon_protocol::background::{self, AnalysisOutput};
+    let mut sim = Sim::new(rules(2, 1, no_rooms(), false), Script::default(), Lag::Lazy);
+    // The start, then the first opening.
+    for _ in 0..2 {
+        let Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            panic!("expected a step")
+        };
+        sim.execute(*step);
+    }
+    let opening = sim.board.messages()[0].clone();
+    assert_eq!(opening.kind, MessageKind::Opening);
+    assert_eq!(opening.aspect, None);
+    let out = AnalysisOutput {
+        primary: Ok(serde_json::json!({
+            "aspectPosition": {"position": null, "evidence": ["EV-1: a 2019 audit of 14 cities"]}
+        })),
+        window: None,
+        combined: false,
+    };
+    let mode = agon_protocol::AnalysisMode {
+        combined: false,
+        detector: false,
+        window: 10,
+        context: 3,
+        claims: None,
+    };
+    let events = background::analysis(&sim.board, &opening.id, out, &mode, crate::support::T0);
+    for e in &events {
+        sim.board.apply(e).unwrap();
+    }
+    let state = sim.board.position(&opening.persona).unwrap();
+    assert_eq!(
+        state.aspects[&agon_core::AspectId::new("aspect-1")].evidence,
+        vec!["EV-1: a 2019 audit of 14 cities".to_owned()]
+    );
+}
