@@ -175,7 +175,7 @@ impl ClaimDetector {
             out.push(ClaimCandidate {
                 personas: judged.personas.clone(),
                 text: judged.claim.clone(),
-                source_messages: streak.iter().rev().map(|t| t.message.clone()).collect(),
+                source_messages: pair_messages(board, &judged.personas, &streak),
             });
         }
         out
@@ -244,6 +244,37 @@ impl ClaimDetector {
             })
             .collect()
     }
+}
+
+/// Messages searched back from a window's last message for one of the
+/// pair's own (a window is at most this long by default).
+const WINDOW_SEARCH: usize = 10;
+
+/// The claim's source messages, oldest first: for each window of the
+/// streak, the latest message in it spoken by one of the pair (a window can
+/// end with a third persona's message, e.g. the last take of a batched
+/// miniround), else the window's last message; each once.
+fn pair_messages(
+    board: &Blackboard,
+    pair: &[PersonaId; 2],
+    streak: &[TurnAnalyzedView<'_>],
+) -> Vec<MessageId> {
+    let mut out: Vec<MessageId> = Vec::new();
+    for turn in streak.iter().rev() {
+        let own = board.message_index(turn.message).and_then(|end| {
+            let start = (end + 1).saturating_sub(WINDOW_SEARCH);
+            board.messages()[start..=end]
+                .iter()
+                .rev()
+                .find(|m| pair.contains(&m.persona))
+                .map(|m| m.id.clone())
+        });
+        let id = own.unwrap_or_else(|| turn.message.clone());
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
 }
 
 /// Hands out `claim-N` ids not yet used on a blackboard.
@@ -359,12 +390,22 @@ mod tests {
         pairs: &[(&str, &str, u8)],
         window_end: bool,
     ) -> Vec<ClaimCandidate> {
+        turn_by(bb, "ada", pairs, window_end)
+    }
+
+    /// [`turn_in`] for a message by `speaker`.
+    fn turn_by(
+        bb: &mut Blackboard,
+        speaker: &str,
+        pairs: &[(&str, &str, u8)],
+        window_end: bool,
+    ) -> Vec<ClaimCandidate> {
         let n = bb.messages().len() + 1;
         let id = MessageId::new(format!("m{n}"));
         bb.apply(&DebateEvent::MessageAppended {
             message: DialogueMessage {
                 id: id.clone(),
-                persona: "ada".into(),
+                persona: speaker.into(),
                 kind: MessageKind::Take,
                 aspect: None,
                 round: 0,
@@ -428,6 +469,21 @@ mod tests {
         assert_eq!(
             bb.claims()[0].source_messages,
             vec!["m2".into(), "m5".into()]
+        );
+    }
+
+    #[test]
+    fn a_claims_sources_are_the_pairs_own_messages_in_its_windows() {
+        let mut bb = board();
+        turn_by(&mut bb, "ada", &[], false);
+        // The window ends with a third persona's message.
+        turn_by(&mut bb, "cy", &[("ada", "bo", 90)], true);
+        turn_by(&mut bb, "bo", &[], false);
+        turn_by(&mut bb, "cy", &[("ada", "bo", 90)], true);
+        assert_eq!(bb.claims().len(), 1);
+        assert_eq!(
+            bb.claims()[0].source_messages,
+            vec!["m1".into(), "m3".into()]
         );
     }
 

@@ -266,8 +266,11 @@ impl LocalChat {
         // Constrained JSON must be allowed to close: the grammar bounds its
         // length (strings and arrays are capped), so a low `max_tokens` is
         // raised to that floor rather than cutting the JSON short.
-        let max_tokens = if matcher.is_some() {
-            (request.max_tokens as usize).max(JSON_MIN_TOKENS)
+        let max_tokens = if let Some(schema) = schema.filter(|_| matcher.is_some()) {
+            (request.max_tokens as usize).max(crate::guidance::json_token_floor(
+                &schema.schema,
+                JSON_MIN_TOKENS,
+            ))
         } else {
             request.max_tokens as usize
         };

@@ -163,7 +163,13 @@ pub(crate) fn strict(schema: &serde_json::Value) -> serde_json::Value {
                     cap(map, "maxLength", MAX_STRING);
                 }
                 if is_type(map, "array") {
-                    cap(map, "maxItems", MAX_ITEMS);
+                    // Never below the schema's own minimum (a batch needs
+                    // one entry per message).
+                    let least = map
+                        .get("minItems")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0);
+                    cap(map, "maxItems", MAX_ITEMS.max(least));
                 }
                 if let Some(serde_json::Value::Object(properties)) = map.get("properties") {
                     let names: Vec<serde_json::Value> = properties
@@ -192,6 +198,24 @@ pub(crate) fn strict(schema: &serde_json::Value) -> serde_json::Value {
         );
     }
     strict
+}
+
+/// Fewest tokens constrained JSON for `schema` may be given: `floor` per
+/// entry of its longest required list (a batch of three messages needs
+/// room for three entries), so the grammar can always close.
+pub(crate) fn json_token_floor(schema: &serde_json::Value, floor: usize) -> usize {
+    fn most_items(value: &serde_json::Value) -> u64 {
+        match value {
+            serde_json::Value::Object(map) => map
+                .get("minItems")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(1)
+                .max(map.values().map(most_items).max().unwrap_or(1)),
+            serde_json::Value::Array(items) => items.iter().map(most_items).max().unwrap_or(1),
+            _ => 1,
+        }
+    }
+    floor * usize::try_from(most_items(schema).max(1)).unwrap_or(1)
 }
 
 /// The additive logit mask (0 allowed, −∞ not) of the matcher's next step.
@@ -239,6 +263,26 @@ mod tests {
                 tight["items"]["maxLength"].as_u64()
             ),
             (Some(2), Some(10))
+        );
+    }
+
+    #[test]
+    fn a_required_number_of_items_survives_the_cap_and_raises_the_token_floor() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"updates": {"type": "array", "minItems": 3, "maxItems": 3,
+                "items": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}}}
+        });
+        let strict = strict(&schema);
+        assert_eq!(strict["properties"]["updates"]["maxItems"], 3);
+        assert_eq!(
+            strict["properties"]["updates"]["items"]["properties"]["tags"]["maxItems"],
+            MAX_ITEMS
+        );
+        assert_eq!(json_token_floor(&schema, 512), 1_536);
+        assert_eq!(
+            json_token_floor(&serde_json::json!({"type": "object"}), 512),
+            512
         );
     }
 

@@ -364,8 +364,11 @@ impl<'m> Engine<'m> {
         let mut sampler = self.sampler(request, seed, schema)?;
         let (prefix, rest) = LocalChat::chatml(request);
         let prompt = self.tokenize(&format!("{prefix}{rest}"));
-        let max_tokens = if schema.is_some() {
-            (request.max_tokens as usize).max(JSON_MIN_TOKENS)
+        let max_tokens = if let Some(schema) = schema {
+            (request.max_tokens as usize).max(crate::guidance::json_token_floor(
+                &schema.schema,
+                JSON_MIN_TOKENS,
+            ))
         } else {
             request.max_tokens as usize
         };

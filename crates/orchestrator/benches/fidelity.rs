@@ -24,7 +24,7 @@
 //!   (the previous summary's and the new span's), chosen by a stable hash;
 //!   the summary gets at most a quarter of the budget.
 //!
-//! With `--local`, one more debate (3 personas, 1,200 tokens) sends every
+//! With `--local`, instead, one debate (3 personas, 1,200 tokens) sends every
 //! analysis to the local model (SmolLM2): the share of planted facts that
 //! reach the right persona's ledger (extraction recall) and the share of
 //! ledger entries that are junk (fewer than half of their content words
@@ -411,7 +411,7 @@ fn relevant(board: &Blackboard, personas: usize, name: &str, index: usize) -> Ve
         .iter()
         .map(|m| m.content.as_str())
         .collect();
-    codes.retain(|c| said.contains(&format!("{c}:")));
+    codes.retain(|c| said.contains(c.as_str()));
     codes
 }
 
@@ -607,7 +607,7 @@ fn extraction_quality(run: &Run, personas: usize) {
             .collect::<Vec<_>>()
             .join(" ");
         for (code, _) in planted(i, personas) {
-            if said.contains(&format!("{code}:")) {
+            if said.contains(code.as_str()) {
                 planted_total += 1;
                 reached += usize::from(entries.iter().any(|e| e.contains(&code)));
             }
@@ -620,11 +620,17 @@ fn extraction_quality(run: &Run, personas: usize) {
             junk += usize::from(words.is_empty() || grounded * 2 < words.len());
         }
     }
-    let failed = board
+    let failures: Vec<&agon_core::StepWarning> = board
         .warnings()
         .iter()
         .filter(|w| matches!(w.step, agon_core::StepId::Analysis { .. }))
-        .count();
+        .collect();
+    let failed = failures.len();
+    let mut reasons: Vec<&str> = failures.iter().map(|w| w.reason.as_str()).collect();
+    reasons.dedup();
+    for reason in reasons.iter().take(3) {
+        println!("analysis failure: {reason}");
+    }
     println!(
         "extraction recall {reached}/{planted_total} = {:.0} %; junk {junk}/{entries_total} ledger entries = {:.0} %; analyses failed: {failed} of {} messages",
         reached as f64 * 100.0 / planted_total.max(1) as f64,
@@ -644,6 +650,9 @@ fn main() {
         let embedder: Arc<dyn agon_llm::Embedder> =
             Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
         for personas in [3, 5] {
+            if local {
+                break;
+            }
             println!("\n### {personas} personas\n");
             println!("| strategy | budget | takes, aspects 2-3 | crux-room entry | closings | overall | tokens per call |");
             println!("|---|---|---|---|---|---|---|");

@@ -459,20 +459,23 @@ fn the_markdown_report_of_the_fixture_debate() {
 }
 
 /// The run lease is renewed on a timer, not only between turns: with a
-/// 300 ms lease and model calls of 150 ms, another process can never take
-/// the debate while it runs, and can once it is over.
+/// 700 ms lease and model calls of 1 s (each call outlives the lease),
+/// another process can never take the debate while it runs, and can once
+/// it is over. (The margin is for loaded CI machines: a renewal must slip
+/// by more than 450 ms to lapse.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lease_is_renewed_on_a_timer_while_the_run_lasts() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store)).with_lease_ttl(Duration::from_millis(300));
+    let orch = Orchestrator::new(Arc::clone(&store)).with_lease_ttl(Duration::from_millis(700));
     let mut config = small_config();
+    config.personas.truncate(2);
     config.minirounds = 1;
     config.aspects.truncate(1);
     config.crux.enabled = false;
     config.synthesis = false;
     let id = orch.create(&config).await.unwrap();
     let models = Models::uniform(
-        Arc::new(ScriptedModel::new(Duration::from_millis(150))),
+        Arc::new(ScriptedModel::new(Duration::from_millis(1_000))),
         PriceTable::default(),
     );
     let run = {

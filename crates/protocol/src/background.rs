@@ -8,6 +8,8 @@ use agon_core::extraction::{
 use agon_core::{
     AnalysisPart, AspectId, Blackboard, DebateEvent, MessageId, StepId, TurnAnalyzedView,
 };
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 
 use crate::extract::{Converted, ModelOutput, extract, step_failed};
@@ -155,14 +157,31 @@ pub fn batch_analysis(
         Err(reason) => (Err(reason), out.window),
     };
     let judges = out.combined || mode.detector;
+    let id_of = |u: &MessagePositionUpdate| u.message.trim().trim_matches(['[', ']']).to_owned();
+    // A small model may name one message twice and skip the next; when the
+    // batch has one entry per message in order, the entries then go by
+    // position (recorded as a repair).
+    let by_position = updates.as_ref().is_ok_and(|u| {
+        let ids: HashSet<String> = u.iter().map(id_of).collect();
+        u.len() == messages.len() && ids.len() < u.len()
+    });
     let mut events = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let last = i + 1 == messages.len();
+        let mut repaired = None;
         let entry: ModelOutput = match &updates {
             Err(reason) => Err(crate::ModelFailure(format!("batch analysis: {reason}"))),
             Ok(updates) => updates
                 .iter()
-                .find(|u| u.message.trim().trim_matches(['[', ']']) == message.as_str())
+                .find(|u| id_of(u) == message.as_str())
+                .or_else(|| {
+                    let entry = updates.get(i).filter(|_| by_position)?;
+                    repaired = Some(format!(
+                        "updates[{i}]: named {} again; taken as the entry for {message} by its position",
+                        id_of(entry)
+                    ));
+                    Some(entry)
+                })
                 .map(|u| serde_json::to_value(&u.position).unwrap_or_default())
                 .ok_or_else(|| {
                     crate::ModelFailure(format!("the batch analysis has no entry for {message}"))
@@ -174,6 +193,15 @@ pub fn batch_analysis(
             combined: false,
         };
         let mut converted = analysis(board, message, single, mode, time);
+        if let Some(note) = repaired {
+            converted.push(DebateEvent::OutputRepaired {
+                step: StepId::Analysis {
+                    message: message.clone(),
+                    part: AnalysisPart::Position,
+                },
+                notes: vec![note],
+            });
+        }
         if judges && !last {
             for event in &mut converted {
                 if let DebateEvent::TurnAnalyzed { window_end, .. } = event {

@@ -475,13 +475,7 @@ fn an_openings_evidence_is_filed_under_the_first_aspect() {
         window: None,
         combined: false,
     };
-    let mode = agon_protocol::AnalysisMode {
-        combined: false,
-        detector: false,
-        window: 10,
-        context: 3,
-        claims: None,
-    };
+    let mode = position_only();
     let events = background::analysis(&sim.board, &opening.id, out, &mode, crate::support::T0);
     for e in &events {
         sim.board.apply(e).unwrap();
@@ -491,4 +485,65 @@ fn an_openings_evidence_is_filed_under_the_first_aspect() {
         state.aspects[&agon_core::AspectId::new("aspect-1")].evidence,
         vec!["EV-1: a 2019 audit of 14 cities".to_owned()]
     );
+}
+
+#[test]
+fn a_batch_that_names_a_message_twice_goes_by_position_with_a_repair() {
+    use agon_protocol::background::{self, AnalysisOutput};
+    let mut sim = Sim::new(batched(1, 1, no_rooms()), Script::default(), Lag::Lazy);
+    // The start and the three openings.
+    for _ in 0..4 {
+        let Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            panic!("expected a step")
+        };
+        sim.execute(*step);
+    }
+    let ids: Vec<agon_core::MessageId> =
+        sim.board.messages().iter().map(|m| m.id.clone()).collect();
+    assert_eq!(ids.len(), 3);
+    let entry = |id: &str, stance: &str| serde_json::json!({"message": id, "position": {"overallStance": stance}});
+    let out = AnalysisOutput {
+        primary: Ok(serde_json::json!({"updates": [
+            entry(ids[0].as_str(), "first"),
+            entry(ids[0].as_str(), "second"),
+            entry(ids[2].as_str(), "third"),
+        ]})),
+        window: None,
+        combined: false,
+    };
+    let mode = position_only();
+    let events = background::batch_analysis(&sim.board, &ids, out, &mode, crate::support::T0);
+    for e in &events {
+        sim.board.apply(e).unwrap();
+    }
+    let stance = |i: usize| {
+        let persona = &sim.board.messages()[i].persona;
+        sim.board.position(persona).unwrap().overall_stance.clone()
+    };
+    assert_eq!(
+        [stance(0), stance(1), stance(2)],
+        ["first", "second", "third"]
+    );
+    assert!(
+        sim.board.warnings().is_empty(),
+        "{:?}",
+        sim.board.warnings()
+    );
+    let repairs: Vec<&agon_core::StepRepair> = sim.board.repairs().iter().collect();
+    assert_eq!(repairs.len(), 1, "{repairs:?}");
+    assert!(
+        repairs[0].notes[0].contains("by its position"),
+        "{repairs:?}"
+    );
+}
+
+/// An analysis of positions only (no judged window, no claims).
+fn position_only() -> agon_protocol::AnalysisMode {
+    agon_protocol::AnalysisMode {
+        combined: false,
+        detector: false,
+        window: 10,
+        context: 3,
+        claims: None,
+    }
 }
