@@ -24,7 +24,8 @@
 //!   (the previous summary's and the new span's), chosen by a stable hash;
 //!   the summary gets at most a quarter of the budget.
 //!
-//! With `--local`, instead, one debate (3 personas, 1,200 tokens) sends every
+//! `-- --cadence message` runs the debates with one analysis per message
+//! (the default is one per miniround). With `--local`, instead, one debate (3 personas, 1,200 tokens) sends every
 //! analysis to the local model (SmolLM2): the share of planted facts that
 //! reach the right persona's ledger (extraction recall) and the share of
 //! ledger entries that are junk (fewer than half of their content words
@@ -252,8 +253,21 @@ impl wiremock::Respond for Planter {
                     .map(|(_, t)| t.split("\"\n").next().unwrap_or(t))
                     .unwrap_or_default();
                 let position = faithful(said);
+                // The same judgement as a batch's: the first two participants.
+                let names: Vec<&str> = system
+                    .split("pairs of participants (")
+                    .nth(1)
+                    .and_then(|r| r.split(')').next())
+                    .map(|r| r.split(", ").collect())
+                    .unwrap_or_default();
+                let judged = match names.as_slice() {
+                    [a, b, ..] => {
+                        json!([{"between": [a, b], "claim": format!("{a} and {b} disagree on who pays"), "confidence": 90}])
+                    }
+                    _ => json!([]),
+                };
                 answer(if kind == "turn_analysis" {
-                    json!({"position": position, "disagreements": []})
+                    json!({"position": position, "disagreements": judged})
                 } else {
                     position
                 })
@@ -288,6 +302,10 @@ fn config(personas: usize, budget: usize, server: &str) -> DebateConfig {
     c.crux.min_rooms = 1;
     c.synthesis = false;
     c.budget.context_tokens = budget;
+    // `--cadence message` measures the per-message analyses instead.
+    if std::env::args().any(|a| a == "message") {
+        c.analysis.cadence = agon_orchestrator::config::AnalysisCadence::Message;
+    }
     c.models.default = format!("openai-compatible:stub@{server}/v1");
     c
 }

@@ -525,6 +525,39 @@ fn tail(s: &mut String, bb: &Blackboard) {
             ""
         }
     );
+    s.push_str(&usage_split(bb));
+}
+
+/// One line splitting the input tokens by what they were for: the
+/// utterances, the memory (analyses; round records and reflections) and the
+/// rest, with the memory's cost as a multiple of the utterances'.
+fn usage_split(bb: &Blackboard) -> String {
+    let input = |roles: &[&str]| -> u64 {
+        bb.usage()
+            .iter()
+            .filter(|(role, _)| roles.contains(&role.as_str()))
+            .flat_map(|(_, models)| models.values())
+            .map(|u| u.input_tokens)
+            .sum()
+    };
+    let utterances = input(&["debater"]);
+    let analysis = input(&["extractor", "detector"]);
+    let records = input(&["reflector"]);
+    let other = input(&["crux", "judge"]);
+    if utterances + analysis + records + other == 0 {
+        return String::new();
+    }
+    let ratio = if utterances == 0 {
+        String::new()
+    } else {
+        format!(
+            "; memory ÷ utterances {:.2}×",
+            (analysis + records) as f64 / utterances as f64
+        )
+    };
+    format!(
+        "\nInput tokens by purpose: utterances {utterances} · analyses {analysis} · round records and reflections {records} · crux rooms, judge and summaries {other}{ratio} (embeddings run on the local embedder and are not metered).\n"
+    )
 }
 
 /// What a step was about: its message, else its scope.
@@ -563,6 +596,32 @@ mod tests {
         })
         .unwrap();
         bb
+    }
+
+    #[test]
+    fn the_usage_section_splits_input_tokens_by_purpose() {
+        let mut bb = started(false);
+        for (role, input) in [
+            ("debater", 1_000),
+            ("extractor", 500),
+            ("reflector", 250),
+            ("crux", 100),
+        ] {
+            bb.apply(&DebateEvent::UsageRecorded {
+                role: role.into(),
+                model: "m".into(),
+                calls: 1,
+                input_tokens: input,
+                output_tokens: 10,
+                cost_micro_usd: None,
+            })
+            .unwrap();
+        }
+        let md = markdown_with(&bb, ReportOptions::default());
+        assert!(
+            md.contains("Input tokens by purpose: utterances 1000 · analyses 500 · round records and reflections 250 · crux rooms, judge and summaries 100; memory ÷ utterances 0.75×"),
+            "{md}"
+        );
     }
 
     #[test]
