@@ -49,6 +49,7 @@ mod summary;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
 mod trigger;
+pub mod trust;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};

@@ -7,3 +7,4 @@ mod common;
 mod extraction;
 mod local_outputs;
 mod metrics;
+mod trust;
