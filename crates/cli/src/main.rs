@@ -4,6 +4,7 @@
 //! error; 4 model/provider error; 5 store error; 130 stopped by Ctrl-C (the
 //! debate is resumable with `agon resume ID`).
 
+mod agents;
 mod dialectic;
 mod eval;
 mod live;
@@ -121,6 +122,29 @@ enum Command {
     /// Maintain the vector memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// The agent trust memory (seed 003): trust, probation, dissents,
+    /// overrides and regret per agent, across debates.
+    Agents {
+        #[command(subcommand)]
+        command: Option<agents::AgentsCommand>,
+    },
+    /// Record that a human replaced a debate's final output (its synthesis
+    /// or solution) with the text of FILE, in the trust memory of `--agent`
+    /// or of every debater; a later override of the same debate reverts the
+    /// earlier ones.
+    Override {
+        /// The debate id.
+        id: String,
+        /// The human decision.
+        #[arg(long)]
+        file: PathBuf,
+        /// Only this participant's memory.
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Maintain the trust memory.
+    #[command(subcommand)]
+    Trust(agents::TrustCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -539,12 +563,17 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     if cli.json
         && matches!(
             cli.command,
-            Command::Debate(_) | Command::Resume { .. } | Command::Eval(_) | Command::Memory(_)
+            Command::Debate(_)
+                | Command::Resume { .. }
+                | Command::Eval(_)
+                | Command::Memory(_)
+                | Command::Override { .. }
+                | Command::Trust(_)
         )
     {
         return Err(dialectic::usage_error(
             "--json",
-            "is for the read commands: list, show, report, recall and export \
+            "is for the read commands: list, show, report, recall, export and agents \
              (`agon eval` writes JSON with `-o FILE.json`)",
         ));
     }
@@ -724,6 +753,14 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             memory::reindex(&url, &embedder).await
         }
         Command::Eval(args) => eval::run(store.as_ref(), &args, verbose).await,
+        Command::Agents { command: None } => agents::list(store, cli.json).await,
+        Command::Agents {
+            command: Some(command),
+        } => agents::run(store, command, cli.json).await,
+        Command::Override { id, file, agent } => {
+            agents::override_output(store, &id, &file, agent.as_deref()).await
+        }
+        Command::Trust(agents::TrustCommand::Check) => agents::check(store).await,
     }
 }
 

@@ -219,6 +219,65 @@ async fn commands_run_show_report_and_export_a_debate() {
     assert_eq!(events[0]["seq"], 1);
     assert_eq!(events[0]["event"]["type"], "debate_started");
     assert_eq!(events.last().unwrap()["event"]["type"], "debate_finished");
+
+    // The trust memory: a human overrides the synthesis for Theo; the
+    // agents table, `agents show`, export → import, bad input.
+    let decision = dir.join("decision.md");
+    std::fs::write(&decision, "Ban cars on weekends only.").unwrap();
+    let file = decision.to_str().unwrap();
+    let o = agon(dir, &["override", &id, "--file", file, "--agent", "theo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("for Theo"), "{}", stderr(&o));
+    // 0.4 · 0.6 (no dissents) + 0.3 · 0.6 + 0.3 · (1 − 0 regret) = 0.72.
+    let table = stdout(&agon(dir, &["agents"]));
+    assert!(
+        table.contains("Theo") && table.contains("0.72") && table.contains("yes"),
+        "{table}"
+    );
+    let shown = stdout(&agon(dir, &["agents", "show", "Theo"]));
+    assert!(
+        shown.contains("overrides (1)")
+            && shown.contains("standing")
+            && shown.contains("trust 0.720"),
+        "{shown}"
+    );
+    let exported = agon(dir, &["agents", "export", "Theo"]);
+    let memory: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(memory["agent_name"], "Theo");
+    assert_eq!(
+        memory["override_history"][0]["human_decision"],
+        "Ban cars on weekends only."
+    );
+    let saved = dir.join("Theo.json");
+    std::fs::write(&saved, &exported.stdout).unwrap();
+    let imported = agon(dir, &["agents", "import", saved.to_str().unwrap()]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"agent_name": "Kai", "rounds_participated": -1}"#).unwrap();
+    let refused = agon(dir, &["agents", "import", bad.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("bad.json") && stderr(&refused).contains("invalid value"),
+        "{}",
+        stderr(&refused)
+    );
+    let unknown = agon(dir, &["agents", "show", "Kai"]);
+    assert!(!unknown.status.success());
+    assert!(stderr(&unknown).contains("Kai"), "{}", stderr(&unknown));
+    let nobody = agon(dir, &["override", &id, "--file", file, "--agent", "Zed"]);
+    assert!(!nobody.status.success());
+    assert!(
+        stderr(&nobody).contains("did not take part"),
+        "{}",
+        stderr(&nobody)
+    );
+    let check = agon(dir, &["trust", "check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("0 override(s) marked regretted"),
+        "{}",
+        stderr(&check)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,6 +36,7 @@ pub mod report;
 pub mod scripted;
 mod shared;
 mod speak;
+pub mod trust;
 mod update;
 mod usage;
 

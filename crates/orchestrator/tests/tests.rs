@@ -7,3 +7,4 @@ mod dialectic;
 mod local;
 mod memory;
 mod support;
+mod trust;

@@ -388,6 +388,25 @@ macro_rules! impl_event_store {
                 }))
             }
 
+            async fn persona_records(&self) -> Result<Vec<$crate::types::PersonaRecord>, $crate::error::StoreError> {
+                use sqlx::Row;
+                let rows = sqlx::query("SELECT persona_id, doc, version, updated_at FROM persona_records ORDER BY persona_id")
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| self.err("listing persona records", e))?;
+                let get = |e| self.err("reading a persona record", e);
+                rows.iter()
+                    .map(|row| {
+                        Ok($crate::types::PersonaRecord {
+                            persona: agon_core::PersonaId::new(row.try_get::<String, _>("persona_id").map_err(get)?),
+                            doc: row.try_get::<sqlx::types::Json<serde_json::Value>, _>("doc").map_err(get)?.0,
+                            version: $crate::sql::to_u64(row.try_get("version").map_err(get)?),
+                            updated_at: $crate::types::from_millis(row.try_get("updated_at").map_err(get)?),
+                        })
+                    })
+                    .collect()
+            }
+
             async fn update_persona_record(
                 &self,
                 persona: &agon_core::PersonaId,

@@ -85,6 +85,9 @@ pub trait EventStore: Send + Sync {
         persona: &PersonaId,
     ) -> Result<Option<PersonaRecord>, StoreError>;
 
+    /// Every persona record, by persona id.
+    async fn persona_records(&self) -> Result<Vec<PersonaRecord>, StoreError>;
+
     /// Updates a persona's record in a transaction: `update` gets the current
     /// document (or `None`) and returns the new one. Concurrent updates are
     /// serialized (optimistic, retried), so none is lost.

@@ -214,6 +214,11 @@ macro_rules! suite {
                 let record = store.persona_record(&persona).await.unwrap().unwrap();
                 assert_eq!(record.doc["debates"], 24);
                 assert_eq!(record.version, 24);
+                store.update_persona_record(&"ada".into(), &|_| serde_json::json!({"debates": 1})).await.unwrap();
+                let all = store.persona_records().await.unwrap();
+                let ids: Vec<&str> = all.iter().map(|r| r.persona.as_str()).collect();
+                assert_eq!(ids, ["ada", "mara"]);
+                assert_eq!(all[1].doc["debates"], 24);
             }
 
             #[tokio::test]

@@ -1,0 +1,229 @@
+//! The trust memory in the store: overrides of real (scripted) debates,
+//! regret with a fake clock, concurrent updates, import and export — on
+//! SQLite and PostgreSQL.
+
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use agon_core::DebateId;
+use agon_core::trust::{AgentMemory, Dissent, EventContext};
+use agon_llm::PriceTable;
+use agon_orchestrator::scripted::ScriptedModel;
+use agon_orchestrator::trust::{TrustStore, TrustStoreError, final_round_id};
+use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_store::EventStore;
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use crate::support::{postgres, small_config, sqlite};
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 5, 1, 9, 0, 0).unwrap()
+}
+
+/// A finished scripted debate (with its synthesis) in `store`.
+async fn finished_debate(store: &Arc<dyn EventStore>) -> DebateId {
+    let orch = Orchestrator::new(Arc::clone(store));
+    let mut config = small_config();
+    config.minirounds = 1;
+    config.aspects.truncate(1);
+    config.crux.enabled = false;
+    let id = orch.create(&config).await.unwrap();
+    let models = Models::uniform(
+        Arc::new(ScriptedModel::new(StdDuration::ZERO)),
+        PriceTable::default(),
+    );
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    id
+}
+
+async fn overrides_and_regret(store: Arc<dyn EventStore>) {
+    let id = finished_debate(&store).await;
+    let (bb, _) = store.load(&id).await.unwrap();
+    let trust = TrustStore::new(Arc::clone(&store));
+
+    // Without --agent every debater's memory records the override.
+    let changed = trust
+        .record_override(&id, &bb, "Ban cars on weekends only.", None, t0())
+        .await
+        .unwrap();
+    assert_eq!(changed, ["Mara", "Theo", "Priya"]);
+    let mara = trust.require("Mara").await.unwrap();
+    let o = &mara.override_history[0];
+    assert_eq!(o.round_id, final_round_id(&id));
+    assert!(
+        o.agent_output.contains("speaks"),
+        "the synthesis: {}",
+        o.agent_output
+    );
+    assert_eq!(o.human_decision, "Ban cars on weekends only.");
+    assert_eq!(o.auto_check_deadline, t0() + Duration::hours(24));
+    assert_eq!(o.context.artifact_type.as_deref(), Some("synthesis"));
+
+    // A later override by Theo alone: Theo's earlier one is reverted at
+    // once; its agent output is the decision it replaces.
+    let later = t0() + Duration::hours(2);
+    trust
+        .record_override(&id, &bb, "Ban cars on Sundays.", Some("theo"), later)
+        .await
+        .unwrap();
+    let theo = trust.require("Theo").await.unwrap();
+    assert_eq!(theo.override_history.len(), 2);
+    assert!(theo.override_history[0].regret);
+    assert_eq!(
+        theo.override_history[0].reverted_by.as_deref(),
+        Some("human")
+    );
+    assert_eq!(
+        theo.override_history[1].agent_output,
+        "Ban cars on weekends only."
+    );
+
+    // Before the deadline nothing is inferred for Mara and Priya.
+    assert_eq!(trust.check(t0() + Duration::hours(23)).await.unwrap(), 0);
+    // After it, their decision is no longer the output: regretted.
+    let before = trust.require("Mara").await.unwrap().trust_score;
+    assert_eq!(trust.check(t0() + Duration::hours(25)).await.unwrap(), 2);
+    let mara = trust.require("Mara").await.unwrap();
+    assert!(mara.override_history[0].regret);
+    assert_eq!(
+        mara.override_history[0].reverted_by.as_deref(),
+        Some("system")
+    );
+    assert!(mara.trust_score < before);
+    // Theo's latest override is the output: not regretted, ever.
+    assert_eq!(trust.check(t0() + Duration::hours(50)).await.unwrap(), 0);
+    assert!(!trust.require("Theo").await.unwrap().override_history[1].regret);
+
+    // Bad input: an agent who was not there, an empty decision.
+    let err = trust
+        .record_override(&id, &bb, "x", Some("Zed"), later)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, TrustStoreError::NotAParticipant { .. }) && err.to_string().contains("Mara"),
+        "{err}"
+    );
+    assert!(matches!(
+        trust.record_override(&id, &bb, "  ", None, later).await,
+        Err(TrustStoreError::EmptyDecision { .. })
+    ));
+    let err = trust.require("Nobody").await.unwrap_err().to_string();
+    assert!(err.contains("Nobody") && err.contains("Priya"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overrides_revert_and_regret_on_sqlite() {
+    overrides_and_regret(sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overrides_revert_and_regret_on_postgres() {
+    overrides_and_regret(postgres().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_without_a_final_output_cannot_be_overridden() {
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    let id = orch.create(&small_config()).await.unwrap();
+    let (bb, _) = store.load(&id).await.unwrap();
+    let err = TrustStore::new(store)
+        .record_override(&id, &bb, "x", None, t0())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, TrustStoreError::NoFinalOutput { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains(id.as_str()), "{err}");
+}
+
+async fn concurrent(store: Arc<dyn EventStore>) {
+    // Two debates finishing at once log dissents for the same agent.
+    let trust = TrustStore::new(store);
+    let mut tasks = Vec::new();
+    for debate in 0..2 {
+        let trust = trust.clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..15 {
+                trust
+                    .update("Mara", "m", t0(), &|m| {
+                        m.log_dissent(
+                            Dissent {
+                                round_id: format!("d-{debate}/round_{round}"),
+                                timestamp: t0(),
+                                context: EventContext::default(),
+                                dissent_text: "No.".into(),
+                                rubric_citations: vec![],
+                                impact: debate == 0,
+                                depth_score: 0.5,
+                                feedback_incorporated: false,
+                            },
+                            t0(),
+                        );
+                    })
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let m = trust.require("Mara").await.unwrap();
+    assert_eq!(m.dissent_history.len(), 30, "no update lost");
+    assert_eq!(m.trust_parts(t0()).impact_ratio, Some(0.5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_updates_lose_nothing_on_sqlite() {
+    concurrent(sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_updates_lose_nothing_on_postgres() {
+    concurrent(postgres().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_then_import_round_trips_and_bad_files_write_nothing() {
+    let store = sqlite().await;
+    let trust = TrustStore::new(Arc::clone(&store));
+    let mut m = AgentMemory::new("Lena", "gpt-4o-mini", t0());
+    m.participated(7);
+    m.log_override("d-1/final", EventContext::default(), "a", "b", t0());
+    let text = serde_json::to_string_pretty(&m).unwrap();
+    let imported = trust.import("Lena.json", &text, t0()).await.unwrap();
+    assert_eq!(imported, m);
+    let exported = serde_json::to_string_pretty(&trust.require("Lena").await.unwrap()).unwrap();
+    assert_eq!(exported, text);
+
+    // A file that does not fit names the field; nothing is written.
+    let err = trust
+        .import(
+            "bad.json",
+            r#"{"agent_name": "Kai", "trust_score": "high"}"#,
+            t0(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad.json") && err.contains("invalid type"),
+        "{err}"
+    );
+    // A time in the future is refused; nothing is written.
+    let mut future = AgentMemory::new("Kai", "m", t0() + Duration::days(2));
+    future.participated(1);
+    let err = trust
+        .import("kai.json", &serde_json::to_string(&future).unwrap(), t0())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("in the future") && err.contains("Kai"),
+        "{err}"
+    );
+    assert!(trust.get("Kai").await.unwrap().is_none());
+    assert_eq!(trust.all().await.unwrap().len(), 1);
+}
