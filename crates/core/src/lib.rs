@@ -50,6 +50,7 @@ mod summary;
 pub mod synthetic;
 mod trigger;
 pub mod trust;
+pub mod trust_harvest;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};

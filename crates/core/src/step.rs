@@ -252,6 +252,8 @@ pub enum StepId {
     /// Casting the debaters for the topic (topic-neutral personas
     /// replaced the cast).
     PersonaCast,
+    /// Recording the debate in its agents' trust memory.
+    TrustMemory,
 }
 
 impl StepId {
@@ -274,6 +276,7 @@ impl StepId {
             Self::Clarification(_) => "clarification",
             Self::Solution(_) => "solution",
             Self::PersonaCast => "persona_cast",
+            Self::TrustMemory => "trust_memory",
         }
     }
 
@@ -303,7 +306,9 @@ impl StepId {
             } => Some(format!("{round}/judge")),
             Self::Clarification(p) => Some(p.to_string()),
             Self::Solution(round) => Some(round.to_string()),
-            Self::Analysis { .. } | Self::MemoryStore | Self::PersonaCast => None,
+            Self::Analysis { .. } | Self::MemoryStore | Self::PersonaCast | Self::TrustMemory => {
+                None
+            }
         }
     }
 }
@@ -363,6 +368,7 @@ impl TryFrom<StoredStep> for StepId {
             "utterance" => Ok(Self::Utterance(turn()?)),
             "memory_recall" => Ok(Self::MemoryRecall(turn()?)),
             "persona_cast" => Ok(Self::PersonaCast),
+            "trust_memory" => Ok(Self::TrustMemory),
             "turn_analysis" => analysis(AnalysisPart::Combined),
             "position_extraction" => analysis(AnalysisPart::Position),
             "disagreement_detection" => analysis(AnalysisPart::Disagreement),
@@ -527,6 +533,10 @@ mod tests {
                 serde_json::json!({"step": "memory", "scope": "setup"}),
             ),
             (StepId::MemoryStore, serde_json::json!({"step": "memory"})),
+            (
+                StepId::TrustMemory,
+                serde_json::json!({"step": "trust_memory"}),
+            ),
             (
                 StepId::Summary {
                     persona: Some("arch".into()),

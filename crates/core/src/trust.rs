@@ -182,6 +182,10 @@ pub struct AgentMemory {
     /// decided by [`AgentMemory::on_probation`]).
     #[serde(default)]
     pub probation_until: Option<DateTime<Utc>>,
+    /// Debates already recorded here (Agon's addition to the seed's
+    /// layout: recording a debate twice, e.g. on resume, changes nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debates: Vec<String>,
 }
 
 fn initial_trust() -> f64 {
@@ -291,7 +295,51 @@ impl AgentMemory {
             long_term_stats: LongTermStats::default(),
             rounds_participated: 0,
             probation_until: None,
+            debates: Vec::new(),
         }
+    }
+
+    /// Records what debate `debate` added: `rounds` of participation and
+    /// the agent's dissents, each with its depth (novelty against the
+    /// agent's past dissents by [`word_cosine`]). `false`, changing
+    /// nothing, when the debate was recorded before.
+    ///
+    /// [`word_cosine`]: crate::trust_harvest::word_cosine
+    pub fn record_debate(
+        &mut self,
+        debate: &str,
+        rounds: u32,
+        dissents: &[crate::trust_harvest::DissentDraft],
+        now: DateTime<Utc>,
+    ) -> bool {
+        if self.debates.iter().any(|d| d == debate) {
+            return false;
+        }
+        self.debates.push(debate.to_owned());
+        self.participated(rounds);
+        for d in dissents {
+            let similarities: Vec<f64> = self
+                .dissent_history
+                .iter()
+                .map(|past| crate::trust_harvest::word_cosine(&d.text, &past.dissent_text))
+                .collect();
+            let depth_score = dissent_depth(&d.text, d.citations.len(), &similarities);
+            self.log_dissent(
+                Dissent {
+                    round_id: d.round_id.clone(),
+                    timestamp: d.timestamp,
+                    context: d.context.clone(),
+                    dissent_text: d.text.clone(),
+                    rubric_citations: d.citations.clone(),
+                    impact: d.impact,
+                    depth_score,
+                    feedback_incorporated: d.feedback_incorporated,
+                },
+                now,
+            );
+        }
+        self.rescore(now, "debate");
+        true
     }
 
     /// Whether the agent is still on probation (fewer than

@@ -28,6 +28,8 @@ pub(crate) struct RunCtx {
     pub(crate) usage_baseline: std::collections::BTreeMap<String, agon_llm::ScopeUsage>,
     /// Where clarifying questions get their answers.
     pub(crate) answerer: Option<Arc<dyn crate::answers::Answerer>>,
+    /// The agents' trust memory, recorded when the debate finishes.
+    pub(crate) trust: crate::trust::TrustStore,
 }
 
 impl RunCtx {

@@ -383,6 +383,22 @@ impl Interpreter {
     async fn finish(&self) -> Result<(), OrchestratorError> {
         self.shared.flush_memory().await;
         crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
+        // The agents' trust memory (seed 003): a failure is a warning.
+        let board = self.shared.read(agon_core::Blackboard::clone).await;
+        if let Err(e) = self
+            .ctx
+            .trust
+            .record_debate(&self.shared.debate, &board, chrono::Utc::now())
+            .await
+        {
+            self.shared
+                .append(vec![agon_protocol::step_failed(
+                    StepId::TrustMemory,
+                    e,
+                    chrono::Utc::now(),
+                )])
+                .await?;
+        }
         self.shared
             .append(vec![DebateEvent::DebateFinished {
                 time: chrono::Utc::now(),

@@ -279,6 +279,38 @@ impl TrustStore {
         Ok(agents)
     }
 
+    /// Records what the debate `bb` adds to each debater's memory (once per
+    /// debate): the rounds they spoke in and their dissents
+    /// ([`agon_core::trust_harvest`]). Returns the agents updated.
+    pub async fn record_debate(
+        &self,
+        debate: &DebateId,
+        bb: &Blackboard,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, TrustStoreError> {
+        let drafts = agon_core::trust_harvest::dissents(bb, debate);
+        let mut updated = Vec::new();
+        for (name, rounds) in agon_core::trust_harvest::rounds_participated(bb) {
+            let mine: Vec<_> = drafts.iter().filter(|d| d.agent == name).cloned().collect();
+            let model = bb
+                .messages()
+                .iter()
+                .rev()
+                .filter(|m| bb.persona_name(&m.persona) == name)
+                .find_map(|m| m.meta.as_ref().map(|meta| meta.model.clone()))
+                .unwrap_or_default();
+            self.update(&name, &model, now, &|m| {
+                if !model.is_empty() {
+                    m.model.clone_from(&model);
+                }
+                m.record_debate(debate.as_str(), rounds, &mine, now);
+            })
+            .await?;
+            updated.push(name);
+        }
+        Ok(updated)
+    }
+
     /// The latest human decision per overridden round, over every agent:
     /// `round → (time, text)`.
     async fn latest_decisions(

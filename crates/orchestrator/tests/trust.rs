@@ -227,3 +227,46 @@ async fn export_then_import_round_trips_and_bad_files_write_nothing() {
     assert!(trust.get("Kai").await.unwrap().is_none());
     assert_eq!(trust.all().await.unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_debate_is_recorded_in_its_agents_memory_once() {
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    // Crux rooms on: the parties' entry positions are dissents.
+    let id = orch.create(&small_config()).await.unwrap();
+    let models = Models::uniform(
+        Arc::new(ScriptedModel::new(StdDuration::ZERO)),
+        PriceTable::default(),
+    );
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = store.load(&id).await.unwrap();
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    let trust = TrustStore::new(Arc::clone(&store));
+    let all = trust.all().await.unwrap();
+    let names: Vec<&str> = all.iter().map(|m| m.agent_name.as_str()).collect();
+    assert_eq!(names, ["Mara", "Priya", "Theo"]);
+    let room_parties: Vec<String> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == agon_core::MessageKind::CruxPosition)
+        .map(|m| bb.persona_name(&m.persona).to_owned())
+        .collect();
+    assert!(!room_parties.is_empty());
+    for m in &all {
+        assert_eq!(m.debates, [id.to_string()]);
+        // Openings (round 0), two aspects, the closings' round.
+        assert!(
+            m.rounds_participated >= 3,
+            "{}: {}",
+            m.agent_name,
+            m.rounds_participated
+        );
+        let entered = room_parties.contains(&m.agent_name);
+        assert_eq!(!m.dissent_history.is_empty(), entered, "{}", m.agent_name);
+        assert!((0.0..=1.0).contains(&m.trust_score));
+    }
+    // Recording it again (a resume after a crash at the end) changes nothing.
+    let before = trust.all().await.unwrap();
+    trust.record_debate(&id, &bb, t0()).await.unwrap();
+    assert_eq!(trust.all().await.unwrap(), before);
+}

@@ -1,0 +1,242 @@
+//! What a finished debate adds to its agents' trust memory (seed 003 §7):
+//! the dissents each agent voiced, whether each changed the outcome, and
+//! the rounds each took part in. Pure: read from the blackboard.
+//!
+//! Where dissents come from:
+//! - **critiques** (dialectic): the critic dissents from the target's
+//!   proposal. Impact: the target's refinement in the same round took it
+//!   in: its ledger records a concession or shift in that round, or the
+//!   refinement repeats at least [`ADDRESSED_OVERLAP`] of the critique's
+//!   content words;
+//! - **crux-room positions** (structured debate): each party's entry
+//!   position. Impact: the card resolved the claim, or the other party
+//!   conceded or shifted from the room's round on;
+//! - **strong disagreements** in the position ledger: impact when the
+//!   other persona conceded or shifted in a later round.
+//!
+//! Rubric citations are the evaluation criteria a dissent names
+//! ([`RUBRIC`]). Novelty, for the depth, is the caller's (it needs past
+//! dissents and a similarity); [`word_cosine`] is the stand-in used without
+//! an embedder.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use crate::blackboard::Blackboard;
+use crate::ids::{DebateId, PersonaId};
+use crate::message::MessageKind;
+use crate::position::Intensity;
+use crate::trust::EventContext;
+
+/// Share of a critique's content words a refinement must repeat to count
+/// as having addressed it.
+pub const ADDRESSED_OVERLAP: f64 = 0.3;
+
+/// The evaluation criteria a dissent may cite, with the words that name
+/// them (dialectic's evaluator rubric).
+pub const RUBRIC: [(&str, &[&str]); 6] = [
+    (
+        "Functional completeness",
+        &["requirement", "functional", "complete", "missing"],
+    ),
+    (
+        "Performance",
+        &["performance", "latency", "throughput", "scal", "load"],
+    ),
+    (
+        "Security",
+        &["security", "secure", "attack", "auth", "vulnerab"],
+    ),
+    (
+        "Maintainability",
+        &["maintain", "complex", "simpl", "readab"],
+    ),
+    ("Testability", &["test", "verif"]),
+    ("Accuracy", &["accura", "evidence", "wrong", "incorrect"]),
+];
+
+/// A dissent found in a debate, before its depth is computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DissentDraft {
+    /// The dissenting agent's name.
+    pub agent: String,
+    /// `DEBATE/round_N`.
+    pub round_id: String,
+    /// When it was said.
+    pub timestamp: DateTime<Utc>,
+    /// The debate's topic and what was dissented from.
+    pub context: EventContext,
+    /// What the agent said.
+    pub text: String,
+    /// Rubric criteria it names.
+    pub citations: Vec<String>,
+    /// Whether it changed the outcome.
+    pub impact: bool,
+    /// Whether its target took the feedback in.
+    pub feedback_incorporated: bool,
+}
+
+/// Lowercased words of four letters or more.
+fn content_words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Cosine similarity of two texts' word counts (0 when either is empty):
+/// the novelty stand-in when no embedder is at hand.
+pub fn word_cosine(a: &str, b: &str) -> f64 {
+    let count = |t: &str| {
+        let mut m: HashMap<String, f64> = HashMap::new();
+        for w in t
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+        {
+            *m.entry(w.to_lowercase()).or_default() += 1.0;
+        }
+        m
+    };
+    let (x, y) = (count(a), count(b));
+    let dot: f64 = x.iter().filter_map(|(w, n)| y.get(w).map(|m| n * m)).sum();
+    let norm = |m: &HashMap<String, f64>| m.values().map(|v| v * v).sum::<f64>().sqrt();
+    let d = norm(&x) * norm(&y);
+    if d == 0.0 { 0.0 } else { dot / d }
+}
+
+/// The rubric criteria `text` names.
+pub fn citations(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    RUBRIC
+        .iter()
+        .filter(|(_, words)| words.iter().any(|w| lower.contains(w)))
+        .map(|(name, _)| (*name).to_owned())
+        .collect()
+}
+
+/// Whether `persona` conceded or shifted in round `from` or later.
+fn moved_since(board: &Blackboard, persona: &PersonaId, from: u32) -> bool {
+    board.position(persona).is_some_and(|p| {
+        p.concessions.iter().any(|c| c.round >= from) || p.shifts.iter().any(|s| s.round >= from)
+    })
+}
+
+/// Every dissent of the debate, in transcript order (critiques and crux
+/// positions), then the strong disagreements of the ledger.
+pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
+    let task = board
+        .topic()
+        .map(|t| t.question.clone())
+        .unwrap_or_default();
+    let context = |what: &str| EventContext {
+        task: task.clone(),
+        artifact_type: Some(what.to_owned()),
+    };
+    let mut out = Vec::new();
+    for m in board.messages() {
+        match &m.kind {
+            MessageKind::Critique { target } => {
+                let refinement = board.messages().iter().find(|r| {
+                    r.kind == MessageKind::Refinement && &r.persona == target && r.round == m.round
+                });
+                let words = content_words(&m.content);
+                let repeated = refinement.map_or(0, |r| {
+                    let theirs = content_words(&r.content);
+                    words.intersection(&theirs).count()
+                });
+                let addressed =
+                    !words.is_empty() && repeated as f64 / words.len() as f64 >= ADDRESSED_OVERLAP;
+                let moved = board.position(target).is_some_and(|p| {
+                    p.concessions.iter().any(|c| c.round == m.round)
+                        || p.shifts.iter().any(|s| s.round == m.round)
+                });
+                let impact = refinement.is_some() && (addressed || moved);
+                out.push(DissentDraft {
+                    agent: board.persona_name(&m.persona).to_owned(),
+                    round_id: format!("{debate}/round_{}", m.round),
+                    timestamp: m.time,
+                    context: context("proposal"),
+                    text: m.content.clone(),
+                    citations: citations(&m.content),
+                    impact,
+                    feedback_incorporated: impact,
+                });
+            }
+            MessageKind::CruxPosition => {
+                let Some(room) = &m.crux_room else { continue };
+                let Some(claim) = board
+                    .claims()
+                    .iter()
+                    .find(|c| c.crux_room.as_ref() == Some(room))
+                else {
+                    continue;
+                };
+                let other = claim.personas.iter().find(|p| **p != m.persona);
+                let resolved = board
+                    .crux_cards()
+                    .iter()
+                    .any(|c| c.claim.as_ref() == Some(&claim.id) && c.resolved);
+                let impact = resolved || other.is_some_and(|o| moved_since(board, o, m.round));
+                out.push(DissentDraft {
+                    agent: board.persona_name(&m.persona).to_owned(),
+                    round_id: format!("{debate}/{room}"),
+                    timestamp: m.time,
+                    context: context("crux room"),
+                    text: m.content.clone(),
+                    citations: citations(&m.content),
+                    impact,
+                    feedback_incorporated: impact,
+                });
+            }
+            _ => {}
+        }
+    }
+    let time = board
+        .messages()
+        .last()
+        .map_or(DateTime::UNIX_EPOCH, |m| m.time);
+    for p in board.debaters() {
+        let Some(state) = board.position(&p.id) else {
+            continue;
+        };
+        for d in state
+            .disagreements
+            .iter()
+            .filter(|d| d.intensity == Intensity::Strong)
+        {
+            let impact = moved_since(board, &d.with, d.round + 1);
+            out.push(DissentDraft {
+                agent: p.name.clone(),
+                round_id: format!("{debate}/round_{}", d.round),
+                timestamp: time,
+                context: context("disagreement"),
+                text: d.on.clone(),
+                citations: citations(&d.on),
+                impact,
+                feedback_incorporated: impact,
+            });
+        }
+    }
+    out
+}
+
+/// How many rounds each debater spoke in, by name.
+pub fn rounds_participated(board: &Blackboard) -> BTreeMap<String, u32> {
+    let mut rounds: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    for p in board.debaters() {
+        rounds.entry(p.name.clone()).or_default();
+    }
+    for m in board.messages() {
+        if board.persona(&m.persona).is_some_and(|p| p.is_debater()) {
+            rounds
+                .entry(board.persona_name(&m.persona).to_owned())
+                .or_default()
+                .insert(m.round);
+        }
+    }
+    rounds
+        .into_iter()
+        .map(|(name, r)| (name, r.len() as u32))
+        .collect()
+}
