@@ -101,6 +101,9 @@ struct BlackboardData {
     summaries: Vec<DebateSummary>,
     #[serde(default)]
     solutions: Vec<Solution>,
+    /// Devil's advocates drawn from the trust memory, by round.
+    #[serde(default)]
+    devils_advocates: BTreeMap<u32, PersonaId>,
     warnings: Vec<StepWarning>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
@@ -454,6 +457,16 @@ impl Blackboard {
         &self.data.solutions
     }
 
+    /// The devil's advocate drawn for `round`, if one was.
+    pub fn devils_advocate(&self, round: u32) -> Option<&PersonaId> {
+        self.data.devils_advocates.get(&round)
+    }
+
+    /// Every drawn devil's advocate, by round.
+    pub fn devils_advocates(&self) -> &BTreeMap<u32, PersonaId> {
+        &self.data.devils_advocates
+    }
+
     /// The latest solution, if any.
     pub fn solution(&self) -> Option<&Solution> {
         self.data.solutions.last()
@@ -768,6 +781,24 @@ impl Blackboard {
                     });
                 }
                 self.data.solutions.push(solution.clone());
+            }
+            DebateEvent::DevilsAdvocateChosen {
+                round,
+                persona,
+                pool,
+                ..
+            } => {
+                self.check_persona(persona, "devils_advocate_chosen.persona")?;
+                for p in pool.keys() {
+                    self.check_persona(p, "devils_advocate_chosen.pool")?;
+                }
+                if self.data.devils_advocates.contains_key(round) {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "devil's advocate of round",
+                        id: round.to_string(),
+                    });
+                }
+                self.data.devils_advocates.insert(*round, persona.clone());
             }
             DebateEvent::StepFailed { step, reason, time } => {
                 if let Some(message) = step.message() {

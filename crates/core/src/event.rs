@@ -4,6 +4,8 @@
 //! `fold(Blackboard::apply, events)`. Events carry all the data their effect
 //! needs (ids, times, rounds), so applying them is deterministic.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -216,6 +218,20 @@ pub enum DebateEvent {
         /// The solution.
         solution: Solution,
     },
+    /// The devil's advocate of a round was drawn from the trust memory
+    /// (seed 003): recorded so a resumed debate repeats the choice.
+    DevilsAdvocateChosen {
+        /// The round.
+        round: u32,
+        /// Who was chosen.
+        persona: PersonaId,
+        /// The pool drawn from, with each one's trust in thousandths.
+        pool: BTreeMap<PersonaId, u16>,
+        /// Whether nobody was viable and everyone was in the pool.
+        fallback: bool,
+        /// The seed of the draw.
+        seed: u64,
+    },
     /// An optional step failed; the debate continues. A warning, not an error.
     StepFailed {
         /// Which step, stored as the fields `step`, `message` and `scope`.
@@ -311,6 +327,7 @@ impl DebateEvent {
             Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
             Self::SummaryRecorded { .. } => "summary_recorded",
             Self::SolutionRecorded { .. } => "solution_recorded",
+            Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",

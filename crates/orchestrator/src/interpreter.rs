@@ -148,6 +148,45 @@ impl Interpreter {
         }
     }
 
+    /// Draws the round's devil's advocate from the trust memory and records
+    /// it; when the trust memory cannot be read, everyone counts as new (a
+    /// `trust_memory` warning), and the draw still happens.
+    async fn choose_devils_advocate(
+        &self,
+        round: u32,
+        candidates: &[agon_core::PersonaId],
+    ) -> Result<(), OrchestratorError> {
+        let names: Vec<(agon_core::PersonaId, String)> = self
+            .shared
+            .read(|bb| {
+                candidates
+                    .iter()
+                    .map(|p| (p.clone(), bb.persona_name(p).to_owned()))
+                    .collect()
+            })
+            .await;
+        let mut events = Vec::new();
+        // `None` only without candidates, which the protocols never ask for.
+        let chosen = match self
+            .ctx
+            .trust
+            .devils_advocate(&self.shared.debate, round, &names)
+            .await
+        {
+            Ok(event) => event,
+            Err(e) => {
+                events.push(agon_protocol::step_failed(
+                    StepId::TrustMemory,
+                    format!("devil's advocate of round {round} drawn without trust scores: {e}"),
+                    chrono::Utc::now(),
+                ));
+                crate::trust::draw(&self.shared.debate, round, &names, &[])
+            }
+        };
+        events.extend(chosen);
+        self.shared.append(events).await
+    }
+
     /// Records once per debate that memory could not be set up.
     async fn note_memory_unavailable(&self) -> Result<(), OrchestratorError> {
         let Some(reason) = &self.ctx.memory_unavailable else {
@@ -213,6 +252,10 @@ impl Interpreter {
                 }
                 Step::CruxCard { claim, room } => {
                     self.crux_card(&claim, &room).await?;
+                    Ok(Flow::Continue)
+                }
+                Step::ChooseDevilsAdvocate { round, candidates } => {
+                    self.choose_devils_advocate(round, &candidates).await?;
                     Ok(Flow::Continue)
                 }
                 Step::Finish => {
@@ -419,6 +462,7 @@ fn step_label(step: &Step) -> String {
         Step::Clarify { agents, .. } => format!("clarifying questions of {} agents", agents.len()),
         Step::Summarize(jobs) => format!("{} summaries", jobs.len()),
         Step::Judge { round, .. } => format!("solution after round {round}"),
+        Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
         Step::Finish => "finish".into(),
     }
 }

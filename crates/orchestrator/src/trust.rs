@@ -117,6 +117,66 @@ pub fn final_round_id(debate: &DebateId) -> String {
     format!("{debate}/final")
 }
 
+/// The seed of a debate's draw for `round`: stable across runs and
+/// resumes (FNV-1a of `DEBATE/ROUND`).
+pub fn draw_seed(debate: &DebateId, round: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in format!("{debate}/{round}").bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Seed 003's devil's-advocate draw among `candidates` (id, name), with
+/// the memories found for them (by position; a missing one is a new agent),
+/// as the event that records it; `None` without candidates.
+pub fn draw(
+    debate: &DebateId,
+    round: u32,
+    candidates: &[(PersonaId, String)],
+    memories: &[Option<AgentMemory>],
+) -> Option<agon_core::DebateEvent> {
+    use agon_core::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
+    let pool: Vec<Candidate> = candidates
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (_, name))| match memories.get(i).and_then(Option::as_ref) {
+                Some(m) => Candidate::of(m),
+                None => Candidate {
+                    name: name.clone(),
+                    trust: INITIAL_TRUST,
+                    on_probation: true,
+                },
+            },
+        )
+        .collect();
+    let seed = draw_seed(debate, round);
+    let id_of = |name: &str| {
+        candidates
+            .iter()
+            .find(|(_, n)| n == name)
+            .map(|(id, _)| id.clone())
+    };
+    let selection = select_devils_advocate(&pool, seed)?;
+    Some(agon_core::DebateEvent::DevilsAdvocateChosen {
+        round,
+        persona: id_of(&selection.chosen)?,
+        pool: selection
+            .pool
+            .iter()
+            .filter_map(|(name, trust)| {
+                Some((
+                    id_of(name)?,
+                    (trust.clamp(0.0, 1.0) * 1000.0).round() as u16,
+                ))
+            })
+            .collect(),
+        fallback: selection.fallback,
+        seed,
+    })
+}
+
 impl TrustStore {
     /// The trust memories of `store`.
     pub fn new(store: Arc<dyn EventStore>) -> Self {
@@ -309,6 +369,22 @@ impl TrustStore {
             updated.push(name);
         }
         Ok(updated)
+    }
+
+    /// The `devils_advocate_chosen` event of `round`: the candidates'
+    /// trust and probation read from their memories (an agent without one
+    /// is new: 0.6, on probation), then seed 003's draw ([`draw`]).
+    pub async fn devils_advocate(
+        &self,
+        debate: &DebateId,
+        round: u32,
+        candidates: &[(PersonaId, String)],
+    ) -> Result<Option<agon_core::DebateEvent>, TrustStoreError> {
+        let mut known = Vec::new();
+        for (_, name) in candidates {
+            known.push(self.get(name).await?);
+        }
+        Ok(draw(debate, round, candidates, &known))
     }
 
     /// The latest human decision per overridden round, over every agent:

@@ -270,3 +270,106 @@ async fn a_finished_debate_is_recorded_in_its_agents_memory_once() {
     trust.record_debate(&id, &bb, t0()).await.unwrap();
     assert_eq!(trust.all().await.unwrap(), before);
 }
+
+/// Seed 003's scenario over three debates: everyone starts new (on
+/// probation: the draw falls back to all); then one agent's record turns
+/// bad (shallow dissents without impact, regretted overrides) and the
+/// others' good, and from then on the low-trust agent is never the devil's
+/// advocate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
+    use agon_core::DebateEvent;
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    let trust = TrustStore::new(Arc::clone(&store));
+    let mut config = crate::dialectic::dialectic_config(2);
+    config.dialectic.devil_advocate = true;
+    let models = Models::uniform(
+        Arc::new(ScriptedModel::new(StdDuration::ZERO)),
+        PriceTable::default(),
+    );
+    let draws = |events: &[DebateEvent]| -> Vec<(String, bool)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                DebateEvent::DevilsAdvocateChosen {
+                    persona, fallback, ..
+                } => Some((persona.to_string(), *fallback)),
+                _ => None,
+            })
+            .collect()
+    };
+    let debate = async || {
+        let id = orch.create(&config).await.unwrap();
+        orch.run(&id, &models, RunControl::default()).await.unwrap();
+        let events = store.events_after(&id, 0).await.unwrap();
+        let events: Vec<DebateEvent> = events.into_iter().map(|e| e.event).collect();
+        let (bb, _) = store.load(&id).await.unwrap();
+        (bb, draws(&events))
+    };
+    let (first, drawn) = debate().await;
+    assert_eq!(drawn.len(), 2, "one draw per round");
+    assert!(
+        drawn.iter().all(|(_, fallback)| *fallback),
+        "all new: {drawn:?}"
+    );
+    let agents: Vec<(String, String)> = first
+        .debaters()
+        .map(|p| (p.id.to_string(), p.name.clone()))
+        .collect();
+    let (low_id, low) = agents[0].clone();
+    let now = Utc::now();
+    for (_, name) in &agents {
+        let bad = *name == low;
+        trust
+            .update(name, "m", now, &|m| {
+                m.participated(5);
+                for i in 0..30 {
+                    m.log_dissent(
+                        Dissent {
+                            round_id: format!("past/round_{i}"),
+                            timestamp: now,
+                            context: EventContext::default(),
+                            dissent_text: "No.".into(),
+                            rubric_citations: vec![],
+                            impact: !bad,
+                            depth_score: if bad { 0.0 } else { 2.0 },
+                            feedback_incorporated: !bad,
+                        },
+                        now,
+                    );
+                }
+                if bad {
+                    for i in 0..5 {
+                        m.log_override(
+                            format!("past-{i}/final"),
+                            EventContext::default(),
+                            "a",
+                            "b",
+                            now,
+                        );
+                        let last = m.override_history.len() - 1;
+                        m.override_history[last].regret = true;
+                    }
+                    m.rescore(now, "regretted overrides");
+                }
+            })
+            .await
+            .unwrap();
+    }
+    let score = trust.require(&low).await.unwrap().trust_score;
+    assert!(score <= 0.2, "{score}");
+    for _ in 0..2 {
+        let (bb, drawn) = debate().await;
+        assert_eq!(drawn.len(), 2);
+        let md = agon_orchestrator::report::markdown(&bb);
+        assert!(md.contains("## Devil's advocates\n\n- Round 1: "), "{md}");
+        for (chosen, fallback) in &drawn {
+            assert!(!fallback, "{drawn:?}");
+            assert_ne!(chosen, &low_id, "{low} has low trust: {drawn:?}");
+        }
+        // The debate itself was recorded and did not lift the low agent.
+        let score = trust.require(&low).await.unwrap().trust_score;
+        assert!(score <= 0.2, "{score}");
+    }
+}

@@ -152,10 +152,20 @@ impl Dialectic {
             .unwrap_or(&self.rules.default_summary)
     }
 
-    /// The devil's advocate of `round`, if the slot is on.
-    pub fn devil_of(&self, agents: &[PersonaId], round: u32) -> Option<PersonaId> {
+    /// The devil's advocate of `round`, if the slot is on: the one drawn
+    /// from the trust memory for the round, else (logs from before the
+    /// draw existed) the agents in turn.
+    pub fn devil_of(
+        &self,
+        board: &Blackboard,
+        agents: &[PersonaId],
+        round: u32,
+    ) -> Option<PersonaId> {
         if !self.rules.devil_advocate || agents.len() < 2 {
             return None;
+        }
+        if let Some(chosen) = board.devils_advocate(round) {
+            return Some(chosen.clone());
         }
         let i = (round.saturating_sub(1) as usize) % agents.len();
         Some(agents[i].clone())
@@ -288,7 +298,7 @@ impl Dialectic {
         phase: Phase3,
     ) -> impl Iterator<Item = Speak> + 'a {
         let has_proposal = move |p: &PersonaId| said(board, round, p, &MessageKind::Proposal);
-        let devil = self.devil_of(agents, round);
+        let devil = self.devil_of(board, agents, round);
         let speaks: Vec<Speak> = match phase {
             Phase3::Proposals => agents.iter().map(|p| Self::proposal(round, p)).collect(),
             Phase3::Critiques => agents
@@ -430,11 +440,27 @@ impl Dialectic {
         if !fresh.is_empty() {
             return Next::step(Step::Parallel(fresh));
         }
-        // 3. Critiques.
+        // 3. Critiques, the devil's advocate drawn first (once per round,
+        // before any critique of it).
         progress.phase = "critiques".into();
         let critiques: Vec<Speak> = self
             .pending(board, agents, round, Phase3::Critiques)
             .collect();
+        let critiquing = board
+            .messages()
+            .iter()
+            .any(|m| m.round == round && matches!(m.kind, MessageKind::Critique { .. }));
+        if self.rules.devil_advocate
+            && agents.len() >= 2
+            && !critiques.is_empty()
+            && !critiquing
+            && board.devils_advocate(round).is_none()
+        {
+            return Next::step(Step::ChooseDevilsAdvocate {
+                round,
+                candidates: agents.to_vec(),
+            });
+        }
         if !critiques.is_empty() {
             return Next::step(Step::Parallel(critiques));
         }

@@ -158,6 +158,15 @@ pub enum Step {
         /// The round synthesized.
         round: u32,
     },
+    /// Draw the round's devil's advocate from the trust memory (seed 003:
+    /// trust-weighted, without low-trust agents or agents on probation)
+    /// and record `devils_advocate_chosen`.
+    ChooseDevilsAdvocate {
+        /// The round.
+        round: u32,
+        /// Who may be chosen.
+        candidates: Vec<PersonaId>,
+    },
     /// Everything is done: record usage and `debate_finished`.
     Finish,
 }

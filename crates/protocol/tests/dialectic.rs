@@ -245,13 +245,15 @@ fn a_skipped_proposal_is_not_critiqued_and_is_proposed_anew_next_round() {
 }
 
 #[test]
-fn the_devil_advocate_changes_each_round() {
+fn the_devil_advocate_is_drawn_before_the_critiques_and_recorded() {
     let mut r = rules(3);
     r.devil_advocate = true;
     let protocol = Dialectic::new(r);
     let agents: Vec<PersonaId> = ["arch", "perf", "kiss"].map(PersonaId::new).to_vec();
+    // Without a recorded draw (logs from before it existed): in turn.
+    let empty = agon_core::Blackboard::new();
     let devils: Vec<PersonaId> = (1..=3)
-        .filter_map(|r| protocol.devil_of(&agents, r))
+        .filter_map(|r| protocol.devil_of(&empty, &agents, r))
         .collect();
     assert_eq!(devils, agents);
     let mut s = Sim::with(Box::new(protocol), Script::default(), Lag::Eager);
@@ -259,26 +261,32 @@ fn the_devil_advocate_changes_each_round() {
     let Next::Step(step) = s.protocol.plan(&s.board).next else {
         panic!("a step")
     };
+    let Step::ChooseDevilsAdvocate { round, candidates } = *step.clone() else {
+        panic!("the draw comes first: {step:?}")
+    };
+    assert_eq!((round, candidates), (1, agents.clone()));
+    s.execute(*step);
+    let devil = s.board.devils_advocate(1).cloned().expect("recorded");
+    let Next::Step(step) = s.protocol.plan(&s.board).next else {
+        panic!("a step")
+    };
     let Step::Parallel(critiques) = *step else {
         panic!("critiques in parallel")
     };
-    let adversarial: Vec<bool> = critiques
-        .iter()
-        .map(|c| {
-            matches!(
-                &c.instruction,
-                agon_context::prompts::Utterance::Critique {
-                    adversarial: true,
-                    ..
-                }
-            )
-        })
-        .collect();
-    assert_eq!(
-        adversarial,
-        [true, true, false, false, false, false],
-        "arch is round 1's devil"
-    );
+    for c in &critiques {
+        let adversarial = matches!(
+            &c.instruction,
+            agon_context::prompts::Utterance::Critique {
+                adversarial: true,
+                ..
+            }
+        );
+        assert_eq!(adversarial, c.persona == devil, "{}", c.persona);
+    }
+    // Drawn once per round, and every round of the debate gets one.
+    s.run(10_000);
+    assert!(s.finished());
+    assert_eq!(s.board.devils_advocates().len(), 3);
 }
 
 fn with_rooms(mut r: DialecticRules) -> DialecticRules {

@@ -105,6 +105,7 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
     s.push('\n');
 
     clarifications(&mut s, bb);
+    devils_advocates(&mut s, bb);
 
     s.push_str("## Rounds\n\n");
     let rounds = bb.current_round();
@@ -260,4 +261,30 @@ fn clarifications(s: &mut String, bb: &Blackboard) {
             q.content.trim()
         );
     }
+}
+
+/// The devil's advocate of each round (drawn from the trust memory) and
+/// the critiques they wrote as such.
+fn devils_advocates(s: &mut String, bb: &Blackboard) {
+    if bb.devils_advocates().is_empty() {
+        return;
+    }
+    s.push_str("## Devil's advocates\n\n");
+    for (round, persona) in bb.devils_advocates() {
+        let critiques = bb
+            .messages()
+            .iter()
+            .filter(|m| {
+                m.round == *round
+                    && &m.persona == persona
+                    && matches!(m.kind, agon_core::MessageKind::Critique { .. })
+            })
+            .count();
+        let _ = writeln!(
+            s,
+            "- Round {round}: {} ({critiques} dissenting critiques; drawn from the trust memory)",
+            bb.persona_name(persona)
+        );
+    }
+    s.push('\n');
 }

@@ -199,6 +199,7 @@ pub fn describe_step(step: &Step) -> String {
             format!("summarize {}", whose.join(", "))
         }
         Step::Judge { round, .. } => format!("judge round {round}"),
+        Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
         Step::Finish => "finish".into(),
     }
 }
@@ -455,6 +456,26 @@ impl Sim {
                         synthesized_by: judge,
                         time: T0,
                     },
+                }]);
+            }
+            Step::ChooseDevilsAdvocate { round, candidates } => {
+                // Agents with no trust memory: 0.6 and on probation.
+                let pool: Vec<agon_core::trust::Candidate> = candidates
+                    .iter()
+                    .map(|p| agon_core::trust::Candidate {
+                        name: p.to_string(),
+                        trust: 0.6,
+                        on_probation: true,
+                    })
+                    .collect();
+                let chosen =
+                    agon_core::trust::select_devils_advocate(&pool, u64::from(round)).unwrap();
+                self.apply(vec![DebateEvent::DevilsAdvocateChosen {
+                    round,
+                    persona: chosen.chosen.as_str().into(),
+                    pool: candidates.iter().map(|p| (p.clone(), 600)).collect(),
+                    fallback: chosen.fallback,
+                    seed: chosen.seed,
                 }]);
             }
             Step::Finish => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
