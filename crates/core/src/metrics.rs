@@ -118,7 +118,7 @@ pub struct DebateMetrics {
 
 /// Lowercase words of at least four letters or digits: content words,
 /// enough to tell whether a text takes up an evidence item.
-fn content_words(text: &str) -> HashSet<String> {
+pub(crate) fn content_words(text: &str) -> HashSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 4 || w.chars().any(|c| c.is_ascii_digit()))
         .map(str::to_lowercase)

@@ -563,6 +563,46 @@ impl AgentMemory {
     }
 }
 
+impl Override {
+    /// Whether regret is to be inferred at `now`: not regretted yet, its
+    /// deadline passed, and its decision is no longer `final_output`.
+    pub fn regret_due(&self, final_output: &str, now: DateTime<Utc>) -> bool {
+        !self.regret
+            && now > self.auto_check_deadline
+            && self.human_decision.trim() != final_output.trim()
+    }
+}
+
+/// The latest human decision on each overridden round, over the memories
+/// of every agent (what the output of that round is now):
+/// `round → (time, text)`.
+pub fn latest_decisions(memories: &[AgentMemory]) -> BTreeMap<String, (DateTime<Utc>, String)> {
+    let mut latest: BTreeMap<String, (DateTime<Utc>, String)> = BTreeMap::new();
+    for o in memories.iter().flat_map(|m| &m.override_history) {
+        if latest
+            .get(&o.round_id)
+            .is_none_or(|(time, _)| o.timestamp > *time)
+        {
+            latest.insert(o.round_id.clone(), (o.timestamp, o.human_decision.clone()));
+        }
+    }
+    latest
+}
+
+/// Whether [`check_reverts`] would mark any of `memory`'s overrides against
+/// `latest` ([`latest_decisions`]) at `now`.
+pub fn reverts_due(
+    memory: &AgentMemory,
+    latest: &BTreeMap<String, (DateTime<Utc>, String)>,
+    now: DateTime<Utc>,
+) -> bool {
+    memory.override_history.iter().any(|o| {
+        latest
+            .get(&o.round_id)
+            .is_some_and(|(_, text)| o.regret_due(text, now))
+    })
+}
+
 /// Seed 003's regret inference for the overrides of `round_id`: an
 /// override whose deadline has passed at `now` and whose human decision
 /// differs from `final_output` (what the output is now) is marked
@@ -576,11 +616,7 @@ pub fn check_reverts(
 ) -> usize {
     let mut marked = 0;
     for o in &mut memory.override_history {
-        if o.round_id == round_id
-            && !o.regret
-            && o.human_decision.trim() != final_output.trim()
-            && now > o.auto_check_deadline
-        {
+        if o.round_id == round_id && o.regret_due(final_output, now) {
             o.regret = true;
             o.reverted_by = Some("system".into());
             marked += 1;

@@ -1,6 +1,8 @@
-//! What a finished debate adds to its agents' trust memory (seed 003 §7):
-//! the dissents each agent voiced, whether each changed the outcome, and
-//! the rounds each took part in. Pure: read from the blackboard.
+//! Where a debate meets its agents' trust memory (seed 003 §5-7): the
+//! dissents each agent voiced, whether each changed the outcome, the rounds
+//! each took part in, the debate's final output (what a human overrides),
+//! and the devil's-advocate draw as the event that records it. Pure: read
+//! from the blackboard and the memories given.
 //!
 //! Where dissents come from:
 //! - **critiques** (dialectic): the critic dissents from the target's
@@ -26,8 +28,9 @@ use chrono::{DateTime, Utc};
 use crate::blackboard::Blackboard;
 use crate::ids::{DebateId, PersonaId};
 use crate::message::MessageKind;
+use crate::metrics::content_words;
 use crate::position::Intensity;
-use crate::trust::EventContext;
+use crate::trust::{AgentMemory, EventContext};
 
 /// Share of a critique's content words a refinement must repeat to count
 /// as having addressed it.
@@ -75,14 +78,6 @@ pub struct DissentDraft {
     pub impact: bool,
     /// Whether its target took the feedback in.
     pub feedback_incorporated: bool,
-}
-
-/// Lowercased words of four letters or more.
-fn content_words(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4)
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// Cosine similarity of two texts' word counts (0 when either is empty):
@@ -239,4 +234,123 @@ pub fn rounds_participated(board: &Blackboard) -> BTreeMap<String, u32> {
         .into_iter()
         .map(|(name, r)| (name, r.len() as u32))
         .collect()
+}
+
+/// What a debate adds to one agent's memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRecord {
+    /// The agent's name.
+    pub agent: String,
+    /// The model its last message came from (empty when unknown).
+    pub model: String,
+    /// Rounds it spoke in.
+    pub rounds: u32,
+    /// Its dissents.
+    pub dissents: Vec<DissentDraft>,
+}
+
+/// What the debate adds to each debater's memory, by name.
+pub fn agent_records(board: &Blackboard, debate: &DebateId) -> Vec<AgentRecord> {
+    let drafts = dissents(board, debate);
+    rounds_participated(board)
+        .into_iter()
+        .map(|(agent, rounds)| {
+            let model = board
+                .messages()
+                .iter()
+                .rev()
+                .filter(|m| board.persona_name(&m.persona) == agent)
+                .find_map(|m| m.meta.as_ref().map(|meta| meta.model.clone()))
+                .unwrap_or_default();
+            let dissents = drafts
+                .iter()
+                .filter(|d| d.agent == agent)
+                .cloned()
+                .collect();
+            AgentRecord {
+                agent,
+                model,
+                rounds,
+                dissents,
+            }
+        })
+        .collect()
+}
+
+/// The final output of a debate: the judge's solution of the latest round
+/// (dialectic), else the synthesis (structured). `(text, artifact type)`.
+pub fn final_output(bb: &Blackboard) -> Option<(String, &'static str)> {
+    if let Some(solution) = bb.solutions().last() {
+        return Some((solution.description.clone(), "solution"));
+    }
+    bb.messages()
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Synthesis)
+        .map(|m| (m.content.clone(), "synthesis"))
+}
+
+/// The round id overrides of a debate's final output are recorded under.
+pub fn final_round_id(debate: &DebateId) -> String {
+    format!("{debate}/final")
+}
+
+/// The seed of a debate's draw for `round`: stable across runs and
+/// resumes (FNV-1a of `DEBATE/ROUND`).
+pub fn draw_seed(debate: &DebateId, round: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in format!("{debate}/{round}").bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Seed 003's devil's-advocate draw among `candidates` (id, name), with
+/// the memories found for them (by position; a missing one is a new agent),
+/// as the event that records it; `None` without candidates.
+pub fn draw(
+    debate: &DebateId,
+    round: u32,
+    candidates: &[(PersonaId, String)],
+    memories: &[Option<AgentMemory>],
+) -> Option<crate::event::DebateEvent> {
+    use crate::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
+    let pool: Vec<Candidate> = candidates
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (_, name))| match memories.get(i).and_then(Option::as_ref) {
+                Some(m) => Candidate::of(m),
+                None => Candidate {
+                    name: name.clone(),
+                    trust: INITIAL_TRUST,
+                    on_probation: true,
+                },
+            },
+        )
+        .collect();
+    let seed = draw_seed(debate, round);
+    let id_of = |name: &str| {
+        candidates
+            .iter()
+            .find(|(_, n)| n == name)
+            .map(|(id, _)| id.clone())
+    };
+    let selection = select_devils_advocate(&pool, seed)?;
+    Some(crate::event::DebateEvent::DevilsAdvocateChosen {
+        round,
+        persona: id_of(&selection.chosen)?,
+        pool: selection
+            .pool
+            .iter()
+            .filter_map(|(name, trust)| {
+                Some((
+                    id_of(name)?,
+                    (trust.clamp(0.0, 1.0) * 1000.0).round() as u16,
+                ))
+            })
+            .collect(),
+        fallback: selection.fallback,
+        seed,
+    })
 }

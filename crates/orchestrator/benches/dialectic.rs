@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
 use agon_orchestrator::config::{DebateConfig, ProtocolKind};
-use agon_orchestrator::scripted::{openai_reply, schema_name_in};
+use agon_orchestrator::scripted::{openai_reply, prompt_parts, schema_name};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 use serde_json::{Value, json};
 
@@ -159,18 +159,8 @@ struct Stub {
 impl wiremock::Respond for Stub {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let mut system = String::new();
-        let mut user = String::new();
-        for m in body["messages"].as_array().into_iter().flatten() {
-            let content = m["content"].as_str().unwrap_or_default();
-            match m["role"].as_str() {
-                Some("system") => system.push_str(content),
-                _ => user.push_str(content),
-            }
-        }
-        let schema = body["response_format"]["json_schema"]["name"]
-            .as_str()
-            .or_else(|| schema_name_in(&system));
+        let (system, user) = prompt_parts(&body);
+        let schema = schema_name(&body, &system);
         let phase = phase_of(&system, &user, schema);
         if std::env::var_os("AGON_BENCH_SHOW").is_some_and(|v| v == phase) {
             eprintln!("──── {phase} ────\n[system]\n{system}\n[user]\n{user}\n");

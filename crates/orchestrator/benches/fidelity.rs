@@ -45,7 +45,9 @@ use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, MessageKind};
 use agon_llm::{ModelFactory, PriceTable};
 use agon_orchestrator::config::{AspectConfig, DebateConfig, PersonaConfig};
-use agon_orchestrator::scripted::{batch_messages, openai_body, openai_reply, schema_name_in};
+use agon_orchestrator::scripted::{
+    batch_messages, openai_body, openai_reply, prompt_parts, schema_name,
+};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 use serde_json::{Value, json};
 
@@ -200,19 +202,8 @@ fn batch_texts(user: &str) -> HashMap<String, String> {
 impl wiremock::Respond for Planter {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let mut system = String::new();
-        let mut user = String::new();
-        for m in body["messages"].as_array().into_iter().flatten() {
-            let content = m["content"].as_str().unwrap_or_default();
-            match m["role"].as_str() {
-                Some("system") => system.push_str(content),
-                _ => user.push_str(content),
-            }
-        }
-        let schema = body["response_format"]["json_schema"]["name"]
-            .as_str()
-            .or_else(|| schema_name_in(&system))
-            .map(str::to_owned);
+        let (system, user) = prompt_parts(&body);
+        let schema = schema_name(&body, &system).map(str::to_owned);
         let answer = |value: Value| openai_body(&body, &value.to_string());
         let (content_type, text) = match schema.as_deref() {
             None if body["stream"].as_bool() == Some(true) => {

@@ -427,11 +427,15 @@ impl Interpreter {
         self.shared.flush_memory().await;
         crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
         // The agents' trust memory (seed 003): a failure is a warning.
-        let board = self.shared.read(agon_core::Blackboard::clone).await;
+        let debate = &self.shared.debate;
+        let records = self
+            .shared
+            .read(|bb| agon_core::trust_harvest::agent_records(bb, debate))
+            .await;
         if let Err(e) = self
             .ctx
             .trust
-            .record_debate(&self.shared.debate, &board, chrono::Utc::now())
+            .record(debate, &records, chrono::Utc::now())
             .await
         {
             self.shared

@@ -278,9 +278,9 @@ fn batch_updates(user: &str) -> Value {
     json!({"updates": updates})
 }
 
-/// An OpenAI chat-completions reply to a request body: `(content type, body)`,
-/// an SSE stream when the request asks for one.
-pub fn openai_reply(request: &Value) -> (&'static str, String) {
+/// The system prompt and the rest of an OpenAI chat-completions request
+/// body's messages, each concatenated.
+pub fn prompt_parts(request: &Value) -> (String, String) {
     let mut system = String::new();
     let mut user = String::new();
     for m in request["messages"].as_array().into_iter().flatten() {
@@ -290,9 +290,22 @@ pub fn openai_reply(request: &Value) -> (&'static str, String) {
             _ => user.push_str(content),
         }
     }
-    let schema = request["response_format"]["json_schema"]["name"]
+    (system, user)
+}
+
+/// The structured payload a request asks for: the `response_format`
+/// schema's name, or in prompt mode the one its system prompt names.
+pub fn schema_name<'a>(request: &'a Value, system: &'a str) -> Option<&'a str> {
+    request["response_format"]["json_schema"]["name"]
         .as_str()
-        .or_else(|| schema_name_in(&system));
+        .or_else(|| schema_name_in(system))
+}
+
+/// An OpenAI chat-completions reply to a request body: `(content type, body)`,
+/// an SSE stream when the request asks for one.
+pub fn openai_reply(request: &Value) -> (&'static str, String) {
+    let (system, user) = prompt_parts(request);
+    let schema = schema_name(request, &system);
     let known = request["response_format"]["json_schema"]["schema"].clone();
     let known = if known.is_null() {
         // Prompt mode: the schema is a JSON object in the system prompt.

@@ -7,11 +7,14 @@
 //! regret check (`agon trust check`) are here; the formulas are in
 //! [`agon_core::trust`].
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agon_core::trust::{AgentMemory, EventContext, TrustError, check_reverts, revert_earlier};
-use agon_core::{Blackboard, DebateId, MessageKind, PersonaId};
+use agon_core::trust::{
+    AgentMemory, EventContext, TrustError, check_reverts, latest_decisions, revert_earlier,
+    reverts_due,
+};
+pub use agon_core::trust_harvest::{draw, draw_seed, final_output, final_round_id};
+use agon_core::{Blackboard, DebateId, PersonaId};
 use agon_store::{EventStore, StoreError};
 use chrono::{DateTime, Utc};
 
@@ -97,84 +100,6 @@ fn encode(doc: Option<&serde_json::Value>, memory: &AgentMemory) -> serde_json::
         .unwrap_or_else(|| serde_json::json!({}));
     doc[KEY] = serde_json::to_value(memory).unwrap_or(serde_json::Value::Null);
     doc
-}
-
-/// The final output of a debate: the judge's solution of the latest round
-/// (dialectic), else the synthesis (structured). `(text, artifact type)`.
-pub fn final_output(bb: &Blackboard) -> Option<(String, &'static str)> {
-    if let Some(solution) = bb.solutions().last() {
-        return Some((solution.description.clone(), "solution"));
-    }
-    bb.messages()
-        .iter()
-        .rev()
-        .find(|m| m.kind == MessageKind::Synthesis)
-        .map(|m| (m.content.clone(), "synthesis"))
-}
-
-/// The round id overrides of a debate's final output are recorded under.
-pub fn final_round_id(debate: &DebateId) -> String {
-    format!("{debate}/final")
-}
-
-/// The seed of a debate's draw for `round`: stable across runs and
-/// resumes (FNV-1a of `DEBATE/ROUND`).
-pub fn draw_seed(debate: &DebateId, round: u32) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in format!("{debate}/{round}").bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-/// Seed 003's devil's-advocate draw among `candidates` (id, name), with
-/// the memories found for them (by position; a missing one is a new agent),
-/// as the event that records it; `None` without candidates.
-pub fn draw(
-    debate: &DebateId,
-    round: u32,
-    candidates: &[(PersonaId, String)],
-    memories: &[Option<AgentMemory>],
-) -> Option<agon_core::DebateEvent> {
-    use agon_core::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
-    let pool: Vec<Candidate> = candidates
-        .iter()
-        .enumerate()
-        .map(
-            |(i, (_, name))| match memories.get(i).and_then(Option::as_ref) {
-                Some(m) => Candidate::of(m),
-                None => Candidate {
-                    name: name.clone(),
-                    trust: INITIAL_TRUST,
-                    on_probation: true,
-                },
-            },
-        )
-        .collect();
-    let seed = draw_seed(debate, round);
-    let id_of = |name: &str| {
-        candidates
-            .iter()
-            .find(|(_, n)| n == name)
-            .map(|(id, _)| id.clone())
-    };
-    let selection = select_devils_advocate(&pool, seed)?;
-    Some(agon_core::DebateEvent::DevilsAdvocateChosen {
-        round,
-        persona: id_of(&selection.chosen)?,
-        pool: selection
-            .pool
-            .iter()
-            .filter_map(|(name, trust)| {
-                Some((
-                    id_of(name)?,
-                    (trust.clamp(0.0, 1.0) * 1000.0).round() as u16,
-                ))
-            })
-            .collect(),
-        fallback: selection.fallback,
-        seed,
-    })
 }
 
 impl TrustStore {
@@ -314,9 +239,7 @@ impl TrustStore {
         };
         let round = final_round_id(debate);
         // What the output is now: the latest human decision on it, if any.
-        let current = self
-            .latest_decisions()
-            .await?
+        let current = latest_decisions(&self.all().await?)
             .remove(&round)
             .map_or(output, |(_, text)| text);
         let context = EventContext {
@@ -340,35 +263,40 @@ impl TrustStore {
     }
 
     /// Records what the debate `bb` adds to each debater's memory (once per
-    /// debate): the rounds they spoke in and their dissents
-    /// ([`agon_core::trust_harvest`]). Returns the agents updated.
+    /// debate): [`record`](Self::record) of its
+    /// [`agent_records`](agon_core::trust_harvest::agent_records).
     pub async fn record_debate(
         &self,
         debate: &DebateId,
         bb: &Blackboard,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, TrustStoreError> {
-        let drafts = agon_core::trust_harvest::dissents(bb, debate);
-        let mut updated = Vec::new();
-        for (name, rounds) in agon_core::trust_harvest::rounds_participated(bb) {
-            let mine: Vec<_> = drafts.iter().filter(|d| d.agent == name).cloned().collect();
-            let model = bb
-                .messages()
-                .iter()
-                .rev()
-                .filter(|m| bb.persona_name(&m.persona) == name)
-                .find_map(|m| m.meta.as_ref().map(|meta| meta.model.clone()))
-                .unwrap_or_default();
-            self.update(&name, &model, now, &|m| {
-                if !model.is_empty() {
-                    m.model.clone_from(&model);
+        self.record(
+            debate,
+            &agon_core::trust_harvest::agent_records(bb, debate),
+            now,
+        )
+        .await
+    }
+
+    /// Adds each record to its agent's memory, once per debate: the rounds
+    /// spoken and the dissents. Returns the agents updated.
+    pub async fn record(
+        &self,
+        debate: &DebateId,
+        records: &[agon_core::trust_harvest::AgentRecord],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, TrustStoreError> {
+        for r in records {
+            self.update(&r.agent, &r.model, now, &|m| {
+                if !r.model.is_empty() {
+                    m.model.clone_from(&r.model);
                 }
-                m.record_debate(debate.as_str(), rounds, &mine, now);
+                m.record_debate(debate.as_str(), r.rounds, &r.dissents, now);
             })
             .await?;
-            updated.push(name);
         }
-        Ok(updated)
+        Ok(records.iter().map(|r| r.agent.clone()).collect())
     }
 
     /// The `devils_advocate_chosen` event of `round`: the candidates'
@@ -387,50 +315,21 @@ impl TrustStore {
         Ok(draw(debate, round, candidates, &known))
     }
 
-    /// The latest human decision per overridden round, over every agent:
-    /// `round → (time, text)`.
-    async fn latest_decisions(
-        &self,
-    ) -> Result<BTreeMap<String, (DateTime<Utc>, String)>, TrustStoreError> {
-        let mut latest: BTreeMap<String, (DateTime<Utc>, String)> = BTreeMap::new();
-        for m in self.all().await? {
-            for o in &m.override_history {
-                let newer = latest
-                    .get(&o.round_id)
-                    .is_none_or(|(time, _)| o.timestamp > *time);
-                if newer {
-                    latest.insert(o.round_id.clone(), (o.timestamp, o.human_decision.clone()));
-                }
-            }
-        }
-        Ok(latest)
-    }
-
     /// Seed 003's regret inference at `now` over every agent: an override
     /// whose deadline has passed is regretted when the output of its round
     /// (the latest human decision on it, by anyone) is no longer its
     /// decision. Returns how many overrides were marked.
     pub async fn check(&self, now: DateTime<Utc>) -> Result<usize, TrustStoreError> {
-        let latest = self.latest_decisions().await?;
+        let all = self.all().await?;
+        let latest = latest_decisions(&all);
         let mut marked = 0;
-        for m in self.all().await? {
-            let due = m.override_history.iter().any(|o| {
-                !o.regret
-                    && now > o.auto_check_deadline
-                    && latest
-                        .get(&o.round_id)
-                        .is_some_and(|(_, text)| text.trim() != o.human_decision.trim())
-            });
-            if !due {
-                continue;
-            }
-            let latest = latest.clone();
+        for m in all.iter().filter(|m| reverts_due(m, &latest, now)) {
             let count = std::sync::atomic::AtomicUsize::new(0);
             self.update(&m.agent_name, &m.model, now, &|memory| {
-                let mut n = 0;
-                for (round, (_, text)) in &latest {
-                    n += check_reverts(memory, round, text, now);
-                }
+                let n = latest
+                    .iter()
+                    .map(|(round, (_, text))| check_reverts(memory, round, text, now))
+                    .sum();
                 count.store(n, std::sync::atomic::Ordering::Relaxed);
             })
             .await?;

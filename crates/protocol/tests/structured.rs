@@ -338,12 +338,7 @@ fn the_miniround_cadence_analyses_each_group_of_turns_in_one_call() {
     assert_eq!(listed[0], "analyse [msg-1 msg-2 msg-3]");
     assert_eq!(listed[1], "analyse [msg-4 msg-5 msg-6]");
     // Every debater message is analysed, none twice.
-    let debater_messages = sim
-        .board
-        .messages()
-        .iter()
-        .filter(|m| m.kind != MessageKind::Synthesis)
-        .count();
+    let debater_messages = debater_messages(&sim.board);
     assert_eq!(sim.board.analyzed_turns().len(), debater_messages);
     // Each judged group is one window: only its last message ends one.
     let ends: Vec<&str> = sim
@@ -438,12 +433,7 @@ fn a_failed_batch_marks_every_message_of_its_group_analysed_with_a_warning() {
     let mut sim = Sim::new(batched(1, 1, no_rooms()), script, Lag::Lazy);
     sim.run(10_000);
     assert!(sim.finished());
-    let debater_messages = sim
-        .board
-        .messages()
-        .iter()
-        .filter(|m| m.kind != MessageKind::Synthesis)
-        .count();
+    let debater_messages = debater_messages(&sim.board);
     assert_eq!(sim.board.analyzed_turns().len(), debater_messages);
     let failed = sim
         .board
@@ -546,4 +536,13 @@ fn position_only() -> agon_protocol::AnalysisMode {
         context: 3,
         claims: None,
     }
+}
+
+/// Messages by debaters (everything but the judge's synthesis).
+fn debater_messages(board: &Blackboard) -> usize {
+    board
+        .messages()
+        .iter()
+        .filter(|m| m.kind != MessageKind::Synthesis)
+        .count()
 }
