@@ -90,6 +90,9 @@ impl Display {
 /// The turns the bar counts: openings, takes and closings of `debaters`
 /// over `aspects`, and the synthesis.
 fn expected_turns(config: &DebateConfig, debaters: usize, aspects: usize) -> u64 {
+    if config.protocol == agon_orchestrator::config::ProtocolKind::Deliberation {
+        return u64::from(config.deliberation.turns);
+    }
     let debaters = debaters as u64;
     debaters * 2
         + aspects as u64 * u64::from(config.minirounds) * debaters
@@ -221,6 +224,25 @@ pub fn spawn(
                         }
                         DebateEvent::RoundRecorded { record } => {
                             Some(format!("▣ round {} recorded", record.round))
+                        }
+                        DebateEvent::SummaryRecorded { summary }
+                            if summary.scope == agon_core::SummaryScope::Rolling =>
+                        {
+                            Some(format!(
+                                "≡ summary of messages 1–{}: {}",
+                                summary.span.end,
+                                agon_core::extraction::truncate_chars(&summary.text, 160)
+                            ))
+                        }
+                        DebateEvent::DecisionRecorded { decision } => Some(format!(
+                            "✔ decision {} ({}): {}",
+                            decision.id, decision.topic, decision.outcome
+                        )),
+                        DebateEvent::ProposalRecorded {
+                            proposal, content, ..
+                        } => Some(format!("✚ proposal {proposal}: {content}")),
+                        DebateEvent::ProposalStatusChanged { proposal, status } => {
+                            Some(format!("  proposal {proposal} is now {status:?}").to_lowercase())
                         }
                         DebateEvent::StepFailed { step, reason, .. } => {
                             Some(format!("⚠ {step} failed: {reason}"))

@@ -82,6 +82,10 @@ enum Command {
         /// evidence reuse, self-contradictions, memory cost.
         #[arg(long, group = "what")]
         metrics: bool,
+        /// The memory statistics (seed 002): rolling summaries, decisions,
+        /// active proposals, participants, messages, messages per participant.
+        #[arg(long, group = "what")]
+        stats: bool,
     },
     /// The debate-quality metrics of several debates side by side.
     Compare {
@@ -164,6 +168,27 @@ enum ProtocolArg {
     Structured,
     /// Role agents propose, critique and refine; a judge synthesizes (seed 004).
     Dialectic,
+    /// A long free-form session with a three-tier memory: rolling summaries,
+    /// decisions, proposals and reactions (seeds 001 + 002).
+    Deliberation,
+}
+
+/// How a deliberation picks its speakers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    /// The participants in order.
+    RoundRobin,
+    /// Everyone says whether it wants to respond; the most urgent speaks.
+    Listen,
+}
+
+/// A deliberation's memory preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PresetArg {
+    /// A summary every 12 messages (seed 002).
+    Session,
+    /// A summary every 50 messages, the last 50 verbatim, an 8k view (seed 001).
+    Long,
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +219,15 @@ struct DebateArgs {
     /// Let every agent ask clarifying questions before round 1 (dialectic).
     #[arg(long)]
     clarify: bool,
+    /// Turns at most (deliberation; 1-1,000,000).
+    #[arg(long)]
+    turns: Option<u32>,
+    /// How speakers are picked (deliberation).
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    /// The memory preset (deliberation).
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
     /// Number of aspects.
     #[arg(long)]
     aspects: Option<usize>,
@@ -314,11 +348,27 @@ async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
 }
 
 fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failure> {
-    let dialectic = match args.protocol {
-        Some(ProtocolArg::Dialectic) => true,
-        Some(ProtocolArg::Structured) => false,
-        None => config.protocol == ProtocolKind::Dialectic,
+    let protocol = match args.protocol {
+        Some(ProtocolArg::Dialectic) => ProtocolKind::Dialectic,
+        Some(ProtocolArg::Structured) => ProtocolKind::Structured,
+        Some(ProtocolArg::Deliberation) => ProtocolKind::Deliberation,
+        None => config.protocol,
     };
+    let dialectic = protocol == ProtocolKind::Dialectic;
+    if protocol != ProtocolKind::Deliberation {
+        for (flag, given) in [
+            ("--turns", args.turns.is_some()),
+            ("--mode", args.mode.is_some()),
+            ("--preset", args.preset.is_some()),
+        ] {
+            if given {
+                return Err(dialectic::usage_error(
+                    flag,
+                    "is for --protocol deliberation",
+                ));
+            }
+        }
+    }
     if dialectic {
         for (flag, given) in [
             ("--aspects", args.aspects.is_some()),
@@ -344,7 +394,36 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
             },
         )?;
     } else {
-        config.protocol = ProtocolKind::Structured;
+        config.protocol = protocol;
+        if protocol == ProtocolKind::Deliberation {
+            for (flag, given) in [
+                ("--aspects", args.aspects.is_some()),
+                ("--minirounds", args.minirounds.is_some()),
+            ] {
+                if given {
+                    return Err(dialectic::usage_error(
+                        flag,
+                        "is for structured debates, not --protocol deliberation",
+                    ));
+                }
+            }
+            let d = &mut config.deliberation;
+            if let Some(n) = args.turns {
+                d.turns = n;
+            }
+            if let Some(mode) = args.mode {
+                d.mode = match mode {
+                    ModeArg::RoundRobin => agon_orchestrator::config::TurnMode::RoundRobin,
+                    ModeArg::Listen => agon_orchestrator::config::TurnMode::Listen,
+                };
+            }
+            if let Some(preset) = args.preset {
+                d.preset = match preset {
+                    PresetArg::Session => agon_orchestrator::config::Preset::Session,
+                    PresetArg::Long => agon_orchestrator::config::Preset::Long,
+                };
+            }
+        }
         for (flag, given) in [
             ("--agents", args.agents.is_some()),
             ("--rounds", args.rounds.is_some()),
@@ -406,6 +485,7 @@ fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failur
             &mut m.reflector,
             &mut m.crux,
             &mut m.judge,
+            &mut m.evaluator,
         ] {
             *role = None;
         }
@@ -653,6 +733,18 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                 println!("{}", serde_json::to_string_pretty(&m)?);
             } else {
                 print!("{}", report::metrics_markdown(&m));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show {
+            id, stats: true, ..
+        } => {
+            let (bb, _) = store.load(&DebateId::new(id)).await?;
+            if cli.json {
+                let stats = agon_core::MemoryStats::of(&bb);
+                println!("{}", serde_json::to_string_pretty(&stats)?);
+            } else {
+                print!("{}", report::stats_markdown(&bb));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -1004,3 +1004,139 @@ async fn clarifying_questions_are_answered_on_a_pseudo_terminal() {
         "the skipped question: {md}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deliberation_session_runs_over_http_and_reports_its_memory() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("deliberation");
+    let dir = dir_tmp.path();
+    let spec = format!("openai-compatible:stub@{}/v1", server.uri());
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--protocol",
+            "deliberation",
+            "How should the city spend its transport budget?",
+            "--model",
+            &spec,
+            "--turns",
+            "20",
+            "--mode",
+            "listen",
+            "--preset",
+            "session",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = only_debate(dir);
+
+    let o = agon(dir, &["--json", "show", &id, "--stats"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // The scripted speakers propose and agree: a consensus stops the
+    // session early (stop_on_consensus is on by default).
+    let messages = stats["messages"].as_u64().unwrap();
+    assert!((3..=20).contains(&messages), "{stats}");
+    assert!(stats["decisions"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(stats["agents"], 3);
+    let by_agent: u64 = stats["messages_by_agent"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(by_agent, messages);
+
+    let o = agon(dir, &["show", &id, "--stats"]);
+    assert!(stdout(&o).contains("| decisions |"), "{}", stdout(&o));
+    let o = agon(dir, &["report", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    for needle in [
+        "# Deliberation: How should the city spend",
+        "## Statistics",
+        "## Decisions",
+        "(supported by",
+        "## Proposals",
+        "| P1 |",
+        "accepted",
+    ] {
+        assert!(md.contains(needle), "{needle:?} in {md}");
+    }
+    let o = agon(dir, &["--json", "report", &id]);
+    let json: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["protocol"], "deliberation");
+    assert!(
+        !json["deliberation"]["proposals"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn deliberation_bad_input_names_the_flag_or_field() {
+    let dir_tmp = temp_dir("deliberation-errors");
+    let dir = dir_tmp.path();
+    let o = agon(dir, &["debate", "topic", "--mode", "listen"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--mode"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--protocol deliberation"),
+        "{}",
+        stderr(&o)
+    );
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--protocol",
+            "deliberation",
+            "topic",
+            "--turns",
+            "0",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("deliberation.turns"), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("bad.toml"),
+        "protocol = \"deliberation\"\ntopic = \"t\"\n[deliberation]\nsummary_every = 0\n",
+    )
+    .unwrap();
+    let o = agon(dir, &["debate", "--config", "bad.toml"]);
+    assert!(
+        stderr(&o).contains("deliberation.summary_every"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        dir.join("bad.toml"),
+        "protocol = \"deliberation\"\ntopic = \"t\"\n[deliberation.patterns]\nproposal = ['(unclosed']\n",
+    )
+    .unwrap();
+    let o = agon(dir, &["debate", "--config", "bad.toml"]);
+    assert!(
+        stderr(&o).contains("deliberation.patterns.proposal[0]"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        dir.join("bad.toml"),
+        "protocol = \"deliberation\"\ntopic = \"t\"\n[deliberation]\nrecent_tokens = 9000\n",
+    )
+    .unwrap();
+    let o = agon(dir, &["debate", "--config", "bad.toml"]);
+    assert!(
+        stderr(&o).contains("deliberation.recent_tokens"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("more than the view's total_tokens 8000"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -5,6 +5,7 @@ use agon_core::{Blackboard, LiveClaim, Persona};
 use serde::Serialize;
 
 use crate::budget::ContextBudget;
+use crate::deliberation;
 use crate::dialectic;
 use crate::error::ContextError;
 use crate::fit::{Draft, fit};
@@ -283,6 +284,32 @@ impl<C: TokenCounter> Assembler<C> {
             Phase::JudgeSummary { round } => vec![
                 dialectic::state(bb, None, &format!("Summarize round {round}.")),
                 dialectic::final_round(bb, *round, false),
+            ],
+            Phase::Deliberate { turn } => vec![
+                deliberation::state(bb, me, *turn, "Your turn to speak."),
+                sources::rolling_summary(bb),
+                deliberation::decisions(bb),
+                deliberation::proposals(bb),
+                deliberation::your_position(bb, me),
+                deliberation::recent(
+                    bb,
+                    me,
+                    deliberation::window_start(bb),
+                    deliberation::RECENT_CANDIDATES,
+                ),
+            ],
+            Phase::Listen { turn } => vec![
+                deliberation::state(bb, me, *turn, "Decide whether to speak next."),
+                deliberation::decisions(bb),
+                deliberation::proposals(bb),
+                deliberation::recent(
+                    bb,
+                    me,
+                    bb.messages()
+                        .len()
+                        .saturating_sub(deliberation::LISTEN_MESSAGES),
+                    deliberation::LISTEN_MESSAGES,
+                ),
             ],
             Phase::Closing => vec![
                 sources::closing_state(bb),

@@ -32,6 +32,7 @@
 
 mod assemble;
 mod budget;
+mod deliberation;
 mod dialectic;
 mod error;
 mod fit;

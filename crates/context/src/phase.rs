@@ -70,6 +70,20 @@ pub enum Phase {
         /// The final round.
         round: u32,
     },
+    /// A deliberation turn (seeds 001 + 002): the full memory context (the
+    /// rolling summary, decisions, active proposals with their reactions,
+    /// the speaker's last position and key contributions) and the messages
+    /// since the summary, verbatim, newest kept first.
+    Deliberate {
+        /// The turn (1-based).
+        turn: u32,
+    },
+    /// Deciding whether to speak next in a listening deliberation (seed
+    /// 002's brief context): decisions, active proposals, the last 5 messages.
+    Listen {
+        /// The turn the decision is for.
+        turn: u32,
+    },
 }
 
 impl Phase {
@@ -87,6 +101,8 @@ impl Phase {
             Self::PerspectiveSummary => "perspective_summary",
             Self::Judgement { .. } => "judgement",
             Self::JudgeSummary { .. } => "judge_summary",
+            Self::Deliberate { .. } => "deliberate",
+            Self::Listen { .. } => "listen",
         }
     }
 
@@ -177,6 +193,22 @@ impl Phase {
                 (CruxCards, 10),
             ],
             Self::JudgeSummary { .. } => &[(DebateState, 6), (UnderReview, 94)],
+            // Seed 001's split of an agent's view: 1k summary, 5k recent
+            // (the system prompt's 2k is outside the assembled context).
+            Self::Deliberate { .. } => &[
+                (DebateState, 3),
+                (EarlierSummary, 15),
+                (Decisions, 7),
+                (Proposals, 8),
+                (YourPosition, 5),
+                (RecentExchange, 62),
+            ],
+            Self::Listen { .. } => &[
+                (DebateState, 10),
+                (Decisions, 25),
+                (Proposals, 30),
+                (RecentExchange, 35),
+            ],
         }
     }
 }

@@ -45,11 +45,15 @@ pub enum SectionKind {
     UnderReview,
     /// The critiques one's proposal received this round (dialectic).
     CritiquesReceived,
+    /// Decisions recorded so far (deliberation).
+    Decisions,
+    /// Active proposals and their reactions (deliberation).
+    Proposals,
 }
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 16] = [
+    pub const RENDER_ORDER: [SectionKind; 18] = [
         Self::DebateState,
         Self::Clarifications,
         Self::TheDispute,
@@ -59,6 +63,8 @@ impl SectionKind {
         Self::CruxCards,
         Self::EarlierRounds,
         Self::EarlierSummary,
+        Self::Decisions,
+        Self::Proposals,
         Self::RecentExchange,
         Self::CruxExchange,
         Self::KeyInsights,
@@ -72,7 +78,7 @@ impl SectionKind {
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 16] = [
+    pub const SHRINK_ORDER: [SectionKind; 18] = [
         Self::RelevantEarlierContext,
         Self::EarlierSummary,
         Self::KeyInsights,
@@ -83,6 +89,8 @@ impl SectionKind {
         Self::YourPosition,
         Self::YourHistory,
         Self::Clarifications,
+        Self::Decisions,
+        Self::Proposals,
         Self::CritiquesReceived,
         Self::TheDispute,
         Self::RecentExchange,
@@ -110,6 +118,8 @@ impl SectionKind {
             Self::YourHistory => "YOUR EARLIER ROUNDS",
             Self::UnderReview => "UNDER REVIEW",
             Self::CritiquesReceived => "CRITIQUES OF YOUR PROPOSAL",
+            Self::Decisions => "DECISIONS MADE",
+            Self::Proposals => "ACTIVE PROPOSALS",
         }
     }
 

@@ -479,11 +479,11 @@ pub(crate) fn earlier_rounds(bb: &Blackboard, except: Option<&AspectId>) -> Draf
 pub(crate) fn rolling_summary(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::EarlierSummary);
     if let Some(summary) = bb.latest_rolling_summary() {
+        // A rolling summary folds every earlier one: it covers the
+        // transcript from its start.
         draft.push(format!(
-            "Messages {}–{} in brief: {}",
-            summary.span.start + 1,
-            summary.span.end,
-            summary.text
+            "Messages 1–{} in brief: {}",
+            summary.span.end, summary.text
         ));
     }
     draft

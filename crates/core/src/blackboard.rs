@@ -104,6 +104,9 @@ struct BlackboardData {
     /// Devil's advocates drawn from the trust memory, by round.
     #[serde(default)]
     devils_advocates: BTreeMap<u32, PersonaId>,
+    /// Listening agents' bids, by deliberation turn.
+    #[serde(default)]
+    bids: BTreeMap<u32, Vec<crate::deliberation::Bid>>,
     warnings: Vec<StepWarning>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
@@ -462,6 +465,11 @@ impl Blackboard {
         self.data.devils_advocates.get(&round)
     }
 
+    /// The listening agents' bids for deliberation turn `turn`, if asked.
+    pub fn bids(&self, turn: u32) -> Option<&[crate::deliberation::Bid]> {
+        self.data.bids.get(&turn).map(Vec::as_slice)
+    }
+
     /// Every drawn devil's advocate, by round.
     pub fn devils_advocates(&self) -> &BTreeMap<u32, PersonaId> {
         &self.data.devils_advocates
@@ -799,6 +807,24 @@ impl Blackboard {
                     });
                 }
                 self.data.devils_advocates.insert(*round, persona.clone());
+            }
+            DebateEvent::SpeakersEvaluated { turn, bids } => {
+                for bid in bids {
+                    self.check_persona(&bid.persona, "speakers_evaluated.bids.persona")?;
+                    if bid.urgency > crate::deliberation::MAX_URGENCY {
+                        return Err(ApplyError::UrgencyOutOfRange {
+                            persona: bid.persona.to_string(),
+                            value: bid.urgency,
+                        });
+                    }
+                }
+                if self.data.bids.contains_key(turn) {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "speaker bids of turn",
+                        id: turn.to_string(),
+                    });
+                }
+                self.data.bids.insert(*turn, bids.clone());
             }
             DebateEvent::StepFailed { step, reason, time } => {
                 if let Some(message) = step.message() {

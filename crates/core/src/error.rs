@@ -149,4 +149,12 @@ pub enum ApplyError {
         /// The value given.
         value: u8,
     },
+    /// An urgency above [`crate::deliberation::MAX_URGENCY`].
+    #[error("urgency {value} of {persona} in speakers_evaluated is above 10")]
+    UrgencyOutOfRange {
+        /// Whose bid.
+        persona: String,
+        /// The value given.
+        value: u8,
+    },
 }

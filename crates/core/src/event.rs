@@ -232,6 +232,15 @@ pub enum DebateEvent {
         /// The seed of the draw.
         seed: u64,
     },
+    /// The listening agents' answers to "should you respond?" before a
+    /// deliberation turn (seed 002): the protocol picks the speaker from
+    /// them, and a resumed session repeats the pick.
+    SpeakersEvaluated {
+        /// The turn the bids are for (1-based).
+        turn: u32,
+        /// One answer per agent asked, in the order asked.
+        bids: Vec<crate::deliberation::Bid>,
+    },
     /// An optional step failed; the debate continues. A warning, not an error.
     StepFailed {
         /// Which step, stored as the fields `step`, `message` and `scope`.
@@ -326,6 +335,7 @@ impl DebateEvent {
             Self::ProposalStatusChanged { .. } => "proposal_status_changed",
             Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
             Self::SummaryRecorded { .. } => "summary_recorded",
+            Self::SpeakersEvaluated { .. } => "speakers_evaluated",
             Self::SolutionRecorded { .. } => "solution_recorded",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
             Self::StepFailed { .. } => "step_failed",

@@ -55,7 +55,10 @@ pub mod trust_harvest;
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
-pub use deliberation::{Decision, Participation, Proposal, ProposalStatus, Reaction};
+pub use deliberation::{
+    Bid, Decision, MAX_URGENCY, MemoryStats, Participation, Proposal, ProposalStatus, Reaction,
+    pick_volunteer,
+};
 pub use detection::{
     AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, TurnAnalyzedView,
     promote_strongest,

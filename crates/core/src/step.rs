@@ -75,6 +75,12 @@ pub enum TurnKey {
         /// Who refines.
         persona: PersonaId,
     },
+    /// Turn `turn` (1-based) of a deliberation session (`turn/12`); who
+    /// speaks is the protocol's pick, recorded with the message.
+    Turn {
+        /// The turn.
+        turn: u32,
+    },
 }
 
 impl fmt::Display for TurnKey {
@@ -96,6 +102,7 @@ impl fmt::Display for TurnKey {
                 persona,
             } => write!(f, "critique/{round}/{target}/{persona}"),
             Self::Refinement { round, persona } => write!(f, "refinement/{round}/{persona}"),
+            Self::Turn { turn } => write!(f, "turn/{turn}"),
         }
     }
 }
@@ -174,6 +181,9 @@ impl FromStr for TurnKey {
                     persona: PersonaId::new(persona),
                 })
             }
+            "turn" => Ok(Self::Turn {
+                turn: rest.parse().map_err(|_| err("turn is not a number"))?,
+            }),
             "crux" => {
                 let (room, turn) = rest.rsplit_once('/').ok_or_else(|| err("no turn number"))?;
                 Ok(Self::Crux {
@@ -254,6 +264,19 @@ pub enum StepId {
     PersonaCast,
     /// Recording the debate in its agents' trust memory.
     TrustMemory,
+    /// A deliberation's rolling summary, attempted when the transcript had
+    /// `at` messages.
+    RollingSummary {
+        /// Messages in the transcript when it was attempted.
+        at: usize,
+    },
+    /// One listening agent's evaluation before deliberation turn `turn`.
+    Listen {
+        /// The turn.
+        turn: u32,
+        /// Who was asked.
+        persona: PersonaId,
+    },
 }
 
 impl StepId {
@@ -277,6 +300,8 @@ impl StepId {
             Self::Solution(_) => "solution",
             Self::PersonaCast => "persona_cast",
             Self::TrustMemory => "trust_memory",
+            Self::RollingSummary { .. } => "rolling_summary",
+            Self::Listen { .. } => "listen",
         }
     }
 
@@ -306,6 +331,8 @@ impl StepId {
             } => Some(format!("{round}/judge")),
             Self::Clarification(p) => Some(p.to_string()),
             Self::Solution(round) => Some(round.to_string()),
+            Self::RollingSummary { at } => Some(at.to_string()),
+            Self::Listen { turn, persona } => Some(format!("{turn}/{persona}")),
             Self::Analysis { .. } | Self::MemoryStore | Self::PersonaCast | Self::TrustMemory => {
                 None
             }
@@ -331,7 +358,8 @@ struct StoredStep {
     /// Which step (`utterance`, `turn_analysis`, `position_extraction`,
     /// `disagreement_detection`, `round_record`, `reflection`,
     /// `convergence_check`, `crux_card`, `memory`, `memory_recall`, `summary`,
-    /// `clarification`, `solution`, `persona_cast`).
+    /// `clarification`, `solution`, `persona_cast`, `trust_memory`,
+    /// `rolling_summary`, `listen`).
     step: String,
     /// The message the step was about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -395,6 +423,23 @@ impl TryFrom<StoredStep> for StepId {
                 })
             }
             "clarification" => Ok(Self::Clarification(PersonaId::new(scope()?))),
+            "rolling_summary" => {
+                let text = scope()?;
+                Ok(Self::RollingSummary {
+                    at: text.parse().map_err(|_| {
+                        StepIdError(format!("rolling_summary scope `{text}` is not a count"))
+                    })?,
+                })
+            }
+            "listen" => {
+                let text = scope()?;
+                let bad = || StepIdError(format!("listen scope `{text}` is not TURN/PERSONA"));
+                let (turn, persona) = text.split_once('/').ok_or_else(bad)?;
+                Ok(Self::Listen {
+                    turn: turn.parse().map_err(|_| bad())?,
+                    persona: PersonaId::new(persona),
+                })
+            }
             "solution" => {
                 let text = scope()?;
                 Ok(Self::Solution(text.parse().map_err(|_| {

@@ -43,6 +43,7 @@ impl RunCtx {
             Role::Reflector => t.reflector,
             Role::Crux => t.crux,
             Role::Judge => t.judge,
+            Role::Evaluator => t.evaluator,
         }
     }
 

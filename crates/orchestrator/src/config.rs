@@ -11,7 +11,9 @@ use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
 };
 
+pub use crate::deliberation_config::{DeliberationConfig, PatternsConfig, Preset};
 pub use crate::dialectic_config::{AgentConfig, DialecticConfig, TerminationKind};
+pub use agon_protocol::TurnMode;
 use serde::{Deserialize, Serialize};
 
 /// A configuration that cannot be used. Names the file, line and field.
@@ -105,6 +107,9 @@ pub struct ModelsConfig {
     pub crux: Option<String>,
     /// Aspect decomposition and the final synthesis.
     pub judge: Option<String>,
+    /// A listening agent's "should I respond?" in a deliberation (default:
+    /// the extractor's model).
+    pub evaluator: Option<String>,
 }
 
 impl Default for ModelsConfig {
@@ -117,6 +122,7 @@ impl Default for ModelsConfig {
             reflector: None,
             crux: None,
             judge: None,
+            evaluator: None,
         }
     }
 }
@@ -239,6 +245,8 @@ pub struct TemperatureConfig {
     pub crux: f32,
     /// Judge.
     pub judge: f32,
+    /// Listening agents' evaluations (deliberation).
+    pub evaluator: f32,
 }
 
 impl Default for TemperatureConfig {
@@ -250,6 +258,7 @@ impl Default for TemperatureConfig {
             reflector: 0.3,
             crux: 0.3,
             judge: 0.3,
+            evaluator: 0.2,
         }
     }
 }
@@ -263,6 +272,8 @@ pub enum ProtocolKind {
     Structured,
     /// Seed 004: role agents propose, critique and refine; a judge synthesizes.
     Dialectic,
+    /// Seeds 001 + 002: a long free-form session with a three-tier memory.
+    Deliberation,
 }
 
 impl ProtocolKind {
@@ -271,12 +282,17 @@ impl ProtocolKind {
         match self {
             Self::Structured => "structured",
             Self::Dialectic => "dialectic",
+            Self::Deliberation => "deliberation",
         }
     }
 }
 
 fn is_default_dialectic(d: &DialecticConfig) -> bool {
     d == &DialecticConfig::default()
+}
+
+fn is_default_deliberation(d: &DeliberationConfig) -> bool {
+    d == &DeliberationConfig::default()
 }
 
 /// A whole debate's configuration.
@@ -322,6 +338,9 @@ pub struct DebateConfig {
     /// The dialectic protocol's settings (`protocol = "dialectic"`).
     #[serde(skip_serializing_if = "is_default_dialectic")]
     pub dialectic: DialecticConfig,
+    /// The deliberation protocol's settings (`protocol = "deliberation"`).
+    #[serde(skip_serializing_if = "is_default_deliberation")]
+    pub deliberation: DeliberationConfig,
 }
 
 /// The default topic.
@@ -377,6 +396,7 @@ impl Default for DebateConfig {
             temperature: TemperatureConfig::default(),
             memory: MemoryConfig::default(),
             dialectic: DialecticConfig::default(),
+            deliberation: DeliberationConfig::default(),
         }
     }
 }
@@ -489,6 +509,15 @@ impl DebateConfig {
                     self.crux,
                 )))
             }
+            ProtocolKind::Deliberation => {
+                let mut start = self.rules().start;
+                // A session has no aspects and no judge.
+                start.aspects = AspectSource::Configured(Vec::new());
+                start.personas.retain(Persona::is_debater);
+                std::sync::Arc::new(agon_protocol::Deliberation::new(
+                    self.deliberation.rules(start),
+                ))
+            }
         }
     }
 
@@ -497,6 +526,7 @@ impl DebateConfig {
         match self.protocol {
             ProtocolKind::Structured => self.budget.context_tokens,
             ProtocolKind::Dialectic => self.dialectic.context_tokens,
+            ProtocolKind::Deliberation => self.deliberation.context_tokens(),
         }
     }
 
@@ -505,6 +535,7 @@ impl DebateConfig {
         match self.protocol {
             ProtocolKind::Structured => self.budget.utterance_words,
             ProtocolKind::Dialectic => self.dialectic.answer_words,
+            ProtocolKind::Deliberation => self.deliberation.answer_words,
         }
     }
 
@@ -513,13 +544,14 @@ impl DebateConfig {
         match self.protocol {
             ProtocolKind::Structured => self.budget.utterance_max_tokens,
             ProtocolKind::Dialectic => self.dialectic.answer_max_tokens,
+            ProtocolKind::Deliberation => self.deliberation.answer_max_tokens,
         }
     }
 
     /// Model specs of individual personas (by persona id).
     pub fn persona_models(&self) -> Vec<(String, String)> {
         match self.protocol {
-            ProtocolKind::Structured => self
+            ProtocolKind::Structured | ProtocolKind::Deliberation => self
                 .personas
                 .iter()
                 .filter_map(|p| Some((p.resolved_id(), p.model.clone()?)))
@@ -531,7 +563,7 @@ impl DebateConfig {
     /// The judge's own model spec, if it has one.
     pub fn judge_model(&self) -> Option<&str> {
         match self.protocol {
-            ProtocolKind::Structured => None,
+            ProtocolKind::Structured | ProtocolKind::Deliberation => None,
             ProtocolKind::Dialectic => self.dialectic.judge.model.as_deref(),
         }
     }
@@ -539,7 +571,7 @@ impl DebateConfig {
     /// A persona's own temperature, if it has one.
     pub fn persona_temperature(&self, persona: &PersonaId) -> Option<f32> {
         match self.protocol {
-            ProtocolKind::Structured => None,
+            ProtocolKind::Structured | ProtocolKind::Deliberation => None,
             ProtocolKind::Dialectic => self.dialectic.temperature_of(persona),
         }
     }
@@ -612,10 +644,14 @@ impl DebateConfig {
         if self.topic.trim().is_empty() {
             return bad("topic", "must not be empty".into());
         }
-        if self.protocol == ProtocolKind::Dialectic {
-            self.dialectic.validate(file)?;
-        } else {
-            self.validate_structured(file)?;
+        match self.protocol {
+            ProtocolKind::Dialectic => self.dialectic.validate(file)?,
+            ProtocolKind::Structured => self.validate_structured(file)?,
+            ProtocolKind::Deliberation => {
+                // The participants are checked as a structured debate's.
+                self.validate_structured(file)?;
+                self.deliberation.validate(file)?;
+            }
         }
         self.validate_common(file)
     }
@@ -713,6 +749,7 @@ impl DebateConfig {
             ("models.reflector", m.reflector.as_ref()),
             ("models.crux", m.crux.as_ref()),
             ("models.judge", m.judge.as_ref()),
+            ("models.evaluator", m.evaluator.as_ref()),
         ] {
             if let Some(spec) = spec
                 && let Err(e) = crate::models::parse_chain(spec)
@@ -758,6 +795,7 @@ impl DebateConfig {
             ("temperature.reflector", self.temperature.reflector),
             ("temperature.crux", self.temperature.crux),
             ("temperature.judge", self.temperature.judge),
+            ("temperature.evaluator", self.temperature.evaluator),
         ] {
             if !(0.0..=2.0).contains(&t) {
                 return bad(field, format!("{t} is outside 0..=2"));
@@ -777,6 +815,7 @@ impl DebateConfig {
             m.reflector.as_ref(),
             m.crux.as_ref(),
             m.judge.as_ref(),
+            m.evaluator.as_ref(),
         ]
         .into_iter()
         .flatten()

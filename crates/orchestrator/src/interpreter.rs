@@ -258,6 +258,14 @@ impl Interpreter {
                     self.choose_devils_advocate(round, &candidates).await?;
                     Ok(Flow::Continue)
                 }
+                Step::Listen { turn, agents } => {
+                    self.listen(turn, &agents).await?;
+                    Ok(Flow::Continue)
+                }
+                Step::RollingSummary { fold, max_tokens } => {
+                    self.rolling_summary(fold, max_tokens).await?;
+                    Ok(Flow::Continue)
+                }
                 Step::Finish => {
                     self.finish().await?;
                     Ok(Flow::Continue)
@@ -467,6 +475,16 @@ fn step_label(step: &Step) -> String {
         Step::Summarize(jobs) => format!("{} summaries", jobs.len()),
         Step::Judge { round, .. } => format!("solution after round {round}"),
         Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
+        Step::Listen { turn, agents } => {
+            format!("{} agents listening before turn {turn}", agents.len())
+        }
+        Step::RollingSummary { fold, .. } => {
+            format!(
+                "rolling summary of messages {}–{}",
+                fold.start + 1,
+                fold.end
+            )
+        }
         Step::Finish => "finish".into(),
     }
 }

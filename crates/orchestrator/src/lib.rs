@@ -20,6 +20,8 @@ mod applier;
 mod calls;
 pub mod config;
 mod control;
+mod deliberation_config;
+mod deliberation_steps;
 mod dialectic_config;
 mod dialectic_json;
 mod dialectic_steps;

@@ -27,17 +27,21 @@ pub enum Role {
     Crux,
     /// Aspect decomposition and synthesis.
     Judge,
+    /// A listening agent's "should I respond?" (deliberation, seed 002):
+    /// the cheap model (default: the extractor's).
+    Evaluator,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 6] = [
+    pub const ALL: [Role; 7] = [
         Role::Debater,
         Role::Extractor,
         Role::Detector,
         Role::Reflector,
         Role::Crux,
         Role::Judge,
+        Role::Evaluator,
     ];
 
     /// Lower-case name.
@@ -49,6 +53,7 @@ impl Role {
             Self::Reflector => "reflector",
             Self::Crux => "crux",
             Self::Judge => "judge",
+            Self::Evaluator => "evaluator",
         }
     }
 }
@@ -172,6 +177,7 @@ impl Models {
                 Role::Reflector => m.reflector.as_ref(),
                 Role::Crux => m.crux.as_ref(),
                 Role::Judge => m.judge.as_ref(),
+                Role::Evaluator => m.evaluator.as_ref().or(m.extractor.as_ref()),
             }
             .unwrap_or(&m.default);
             let spec = match (role, config.judge_model()) {

@@ -187,7 +187,19 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
                 "unfinishedRequirements": []
             })
         }
+        Some("listen") => scripted_listen(user),
         Some(other) => json!({"error": format!("no script for {other}")}),
+        None if user.contains("Continue the deliberation") => {
+            return scripted_deliberation(system, user);
+        }
+        None if user.contains("Write one summary of the whole discussion") => {
+            let span = between(user, "\nMessages ", ":\n").unwrap_or("?");
+            let lines = user.lines().filter(|l| l.starts_with('[')).count();
+            return format!(
+                "Up to messages {span}: {lines} new messages; the group weighed the proposals \
+                 on the table and kept its decisions."
+            );
+        }
         None if user.contains("Score the solution from 1 to 10") => {
             // An evaluator (`agon eval`): regulatory compliance left out.
             return format!(
@@ -223,6 +235,48 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
         }
     };
     value.to_string()
+}
+
+/// The turn number a deliberation context shows (`Turn N;`).
+fn turn_in(user: &str) -> u64 {
+    between(user, "Turn ", ";")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A listening agent's scripted answer: everyone volunteers except on
+/// every fifth turn; urgency varies with the name and the turn.
+fn scripted_listen(user: &str) -> Value {
+    let name = between(user, "Should ", " respond now?").unwrap_or("someone");
+    let turn = turn_in(user);
+    let respond = !turn.is_multiple_of(5);
+    let urgency = (name.len() as u64 * 3 + turn) % 11;
+    json!({"respond": respond, "urgency": if respond { urgency } else { 0 }, "reason": format!("{name} has a point on turn {turn}.")})
+}
+
+/// A deliberation turn: in a cycle of four turns, a proposal, two
+/// supports of the newest active proposal, and an objection to it.
+fn scripted_deliberation(system: &str, user: &str) -> String {
+    let name = between(system, "You are ", ",").unwrap_or("Someone");
+    let turn = turn_in(user);
+    // The newest active proposal is the last one listed.
+    let newest = user
+        .rsplit("• [P")
+        .next()
+        .filter(|_| user.contains("• [P"))
+        .and_then(|rest| rest.split(']').next())
+        .map(|n| format!("P{n}"));
+    match (turn % 4, newest) {
+        (1, _) | (_, None) => format!(
+            "[PROPOSAL] {name} suggests plan {turn}: fund the bus lanes first and review in a year."
+        ),
+        (2 | 3, Some(p)) => {
+            format!("I agree with {p}; it is affordable and quick. {name} backs it.")
+        }
+        (_, Some(p)) => {
+            format!("I disagree with {p}: the problem with it is the cost. {name} wants numbers.")
+        }
+    }
 }
 
 /// A structured debate's scripted position update: `speaker` holds their

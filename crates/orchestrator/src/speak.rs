@@ -358,7 +358,11 @@ impl Speaker<'_> {
                         let mut message = speak.message(bb, text, chrono::Utc::now());
                         message.meta = Some(meta);
                         let id = message.id.clone();
+                        // What the protocol derives from the message by its
+                        // own rules (deliberation patterns) goes in the same batch.
+                        let derived = self.ctx.protocol.message_events(bb, &message);
                         let mut events = vec![agon_core::DebateEvent::MessageAppended { message }];
+                        events.extend(derived);
                         if !notes.is_empty() {
                             events.push(agon_core::DebateEvent::OutputRepaired {
                                 step: StepId::Utterance(speak.key.clone()),

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod debate;
+mod deliberation;
 mod dialectic;
 mod local;
 mod memory;

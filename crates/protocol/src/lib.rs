@@ -12,6 +12,8 @@
 //!   records, reflections, crux rooms, closings, synthesis).
 //! - [`Dialectic`]: seed 004 (clarifications, proposals, critiques,
 //!   refinements, perspective summaries, the judge's solution).
+//! - [`Deliberation`]: seeds 001 + 002 (long free-form sessions, round
+//!   robin or listening turns, rolling summaries, decisions, proposals).
 //! - [`crux`]: the crux room, a protocol nested in a debate.
 //! - [`extract()`] and [`background`]: the one extraction pipeline (parse →
 //!   validate → events) and the conversions of each step's model output.
@@ -21,6 +23,7 @@
 
 pub mod background;
 pub mod crux;
+pub mod deliberation;
 mod dialectic;
 mod extract;
 mod rules;
@@ -28,6 +31,9 @@ mod start;
 mod step;
 mod structured;
 
+pub use deliberation::{
+    Deliberation, DeliberationRules, PatternError, Patterns, StopReason, StopRules, TurnMode,
+};
 pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
 pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};

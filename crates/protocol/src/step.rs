@@ -167,6 +167,25 @@ pub enum Step {
         /// Who may be chosen.
         candidates: Vec<PersonaId>,
     },
+    /// Ask each agent (concurrently, with the evaluation model) whether it
+    /// wants to speak at deliberation turn `turn`, from the brief context,
+    /// and record their answers as `speakers_evaluated` (a failed answer is
+    /// a decline and a `listen` warning).
+    Listen {
+        /// The turn.
+        turn: u32,
+        /// Who is asked, in order.
+        agents: Vec<PersonaId>,
+    },
+    /// Fold the messages of `fold` into the rolling summary (seed 001) and
+    /// record it as `summary_recorded` with `fold` as its span, or record a
+    /// `rolling_summary` warning.
+    RollingSummary {
+        /// The messages to fold (right after the previous summary's span).
+        fold: agon_core::MessageSpan,
+        /// Most tokens of the summary.
+        max_tokens: usize,
+    },
     /// Everything is done: record usage and `debate_finished`.
     Finish,
 }
@@ -358,4 +377,12 @@ pub struct Plan {
 pub trait Protocol: Send + Sync {
     /// The plan for this blackboard.
     fn plan(&self, board: &Blackboard) -> Plan;
+
+    /// The events that follow from `message` by the protocol's own rules
+    /// (no model call), appended with it in one batch; `board` is the
+    /// blackboard before the message. None by default.
+    fn message_events(&self, board: &Blackboard, message: &DialogueMessage) -> Vec<DebateEvent> {
+        let _ = (board, message);
+        Vec::new()
+    }
 }

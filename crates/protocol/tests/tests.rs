@@ -6,5 +6,6 @@
 mod support;
 
 mod crux;
+mod deliberation;
 mod dialectic;
 mod structured;

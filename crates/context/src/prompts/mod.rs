@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+pub mod deliberation;
 pub mod dialectic;
 
 use agon_core::{
@@ -67,6 +68,8 @@ pub enum Utterance {
     },
     /// A dialectic refinement of one's own proposal.
     Refinement,
+    /// A turn of a deliberation session.
+    Deliberation,
 }
 
 fn quote(text: &str, max: usize) -> String {
@@ -198,6 +201,7 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
             dialectic::critique_instruction(bb.persona_name(target), *adversarial)
         }
         Utterance::Refinement => dialectic::refinement_instruction(),
+        Utterance::Deliberation => deliberation::turn_instruction(),
     }
 }
 

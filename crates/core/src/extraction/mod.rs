@@ -16,6 +16,7 @@ mod analysis;
 mod cast;
 mod crux;
 mod dialectic;
+mod listen;
 mod position;
 mod reflection;
 mod round;
@@ -29,6 +30,7 @@ pub use analysis::{
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
+pub use listen::ListenAnswer;
 pub use position::{
     AgreementPayload, AspectPositionPayload, BatchPositionUpdate, DisagreementPayload,
     MessagePositionUpdate, PositionUpdate,

@@ -274,7 +274,10 @@ pub(crate) fn clamp_importance(value: i64, field: &str, notes: &mut Vec<String>)
 /// At most `max` characters of `text`, cut at the last word break in the
 /// final fifth if there is one.
 pub fn truncate_chars(text: &str, max: usize) -> String {
-    let end = text.char_indices().nth(max).map_or(text.len(), |(i, _)| i);
+    let Some((end, _)) = text.char_indices().nth(max) else {
+        // It fits: nothing is cut.
+        return text.trim_end().to_owned();
+    };
     let head = &text[..end];
     let floor = head.len() - head.len() / 5;
     match head.rfind(char::is_whitespace) {

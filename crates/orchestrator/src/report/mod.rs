@@ -5,8 +5,11 @@
 //! what every debate has (the position ledger and claims when there are
 //! any, warnings, repairs, usage and cost).
 
+mod deliberation;
 mod dialectic;
 mod metrics;
+
+pub use deliberation::{is_deliberation, stats_markdown};
 
 pub use metrics::{compare_markdown, metrics_markdown};
 
@@ -82,7 +85,7 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
             "no position recorded: the analyses found no stance to record".to_owned()
         });
     }
-    if is_dialectic(bb) {
+    if is_dialectic(bb) || is_deliberation(bb) {
         return out;
     }
     if bb.reflections().is_empty() {
@@ -158,7 +161,13 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
     let total = bb.usage_total();
     serde_json::json!({
         "debate": bb.debate(),
-        "protocol": if is_dialectic(bb) { "dialectic" } else { "structured" },
+        "protocol": protocol_name(bb),
+        "deliberation": is_deliberation(bb).then(|| serde_json::json!({
+            "stats": agon_core::MemoryStats::of(bb),
+            "summaries": bb.summaries(),
+            "decisions": bb.decisions(),
+            "proposals": bb.proposals(),
+        })),
         "topic": bb.topic(),
         "status": bb.status(),
         "started_at": bb.started_at(),
@@ -185,6 +194,17 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         },
         "empty_sections": empty_sections(bb, options),
     })
+}
+
+/// The protocol's name: `structured`, `dialectic` or `deliberation`.
+pub fn protocol_name(bb: &Blackboard) -> &'static str {
+    if is_dialectic(bb) {
+        "dialectic"
+    } else if is_deliberation(bb) {
+        "deliberation"
+    } else {
+        "structured"
+    }
 }
 
 /// Whether the debate ran the dialectic protocol (its agents have roles).
@@ -224,12 +244,18 @@ pub fn markdown(bb: &Blackboard) -> String {
 /// reflections, warnings, repairs, usage and cost.
 pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
     let empty = empty_sections(bb, options);
+    let deliberation = is_deliberation(bb);
     let mut s = if is_dialectic(bb) {
         dialectic::body(bb, options)
+    } else if deliberation {
+        deliberation::body(bb, options)
     } else {
         structured_body(bb, &empty)
     };
-    if !is_dialectic(bb) || !bb.analyzed_turns().is_empty() || !bb.claims().is_empty() {
+    if !(is_dialectic(bb) || deliberation)
+        || !bb.analyzed_turns().is_empty()
+        || !bb.claims().is_empty()
+    {
         ledger_and_claims(&mut s, bb, &empty);
     }
     tail(&mut s, bb);

@@ -200,6 +200,8 @@ pub fn describe_step(step: &Step) -> String {
         }
         Step::Judge { round, .. } => format!("judge round {round}"),
         Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
+        Step::Listen { turn, agents } => format!("listen {} before turn {turn}", agents.len()),
+        Step::RollingSummary { fold, .. } => format!("summarize {}..{}", fold.start, fold.end),
         Step::Finish => "finish".into(),
     }
 }
@@ -305,7 +307,10 @@ impl Sim {
             format!("{} says {}", speak.persona, speak.key),
             T0,
         );
-        self.apply(vec![DebateEvent::MessageAppended { message }]);
+        let derived = self.protocol.message_events(&self.board, &message);
+        let mut events = vec![DebateEvent::MessageAppended { message }];
+        events.extend(derived);
+        self.apply(events);
     }
 
     fn card(&mut self, claim: &agon_core::ClaimId, room: &agon_core::CruxRoomId, resolved: bool) {
@@ -476,6 +481,37 @@ impl Sim {
                     pool: candidates.iter().map(|p| (p.clone(), 600)).collect(),
                     fallback: chosen.fallback,
                     seed: chosen.seed,
+                }]);
+            }
+            Step::Listen { turn, agents } => {
+                // Everyone volunteers; urgency by the length of the id.
+                let bids = agents
+                    .iter()
+                    .map(|p| agon_core::Bid {
+                        persona: p.clone(),
+                        respond: true,
+                        urgency: (p.as_str().len() % 11) as u8,
+                        reason: String::new(),
+                    })
+                    .collect();
+                self.apply(vec![DebateEvent::SpeakersEvaluated { turn, bids }]);
+            }
+            Step::RollingSummary { fold, .. } => {
+                self.apply(vec![DebateEvent::SummaryRecorded {
+                    summary: agon_core::DebateSummary {
+                        scope: agon_core::SummaryScope::Rolling,
+                        span: fold,
+                        text: format!("summary up to {}", fold.end),
+                        before_chars: 0,
+                        after_chars: 0,
+                        method: "rolling".into(),
+                        round: None,
+                        temperature_centi: None,
+                        latency_ms: None,
+                        tokens: None,
+                        model: None,
+                        time: T0,
+                    },
                 }]);
             }
             Step::Finish => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),

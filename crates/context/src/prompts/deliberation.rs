@@ -1,0 +1,82 @@
+//! The prompts of a deliberation (seeds 001 + 002): a turn's instruction,
+//! the listening agent's "should you respond?" question, and the rolling
+//! summary that folds a span of the transcript into the previous summary.
+
+use std::fmt::Write as _;
+
+use agon_core::{Blackboard, MessageSpan, Persona};
+
+use super::{Prompt, QUOTE_CHARS, quote};
+
+/// Tags a speaker may use so the patterns pick a statement up for sure.
+const TAGS: &str = "Mark a proposal with [PROPOSAL], a decision the group reached with \
+                    [DECISION] (or [CONSENSUS] when everyone agrees), and refer to a \
+                    proposal by its id (P1, P2, …) when you support or oppose it.";
+
+/// The instruction of a deliberation turn.
+pub fn turn_instruction() -> String {
+    format!(
+        "Continue the deliberation: build on what was said and decided, answer the \
+         open proposals (support, oppose or improve them), and move the group toward \
+         a decision. Do not repeat earlier points. {TAGS}"
+    )
+}
+
+/// Seed 002's evaluation: from the brief context (decisions, active
+/// proposals, the last messages), should `persona` speak next?
+pub fn listen(persona: &Persona, context: &str) -> Prompt {
+    Prompt {
+        system: format!(
+            "You are {name}. {contract}\nYou decide whether to speak next in a group \
+             deliberation. Answer only with the JSON asked for.",
+            name = persona.name,
+            contract = persona.contract.trim()
+        ),
+        user: format!(
+            "{context}\n\n---\nShould {name} respond now? Say respond = true only if you \
+             have something new: an answer to a point aimed at you, a proposal to support \
+             or oppose, or a decision to push for. urgency: 0 (no need) to 10 (must answer \
+             now). reason: one sentence.",
+            name = persona.name
+        ),
+    }
+}
+
+/// Seed 001's rolling summary: fold the messages of `fold` into the
+/// previous summary (if any), in at most `max_words` words.
+pub fn rolling_summary(bb: &Blackboard, fold: MessageSpan, max_words: usize) -> Option<Prompt> {
+    let messages = bb.messages().get(fold.start..fold.end)?;
+    let mut user = String::new();
+    if let Some(topic) = bb.topic() {
+        let _ = writeln!(user, "Topic: {}", topic.question.trim());
+    }
+    if let Some(previous) = bb.latest_rolling_summary() {
+        let _ = writeln!(
+            user,
+            "\nSummary of messages 1–{}:\n{}",
+            previous.span.end,
+            previous.text.trim()
+        );
+    }
+    let _ = writeln!(user, "\nMessages {}–{}:", fold.start + 1, fold.end);
+    for m in messages {
+        let _ = writeln!(
+            user,
+            "[{}]: {}",
+            bb.persona_name(&m.persona),
+            quote(&m.content, QUOTE_CHARS)
+        );
+    }
+    let _ = write!(
+        user,
+        "\nWrite one summary of the whole discussion so far (the earlier summary and \
+         these messages). Keep: the key arguments and who made them, each participant's \
+         position, agreements reached, disagreements that remain, decisions made, and \
+         open questions. At most {max_words} words, plain prose."
+    );
+    Some(Prompt {
+        system: "You summarize discussions concisely and faithfully, naming who said what."
+            .to_owned(),
+        user,
+    })
+}

@@ -1,0 +1,143 @@
+//! The report body of a deliberation (seeds 001 + 002): the participants,
+//! the statistics, the rolling summaries, the decisions, every proposal with
+//! its status and reactions, and the latest messages.
+
+use std::fmt::Write as _;
+
+use agon_core::{Blackboard, MemoryStats, MessageKind, Reaction, SummaryScope};
+
+use super::{ReportOptions, cell, one_line, quote_block};
+
+/// Messages quoted at the end of the body (all of them with `verbose`).
+const LATEST_MESSAGES: usize = 12;
+
+/// Whether the debate ran the deliberation protocol (its messages are
+/// deliberation turns; a session with no message yet reports as a debate).
+pub fn is_deliberation(bb: &Blackboard) -> bool {
+    bb.messages()
+        .first()
+        .is_some_and(|m| m.kind == MessageKind::Deliberation)
+}
+
+/// The statistics as a markdown table.
+pub fn stats_markdown(bb: &Blackboard) -> String {
+    let st = MemoryStats::of(bb);
+    let mut s = String::from("| | |\n|---|---|\n");
+    for (label, value) in [
+        ("messages", st.messages),
+        ("participants", st.agents),
+        ("rolling summaries", st.summaries),
+        ("failed summaries", st.failed_summaries),
+        ("decisions", st.decisions),
+        ("proposals (active)", st.active_proposals),
+        ("proposals (all)", st.proposals),
+        ("skipped turns", st.skipped_turns),
+    ] {
+        let _ = writeln!(s, "| {label} | {value} |");
+    }
+    for (id, n) in &st.messages_by_agent {
+        let _ = writeln!(s, "| messages by {} | {n} |", cell(bb.persona_name(id)));
+    }
+    s
+}
+
+/// The body.
+pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
+    let mut s = String::new();
+    let topic = bb.topic().map_or("", |t| t.question.as_str());
+    let _ = writeln!(s, "# Deliberation: {}\n", one_line(topic));
+    let cast: Vec<String> = bb
+        .debaters()
+        .map(|p| format!("**{}** ({})", p.name, one_line(&p.contract)))
+        .collect();
+    let _ = writeln!(s, "Participants: {}\n", cast.join("; "));
+    let _ = writeln!(s, "## Statistics\n\n{}", stats_markdown(bb));
+
+    s.push_str("## Summaries\n\n");
+    let rolling: Vec<_> = bb
+        .summaries()
+        .iter()
+        .filter(|x| x.scope == SummaryScope::Rolling)
+        .collect();
+    if rolling.is_empty() {
+        s.push_str("_No rolling summary: the session never reached the summary cadence._\n\n");
+    }
+    for x in rolling {
+        let _ = writeln!(
+            s,
+            "**Messages 1–{}** (folded {}–{}):\n\n{}\n",
+            x.span.end,
+            x.span.start + 1,
+            x.span.end,
+            x.text.trim()
+        );
+    }
+
+    s.push_str("## Decisions\n\n");
+    if bb.decisions().is_empty() {
+        s.push_str("_No decision was recorded._\n\n");
+    }
+    for d in bb.decisions() {
+        let who: Vec<&str> = d.supporting.iter().map(|p| bb.persona_name(p)).collect();
+        let _ = writeln!(
+            s,
+            "- **{}** {}: {} _(supported by {})_",
+            d.id,
+            one_line(&d.topic),
+            one_line(&d.outcome),
+            who.join(", ")
+        );
+    }
+    s.push('\n');
+
+    s.push_str("## Proposals\n\n");
+    if bb.proposals().is_empty() {
+        s.push_str("_No proposal was made._\n\n");
+    } else {
+        s.push_str("| id | by | proposal | status | support | oppose | neutral |\n|---|---|---|---|---|---|---|\n");
+    }
+    for p in bb.proposals() {
+        let with = |r: Reaction| {
+            let who: Vec<&str> = p
+                .reactions
+                .iter()
+                .filter(|(_, x)| **x == r)
+                .map(|(id, _)| bb.persona_name(id))
+                .collect();
+            cell(&who.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            p.id,
+            cell(bb.persona_name(&p.proposer)),
+            cell(&p.content),
+            format!("{:?}", p.status).to_lowercase(),
+            with(Reaction::Support),
+            with(Reaction::Oppose),
+            with(Reaction::Neutral)
+        );
+    }
+    s.push('\n');
+
+    let messages = bb.messages();
+    let shown = if options.verbose {
+        messages.len()
+    } else {
+        LATEST_MESSAGES.min(messages.len())
+    };
+    if shown < messages.len() {
+        let _ = writeln!(
+            s,
+            "## Latest messages\n\nThe last {shown} of {} (the whole transcript: `agon show {}`).\n",
+            messages.len(),
+            bb.debate().map(|d| d.to_string()).unwrap_or_default()
+        );
+    } else {
+        s.push_str("## Transcript\n\n");
+    }
+    for m in &messages[messages.len() - shown..] {
+        quote_block(&mut s, bb, m);
+    }
+    s
+}

@@ -1,0 +1,381 @@
+//! The deliberation protocol (seeds 001 + 002): a long free-form session
+//! in which participants speak one turn at a time, with a three-tier memory.
+//!
+//! ## Turns
+//! Turn `t` is taken when its message exists or its skip is recorded.
+//! - `round-robin` (seed 001): the participants in order.
+//! - `listen` (seed 002): before each turn after the first, every
+//!   participant except the last speaker is asked from the brief context
+//!   (decisions, active proposals, the last 5 messages) whether it wants to
+//!   respond ([`Step::Listen`]); the answers are recorded as
+//!   `speakers_evaluated`. The speaker is the volunteer with the highest
+//!   urgency, ties broken by who spoke least recently, then by order; when
+//!   nobody volunteers, the participant after the last speaker. The last
+//!   speaker is never asked, so nobody speaks twice in a row; two agents
+//!   that always volunteer at the top urgency alternate (documented, not
+//!   prevented).
+//!
+//! ## Memory
+//! - The full transcript is the event log.
+//! - A rolling summary ([`Step::RollingSummary`]) is due when seed 001's
+//!   planner ([`agon_context::rolling::plan`]) says so for the messages
+//!   after the latest summary: every `resummarize_every` messages once
+//!   `keep_recent_turns` are kept verbatim, or earlier when they outgrow the
+//!   recent budget. Each summary folds the span after the previous one, so
+//!   the recorded spans are contiguous and never overlap. A failed summary
+//!   is a warning; it is not retried until `resummarize_every` more
+//!   messages, and meanwhile the speaker's view cuts the window to fit.
+//! - Decisions, proposals and reactions come from each message by the
+//!   patterns of [`detect`] (appended with the message); with `analysis`
+//!   on, messages are also analysed in batches into the position ledger.
+//!
+//! ## Stopping
+//! After the turn limit, or earlier at the first decision every
+//! participant supports (`stop.consensus`), when the speaking turns and
+//! summaries have used `stop.max_tokens`, or when `stop.max_minutes` have
+//! passed between the start and the latest message.
+
+pub mod detect;
+
+use agon_context::Phase;
+use agon_context::prompts::Utterance;
+use agon_context::rolling::{RollingSummaryPolicy, plan as rolling_plan};
+use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
+use agon_core::{
+    Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey, pick_volunteer,
+};
+
+use crate::rules::DetectionRules;
+use crate::step::{
+    AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
+};
+pub use detect::{PatternError, Patterns};
+
+/// How the next speaker is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TurnMode {
+    /// The participants in order (seed 001).
+    #[default]
+    RoundRobin,
+    /// Everyone but the last speaker says whether it wants to respond; the
+    /// most urgent volunteer speaks (seed 002).
+    Listen,
+}
+
+/// When a session stops before its turn limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StopRules {
+    /// At the first decision every participant supports.
+    pub consensus: bool,
+    /// When the speaking turns and summaries have used this many tokens.
+    pub max_tokens: Option<u64>,
+    /// When this many minutes passed between the start and the latest message.
+    pub max_minutes: Option<u32>,
+}
+
+/// Why a session stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The turn limit was reached.
+    Turns,
+    /// Every participant supports a decision.
+    Consensus,
+    /// The token budget is used up.
+    Tokens,
+    /// The wall-clock budget is used up.
+    Time,
+}
+
+impl StopReason {
+    /// A short description.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Turns => "turn limit reached",
+            Self::Consensus => "consensus reached",
+            Self::Tokens => "token budget used",
+            Self::Time => "time budget used",
+        }
+    }
+}
+
+/// The rules of a deliberation session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliberationRules {
+    /// Topic and participants.
+    pub start: Start,
+    /// Turns at most (at least 1).
+    pub turns: u32,
+    /// How the speaker is chosen.
+    pub mode: TurnMode,
+    /// The rolling summary's cadence and the view's budget split.
+    pub rolling: RollingSummaryPolicy,
+    /// The decision, proposal and reaction patterns.
+    pub patterns: Patterns,
+    /// Early stops.
+    pub stop: StopRules,
+    /// Background analysis into the position ledger (`None`: off).
+    pub analysis: Option<DetectionRules>,
+    /// Messages per analysis batch (at least 1).
+    pub analysis_every: usize,
+}
+
+/// The deliberation protocol.
+#[derive(Debug)]
+pub struct Deliberation {
+    rules: DeliberationRules,
+    /// Memoized token counts of transcript lines (a cache, not state: the
+    /// plan is the same with or without it).
+    counter: CachedCounter<TiktokenCounter>,
+}
+
+/// The line a message is counted as (and shown as) in a view.
+fn line_of(board: &Blackboard, m: &agon_core::DialogueMessage) -> String {
+    format!("{}: {}", board.persona_name(&m.persona), m.content.trim())
+}
+
+impl Deliberation {
+    /// The protocol with these rules.
+    pub fn new(rules: DeliberationRules) -> Self {
+        Self {
+            rules,
+            counter: CachedCounter::new(TiktokenCounter::default()),
+        }
+    }
+
+    /// Its rules.
+    pub fn rules(&self) -> &DeliberationRules {
+        &self.rules
+    }
+
+    /// Turns taken: messages plus recorded skips.
+    pub fn turns_taken(board: &Blackboard) -> usize {
+        let skipped = board
+            .warnings()
+            .iter()
+            .filter(|w| matches!(w.step, StepId::Utterance(TurnKey::Turn { .. })))
+            .count();
+        board.messages().len() + skipped
+    }
+
+    /// Why the session stops before `turn`, if it does.
+    pub fn stop_reason(&self, board: &Blackboard, turn: u32) -> Option<StopReason> {
+        if turn > self.rules.turns {
+            return Some(StopReason::Turns);
+        }
+        let stop = &self.rules.stop;
+        if stop.consensus && consensus(board) {
+            return Some(StopReason::Consensus);
+        }
+        if let Some(max) = stop.max_tokens {
+            let used: u64 = board
+                .messages()
+                .iter()
+                .filter_map(|m| m.meta.as_ref())
+                .map(|m| m.input_tokens + m.output_tokens)
+                .chain(board.summaries().iter().filter_map(|s| s.tokens))
+                .sum();
+            if used >= max {
+                return Some(StopReason::Tokens);
+            }
+        }
+        if let (Some(minutes), Some(start), Some(last)) = (
+            stop.max_minutes,
+            board.started_at(),
+            board.messages().last().map(|m| m.time),
+        ) && last - start >= chrono::Duration::minutes(i64::from(minutes))
+        {
+            return Some(StopReason::Time);
+        }
+        None
+    }
+
+    /// The span the next rolling summary must fold and its most tokens, if
+    /// one is due now.
+    pub fn summary_due(&self, board: &Blackboard) -> Option<(MessageSpan, usize)> {
+        let policy = &self.rules.rolling;
+        let messages = board.messages();
+        let covered = board
+            .latest_rolling_summary()
+            .map_or(0, |s| s.span.end)
+            .min(messages.len());
+        let tokens: Vec<usize> = messages[covered..]
+            .iter()
+            .map(|m| self.counter.count(&line_of(board, m)) + 1)
+            .collect();
+        let due = rolling_plan(&tokens, 0, policy).due?;
+        // A catch-up after failures folds at most two cadences at a time.
+        let end = covered + due.covers.end.min(2 * policy.resummarize_every.max(1));
+        if end <= covered {
+            return None;
+        }
+        let recently_failed = board.warnings().iter().any(|w| {
+            matches!(w.step, StepId::RollingSummary { at }
+                if at + policy.resummarize_every.max(1) > messages.len())
+        });
+        if recently_failed {
+            return None;
+        }
+        Some((
+            MessageSpan {
+                start: covered,
+                end,
+            },
+            due.max_tokens,
+        ))
+    }
+
+    fn speak(turn: u32, persona: &PersonaId) -> Speak {
+        Speak {
+            key: TurnKey::Turn { turn },
+            persona: persona.clone(),
+            kind: MessageKind::Deliberation,
+            phase: Some(Phase::Deliberate { turn }),
+            instruction: Utterance::Deliberation,
+            aspect: None,
+            miniround: None,
+            room: None,
+            voice: Voice::Debater,
+        }
+    }
+
+    /// The next turn's step: the speaker's turn, or first the listening
+    /// agents' evaluation.
+    fn turn_step(&self, board: &Blackboard, agents: &[PersonaId], turn: u32) -> Step {
+        let last = board.messages().last().map(|m| &m.persona);
+        let after_last = || {
+            let i = last
+                .and_then(|l| agents.iter().position(|a| a == l))
+                .map_or(0, |i| (i + 1) % agents.len());
+            &agents[i]
+        };
+        match self.rules.mode {
+            TurnMode::RoundRobin => Step::Speak(Self::speak(
+                turn,
+                &agents[(turn as usize - 1) % agents.len()],
+            )),
+            TurnMode::Listen if last.is_none() => Step::Speak(Self::speak(turn, after_last())),
+            TurnMode::Listen => match board.bids(turn) {
+                None => Step::Listen {
+                    turn,
+                    agents: agents
+                        .iter()
+                        .filter(|a| Some(*a) != last)
+                        .cloned()
+                        .collect(),
+                },
+                Some(bids) => {
+                    let last_spoke =
+                        |p: &PersonaId| board.messages().iter().rposition(|m| &m.persona == p);
+                    let speaker = pick_volunteer(bids, last_spoke).unwrap_or_else(after_last);
+                    Step::Speak(Self::speak(turn, speaker))
+                }
+            },
+        }
+    }
+
+    /// Analyses not applied yet: one batch per `analysis_every` messages,
+    /// listed once the batch is complete (or the session is over).
+    fn background(&self, board: &Blackboard, over: bool) -> Vec<Background> {
+        let Some(d) = self.rules.analysis else {
+            return Vec::new();
+        };
+        let mode = AnalysisMode {
+            combined: false,
+            detector: false,
+            window: d.window,
+            context: 1,
+            claims: None,
+        };
+        let every = self.rules.analysis_every.max(1);
+        let messages = board.messages();
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < messages.len() {
+            let end = (start + every).min(messages.len());
+            if end - start < every && !over {
+                break;
+            }
+            let pending: Vec<agon_core::MessageId> = messages[start..end]
+                .iter()
+                .filter(|m| !board.is_analyzed(&m.id))
+                .map(|m| m.id.clone())
+                .collect();
+            if !pending.is_empty() {
+                out.push(Background::AnalyseBatch {
+                    messages: pending,
+                    mode,
+                });
+            }
+            start = end;
+        }
+        out
+    }
+}
+
+/// Whether some decision is supported by every participant.
+pub fn consensus(board: &Blackboard) -> bool {
+    let everyone: Vec<&PersonaId> = board.debaters().map(|p| &p.id).collect();
+    !everyone.is_empty()
+        && board
+            .decisions()
+            .iter()
+            .any(|d| everyone.iter().all(|p| d.supporting.contains(p)))
+}
+
+impl Protocol for Deliberation {
+    fn plan(&self, board: &Blackboard) -> Plan {
+        let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
+        let turn = u32::try_from(Self::turns_taken(board) + 1).unwrap_or(u32::MAX);
+        let stop = if board.topic().is_some() {
+            self.stop_reason(board, turn)
+        } else {
+            None
+        };
+        let background = self.background(board, stop.is_some());
+        let mut progress = Progress {
+            aspect: turn.min(self.rules.turns) as usize,
+            aspects: self.rules.turns as usize,
+            miniround: 0,
+            phase: format!(
+                "turn {} of {}",
+                turn.min(self.rules.turns),
+                self.rules.turns
+            ),
+        };
+        let next = if board.topic().is_none() {
+            progress.phase = "starting".into();
+            Next::step(Step::Start(self.rules.start.clone()))
+        } else if board.status() == DebateStatus::Finished {
+            progress.phase = "finished".into();
+            Next::Finished
+        } else if agents.is_empty() {
+            Next::Wait
+        } else if let Some(reason) = stop {
+            progress.phase = reason.label().into();
+            if background.is_empty() {
+                Next::step(Step::Finish)
+            } else {
+                Next::Wait
+            }
+        } else if let Some((fold, max_tokens)) = self.summary_due(board) {
+            progress.phase = format!("summarizing messages {}–{}", fold.start + 1, fold.end);
+            Next::step(Step::RollingSummary { fold, max_tokens })
+        } else {
+            Next::step(self.turn_step(board, &agents, turn))
+        };
+        Plan {
+            background,
+            next,
+            progress,
+        }
+    }
+
+    fn message_events(
+        &self,
+        board: &Blackboard,
+        message: &agon_core::DialogueMessage,
+    ) -> Vec<agon_core::DebateEvent> {
+        detect::message_events(board, &self.rules.patterns, message)
+    }
+}
