@@ -38,6 +38,7 @@ fn main() -> Result<()> {
                 "local",
                 "debate",
                 "dialectic",
+                "deliberation",
                 "fidelity",
                 "memory",
             ],
@@ -224,6 +225,14 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
             "dialectic" => cmd!(sh, "cargo bench -p agon-orchestrator --bench dialectic").run()?,
+            "deliberation" => {
+                cmd!(sh, "cargo bench -p agon-orchestrator --bench deliberation").run()?;
+                cmd!(
+                    sh,
+                    "cargo bench -p agon-orchestrator --bench deliberation -- --turns 1000 --delay-ms 50"
+                )
+                .run()?
+            }
             "fidelity" => {
                 models::fetch(sh, root)?;
                 let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);

@@ -17,6 +17,10 @@ use crate::section::SectionKind;
 pub const RECENT_CANDIDATES: usize = 240;
 /// Messages shown to a listening agent (seed 002: the last 5).
 pub const LISTEN_MESSAGES: usize = 5;
+/// Most decisions and most active proposals offered to a view (the
+/// newest): more than a view's share holds, and the work of a view stays
+/// bounded however many a session has made.
+pub const MEMORY_CANDIDATES: usize = 100;
 /// Key contributions of the speaker shown (the newest).
 const KEY_CONTRIBUTIONS: usize = 5;
 /// Longest quotation of the speaker's own last message, in characters.
@@ -51,7 +55,13 @@ pub(crate) fn state(bb: &Blackboard, me: &Persona, turn: u32, stage: &str) -> Dr
 /// Every decision, newest first: `[D2] topic: outcome (supported by …)`.
 pub(crate) fn decisions(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::Decisions);
-    for (i, d) in bb.decisions().iter().enumerate().rev() {
+    for (i, d) in bb
+        .decisions()
+        .iter()
+        .enumerate()
+        .rev()
+        .take(MEMORY_CANDIDATES)
+    {
         let supporters: Vec<&str> = d.supporting.iter().map(|p| name(bb, p)).collect();
         draft.push_at(
             format!(
@@ -71,10 +81,14 @@ pub(crate) fn decisions(bb: &Blackboard) -> Draft {
 /// reaction.
 pub(crate) fn proposals(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::Proposals);
-    for (i, p) in bb.proposals().iter().enumerate().rev() {
-        if p.status != ProposalStatus::Active {
-            continue;
-        }
+    let active = bb
+        .proposals()
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, p)| p.status == ProposalStatus::Active)
+        .take(MEMORY_CANDIDATES);
+    for (i, p) in active {
         let mut line = format!(
             "• [{}] {} proposes: \"{}\"",
             p.id,

@@ -14,7 +14,12 @@
 //!   position. Impact: the card resolved the claim, or the other party
 //!   conceded or shifted from the room's round on;
 //! - **strong disagreements** in the position ledger: impact when the
-//!   other persona conceded or shifted in a later round.
+//!   other persona conceded or shifted in a later round;
+//! - **oppose reactions** (deliberation): a participant whose latest
+//!   reaction to a proposal is `oppose`. Impact: the proposal ended
+//!   rejected or modified; feedback incorporated: modified (its proposer
+//!   revised it). The text is the participant's first message after the
+//!   proposal that names it, else their first message after it.
 //!
 //! Rubric citations are the evaluation criteria a dissent names
 //! ([`RUBRIC`]). Novelty, for the depth, is the caller's (it needs past
@@ -185,6 +190,43 @@ pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
                 });
             }
             _ => {}
+        }
+    }
+    for proposal in board.proposals() {
+        use crate::deliberation::{ProposalStatus, Reaction};
+        let start = board
+            .messages()
+            .iter()
+            .position(|m| m.persona == proposal.proposer && m.time >= proposal.time)
+            .map_or(0, |i| i + 1);
+        for (persona, _) in proposal
+            .reactions
+            .iter()
+            .filter(|(_, r)| **r == Reaction::Oppose)
+        {
+            let after = || {
+                board.messages()[start.min(board.messages().len())..]
+                    .iter()
+                    .filter(move |m| &m.persona == persona)
+            };
+            let named = after().find(|m| m.content.contains(proposal.id.as_str()));
+            let Some(message) = named.or_else(|| after().next()) else {
+                continue;
+            };
+            let impact = matches!(
+                proposal.status,
+                ProposalStatus::Rejected | ProposalStatus::Modified
+            );
+            out.push(DissentDraft {
+                agent: board.persona_name(persona).to_owned(),
+                round_id: format!("{debate}/{}", proposal.id),
+                timestamp: message.time,
+                context: context("proposal"),
+                text: message.content.clone(),
+                citations: citations(&message.content),
+                impact,
+                feedback_incorporated: proposal.status == ProposalStatus::Modified,
+            });
         }
     }
     let time = board

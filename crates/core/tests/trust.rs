@@ -539,4 +539,63 @@ mod harvest {
         assert_eq!(word_cosine("alpha beta", "gamma delta"), 0.0);
         assert_eq!(word_cosine("", "alpha"), 0.0);
     }
+
+    #[test]
+    fn an_oppose_reaction_in_a_deliberation_is_a_dissent() {
+        use agon_core::{ProposalStatus, Reaction};
+        let mut bb = Blackboard::new();
+        let turn = MessageKind::Deliberation;
+        for e in [
+            DebateEvent::DebateStarted {
+                debate: "d-5".into(),
+                topic: Topic::new("Transport budget"),
+                aspects: vec![],
+                personas: vec![
+                    Persona::debater("ada", "Ada", "planner", "plain"),
+                    Persona::debater("bo", "Bo", "treasurer", "plain"),
+                    Persona::debater("cy", "Cy", "cyclist", "plain"),
+                ],
+                time: t0(),
+            },
+            message(1, "ada", turn.clone(), 0, "I propose a tram line."),
+            DebateEvent::ProposalRecorded {
+                proposal: "P1".into(),
+                proposer: "ada".into(),
+                content: "a tram line".into(),
+                time: t0(),
+            },
+            message(2, "bo", turn.clone(), 0, "Unrelated remark on fares."),
+            message(
+                3,
+                "bo",
+                turn.clone(),
+                0,
+                "There is a problem with P1: the cost is not tested.",
+            ),
+            DebateEvent::ProposalReaction {
+                proposal: "P1".into(),
+                persona: "bo".into(),
+                reaction: Reaction::Oppose,
+            },
+            DebateEvent::ProposalReaction {
+                proposal: "P1".into(),
+                persona: "cy".into(),
+                reaction: Reaction::Support,
+            },
+            DebateEvent::ProposalStatusChanged {
+                proposal: "P1".into(),
+                status: ProposalStatus::Modified,
+            },
+        ] {
+            bb.apply(&e).unwrap();
+        }
+        let found = dissents(&bb, &"d-5".into());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let d = &found[0];
+        assert_eq!((d.agent.as_str(), d.round_id.as_str()), ("Bo", "d-5/P1"));
+        // The message that names the proposal, not the first one after it.
+        assert!(d.text.contains("problem with P1"));
+        assert!(d.impact && d.feedback_incorporated);
+        assert_eq!(d.citations, vec!["Testability".to_owned()]);
+    }
 }

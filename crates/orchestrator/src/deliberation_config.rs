@@ -10,6 +10,7 @@
 //! preset = "session"        # or "long"
 //! summary_every = 12        # overrides the preset's cadence
 //! keep_recent = 12          # messages kept verbatim after a summary
+//! listen_tokens = 1500      # a listening agent's brief context
 //! stop_on_consensus = true  # stop at the first decision everyone supports
 //! max_tokens = 500000       # stop when turns + summaries used this many
 //! max_minutes = 30          # stop after this long
@@ -115,6 +116,9 @@ pub struct DeliberationConfig {
     /// Tokens of the verbatim recent messages (default 5000).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recent_tokens: Option<usize>,
+    /// Tokens of a listening agent's brief context (decisions, active
+    /// proposals, the last 5 messages).
+    pub listen_tokens: usize,
     /// Stop at the first decision every participant supports.
     pub stop_on_consensus: bool,
     /// Stop when the turns and summaries have used this many tokens.
@@ -147,6 +151,7 @@ impl Default for DeliberationConfig {
             system_tokens: None,
             summary_tokens: None,
             recent_tokens: None,
+            listen_tokens: 1_500,
             stop_on_consensus: true,
             max_tokens: None,
             max_minutes: None,
@@ -272,6 +277,16 @@ impl DeliberationConfig {
                 format!(
                     "leaves {} tokens of context after the system reserve; at least {} are needed",
                     p.total_tokens.saturating_sub(p.system_tokens),
+                    agon_context::ContextBudget::MIN_TOKENS
+                ),
+            );
+        }
+        if self.listen_tokens < agon_context::ContextBudget::MIN_TOKENS {
+            return bad(
+                "listen_tokens",
+                format!(
+                    "{} is below the minimum of {}",
+                    self.listen_tokens,
                     agon_context::ContextBudget::MIN_TOKENS
                 ),
             );

@@ -28,6 +28,8 @@ impl Interpreter {
         agents: &[PersonaId],
     ) -> Result<(), OrchestratorError> {
         let ctx = &self.ctx;
+        let budget = agon_context::ContextBudget::new(ctx.config.deliberation.listen_tokens)
+            .unwrap_or(ctx.budget);
         let asks = agents.iter().map(|agent| async move {
             let prompt = self
                 .shared
@@ -37,7 +39,7 @@ impl Interpreter {
                         bb,
                         agent.as_str(),
                         &Phase::Listen { turn },
-                        ctx.budget,
+                        budget,
                         &Default::default(),
                     );
                     Some(context.map(|c| prompts::listen(persona, &c.text)))

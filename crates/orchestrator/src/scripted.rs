@@ -237,6 +237,47 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
     value.to_string()
 }
 
+/// `words` words of plausible filler, varied by `salt`.
+fn filler(words: usize, salt: u64) -> String {
+    const WORDS: [&str; 24] = [
+        "the",
+        "budget",
+        "buses",
+        "riders",
+        "should",
+        "cost",
+        "lanes",
+        "safety",
+        "we",
+        "data",
+        "evidence",
+        "shows",
+        "ridership",
+        "fares",
+        "cycling",
+        "trams",
+        "maintenance",
+        "years",
+        "council",
+        "because",
+        "trade-off",
+        "schools",
+        "night",
+        "service",
+    ];
+    let mut x = salt.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    (0..words)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            WORDS[(x >> 33) as usize % WORDS.len()]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        + "."
+}
+
 /// The turn number a deliberation context shows (`Turn N;`).
 fn turn_in(user: &str) -> u64 {
     between(user, "Turn ", ";")
@@ -417,6 +458,8 @@ pub fn openai_body(request: &Value, text: &str) -> (&'static str, String) {
 pub struct ScriptedModel {
     delay: Duration,
     calls: AtomicU64,
+    /// Words of filler appended to each deliberation turn (benchmarks).
+    pad_words: usize,
 }
 
 impl ScriptedModel {
@@ -425,7 +468,15 @@ impl ScriptedModel {
         Self {
             delay,
             calls: AtomicU64::new(0),
+            pad_words: 0,
         }
+    }
+
+    /// The same model, appending `words` words of varied filler to every
+    /// deliberation turn (a realistic turn length for benchmarks).
+    pub fn with_padding(mut self, words: usize) -> Self {
+        self.pad_words = words;
+        self
     }
 
     /// Calls answered so far.
@@ -451,7 +502,11 @@ impl ScriptedModel {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let content = reply(&system, &user, schema, known);
+        let mut content = reply(&system, &user, schema, known);
+        if self.pad_words > 0 && schema.is_none() && user.contains("Continue the deliberation") {
+            content.push(' ');
+            content.push_str(&filler(self.pad_words, self.calls()));
+        }
         ChatResponse {
             usage: Usage {
                 input_tokens: ((system.len() + user.len()) / 4) as u64,

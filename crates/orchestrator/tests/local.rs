@@ -183,3 +183,85 @@ async fn a_short_dialectic_debate_on_the_local_model() {
         "{md}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_deliberation_on_the_local_model() {
+    use agon_core::{StepId, SummaryScope, TurnKey};
+    use agon_orchestrator::config::{ProtocolKind, TurnMode};
+
+    let mut c = DebateConfig {
+        protocol: ProtocolKind::Deliberation,
+        topic: "How should the city spend its transport budget?".into(),
+        ..DebateConfig::default()
+    };
+    c.personas = tiny().personas;
+    c.memory.enabled = false;
+    let d = &mut c.deliberation;
+    d.turns = 20;
+    d.mode = TurnMode::Listen;
+    d.summary_every = Some(6);
+    d.keep_recent = Some(6);
+    d.total_tokens = Some(1_024);
+    d.system_tokens = Some(256);
+    d.summary_tokens = Some(64);
+    d.recent_tokens = Some(640);
+    d.stop_on_consensus = false;
+    d.answer_max_tokens = 24;
+    d.answer_words = 20;
+    c.budget.structured_max_tokens = 80;
+    c.validate("test").unwrap();
+    let orch = Orchestrator::new(support::sqlite().await);
+    let id = orch.create(&c).await.unwrap();
+    let models = Models::uniform(model(), PriceTable::with_defaults());
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let skipped = bb
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::Utterance(TurnKey::Turn { .. })))
+        .count();
+    assert_eq!(bb.messages().len() + skipped, 20, "{:?}", bb.warnings());
+    for m in bb.messages() {
+        assert!(!m.content.trim().is_empty());
+        assert_eq!(m.kind, MessageKind::Deliberation);
+        let meta = m.meta.as_ref().unwrap();
+        assert!(meta.input_tokens > 0 && meta.output_tokens > 0, "{meta:?}");
+    }
+    // Every listening turn has its bids (a failed evaluation is a decline
+    // with its warning), and nobody speaks twice in a row.
+    for turn in 2..=20u32 {
+        if let Some(bids) = bb.bids(turn) {
+            assert_eq!(bids.len(), 1, "turn {turn}");
+        }
+    }
+    for pair in bb.messages().windows(2) {
+        assert_ne!(pair[0].persona, pair[1].persona);
+    }
+    // Summaries at the cadence (each one recorded, or its failure).
+    let spans: Vec<(usize, usize)> = bb
+        .summaries()
+        .iter()
+        .filter(|s| s.scope == SummaryScope::Rolling)
+        .map(|s| (s.span.start, s.span.end))
+        .collect();
+    let failed = bb
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::RollingSummary { .. }))
+        .count();
+    assert!(spans.len() + failed >= 1, "{:?}", bb.warnings());
+    for (i, span) in spans.iter().enumerate() {
+        assert_eq!(span.1 - span.0, 6);
+        if i > 0 {
+            assert_eq!(spans[i - 1].1, span.0);
+        }
+    }
+    let md = report::markdown(&bb);
+    assert!(
+        md.contains("# Deliberation:") && md.contains("## Statistics"),
+        "{md}"
+    );
+}

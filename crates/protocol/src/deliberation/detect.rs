@@ -66,6 +66,9 @@ pub const DEFAULT_OPPOSE: &[&str] = &[
 const MAX_TEXT: usize = 300;
 /// Characters of a proposal a message must quote to react to it (seed 002).
 const QUOTE_PREFIX: usize = 50;
+/// Active proposals (the newest) a message is checked for quotes of: the
+/// work per message stays bounded however many proposals a session made.
+const QUOTE_CANDIDATES: usize = 100;
 
 /// A pattern that is not a valid regular expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -283,6 +286,9 @@ pub fn message_events(
     let quoted: Vec<ProposalId> = board
         .proposals()
         .iter()
+        .rev()
+        .filter(|p| p.status == ProposalStatus::Active)
+        .take(QUOTE_CANDIDATES)
         .filter(|p| {
             let prefix: String = p.content.chars().take(QUOTE_PREFIX).collect();
             prefix.chars().count() >= 12 && text.contains(&prefix)

@@ -20,9 +20,11 @@
 //! - A rolling summary ([`Step::RollingSummary`]) is due when seed 001's
 //!   planner ([`agon_context::rolling::plan`]) says so for the messages
 //!   after the latest summary: every `resummarize_every` messages once
-//!   `keep_recent_turns` are kept verbatim, or earlier when they outgrow the
-//!   recent budget. Each summary folds the span after the previous one, so
-//!   the recorded spans are contiguous and never overlap. A failed summary
+//!   `keep_recent_turns` are kept verbatim, or earlier once
+//!   `resummarize_every` of them no longer fit the recent budget (long
+//!   messages: the view has cut them already). Each summary folds the next
+//!   `resummarize_every` messages after the previous one, so the recorded
+//!   spans are equal, contiguous and never overlap. A failed summary
 //!   is a warning; it is not retried until `resummarize_every` more
 //!   messages, and meanwhile the speaker's view cuts the window to fit.
 //! - Decisions, proposals and reactions come from each message by the
@@ -39,7 +41,7 @@ pub mod detect;
 
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
-use agon_context::rolling::{RollingSummaryPolicy, plan as rolling_plan};
+use agon_context::rolling::{DueReason, RollingSummaryPolicy, plan as rolling_plan};
 use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
 use agon_core::{
     Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey, pick_volunteer,
@@ -204,11 +206,27 @@ impl Deliberation {
             .map(|m| self.counter.count(&line_of(board, m)) + 1)
             .collect();
         let due = rolling_plan(&tokens, 0, policy).due?;
-        // A catch-up after failures folds at most two cadences at a time.
-        let end = covered + due.covers.end.min(2 * policy.resummarize_every.max(1));
-        if end <= covered {
-            return None;
+        let every = policy.resummarize_every.max(1);
+        if due.reason == DueReason::Budget {
+            // Messages that no longer fit the recent budget are summarized
+            // a cadence at a time, not one per turn: the view cuts the
+            // window meanwhile.
+            let mut fit = 0usize;
+            let unfit = tokens
+                .iter()
+                .rev()
+                .skip_while(|t| {
+                    fit += **t;
+                    fit <= policy.recent_tokens
+                })
+                .count();
+            if unfit < every {
+                return None;
+            }
         }
+        // Every summary folds the next `every` messages: equal, contiguous
+        // spans, and a catch-up after failures takes one cadence per step.
+        let end = covered + every.min(tokens.len());
         let recently_failed = board.warnings().iter().any(|w| {
             matches!(w.step, StepId::RollingSummary { at }
                 if at + policy.resummarize_every.max(1) > messages.len())

@@ -1,0 +1,408 @@
+//! `cargo xtask bench deliberation`: what a 10,000-turn deliberation costs
+//! (seeds 001 + 002), against the naive full-history baseline.
+//!
+//! Setup: the scripted model in process (every turn padded to ~90 words, a
+//! realistic length), 4 agents, listening turns, the `long` preset (a
+//! summary every 50 messages, the last 50 verbatim, an 8,000-token view),
+//! SQLite in a temporary directory. Every call's prompt (system + user) is
+//! counted with tiktoken o200k on a separate thread, so counting does not
+//! slow the session. Reported: prompt tokens per speaking call for turns
+//! 1–100, 1,000–1,100 and 9,900–10,000 (min / median / max), summary and
+//! evaluation calls and their tokens, prompt tokens per turn, the
+//! orchestration time per turn around turn 100 and turn 10,000 (medians of
+//! the gaps between consecutive messages, the model's delay taken off),
+//! peak RSS, the store's size, and the time to load the session again from
+//! its latest snapshot. The baseline is computed from the same transcript:
+//! every turn sends the whole history so far, up to an 8,000-token window.
+//!
+//! `-- --turns N --delay-ms D` change the run (defaults: 10,000 and 0; the
+//! 50 ms variant: `-- --turns 1000 --delay-ms 50`, since 10,000 turns at
+//! two 50 ms calls a turn take 17 minutes).
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use agon_context::{TiktokenCounter, TokenCounter};
+use agon_core::SummaryScope;
+use agon_llm::{
+    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
+    ProviderError,
+};
+use agon_orchestrator::config::{DebateConfig, PersonaConfig, Preset, ProtocolKind, TurnMode};
+use agon_orchestrator::scripted::ScriptedModel;
+use agon_orchestrator::{Models, Orchestrator, RunControl};
+
+/// The model window of the baseline (and the view of the `long` preset).
+const WINDOW: usize = 8_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Speak,
+    Listen,
+    Summary,
+}
+
+/// A call as the model saw it: its kind, its turn (from the `Turn N;`
+/// line of the view) and its prompt, counted later.
+struct Seen {
+    kind: Kind,
+    turn: u32,
+    prompt: String,
+}
+
+/// The scripted model, reporting every prompt to the counting thread.
+struct Counting {
+    inner: ScriptedModel,
+    seen: mpsc::Sender<Seen>,
+}
+
+impl Counting {
+    fn report(&self, request: &ChatRequest, listen: bool) {
+        let mut prompt = request.system.clone().unwrap_or_default();
+        for m in &request.messages {
+            prompt.push('\n');
+            prompt.push_str(&m.content);
+        }
+        let kind = if listen {
+            Kind::Listen
+        } else if prompt.contains("Write one summary of the whole discussion") {
+            Kind::Summary
+        } else {
+            Kind::Speak
+        };
+        let turn = prompt
+            .split("Turn ")
+            .nth(1)
+            .and_then(|t| t.split(';').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let _ = self.seen.send(Seen { kind, turn, prompt });
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Counting {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.report(&request, false);
+        self.inner.complete(request).await
+    }
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.report(&request, schema.name == "listen");
+        self.inner.complete_json(request, schema).await
+    }
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        self.report(&request, false);
+        self.inner.stream(request).await
+    }
+}
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn persona(name: &str, contract: &str) -> PersonaConfig {
+    PersonaConfig {
+        id: None,
+        name: name.into(),
+        contract: contract.into(),
+        voice: "plain".into(),
+        model: None,
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let turns = u32::try_from(arg("--turns", 10_000)).unwrap();
+    let delay = Duration::from_millis(arg("--delay-ms", 0));
+    let mut config = DebateConfig {
+        protocol: ProtocolKind::Deliberation,
+        topic: "How should the city spend its transport budget?".into(),
+        personas: vec![
+            persona("Ada", "Transit planner: buses and trams first."),
+            persona("Bo", "Treasurer: every euro must show a return."),
+            persona("Cy", "Cyclist advocate: safe lanes for all ages."),
+            persona("Di", "Neighbourhood rep: night service and safety."),
+        ],
+        ..DebateConfig::default()
+    };
+    config.memory.enabled = false;
+    let d = &mut config.deliberation;
+    d.turns = turns;
+    d.mode = TurnMode::Listen;
+    d.preset = Preset::Long;
+    d.stop_on_consensus = false;
+
+    let (tx, rx) = mpsc::channel::<Seen>();
+    let counter = std::thread::spawn(move || {
+        let tokens = TiktokenCounter::default();
+        rx.into_iter()
+            .map(|s| (s.kind, s.turn, tokens.count(&s.prompt)))
+            .collect::<Vec<_>>()
+    });
+    let model = Arc::new(Counting {
+        inner: ScriptedModel::new(delay).with_padding(80),
+        seen: tx,
+    });
+    let models = Models::uniform(model, PriceTable::with_defaults());
+
+    let dir = std::env::temp_dir().join(format!("agon-bench-deliberation-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("bench.db").display());
+    let orch = Orchestrator::new(agon_store::open(&url).await.unwrap());
+    let id = orch.create(&config).await.unwrap();
+    println!(
+        "deliberation: {turns} turns, 4 agents, listen, long preset, model delay {} ms",
+        delay.as_millis()
+    );
+    let started = Instant::now();
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let wall = started.elapsed();
+    drop(models);
+    let calls = counter.join().unwrap();
+    let rss = peak_rss_mib();
+
+    let store_bytes: u64 = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    // Resume: a fresh store handle loads the session (latest snapshot +
+    // the events after it).
+    drop(orch);
+    let reopened = agon_store::open(&url).await.unwrap();
+    let load_started = Instant::now();
+    let (bb, seq) = reopened.load(&id).await.unwrap();
+    let resume = load_started.elapsed();
+    let replay_started = Instant::now();
+    let events: Vec<agon_core::DebateEvent> = reopened
+        .events_after(&id, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event)
+        .collect();
+    let replayed = agon_core::Blackboard::replay(&events).unwrap();
+    let replay = replay_started.elapsed();
+    assert_eq!(replayed.messages().len(), bb.messages().len());
+
+    println!(
+        "{} messages, {seq} events in {:.1} s ({:.2} ms per turn on average)",
+        bb.messages().len(),
+        wall.as_secs_f64(),
+        wall.as_secs_f64() * 1e3 / f64::from(turns)
+    );
+
+    // Prompt tokens of speaking calls by turn range.
+    println!("\nprompt tokens per speaking call (system + view + instruction):");
+    println!("| turns | calls | min | median | max |\n|---|---|---|---|---|");
+    let mut ranges = vec![(1u32, 100u32)];
+    if turns >= 2_000 {
+        ranges.push((1_000, 1_100));
+    }
+    if turns > 200 {
+        ranges.push((turns - 100, turns));
+    }
+    for (from, to) in ranges {
+        let v: Vec<usize> = calls
+            .iter()
+            .filter(|(k, t, _)| *k == Kind::Speak && (from..=to).contains(t))
+            .map(|(_, _, n)| *n)
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        println!(
+            "| {from}–{to} | {} | {} | {} | {} |",
+            v.len(),
+            sorted[0],
+            sorted[sorted.len() / 2],
+            sorted[sorted.len() - 1]
+        );
+    }
+    let sum = |kind: Kind| -> (usize, usize) {
+        let v: Vec<usize> = calls
+            .iter()
+            .filter(|(k, _, _)| *k == kind)
+            .map(|(_, _, n)| *n)
+            .collect();
+        (v.len(), v.iter().sum())
+    };
+    let (speak_n, speak_t) = sum(Kind::Speak);
+    let (listen_n, listen_t) = sum(Kind::Listen);
+    let (summary_n, summary_t) = sum(Kind::Summary);
+    let total = speak_t + listen_t + summary_t;
+    println!("\n| calls | count | prompt tokens | per turn |\n|---|---|---|---|");
+    for (label, n, t) in [
+        ("speaking", speak_n, speak_t),
+        ("evaluation (listen)", listen_n, listen_t),
+        ("rolling summary", summary_n, summary_t),
+        ("all", speak_n + listen_n + summary_n, total),
+    ] {
+        println!(
+            "| {label} | {n} | {t} | {:.0} |",
+            t as f64 / f64::from(turns)
+        );
+    }
+    println!(
+        "rolling summaries recorded: {} (turns ÷ 50 = {})",
+        bb.summaries()
+            .iter()
+            .filter(|s| s.scope == SummaryScope::Rolling)
+            .count(),
+        turns / 50
+    );
+
+    // Orchestration time per turn: gaps between consecutive messages,
+    // less the model time on the critical path (listen + speak).
+    let times: Vec<_> = bb.messages().iter().map(|m| m.time).collect();
+    let gaps = |from: usize, to: usize| -> f64 {
+        let model_ms = 2.0 * delay.as_secs_f64() * 1e3;
+        median(
+            (from.max(1)..to.min(times.len()))
+                .map(|i| {
+                    (times[i] - times[i - 1]).num_microseconds().unwrap_or(0) as f64 / 1e3
+                        - model_ms
+                })
+                .collect(),
+        )
+    };
+    let early = gaps(51, 151);
+    let late = gaps(times.len().saturating_sub(100), times.len());
+    println!(
+        "\norchestration time per turn: {early:.2} ms around turn 100, {late:.2} ms at the last \
+         100 turns ({:.2}×)",
+        late / early.max(1e-6)
+    );
+    println!(
+        "peak RSS {rss:.0} MiB; store {:.1} MiB; load from the latest snapshot {:.0} ms \
+         (full replay of {} events {:.0} ms)",
+        store_bytes as f64 / (1024.0 * 1024.0),
+        resume.as_secs_f64() * 1e3,
+        events.len(),
+        replay.as_secs_f64() * 1e3
+    );
+
+    // The pure part of a turn (the plan, one speaking view and three
+    // listening views), on the board at message 100 and at the end.
+    let protocol = config.protocol();
+    let assembler = agon_context::Assembler::default();
+    let pure = |board: &agon_core::Blackboard| -> f64 {
+        let turn = u32::try_from(board.messages().len() + 1).unwrap();
+        let reps = 50;
+        let started = Instant::now();
+        for _ in 0..reps {
+            std::hint::black_box(protocol.plan(board));
+            for (i, phase) in [
+                agon_context::Phase::Deliberate { turn },
+                agon_context::Phase::Listen { turn },
+                agon_context::Phase::Listen { turn },
+                agon_context::Phase::Listen { turn },
+            ]
+            .iter()
+            .enumerate()
+            {
+                let who = ["ada", "bo", "cy", "di"][i];
+                let budget =
+                    agon_context::ContextBudget::new(if i == 0 { 6_000 } else { 1_500 }).unwrap();
+                std::hint::black_box(
+                    assembler
+                        .assemble(board, who, phase, budget, &Default::default())
+                        .unwrap(),
+                );
+            }
+        }
+        started.elapsed().as_secs_f64() * 1e3 / f64::from(reps)
+    };
+    let mut at_100 = agon_core::Blackboard::new();
+    for e in &events {
+        if at_100.messages().len() >= 100 {
+            break;
+        }
+        at_100.apply(e).unwrap();
+    }
+    let (pure_early, pure_late) = (pure(&at_100), pure(&bb));
+    println!(
+        "pure work per turn (plan + 4 views, warm caches): {pure_early:.2} ms at message 100, \
+         {pure_late:.2} ms at message {} ({:.2}×)",
+        bb.messages().len(),
+        pure_late / pure_early.max(1e-6)
+    );
+
+    // The naive baseline: every speaking turn sends the whole transcript
+    // so far (plus the same system prompt), up to the window.
+    let tokens = TiktokenCounter::default();
+    let system = 150usize;
+    let mut history = 0usize;
+    let mut naive_total = 0usize;
+    let mut naive_uncapped = 0usize;
+    let mut overflow = None;
+    for (i, m) in bb.messages().iter().enumerate() {
+        let prompt = system + history;
+        naive_uncapped += prompt;
+        naive_total += prompt.min(WINDOW);
+        if prompt > WINDOW && overflow.is_none() {
+            overflow = Some(i + 1);
+        }
+        history += tokens.count(&format!("{}: {}", m.persona, m.content)) + 1;
+    }
+    println!(
+        "\nbaseline (whole history each turn): {naive_uncapped} prompt tokens uncapped, \
+         {naive_total} capped at the {WINDOW}-token window; it overflows the window at turn {}",
+        overflow.map_or_else(|| "never".to_owned(), |t| t.to_string())
+    );
+    println!(
+        "agon speaking calls: {speak_t} prompt tokens ({:.2}× the capped baseline, {:.3}× the \
+         uncapped one); with evaluations and summaries: {total}",
+        speak_t as f64 / naive_total.max(1) as f64,
+        speak_t as f64 / naive_uncapped.max(1) as f64
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
