@@ -291,6 +291,7 @@ impl<C: TokenCounter> Assembler<C> {
                 deliberation::decisions(bb),
                 deliberation::proposals(bb),
                 deliberation::your_position(bb, me),
+                sources::open_disputes(bb, me),
                 deliberation::recent(
                     bb,
                     me,

@@ -201,7 +201,8 @@ impl Phase {
                 (Decisions, 7),
                 (Proposals, 8),
                 (YourPosition, 5),
-                (RecentExchange, 62),
+                (OpenDisputes, 4),
+                (RecentExchange, 58),
             ],
             Self::Listen { .. } => &[
                 (DebateState, 10),

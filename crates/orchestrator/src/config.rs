@@ -510,12 +510,13 @@ impl DebateConfig {
                 )))
             }
             ProtocolKind::Deliberation => {
-                let mut start = self.rules().start;
+                let rules = self.rules();
+                let mut start = rules.start;
                 // A session has no aspects and no judge.
                 start.aspects = AspectSource::Configured(Vec::new());
                 start.personas.retain(Persona::is_debater);
                 std::sync::Arc::new(agon_protocol::Deliberation::new(
-                    self.deliberation.rules(start),
+                    self.deliberation.rules(start, rules.detection),
                 ))
             }
         }

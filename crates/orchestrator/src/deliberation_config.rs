@@ -127,7 +127,9 @@ pub struct DeliberationConfig {
     /// Stop after this many minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<u32>,
-    /// Analyse messages into the position ledger, in batches.
+    /// Analyse messages into the position ledger, in batches (with
+    /// `[detection]`'s mode and window; disagreements in consecutive
+    /// batches open claims).
     pub analysis: bool,
     /// Messages per analysis batch.
     pub analysis_every: usize,
@@ -199,8 +201,9 @@ impl DeliberationConfig {
         p.total_tokens.saturating_sub(p.system_tokens)
     }
 
-    /// The protocol's rules (`start` holds the topic and participants).
-    pub fn rules(&self, start: Start) -> DeliberationRules {
+    /// The protocol's rules (`start` holds the topic and participants;
+    /// `detection`, the `[detection]` settings the analyses use).
+    pub fn rules(&self, start: Start, detection: DetectionRules) -> DeliberationRules {
         DeliberationRules {
             start,
             turns: self.turns,
@@ -214,7 +217,7 @@ impl DeliberationConfig {
                 max_tokens: self.max_tokens,
                 max_minutes: self.max_minutes,
             },
-            analysis: self.analysis.then(DetectionRules::default),
+            analysis: self.analysis.then_some(detection),
             analysis_every: self.analysis_every,
         }
     }

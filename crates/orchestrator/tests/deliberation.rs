@@ -263,3 +263,23 @@ async fn a_stopped_session_resumes_to_the_same_log() {
         p
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_analysis_on_the_ledger_and_claims_work_here_too() {
+    let mut config = deliberation_config(3, 24, 12);
+    config.deliberation.analysis = true;
+    config.deliberation.analysis_every = 6;
+    let bb = run(&config).await;
+    assert_eq!(bb.messages().len(), 24);
+    for m in bb.messages() {
+        assert!(bb.is_analyzed(&m.id), "{} analysed", m.id);
+    }
+    for p in bb.debaters() {
+        let state = bb.position(&p.id).unwrap();
+        assert!(!state.overall_stance.is_empty(), "{}'s stance", p.name);
+    }
+    // The scripted analysis judges the first two participants as
+    // disagreeing in every batch: consecutive batches open a claim.
+    assert!(!bb.claims().is_empty(), "{:?}", bb.warnings());
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+}

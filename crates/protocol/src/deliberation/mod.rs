@@ -298,12 +298,15 @@ impl Deliberation {
         let Some(d) = self.rules.analysis else {
             return Vec::new();
         };
+        // Position and the batch's disagreements in one call; a pair that
+        // disagrees in consecutive batches opens a claim, as in the
+        // structured debate (the claims are shown; no crux room runs).
         let mode = AnalysisMode {
-            combined: false,
-            detector: false,
+            combined: d.mode == crate::rules::DetectionMode::Combined,
+            detector: d.mode == crate::rules::DetectionMode::Separate,
             window: d.window,
             context: 1,
-            claims: None,
+            claims: (d.mode != crate::rules::DetectionMode::Off).then_some(d.detector),
         };
         let every = self.rules.analysis_every.max(1);
         let messages = board.messages();
