@@ -107,6 +107,9 @@ struct BlackboardData {
     /// Listening agents' bids, by deliberation turn.
     #[serde(default)]
     bids: BTreeMap<u32, Vec<crate::deliberation::Bid>>,
+    /// Messages the analysis model has read for decisions and proposals.
+    #[serde(default)]
+    detected: std::collections::BTreeSet<MessageId>,
     warnings: Vec<StepWarning>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
@@ -465,6 +468,12 @@ impl Blackboard {
         self.data.devils_advocates.get(&round)
     }
 
+    /// Whether the analysis model has read `message` for decisions and
+    /// proposals (deliberation).
+    pub fn is_detected(&self, message: &MessageId) -> bool {
+        self.data.detected.contains(message)
+    }
+
     /// The listening agents' bids for deliberation turn `turn`, if asked.
     pub fn bids(&self, turn: u32) -> Option<&[crate::deliberation::Bid]> {
         self.data.bids.get(&turn).map(Vec::as_slice)
@@ -807,6 +816,12 @@ impl Blackboard {
                     });
                 }
                 self.data.devils_advocates.insert(*round, persona.clone());
+            }
+            DebateEvent::DeliberationDetected { messages } => {
+                for m in messages {
+                    self.check_message(m, "deliberation_detected.messages")?;
+                }
+                self.data.detected.extend(messages.iter().cloned());
             }
             DebateEvent::SpeakersEvaluated { turn, bids } => {
                 for bid in bids {

@@ -241,6 +241,12 @@ pub enum DebateEvent {
         /// One answer per agent asked, in the order asked.
         bids: Vec<crate::deliberation::Bid>,
     },
+    /// The analysis model read these messages for decisions, proposals and
+    /// reactions (deliberation); what it found precedes this event.
+    DeliberationDetected {
+        /// The messages read.
+        messages: Vec<MessageId>,
+    },
     /// An optional step failed; the debate continues. A warning, not an error.
     StepFailed {
         /// Which step, stored as the fields `step`, `message` and `scope`.
@@ -336,6 +342,7 @@ impl DebateEvent {
             Self::KeyContributionRecorded { .. } => "key_contribution_recorded",
             Self::SummaryRecorded { .. } => "summary_recorded",
             Self::SpeakersEvaluated { .. } => "speakers_evaluated",
+            Self::DeliberationDetected { .. } => "deliberation_detected",
             Self::SolutionRecorded { .. } => "solution_recorded",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
             Self::StepFailed { .. } => "step_failed",

@@ -270,6 +270,9 @@ pub enum StepId {
         /// Messages in the transcript when it was attempted.
         at: usize,
     },
+    /// The analysis model's reading of a batch of deliberation messages
+    /// for decisions, proposals and reactions (named by its first message).
+    Detection(MessageId),
     /// One listening agent's evaluation before deliberation turn `turn`.
     Listen {
         /// The turn.
@@ -302,13 +305,14 @@ impl StepId {
             Self::TrustMemory => "trust_memory",
             Self::RollingSummary { .. } => "rolling_summary",
             Self::Listen { .. } => "listen",
+            Self::Detection(_) => "deliberation_detection",
         }
     }
 
     /// The message the step was about, if any.
     pub fn message(&self) -> Option<&MessageId> {
         match self {
-            Self::Analysis { message, .. } => Some(message),
+            Self::Analysis { message, .. } | Self::Detection(message) => Some(message),
             _ => None,
         }
     }
@@ -333,9 +337,11 @@ impl StepId {
             Self::Solution(round) => Some(round.to_string()),
             Self::RollingSummary { at } => Some(at.to_string()),
             Self::Listen { turn, persona } => Some(format!("{turn}/{persona}")),
-            Self::Analysis { .. } | Self::MemoryStore | Self::PersonaCast | Self::TrustMemory => {
-                None
-            }
+            Self::Analysis { .. }
+            | Self::Detection(_)
+            | Self::MemoryStore
+            | Self::PersonaCast
+            | Self::TrustMemory => None,
         }
     }
 }
@@ -423,6 +429,9 @@ impl TryFrom<StoredStep> for StepId {
                 })
             }
             "clarification" => Ok(Self::Clarification(PersonaId::new(scope()?))),
+            "deliberation_detection" => Ok(Self::Detection(
+                s.message.clone().ok_or_else(|| missing("message"))?,
+            )),
             "rolling_summary" => {
                 let text = scope()?;
                 Ok(Self::RollingSummary {

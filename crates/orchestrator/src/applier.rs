@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use agon_context::prompts;
 use agon_core::extraction::{
-    BatchPositionUpdate, BatchTurnAnalysis, DisagreementWindow, Payload, PositionUpdate,
-    ReflectionBatch, RoundRecordPayload, TurnAnalysis, with_message_ids, with_persona_names,
+    BatchPositionUpdate, BatchTurnAnalysis, DeliberationDetection, DisagreementWindow, Payload,
+    PositionUpdate, ReflectionBatch, RoundRecordPayload, TurnAnalysis, with_message_ids,
+    with_persona_names,
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
@@ -153,6 +154,16 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                 .and_then(|last| detector_call(ctx, bb, last, mode, &names));
             Some(spawn_analysis(primary_call, detector_call, mode.combined))
         }
+        Background::Detect { messages } => {
+            let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
+            let call = ctx.structured_call(
+                Role::Extractor,
+                prompts::deliberation::detection(bb, messages)?,
+                DeliberationDetection::NAME,
+                with_message_ids(&DeliberationDetection::json_schema(), &ids),
+            );
+            Some(tokio::spawn(async move { Output::Single(call.await) }))
+        }
         Background::RoundRecord { aspect, .. } => {
             let call = ctx.structured_call(
                 Role::Reflector,
@@ -175,7 +186,7 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
 }
 
 /// The events of an applied job.
-fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
+fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
     let now = chrono::Utc::now();
     match job {
         Background::Analyse { message, mode } => {
@@ -191,6 +202,20 @@ fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent
                 .cloned()
                 .collect();
             background::batch_analysis(bb, &open, output.analysis(mode), mode, now)
+        }
+        Background::Detect { messages } => {
+            let unread: Vec<_> = messages
+                .iter()
+                .filter(|m| !bb.is_detected(m))
+                .cloned()
+                .collect();
+            agon_protocol::deliberation::detect::model_events(
+                bb,
+                &unread,
+                output.single(),
+                ctx.config.deliberation.detection,
+                now,
+            )
         }
         Background::RoundRecord { aspect, round } => {
             background::round_record(bb, aspect, *round, output.single(), now)
@@ -213,6 +238,7 @@ fn nothing_to_ask(job: &Background) -> &'static str {
         Background::Analyse { .. } | Background::AnalyseBatch { .. } => {
             "the message has nothing to analyse"
         }
+        Background::Detect { .. } => "the messages are not in the transcript",
         Background::RoundRecord { .. } => "the aspect has no messages to record",
         Background::Reflect { .. } => "nothing to reflect on",
     }
@@ -273,7 +299,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         };
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
         shared
-            .append_with(|bb| (convert(bb, &head, output), ()))
+            .append_with(|bb| (convert(ctx, bb, &head, output), ()))
             .instrument(span)
             .await?;
     }

@@ -13,7 +13,7 @@ use agon_protocol::{
 
 pub use crate::deliberation_config::{DeliberationConfig, PatternsConfig, Preset};
 pub use crate::dialectic_config::{AgentConfig, DialecticConfig, TerminationKind};
-pub use agon_protocol::TurnMode;
+pub use agon_protocol::{DetectionSource, TurnMode};
 use serde::{Deserialize, Serialize};
 
 /// A configuration that cannot be used. Names the file, line and field.

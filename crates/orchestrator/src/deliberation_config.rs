@@ -20,7 +20,9 @@
 //! ```
 
 use agon_context::rolling::RollingSummaryPolicy;
-use agon_protocol::{DeliberationRules, DetectionRules, Patterns, Start, StopRules, TurnMode};
+use agon_protocol::{
+    DeliberationRules, DetectionRules, DetectionSource, Patterns, Start, StopRules, TurnMode,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
@@ -127,6 +129,10 @@ pub struct DeliberationConfig {
     /// Stop after this many minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<u32>,
+    /// Where decisions, proposals and reactions are found: `patterns`
+    /// (default), `model` (the extractor's model, in batches of
+    /// `analysis_every`), or `both`.
+    pub detection: DetectionSource,
     /// Analyse messages into the position ledger, in batches (with
     /// `[detection]`'s mode and window; disagreements in consecutive
     /// batches open claims).
@@ -157,6 +163,7 @@ impl Default for DeliberationConfig {
             stop_on_consensus: true,
             max_tokens: None,
             max_minutes: None,
+            detection: DetectionSource::Patterns,
             analysis: false,
             analysis_every: 12,
             answer_words: 120,
@@ -218,6 +225,7 @@ impl DeliberationConfig {
                 max_minutes: self.max_minutes,
             },
             analysis: self.analysis.then_some(detection),
+            detection: self.detection,
             analysis_every: self.analysis_every,
         }
     }

@@ -188,6 +188,7 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
             })
         }
         Some("listen") => scripted_listen(user),
+        Some("deliberation_detection") => scripted_detection(user),
         Some(other) => json!({"error": format!("no script for {other}")}),
         None if user.contains("Continue the deliberation") => {
             return scripted_deliberation(system, user);
@@ -293,6 +294,33 @@ fn scripted_listen(user: &str) -> Value {
     let respond = !turn.is_multiple_of(5);
     let urgency = (name.len() as u64 * 3 + turn) % 11;
     json!({"respond": respond, "urgency": if respond { urgency } else { 0 }, "reason": format!("{name} has a point on turn {turn}.")})
+}
+
+/// The analysis model's reading of deliberation messages: a `[PROPOSAL]`
+/// is a proposal, "I agree with Pn" a support and "I disagree with Pn" an
+/// opposition.
+fn scripted_detection(user: &str) -> Value {
+    let entries: Vec<Value> = user
+        .lines()
+        .filter_map(|line| {
+            let id = between(line, "[", "] ")?;
+            if !id.starts_with("msg-") {
+                return None;
+            }
+            let text = line.split_once(": \"").map_or("", |(_, t)| t);
+            let proposal = text
+                .split_once("[PROPOSAL]")
+                .map(|(_, rest)| rest.trim().trim_end_matches('"').to_owned());
+            let mut reactions = Vec::new();
+            for (phrase, reaction) in [("I agree with P", "support"), ("I disagree with P", "oppose")] {
+                if let Some(n) = between(text, phrase, ";").or_else(|| between(text, phrase, ":")) {
+                    reactions.push(json!({"proposal": format!("P{n}"), "reaction": reaction}));
+                }
+            }
+            Some(json!({"message": id, "proposal": proposal, "decision": null, "reactions": reactions}))
+        })
+        .collect();
+    json!({ "messages": entries })
 }
 
 /// A deliberation turn: in a cycle of four turns, a proposal, two

@@ -283,3 +283,121 @@ async fn with_analysis_on_the_ledger_and_claims_work_here_too() {
     assert!(!bb.claims().is_empty(), "{:?}", bb.warnings());
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_analysis_model_reads_proposals_and_reactions() {
+    use agon_orchestrator::config::DetectionSource;
+    let mut config = deliberation_config(3, 12, 12);
+    config.deliberation.detection = DetectionSource::Model;
+    config.deliberation.analysis_every = 4;
+    let bb = run(&config).await;
+    assert_eq!(bb.messages().len(), 12);
+    for m in bb.messages() {
+        assert!(bb.is_detected(&m.id), "{} read", m.id);
+    }
+    // The model reads each batch after it is spoken: turn 1's proposal is
+    // P1, and the speakers of turns 2-4 (who did not see it yet) propose
+    // their own.
+    let p1 = &bb.proposals()[0];
+    assert_eq!(
+        p1.content,
+        "Ada suggests plan 1: fund the bus lanes first and review in a year."
+    );
+    assert_eq!(p1.proposer.as_str(), "ada");
+    // From the second batch on, the speakers see the open proposals and
+    // react by id; the model reads the reactions.
+    assert!(
+        bb.proposals().iter().any(|p| !p.reactions.is_empty()),
+        "{:?}",
+        bb.proposals()
+    );
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+
+    // With patterns and model both, the patterns record at once and the
+    // model adds nothing twice: the same memory as the patterns alone.
+    config.deliberation.detection = DetectionSource::Both;
+    let both = run(&config).await;
+    config.deliberation.detection = DetectionSource::Patterns;
+    let patterns = run(&config).await;
+    let memory = |b: &Blackboard| {
+        (
+            b.proposals()
+                .iter()
+                .map(|p| (p.id.clone(), p.status, p.reactions.clone()))
+                .collect::<Vec<_>>(),
+            b.decisions()
+                .iter()
+                .map(|d| d.outcome.clone())
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(memory(&both), memory(&patterns));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_reading_is_a_warning_and_is_not_asked_again() {
+    use agon_orchestrator::config::DetectionSource;
+    /// A model whose structured answers are junk for the detection.
+    struct Junk(ScriptedModel);
+    #[async_trait::async_trait]
+    impl agon_llm::ChatModel for Junk {
+        fn provider(&self) -> &str {
+            "scripted"
+        }
+        fn model_id(&self) -> &str {
+            "scripted"
+        }
+        async fn complete(
+            &self,
+            r: agon_llm::ChatRequest,
+        ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+            self.0.complete(r).await
+        }
+        async fn complete_json(
+            &self,
+            r: agon_llm::ChatRequest,
+            schema: &agon_llm::JsonSchema,
+        ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+            let mut out = self.0.complete_json(r, schema).await?;
+            if schema.name == "deliberation_detection" {
+                out.value = serde_json::json!({"messages": "none"});
+            }
+            Ok(out)
+        }
+        async fn stream(
+            &self,
+            r: agon_llm::ChatRequest,
+        ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+            self.0.stream(r).await
+        }
+    }
+    let mut config = deliberation_config(3, 8, 12);
+    config.deliberation.detection = DetectionSource::Model;
+    config.deliberation.analysis_every = 4;
+    let models = Models::uniform(
+        Arc::new(Junk(ScriptedModel::new(Duration::ZERO))),
+        PriceTable::with_defaults(),
+    );
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    assert_eq!(
+        orch.run(&id, &models, RunControl::default()).await.unwrap(),
+        RunOutcome::Finished
+    );
+    let bb = orch.store().load(&id).await.unwrap().0;
+    assert_eq!(bb.messages().len(), 8);
+    assert!(bb.proposals().is_empty());
+    let failed: Vec<String> = bb
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w.step, StepId::Detection(_)))
+        .map(|w| w.step.to_string())
+        .collect();
+    assert_eq!(
+        failed,
+        vec![
+            "deliberation_detection (msg-1)",
+            "deliberation_detection (msg-5)"
+        ]
+    );
+}

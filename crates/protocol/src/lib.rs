@@ -32,7 +32,8 @@ mod step;
 mod structured;
 
 pub use deliberation::{
-    Deliberation, DeliberationRules, PatternError, Patterns, StopReason, StopRules, TurnMode,
+    Deliberation, DeliberationRules, DetectionSource, PatternError, Patterns, StopReason,
+    StopRules, TurnMode,
 };
 pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};

@@ -280,6 +280,12 @@ pub enum Background {
         /// How (position only).
         mode: AnalysisMode,
     },
+    /// Read a batch of deliberation messages for decisions, proposals and
+    /// reactions with the analysis model.
+    Detect {
+        /// The messages, in transcript order.
+        messages: Vec<MessageId>,
+    },
     /// Record the round of an aspect.
     RoundRecord {
         /// The aspect.
@@ -305,6 +311,8 @@ pub enum BackgroundId {
     Analyse(MessageId),
     /// [`Background::AnalyseBatch`], by its first message.
     AnalyseBatch(MessageId),
+    /// [`Background::Detect`], by its first message.
+    Detect(MessageId),
     /// [`Background::RoundRecord`].
     RoundRecord(AspectId),
     /// [`Background::Reflect`].
@@ -317,6 +325,12 @@ impl Background {
         match self {
             Self::Analyse { message, .. } => BackgroundId::Analyse(message.clone()),
             Self::AnalyseBatch { messages, .. } => BackgroundId::AnalyseBatch(
+                messages
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| MessageId::new("")),
+            ),
+            Self::Detect { messages } => BackgroundId::Detect(
                 messages
                     .first()
                     .cloned()

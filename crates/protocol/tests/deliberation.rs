@@ -30,6 +30,7 @@ fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> DeliberationR
         patterns: Patterns::default(),
         stop: StopRules::default(),
         analysis: None,
+        detection: agon_protocol::DetectionSource::Patterns,
         analysis_every: 12,
     }
 }

@@ -80,3 +80,63 @@ pub fn rolling_summary(bb: &Blackboard, fold: MessageSpan, max_words: usize) -> 
         user,
     })
 }
+
+/// The analysis model's reading of deliberation messages for proposals,
+/// decisions and reactions (seed 002's detection, by model): the active
+/// proposals with their ids, then the messages with theirs.
+pub fn detection(bb: &Blackboard, messages: &[agon_core::MessageId]) -> Option<Prompt> {
+    let mut user = String::new();
+    if let Some(topic) = bb.topic() {
+        let _ = writeln!(user, "Deliberation on: {}", topic.question.trim());
+    }
+    let active: Vec<_> = bb
+        .proposals()
+        .iter()
+        .rev()
+        .filter(|p| p.status == agon_core::ProposalStatus::Active)
+        .take(20)
+        .collect();
+    if active.is_empty() {
+        user.push_str("\nNo proposal is open.\n");
+    } else {
+        user.push_str("\nOpen proposals:\n");
+        for p in active.iter().rev() {
+            let _ = writeln!(
+                user,
+                "- {} by {}: \"{}\"",
+                p.id,
+                bb.persona_name(&p.proposer),
+                quote(&p.content, QUOTE_CHARS)
+            );
+        }
+    }
+    user.push_str("\nMessages:\n");
+    let mut any = false;
+    for id in messages {
+        let Some(m) = bb.message(id) else { continue };
+        any = true;
+        let _ = writeln!(
+            user,
+            "[{}] {}: \"{}\"",
+            m.id,
+            bb.persona_name(&m.persona),
+            quote(&m.content, QUOTE_CHARS)
+        );
+    }
+    if !any {
+        return None;
+    }
+    user.push_str(
+        "\nFor each message, by its id: `proposal`: the new course of action it proposes, one \
+         sentence (null when it proposes nothing new); `decision`: a decision it records the \
+         group as having reached, with a short `topic` and the `outcome` (null when none: an \
+         opinion is not a decision); `reactions`: its stance on the open proposals it \
+         addresses, by id (support, oppose or neutral; empty when none).",
+    );
+    Some(Prompt {
+        system: "You read a group deliberation and record proposals, decisions and reactions \
+                 exactly as stated. Answer only with the JSON asked for."
+            .to_owned(),
+        user,
+    })
+}

@@ -65,3 +65,122 @@ impl ListenAnswer {
         }
     }
 }
+
+/// A decision the group reached, as the analysis model reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DecisionPayload {
+    /// What was decided about, a few words.
+    #[schemars(length(max = 80))]
+    pub topic: String,
+    /// What was decided, one sentence.
+    #[schemars(length(max = 300))]
+    pub outcome: String,
+}
+
+/// A reaction to a listed proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReactionPayload {
+    /// The proposal's id as listed (`P3`).
+    #[schemars(length(max = 12))]
+    pub proposal: String,
+    /// `support`, `oppose` or `neutral`.
+    pub reaction: crate::deliberation::Reaction,
+}
+
+/// What one message of a deliberation contributes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageDetection {
+    /// The message's id, as listed (`msg-12`).
+    #[schemars(length(max = 40))]
+    pub message: String,
+    /// A new proposal the message makes, one sentence (null when none).
+    #[serde(default)]
+    #[schemars(length(max = 300))]
+    pub proposal: Option<String>,
+    /// A decision the message records the group as having reached (null
+    /// when none).
+    #[serde(default)]
+    pub decision: Option<DecisionPayload>,
+    /// Its reactions to the listed proposals.
+    #[serde(default)]
+    #[schemars(length(max = 4))]
+    pub reactions: Vec<ReactionPayload>,
+}
+
+/// The analysis model's reading of a batch of deliberation messages for
+/// proposals, decisions and reactions (seed 002, by model instead of by
+/// pattern).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DeliberationDetection {
+    /// One entry per message listed.
+    #[schemars(length(max = 40))]
+    pub messages: Vec<MessageDetection>,
+}
+
+impl Payload for DeliberationDetection {
+    const NAME: &'static str = "deliberation_detection";
+}
+
+impl DeliberationDetection {
+    /// Cleans every text (junk and placeholders rejected, lengths bounded),
+    /// drops a decision without both topic and outcome, reactions to
+    /// proposals that are not ids (`P3`), entries without a message id, and
+    /// a message's second entry. Always valid: an empty reading is a reading.
+    pub fn validate(&self) -> Validated<Self> {
+        let mut notes = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut messages = Vec::new();
+        for entry in &self.messages {
+            let message = entry.message.trim().to_owned();
+            if message.is_empty() || !seen.insert(message.clone()) {
+                notes.push(format!(
+                    "messages: dropped an entry for {:?} (no id, or a second entry)",
+                    entry.message
+                ));
+                continue;
+            }
+            let proposal = entry
+                .proposal
+                .as_deref()
+                .and_then(|p| clean(p, Limits::SENTENCE, "messages.proposal", &mut notes));
+            let decision = entry.decision.as_ref().and_then(|d| {
+                let topic = clean(&d.topic, 80, "messages.decision.topic", &mut notes)?;
+                let outcome = clean(
+                    &d.outcome,
+                    Limits::SENTENCE,
+                    "messages.decision.outcome",
+                    &mut notes,
+                )?;
+                Some(DecisionPayload { topic, outcome })
+            });
+            let reactions = entry
+                .reactions
+                .iter()
+                .filter_map(|r| {
+                    let id = r.proposal.trim().trim_matches(['[', ']']).to_uppercase();
+                    let ok = id.len() > 1
+                        && id.starts_with('P')
+                        && id[1..].chars().all(|c| c.is_ascii_digit());
+                    if !ok {
+                        notes.push(format!(
+                            "messages.reactions: dropped a reaction to {:?} (not a proposal id)",
+                            r.proposal
+                        ));
+                    }
+                    ok.then_some(ReactionPayload {
+                        proposal: id,
+                        reaction: r.reaction,
+                    })
+                })
+                .take(4)
+                .collect();
+            messages.push(MessageDetection {
+                message,
+                proposal,
+                decision,
+                reactions,
+            });
+        }
+        Validated::new(Self { messages }, notes, 0)
+    }
+}

@@ -30,7 +30,9 @@ pub use analysis::{
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
-pub use listen::ListenAnswer;
+pub use listen::{
+    DecisionPayload, DeliberationDetection, ListenAnswer, MessageDetection, ReactionPayload,
+};
 pub use position::{
     AgreementPayload, AspectPositionPayload, BatchPositionUpdate, DisagreementPayload,
     MessagePositionUpdate, PositionUpdate,

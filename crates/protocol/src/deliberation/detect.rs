@@ -261,16 +261,27 @@ fn named_proposals(board: &Blackboard, text: &str) -> Vec<ProposalId> {
     out
 }
 
-/// What a message contributes to the deliberation memory: the events to
-/// append right after it, in order. `board` is the blackboard before the
-/// message is appended.
-pub fn message_events(
+/// What one message contributes, however it was found (patterns or the
+/// analysis model).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// A new proposal, one sentence.
+    pub proposal: Option<String>,
+    /// A decision: topic and outcome.
+    pub decision: Option<(String, String)>,
+    /// Reactions to proposals the message names.
+    pub named: Vec<(ProposalId, Reaction)>,
+    /// A reaction to no proposal in particular: it goes to the newest
+    /// active proposal of someone else.
+    pub unnamed: Option<Reaction>,
+}
+
+/// The findings of the patterns in `message`.
+pub fn pattern_findings(
     board: &Blackboard,
     patterns: &Patterns,
     message: &DialogueMessage,
-) -> Vec<DebateEvent> {
-    let mut events = Vec::new();
-    let speaker = &message.persona;
+) -> Findings {
     let text = message.content.as_str();
     let support = any(&patterns.support, text);
     let oppose = any(&patterns.oppose, text);
@@ -279,11 +290,8 @@ pub fn message_events(
         (false, true) => Some(Reaction::Oppose),
         _ => None,
     };
-
-    // Reactions first: a message that proposes anew may still answer an
-    // earlier proposal.
     let named = named_proposals(board, text);
-    let quoted: Vec<ProposalId> = board
+    let quoted = board
         .proposals()
         .iter()
         .rev()
@@ -293,21 +301,76 @@ pub fn message_events(
             let prefix: String = p.content.chars().take(QUOTE_PREFIX).collect();
             prefix.chars().count() >= 12 && text.contains(&prefix)
         })
-        .map(|p| p.id.clone())
-        .collect();
+        .map(|p| p.id.clone());
+    let mut targets: Vec<(ProposalId, Reaction)> = Vec::new();
+    for id in named.iter().cloned().chain(quoted) {
+        if !targets.iter().any(|(t, _)| *t == id) {
+            targets.push((id, reaction.unwrap_or(Reaction::Neutral)));
+        }
+    }
+    let decision = matched_sentence(&patterns.decision, text).map(|sentence| {
+        let (topic, outcome) = match named.first() {
+            Some(id) => (format!("proposal {id}"), sentence.clone()),
+            None => match sentence.split_once(':') {
+                Some((topic, outcome)) if !outcome.trim().is_empty() => {
+                    (strip_tags(topic), outcome.trim().to_owned())
+                }
+                _ => {
+                    let words: Vec<&str> = sentence.split_whitespace().take(6).collect();
+                    (format!("{}…", words.join(" ")), sentence.clone())
+                }
+            },
+        };
+        let topic = if topic.is_empty() {
+            "decision".to_owned()
+        } else {
+            topic
+        };
+        (topic, outcome)
+    });
+    Findings {
+        proposal: matched_sentence(&patterns.proposal, text),
+        decision,
+        unnamed: if targets.is_empty() { reaction } else { None },
+        named: targets,
+    }
+}
+
+/// What a message contributes to the deliberation memory by the patterns:
+/// the events to append right after it, in order. `board` is the
+/// blackboard before the message is appended.
+pub fn message_events(
+    board: &Blackboard,
+    patterns: &Patterns,
+    message: &DialogueMessage,
+) -> Vec<DebateEvent> {
+    events_for(board, message, &pattern_findings(board, patterns, message))
+}
+
+/// The events of `findings` for `message`, by the rules of this module
+/// (reactions, acceptance or rejection, the new proposal, the decision).
+pub fn events_for(
+    board: &Blackboard,
+    message: &DialogueMessage,
+    findings: &Findings,
+) -> Vec<DebateEvent> {
+    let mut events = Vec::new();
+    let speaker = &message.persona;
     let active_of_others = |id: &ProposalId| {
         board
             .proposal(id)
             .is_some_and(|p| p.status == ProposalStatus::Active && &p.proposer != speaker)
     };
-    let mut targets: Vec<(ProposalId, Reaction)> = Vec::new();
-    for id in named.iter().chain(&quoted) {
-        if active_of_others(id) && !targets.iter().any(|(t, _)| t == id) {
-            targets.push((id.clone(), reaction.unwrap_or(Reaction::Neutral)));
-        }
-    }
+    // Reactions first: a message that proposes anew may still answer an
+    // earlier proposal.
+    let mut targets: Vec<(ProposalId, Reaction)> = findings
+        .named
+        .iter()
+        .filter(|(id, _)| active_of_others(id))
+        .cloned()
+        .collect();
     if targets.is_empty()
-        && let Some(reaction) = reaction
+        && let Some(reaction) = findings.unnamed
         && let Some(p) = board
             .proposals()
             .iter()
@@ -382,7 +445,7 @@ pub fn message_events(
         }
     }
 
-    if let Some(content) = matched_sentence(&patterns.proposal, text) {
+    if let Some(content) = findings.proposal.clone() {
         let id = ProposalId::new(format!("P{}", board.proposals().len() + 1));
         for earlier in board
             .proposals()
@@ -406,25 +469,8 @@ pub fn message_events(
         });
     }
 
-    if !settled && let Some(sentence) = matched_sentence(&patterns.decision, text) {
+    if !settled && let Some((topic, outcome)) = findings.decision.clone() {
         decisions += 1;
-        let (topic, outcome) = match named.first() {
-            Some(id) => (format!("proposal {id}"), sentence.clone()),
-            None => match sentence.split_once(':') {
-                Some((topic, outcome)) if !outcome.trim().is_empty() => {
-                    (strip_tags(topic), outcome.trim().to_owned())
-                }
-                _ => {
-                    let words: Vec<&str> = sentence.split_whitespace().take(6).collect();
-                    (format!("{}…", words.join(" ")), sentence.clone())
-                }
-            },
-        };
-        let topic = if topic.is_empty() {
-            "decision".to_owned()
-        } else {
-            topic
-        };
         events.push(DebateEvent::DecisionRecorded {
             decision: Decision {
                 id: DecisionId::new(format!("D{decisions}")),
@@ -441,6 +487,130 @@ pub fn message_events(
         });
     }
     events
+}
+
+/// Where decisions, proposals and reactions are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectionSource {
+    /// The patterns, as each message is appended (default).
+    #[default]
+    Patterns,
+    /// The analysis model, in batches in the background.
+    Model,
+    /// Both: the patterns at once, the model later for what they missed.
+    Both,
+}
+
+impl DetectionSource {
+    /// Whether the patterns run.
+    pub fn patterns(self) -> bool {
+        matches!(self, Self::Patterns | Self::Both)
+    }
+
+    /// Whether the analysis model runs.
+    pub fn model(self) -> bool {
+        matches!(self, Self::Model | Self::Both)
+    }
+}
+
+/// The events of the analysis model's reading of `messages` (a
+/// `deliberation_detection` payload), in transcript order, then the
+/// `deliberation_detected` marker. Each message's findings go through the
+/// same rules as the patterns' ([`events_for`]); a reaction to a proposal
+/// that does not exist is dropped with a note; with `both`, a proposal or
+/// decision the patterns already took from a message is not recorded
+/// twice. A failed or unusable reading is a `deliberation_detection`
+/// warning (the marker still follows: it is not asked again).
+pub fn model_events(
+    board: &Blackboard,
+    messages: &[agon_core::MessageId],
+    output: crate::ModelOutput,
+    source: DetectionSource,
+    time: chrono::DateTime<chrono::Utc>,
+) -> Vec<DebateEvent> {
+    use agon_core::StepId;
+    use agon_core::extraction::DeliberationDetection;
+    let Some(first) = messages.first() else {
+        return Vec::new();
+    };
+    let step = StepId::Detection(first.clone());
+    let marker = DebateEvent::DeliberationDetected {
+        messages: messages.to_vec(),
+    };
+    let validated = match crate::extract(output, |d: DeliberationDetection| Ok(d.validate())) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![
+                crate::step_failed(step, format!("decisions and proposals not read: {e}"), time),
+                marker,
+            ];
+        }
+    };
+    let mut notes: Vec<String> = validated.notes().to_vec();
+    let mut scratch = board.clone();
+    let mut out = Vec::new();
+    for id in messages {
+        let Some(message) = scratch.message(id).cloned() else {
+            continue;
+        };
+        let Some(entry) = validated
+            .value()
+            .messages
+            .iter()
+            .find(|e| e.message == id.as_str())
+        else {
+            continue;
+        };
+        let mut findings = Findings {
+            proposal: entry.proposal.clone(),
+            decision: entry
+                .decision
+                .as_ref()
+                .map(|d| (d.topic.clone(), d.outcome.clone())),
+            named: Vec::new(),
+            unnamed: None,
+        };
+        for r in &entry.reactions {
+            let pid = ProposalId::new(r.proposal.as_str());
+            if scratch.proposal(&pid).is_some() {
+                findings.named.push((pid, r.reaction));
+            } else {
+                notes.push(format!(
+                    "{id}: dropped a reaction to {} (no such proposal)",
+                    r.proposal
+                ));
+            }
+        }
+        if source == DetectionSource::Both {
+            if scratch
+                .proposals()
+                .iter()
+                .any(|p| p.proposer == message.persona && p.time == message.time)
+            {
+                findings.proposal = None;
+            }
+            if scratch
+                .decisions()
+                .iter()
+                .any(|d| d.source_message.as_ref() == Some(id))
+            {
+                findings.decision = None;
+            }
+        }
+        // Only what applies goes out: a rejected event would fail the append.
+        for e in events_for(&scratch, &message, &findings) {
+            match scratch.apply(&e) {
+                Ok(()) => out.push(e),
+                Err(err) => notes.push(format!("{id}: dropped {}: {err}", e.name())),
+            }
+        }
+    }
+    if !notes.is_empty() {
+        out.push(DebateEvent::OutputRepaired { step, notes });
+    }
+    out.push(marker);
+    out
 }
 
 #[cfg(test)]
@@ -619,5 +789,77 @@ mod board_tests {
         assert!(crate::deliberation::consensus(&bb));
         // A repeated reaction is not recorded again.
         assert!(say(&mut bb, "cy", "I agree with P1.").is_empty());
+    }
+
+    #[test]
+    fn the_models_reading_goes_through_the_same_rules_and_junk_is_dropped() {
+        let mut bb = board();
+        let ids: Vec<agon_core::MessageId> = ["ada", "bo", "cy"]
+            .iter()
+            .map(|who| {
+                let message = DialogueMessage {
+                    id: MessageId::new(format!("msg-{}", bb.messages().len() + 1)),
+                    persona: PersonaId::new(*who),
+                    kind: MessageKind::Deliberation,
+                    aspect: None,
+                    round: 0,
+                    miniround: None,
+                    crux_room: None,
+                    content: format!("{who} speaks"),
+                    time: DateTime::UNIX_EPOCH,
+                    reply_to: None,
+                    meta: None,
+                };
+                let id = message.id.clone();
+                bb.apply(&DebateEvent::MessageAppended { message }).unwrap();
+                id
+            })
+            .collect();
+        let output = Ok(serde_json::json!({"messages": [
+            {"message": "msg-1", "proposal": "Free trams on Sundays.", "decision": null, "reactions": []},
+            {"message": "msg-2", "proposal": null, "decision": null,
+             "reactions": [{"proposal": "[p1]", "reaction": "support"}, {"proposal": "P9", "reaction": "oppose"}, {"proposal": "the first", "reaction": "oppose"}]},
+            {"message": "msg-3", "proposal": "null", "decision": {"topic": "Trams", "outcome": "Free on Sundays from May."},
+             "reactions": [{"proposal": "P1", "reaction": "support"}]},
+            {"message": "msg-99", "proposal": "Ignored.", "decision": null, "reactions": []}
+        ]}));
+        let events = model_events(
+            &bb,
+            &ids,
+            output,
+            DetectionSource::Model,
+            DateTime::UNIX_EPOCH,
+        );
+        for e in &events {
+            bb.apply(e).unwrap();
+        }
+        let p1 = bb.proposal(&ProposalId::new("P1")).unwrap();
+        assert_eq!(p1.content, "Free trams on Sundays.");
+        // Everyone else supports it: accepted, a consensus decision; the
+        // message's own decision is not recorded twice.
+        assert_eq!(p1.status, ProposalStatus::Accepted);
+        assert_eq!(bb.decisions().len(), 1);
+        assert_eq!(bb.proposals().len(), 1, "msg-99 is not in the batch");
+        let notes: Vec<&String> = events
+            .iter()
+            .filter_map(|e| match e {
+                DebateEvent::OutputRepaired { notes, .. } => Some(notes),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("P9") && n.contains("no such proposal")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("the first") && n.contains("not a proposal id")),
+            "{notes:?}"
+        );
+        assert!(ids.iter().all(|id| bb.is_detected(id)));
     }
 }

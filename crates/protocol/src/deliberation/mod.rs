@@ -28,8 +28,10 @@
 //!   is a warning; it is not retried until `resummarize_every` more
 //!   messages, and meanwhile the speaker's view cuts the window to fit.
 //! - Decisions, proposals and reactions come from each message by the
-//!   patterns of [`detect`] (appended with the message); with `analysis`
-//!   on, messages are also analysed in batches into the position ledger.
+//!   patterns of [`detect`] (appended with the message) and/or by the
+//!   analysis model ([`Background::Detect`], in batches of
+//!   `analysis_every`); with `analysis` on, messages are also analysed in
+//!   batches into the position ledger.
 //!
 //! ## Stopping
 //! After the turn limit, or earlier at the first decision every
@@ -51,7 +53,7 @@ use crate::rules::DetectionRules;
 use crate::step::{
     AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
 };
-pub use detect::{PatternError, Patterns};
+pub use detect::{DetectionSource, PatternError, Patterns};
 
 /// How the next speaker is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -118,6 +120,8 @@ pub struct DeliberationRules {
     pub stop: StopRules,
     /// Background analysis into the position ledger (`None`: off).
     pub analysis: Option<DetectionRules>,
+    /// Where decisions, proposals and reactions are found.
+    pub detection: DetectionSource,
     /// Messages per analysis batch (at least 1).
     pub analysis_every: usize,
 }
@@ -292,22 +296,24 @@ impl Deliberation {
         }
     }
 
-    /// Analyses not applied yet: one batch per `analysis_every` messages,
-    /// listed once the batch is complete (or the session is over).
+    /// Background work not applied yet, per `analysis_every` messages
+    /// (listed once the batch is complete, or the session is over): the
+    /// model's reading for decisions and proposals, then the ledger analysis.
     fn background(&self, board: &Blackboard, over: bool) -> Vec<Background> {
-        let Some(d) = self.rules.analysis else {
+        let detect = self.rules.detection.model();
+        if self.rules.analysis.is_none() && !detect {
             return Vec::new();
-        };
+        }
         // Position and the batch's disagreements in one call; a pair that
         // disagrees in consecutive batches opens a claim, as in the
         // structured debate (the claims are shown; no crux room runs).
-        let mode = AnalysisMode {
+        let mode = self.rules.analysis.map(|d| AnalysisMode {
             combined: d.mode == crate::rules::DetectionMode::Combined,
             detector: d.mode == crate::rules::DetectionMode::Separate,
             window: d.window,
             context: 1,
             claims: (d.mode != crate::rules::DetectionMode::Off).then_some(d.detector),
-        };
+        });
         let every = self.rules.analysis_every.max(1);
         let messages = board.messages();
         let mut out = Vec::new();
@@ -317,16 +323,27 @@ impl Deliberation {
             if end - start < every && !over {
                 break;
             }
-            let pending: Vec<agon_core::MessageId> = messages[start..end]
+            let chunk = &messages[start..end];
+            let unread: Vec<agon_core::MessageId> = chunk
                 .iter()
-                .filter(|m| !board.is_analyzed(&m.id))
+                .filter(|m| detect && !board.is_detected(&m.id))
                 .map(|m| m.id.clone())
                 .collect();
-            if !pending.is_empty() {
-                out.push(Background::AnalyseBatch {
-                    messages: pending,
-                    mode,
-                });
+            if !unread.is_empty() {
+                out.push(Background::Detect { messages: unread });
+            }
+            if let Some(mode) = mode {
+                let pending: Vec<agon_core::MessageId> = chunk
+                    .iter()
+                    .filter(|m| !board.is_analyzed(&m.id))
+                    .map(|m| m.id.clone())
+                    .collect();
+                if !pending.is_empty() {
+                    out.push(Background::AnalyseBatch {
+                        messages: pending,
+                        mode,
+                    });
+                }
             }
             start = end;
         }
@@ -397,6 +414,9 @@ impl Protocol for Deliberation {
         board: &Blackboard,
         message: &agon_core::DialogueMessage,
     ) -> Vec<agon_core::DebateEvent> {
+        if !self.rules.detection.patterns() {
+            return Vec::new();
+        }
         detect::message_events(board, &self.rules.patterns, message)
     }
 }

@@ -169,6 +169,7 @@ pub fn describe(plan: &Plan) -> String {
                 let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
                 format!("analyse [{}]", ids.join(" "))
             }
+            Background::Detect { messages } => format!("detect {}", messages.len()),
             Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
             Background::Reflect { aspect, .. } => format!("reflect {aspect}"),
         })
@@ -281,6 +282,16 @@ impl Sim {
                     combined: mode.combined,
                 };
                 background::batch_analysis(bb, messages, out, mode, T0)
+            }
+            Background::Detect { messages } => {
+                // The model reads nothing: only the marker.
+                agon_protocol::deliberation::detect::model_events(
+                    bb,
+                    messages,
+                    Ok(serde_json::json!({ "messages": [] })),
+                    agon_protocol::DetectionSource::Model,
+                    T0,
+                )
             }
             Background::RoundRecord { aspect, round } => {
                 background::round_record(bb, aspect, *round, self.script.round_record(bb), T0)
