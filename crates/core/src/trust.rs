@@ -312,6 +312,28 @@ impl AgentMemory {
         dissents: &[crate::trust_harvest::DissentDraft],
         now: DateTime<Utc>,
     ) -> bool {
+        self.record_debate_with(
+            debate,
+            rounds,
+            dissents,
+            now,
+            &crate::trust_harvest::word_cosine,
+        )
+    }
+
+    /// [`record_debate`](Self::record_debate) with the similarity the
+    /// novelty is measured by (seed 003: the cosine of the two texts'
+    /// embeddings; [`word_cosine`](crate::trust_harvest::word_cosine)
+    /// without an embedder). `similarity(new, past)` is a cosine in
+    /// [−1, 1]; [`dissent_depth`] clamps it.
+    pub fn record_debate_with(
+        &mut self,
+        debate: &str,
+        rounds: u32,
+        dissents: &[crate::trust_harvest::DissentDraft],
+        now: DateTime<Utc>,
+        similarity: &dyn Fn(&str, &str) -> f64,
+    ) -> bool {
         if self.debates.iter().any(|d| d == debate) {
             return false;
         }
@@ -321,7 +343,7 @@ impl AgentMemory {
             let similarities: Vec<f64> = self
                 .dissent_history
                 .iter()
-                .map(|past| crate::trust_harvest::word_cosine(&d.text, &past.dissent_text))
+                .map(|past| similarity(&d.text, &past.dissent_text))
                 .collect();
             let depth_score = dissent_depth(&d.text, d.citations.len(), &similarities);
             self.log_dissent(

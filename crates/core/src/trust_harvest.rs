@@ -7,9 +7,10 @@
 //! Where dissents come from:
 //! - **critiques** (dialectic): the critic dissents from the target's
 //!   proposal. Impact: the target's refinement in the same round took it
-//!   in: its ledger records a concession or shift in that round, or the
-//!   refinement repeats at least [`ADDRESSED_OVERLAP`] of the critique's
-//!   content words;
+//!   in, as the analysis model judges it ([`dissents_judged`]); without a
+//!   judgement, its ledger records a concession or shift in that round, or
+//!   the refinement repeats at least [`ADDRESSED_OVERLAP`] of the
+//!   critique's content words;
 //! - **crux-room positions** (structured debate): each party's entry
 //!   position. Impact: the card resolved the claim, or the other party
 //!   conceded or shifted from the room's round on;
@@ -85,6 +86,26 @@ pub struct DissentDraft {
     pub feedback_incorporated: bool,
 }
 
+/// Cosine similarity of two embeddings (0 when either is empty or zero,
+/// or their lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
 /// Cosine similarity of two texts' word counts (0 when either is empty):
 /// the novelty stand-in when no embedder is at hand.
 pub fn word_cosine(a: &str, b: &str) -> f64 {
@@ -125,6 +146,75 @@ fn moved_since(board: &Blackboard, persona: &PersonaId, from: u32) -> bool {
 /// Every dissent of the debate, in transcript order (critiques and crux
 /// positions), then the strong disagreements of the ledger.
 pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
+    dissents_judged(board, debate, &HashMap::new())
+}
+
+/// The critiques whose impact is judged by someone (the analysis model):
+/// each critique's message id with whether its target's refinement took it
+/// in. [`critique_groups`] lists what to ask.
+pub type Judged = HashMap<crate::ids::MessageId, bool>;
+
+/// The critiques to judge: per round and target with a refinement, the
+/// target's proposal, the critiques it received and its refinement.
+pub fn critique_groups(board: &Blackboard) -> Vec<CritiqueGroup> {
+    let mut out: Vec<CritiqueGroup> = Vec::new();
+    for m in board.messages() {
+        let MessageKind::Critique { target } = &m.kind else {
+            continue;
+        };
+        if let Some(g) = out
+            .iter_mut()
+            .find(|g| g.round == m.round && &g.target == target)
+        {
+            g.critiques.push(m.id.clone());
+            continue;
+        }
+        let find = |kind: MessageKind| {
+            board
+                .messages()
+                .iter()
+                .find(|r| r.kind == kind && &r.persona == target && r.round == m.round)
+                .map(|r| r.id.clone())
+        };
+        let (Some(proposal), Some(refinement)) =
+            (find(MessageKind::Proposal), find(MessageKind::Refinement))
+        else {
+            continue;
+        };
+        out.push(CritiqueGroup {
+            round: m.round,
+            target: target.clone(),
+            proposal,
+            critiques: vec![m.id.clone()],
+            refinement,
+        });
+    }
+    out
+}
+
+/// One target's proposal in a round, the critiques it received and its
+/// refinement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CritiqueGroup {
+    /// The round.
+    pub round: u32,
+    /// Whose proposal.
+    pub target: PersonaId,
+    /// The proposal.
+    pub proposal: crate::ids::MessageId,
+    /// The critiques, in order.
+    pub critiques: Vec<crate::ids::MessageId>,
+    /// The refinement.
+    pub refinement: crate::ids::MessageId,
+}
+
+/// [`dissents`], with the critiques in `judged` taking their judged impact
+/// instead of the lexical and ledger rule.
+pub fn dissents_judged(
+    board: &Blackboard,
+    debate: &DebateId,
+    judged: &Judged,
+) -> Vec<DissentDraft> {
     let task = board
         .topic()
         .map(|t| t.question.clone())
@@ -151,7 +241,10 @@ pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
                     p.concessions.iter().any(|c| c.round == m.round)
                         || p.shifts.iter().any(|s| s.round == m.round)
                 });
-                let impact = refinement.is_some() && (addressed || moved);
+                let impact = match judged.get(&m.id) {
+                    Some(taken_in) => *taken_in,
+                    None => refinement.is_some() && (addressed || moved),
+                };
                 out.push(DissentDraft {
                     agent: board.persona_name(&m.persona).to_owned(),
                     round_id: format!("{debate}/round_{}", m.round),
@@ -293,7 +386,16 @@ pub struct AgentRecord {
 
 /// What the debate adds to each debater's memory, by name.
 pub fn agent_records(board: &Blackboard, debate: &DebateId) -> Vec<AgentRecord> {
-    let drafts = dissents(board, debate);
+    agent_records_judged(board, debate, &HashMap::new())
+}
+
+/// [`agent_records`] with judged critique impacts ([`dissents_judged`]).
+pub fn agent_records_judged(
+    board: &Blackboard,
+    debate: &DebateId,
+    judged: &Judged,
+) -> Vec<AgentRecord> {
+    let drafts = dissents_judged(board, debate, judged);
     rounds_participated(board)
         .into_iter()
         .map(|(agent, rounds)| {

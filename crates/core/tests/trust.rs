@@ -44,6 +44,36 @@ fn dissent_depth_follows_the_seed_formula() {
 }
 
 #[test]
+fn novelty_uses_the_similarity_given() {
+    use agon_core::trust_harvest::DissentDraft;
+    let draft = |debate: &str| DissentDraft {
+        agent: "Mara".into(),
+        round_id: format!("{debate}/round_1"),
+        timestamp: t0(),
+        context: EventContext::default(),
+        text: words(25),
+        citations: vec![],
+        impact: false,
+        feedback_incorporated: false,
+    };
+    let depth_with = |similarity: f64| {
+        let mut m = AgentMemory::new("Mara", "m", t0());
+        m.record_debate("d-1", 1, &[draft("d-1")], t0());
+        m.record_debate_with("d-2", 1, &[draft("d-2")], t0(), &|_, _| similarity);
+        m.dissent_history[1].depth_score
+    };
+    // 25 words → 0.5, no citations; novelty 1 − similarity.
+    assert!((depth_with(1.0) - 0.5).abs() < 1e-12);
+    assert!((depth_with(0.0) - 1.5).abs() < 1e-12);
+    assert!((depth_with(0.75) - 0.75).abs() < 1e-12);
+    // The default is the words' cosine: the same words are not novel.
+    let mut m = AgentMemory::new("Mara", "m", t0());
+    m.record_debate("d-1", 1, &[draft("d-1")], t0());
+    m.record_debate("d-2", 1, &[draft("d-2")], t0());
+    assert!((m.dissent_history[1].depth_score - 0.5).abs() < 1e-9);
+}
+
+#[test]
 fn a_new_agent_starts_at_0_6_on_probation_until_5_rounds() {
     let mut m = AgentMemory::new("Mara", "gpt-4o-mini", t0());
     assert_eq!(m.trust_score, INITIAL_TRUST);

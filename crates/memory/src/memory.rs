@@ -97,6 +97,12 @@ impl Memory {
         &self.space
     }
 
+    /// The embeddings of `texts` as documents, with the memory's embedder
+    /// (in its batches), in order.
+    pub async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MemoryError> {
+        self.embed(texts, InputType::Document).await
+    }
+
     async fn embed(
         &self,
         texts: &[String],

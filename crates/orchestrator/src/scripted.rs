@@ -189,6 +189,15 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
         }
         Some("listen") => scripted_listen(user),
         Some("deliberation_detection") => scripted_detection(user),
+        Some("critique_impact") => {
+            // The first critique listed was taken in, the others not.
+            let ids: Vec<&str> = user
+                .lines()
+                .filter_map(|l| between(l, "[", "] "))
+                .filter(|id| id.starts_with("msg-"))
+                .collect();
+            json!({"critiques": ids.iter().enumerate().map(|(i, id)| json!({"message": id, "addressed": i == 0})).collect::<Vec<_>>()})
+        }
         Some(other) => json!({"error": format!("no script for {other}")}),
         None if user.contains("Continue the deliberation") => {
             return scripted_deliberation(system, user);

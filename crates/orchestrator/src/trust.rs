@@ -287,16 +287,56 @@ impl TrustStore {
         records: &[agon_core::trust_harvest::AgentRecord],
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, TrustStoreError> {
+        self.record_embedded(debate, records, now, None)
+            .await
+            .map(|(agents, _)| agents)
+    }
+
+    /// [`record`](Self::record), with novelty measured by the cosine of
+    /// the embeddings of `embedder` (seed 003) when one is given: the new
+    /// dissents and the agent's past ones are embedded first. When the
+    /// embedder fails, the words' cosine is used and the reason is returned
+    /// (a warning for the caller).
+    pub async fn record_embedded(
+        &self,
+        debate: &DebateId,
+        records: &[agon_core::trust_harvest::AgentRecord],
+        now: DateTime<Utc>,
+        embedder: Option<&agon_memory::Memory>,
+    ) -> Result<(Vec<String>, Option<String>), TrustStoreError> {
+        let mut warning = None;
         for r in records {
+            let mut vectors: std::collections::HashMap<String, Vec<f32>> =
+                std::collections::HashMap::new();
+            if let Some(memory) = embedder.filter(|_| !r.dissents.is_empty()) {
+                let mut texts: Vec<String> = r.dissents.iter().map(|d| d.text.clone()).collect();
+                if let Some(past) = self.get(&r.agent).await? {
+                    texts.extend(past.dissent_history.iter().map(|d| d.dissent_text.clone()));
+                }
+                texts.sort();
+                texts.dedup();
+                match memory.embed_documents(&texts).await {
+                    Ok(embedded) => vectors = texts.into_iter().zip(embedded).collect(),
+                    Err(e) => {
+                        warning = Some(format!(
+                            "dissent novelty measured by words, not embeddings: {e}"
+                        ));
+                    }
+                }
+            }
+            let similarity = |a: &str, b: &str| match (vectors.get(a), vectors.get(b)) {
+                (Some(x), Some(y)) => agon_core::trust_harvest::cosine(x, y),
+                _ => agon_core::trust_harvest::word_cosine(a, b),
+            };
             self.update(&r.agent, &r.model, now, &|m| {
                 if !r.model.is_empty() {
                     m.model.clone_from(&r.model);
                 }
-                m.record_debate(debate.as_str(), r.rounds, &r.dissents, now);
+                m.record_debate_with(debate.as_str(), r.rounds, &r.dissents, now, &similarity);
             })
             .await?;
         }
-        Ok(records.iter().map(|r| r.agent.clone()).collect())
+        Ok((records.iter().map(|r| r.agent.clone()).collect(), warning))
     }
 
     /// The `devils_advocate_chosen` event of `round`: the candidates'

@@ -364,6 +364,28 @@ async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
         assert_eq!(drawn.len(), 2);
         let md = agon_orchestrator::report::markdown(&bb);
         assert!(md.contains("## Devil's advocates\n\n- Round 1: "), "{md}");
+        // Each devil's advocate's critiques of its round are the dissents
+        // it logged, listed under it.
+        let section = &md[md.find("## Devil's advocates").unwrap()..];
+        let round1 = section.lines().nth(2).unwrap();
+        let critiques = bb
+            .messages()
+            .iter()
+            .filter(|m| {
+                m.round == 1
+                    && Some(&m.persona) == bb.devils_advocate(1)
+                    && matches!(m.kind, agon_core::MessageKind::Critique { .. })
+            })
+            .count();
+        assert!(critiques > 0);
+        assert!(
+            round1.contains(&format!("{critiques} dissent(s) logged")),
+            "{section}"
+        );
+        assert!(
+            section.lines().nth(3).unwrap().starts_with("  - "),
+            "{section}"
+        );
         for (chosen, fallback) in &drawn {
             assert!(!fallback, "{drawn:?}");
             assert_ne!(chosen, &low_id, "{low} has low trust: {drawn:?}");
@@ -372,4 +394,117 @@ async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
         let score = trust.require(&low).await.unwrap().trust_score;
         assert!(score <= 0.2, "{score}");
     }
+}
+
+/// Seed 003's novelty is `1 − max cosine` of the dissent's embedding
+/// against the agent's past ones: with the run's embedder (MiniLM), a
+/// paraphrase of an earlier dissent is not novel even when it shares few
+/// words with it; the words' cosine (no embedder) finds it novel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
+    use agon_core::trust_harvest::{AgentRecord, DissentDraft};
+    use agon_llm::Embedder;
+    use agon_memory::{Memory, RetrievalConfig};
+
+    let dir = std::env::temp_dir().join("agon-orchestrator-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!("{}.db", crate::support::unique("novelty")))
+            .display()
+    );
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let memory = Memory::open(
+        agon_memory::open(&url).await.unwrap(),
+        embedder,
+        RetrievalConfig::default(),
+    )
+    .await
+    .unwrap();
+    let trust = TrustStore::new(sqlite().await);
+    let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
+    let record = |agent: &str, debate: &str, text: &str| AgentRecord {
+        agent: agent.into(),
+        model: "m".into(),
+        rounds: 1,
+        dissents: vec![DissentDraft {
+            agent: agent.into(),
+            round_id: format!("{debate}/round_1"),
+            timestamp: now,
+            context: EventContext::default(),
+            text: text.into(),
+            citations: vec![],
+            impact: false,
+            feedback_incorporated: false,
+        }],
+    };
+    let first = "The cache will fail under heavy traffic because nothing evicts old entries.";
+    let paraphrase = "With many requests this store breaks down, as stale items are never removed.";
+    let mut depths = Vec::new();
+    for (agent, embed) in [("Embedded", Some(&memory)), ("Worded", None)] {
+        for (debate, text) in [("d-1", first), ("d-2", paraphrase)] {
+            let (_, warning) = trust
+                .record_embedded(
+                    &DebateId::new(debate),
+                    &[record(agent, debate, text)],
+                    now,
+                    embed,
+                )
+                .await
+                .unwrap();
+            assert!(warning.is_none(), "{warning:?}");
+        }
+        let m = trust.require(agent).await.unwrap();
+        depths.push(m.dissent_history[1].depth_score);
+    }
+    let (embedded, worded) = (depths[0], depths[1]);
+    // Same length and citations: the depths differ by the novelty alone.
+    assert!(
+        worded - embedded > 0.3,
+        "embedded {embedded:.3}, words {worded:.3}"
+    );
+}
+
+/// A critique's impact is the analysis model's judgement of whether the
+/// target's refinement took it in (the scripted judge: the first critique
+/// of each proposal was, the others not), recorded in the trust memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_analysis_model_judges_whether_a_critique_was_taken_in() {
+    let store = sqlite().await;
+    let orch = Orchestrator::new(Arc::clone(&store));
+    let mut config = crate::dialectic::dialectic_config(2);
+    config.dialectic.analysis = false;
+    let id = orch.create(&config).await.unwrap();
+    let models = Models::uniform(
+        Arc::new(ScriptedModel::new(StdDuration::ZERO)),
+        PriceTable::default(),
+    );
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = store.load(&id).await.unwrap();
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+    let groups = agon_core::trust_harvest::critique_groups(&bb);
+    // 3 agents × 2 rounds: each proposal got 2 critiques and a refinement.
+    assert_eq!(groups.len(), 6);
+    let first: Vec<String> = groups
+        .iter()
+        .map(|g| bb.message(&g.critiques[0]).unwrap().content.clone())
+        .collect();
+    let trust = TrustStore::new(Arc::clone(&store));
+    let mut taken_in = 0;
+    let mut total = 0;
+    for m in trust.all().await.unwrap() {
+        for d in &m.dissent_history {
+            total += 1;
+            let judged_first = first.contains(&d.dissent_text);
+            assert_eq!(
+                d.impact, judged_first,
+                "{}: {}",
+                m.agent_name, d.dissent_text
+            );
+            assert_eq!(d.feedback_incorporated, judged_first);
+            taken_in += usize::from(d.impact);
+        }
+    }
+    assert_eq!((taken_in, total), (6, 12));
 }

@@ -314,6 +314,41 @@ pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
     }
 }
 
+/// Seed 003's dissent impact: which critiques of `group`'s proposal did
+/// its refinement take in?
+pub fn critique_impact(
+    bb: &Blackboard,
+    group: &agon_core::trust_harvest::CritiqueGroup,
+) -> Option<Prompt> {
+    let text = |id: &agon_core::MessageId| bb.message(id).map(|m| m.content.trim().to_owned());
+    let who = bb.persona_name(&group.target);
+    let mut user = format!(
+        "{who}'s proposal (round {}):\n{}\n\nThe critiques it received:\n",
+        group.round,
+        super::quote(&text(&group.proposal)?, 1_500)
+    );
+    for id in &group.critiques {
+        let m = bb.message(id)?;
+        user.push_str(&format!(
+            "[{id}] {}: {}\n",
+            bb.persona_name(&m.persona),
+            super::quote(&m.content, 800)
+        ));
+    }
+    user.push_str(&format!(
+        "\n{who}'s refinement:\n{}\n\nFor each critique, by its id: addressed = true if the \
+         refinement changed the proposal in response to it (took the point in), false if it \
+         ignored or only mentioned it.",
+        super::quote(&text(&group.refinement)?, 1_500)
+    ));
+    Some(Prompt {
+        system:
+            "You judge whether design feedback was taken in. Answer only with the JSON asked for."
+                .to_owned(),
+        user,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -190,3 +190,49 @@ mod tests {
         assert_eq!(v.notes().len(), 1);
     }
 }
+
+/// Whether one critique was taken in by its target's refinement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CritiqueImpact {
+    /// The critique's message id, as listed (`msg-12`).
+    #[schemars(length(max = 40))]
+    pub message: String,
+    /// Whether the refinement changed the proposal in response to it.
+    pub addressed: bool,
+}
+
+/// The analysis model's judgement of which critiques a refinement took in
+/// (seed 003's dissent impact).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ImpactJudgement {
+    /// One entry per critique listed.
+    #[schemars(length(max = 12))]
+    pub critiques: Vec<CritiqueImpact>,
+}
+
+impl Payload for ImpactJudgement {
+    const NAME: &'static str = "critique_impact";
+}
+
+impl ImpactJudgement {
+    /// Keeps the first entry per critique id among `ids`; notes the rest.
+    pub fn validate(&self, ids: &[String]) -> Validated<Self> {
+        let mut notes = Vec::new();
+        let mut critiques: Vec<CritiqueImpact> = Vec::new();
+        for c in &self.critiques {
+            let id = c.message.trim();
+            if !ids.iter().any(|i| i == id) || critiques.iter().any(|k| k.message == id) {
+                notes.push(format!(
+                    "critiques: dropped {:?} (not listed, or twice)",
+                    c.message
+                ));
+                continue;
+            }
+            critiques.push(CritiqueImpact {
+                message: id.to_owned(),
+                addressed: c.addressed,
+            });
+        }
+        Validated::new(Self { critiques }, notes, 0)
+    }
+}

@@ -29,7 +29,9 @@ pub use analysis::{
 };
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
-pub use dialectic::{ClarifyingQuestions, MAX_QUESTIONS, SolutionPayload};
+pub use dialectic::{
+    ClarifyingQuestions, CritiqueImpact, ImpactJudgement, MAX_QUESTIONS, SolutionPayload,
+};
 pub use listen::{
     DecisionPayload, DeliberationDetection, ListenAnswer, MessageDetection, ReactionPayload,
 };

@@ -270,21 +270,36 @@ fn devils_advocates(s: &mut String, bb: &Blackboard) {
         return;
     }
     s.push_str("## Devil's advocates\n\n");
+    // The dissents each one logged in its round, as the trust memory
+    // records them (impact: whether the critique changed the outcome).
+    let dissents = bb
+        .debate()
+        .map(|d| agon_core::trust_harvest::dissents(bb, d))
+        .unwrap_or_default();
     for (round, persona) in bb.devils_advocates() {
-        let critiques = bb
-            .messages()
+        let name = bb.persona_name(persona);
+        let round_id = bb
+            .debate()
+            .map(|d| format!("{d}/round_{round}"))
+            .unwrap_or_default();
+        let logged: Vec<_> = dissents
             .iter()
-            .filter(|m| {
-                m.round == *round
-                    && &m.persona == persona
-                    && matches!(m.kind, agon_core::MessageKind::Critique { .. })
-            })
-            .count();
+            .filter(|d| d.agent == name && d.round_id == round_id)
+            .collect();
+        let changed = logged.iter().filter(|d| d.impact).count();
         let _ = writeln!(
             s,
-            "- Round {round}: {} ({critiques} dissenting critiques; drawn from the trust memory)",
-            bb.persona_name(persona)
+            "- Round {round}: {name}, drawn from the trust memory; {} dissent(s) logged, {changed} changed the outcome",
+            logged.len()
         );
+        for d in logged {
+            let _ = writeln!(
+                s,
+                "  - {}{}",
+                super::cell(&agon_core::extraction::truncate_chars(&d.text, 160)),
+                if d.impact { " _(taken in)_" } else { "" }
+            );
+        }
     }
     s.push('\n');
 }
