@@ -219,6 +219,11 @@ pub struct DialecticConfig {
     /// Analyse every contribution into the position ledger (and open
     /// contested claims): the memory every later prompt shows.
     pub analysis: bool,
+    /// With `analysis`, the analysis model judges at the end which
+    /// critiques each refinement took in, for the agents' trust memory
+    /// (seed 003's impact; one call per proposal and round). Off: the
+    /// embeddings' cosine, or the words and ledger, judge at no model cost.
+    pub judge_impact: bool,
     /// One agent per round (in turn) critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing, after a
@@ -250,6 +255,7 @@ impl Default for DialecticConfig {
             summary_prompt: None,
             summary_prompt_file: None,
             analysis: true,
+            judge_impact: true,
             devil_advocate: false,
             crux_rooms: false,
             answer_words: 300,

@@ -488,7 +488,8 @@ impl Interpreter {
 impl Interpreter {
     /// Seed 003's dissent impact for critiques: the analysis model judges,
     /// per round and target, which critiques the refinement took in (one
-    /// call per group, concurrently). A group whose judgement fails is
+    /// call per group, concurrently; only when the debate runs its
+    /// analyses). A group whose judgement fails is
     /// judged by the cosine of the critique's and the refinement's
     /// embeddings when the run has an embedder, else left to the words and
     /// ledger rule. Returns the judged critiques and how many groups failed.
@@ -500,7 +501,17 @@ impl Interpreter {
             .shared
             .read(agon_core::trust_harvest::critique_groups)
             .await;
+        // The analysis model judges when the debate runs its analyses (a
+        // dialectic with `analysis` and `judge_impact` on, the defaults);
+        // otherwise the embeddings or the words and ledger do, at no model
+        // cost.
+        let config = &self.ctx.config;
+        let by_model =
+            config.protocol == crate::config::ProtocolKind::Dialectic && config.dialectic.analysis;
         let asks = groups.iter().map(|g| async move {
+            if !by_model {
+                return (g, None);
+            }
             let ids: Vec<String> = g.critiques.iter().map(ToString::to_string).collect();
             let prompt = self
                 .shared
@@ -535,7 +546,7 @@ impl Interpreter {
                 }
                 continue;
             }
-            failed += 1;
+            failed += usize::from(by_model);
             let Some(memory) = &self.ctx.memory else {
                 continue;
             };

@@ -94,9 +94,8 @@ async fn every_round_proposes_critiques_refines_and_the_judge_synthesizes() {
         }
     }
     // 3 proposals + 2×6 critiques + 2×3 refinements + 1 solution = 22
-    // calls, and at the end one impact judgement per proposal and round for
-    // the trust memory (2×3).
-    assert_eq!(model.calls(), 28);
+    // calls (analysis off: no impact judgements for the trust memory).
+    assert_eq!(model.calls(), 22);
     let solution = bb.solution().unwrap();
     assert_eq!((solution.round, solution.confidence), (2, Some(90)));
     assert_eq!(solution.synthesized_by, PersonaId::new("judge-main"));

@@ -473,8 +473,10 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
 async fn the_analysis_model_judges_whether_a_critique_was_taken_in() {
     let store = sqlite().await;
     let orch = Orchestrator::new(Arc::clone(&store));
-    let mut config = crate::dialectic::dialectic_config(2);
-    config.dialectic.analysis = false;
+    // Analysis on (the default): the analysis model judges.
+    let config = crate::dialectic::dialectic_config(2);
+    let mut config = config;
+    config.dialectic.analysis = true;
     let id = orch.create(&config).await.unwrap();
     let models = Models::uniform(
         Arc::new(ScriptedModel::new(StdDuration::ZERO)),

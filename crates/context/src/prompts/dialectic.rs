@@ -325,21 +325,21 @@ pub fn critique_impact(
     let mut user = format!(
         "{who}'s proposal (round {}):\n{}\n\nThe critiques it received:\n",
         group.round,
-        super::quote(&text(&group.proposal)?, 1_500)
+        super::quote(&text(&group.proposal)?, 400)
     );
     for id in &group.critiques {
         let m = bb.message(id)?;
         user.push_str(&format!(
             "[{id}] {}: {}\n",
             bb.persona_name(&m.persona),
-            super::quote(&m.content, 800)
+            super::quote(&m.content, 500)
         ));
     }
     user.push_str(&format!(
         "\n{who}'s refinement:\n{}\n\nFor each critique, by its id: addressed = true if the \
          refinement changed the proposal in response to it (took the point in), false if it \
          ignored or only mentioned it.",
-        super::quote(&text(&group.refinement)?, 1_500)
+        super::quote(&text(&group.refinement)?, 1_200)
     ));
     Some(Prompt {
         system:
