@@ -86,6 +86,17 @@ pub struct DissentDraft {
     pub feedback_incorporated: bool,
 }
 
+/// The cosine of a critique's and the refinement's embeddings from which
+/// the critique counts as taken in (the fallback when the analysis model's
+/// judgement is not at hand).
+pub const EMBEDDED_TAKEN_IN: f64 = 0.6;
+
+/// Whether a critique was taken in, judged by embeddings: the cosine of
+/// the refinement's and the critique's reaches [`EMBEDDED_TAKEN_IN`].
+pub fn taken_in_by_embeddings(refinement: &[f32], critique: &[f32]) -> bool {
+    cosine(refinement, critique) >= EMBEDDED_TAKEN_IN
+}
+
 /// Cosine similarity of two embeddings (0 when either is empty or zero,
 /// or their lengths differ).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {

@@ -39,6 +39,7 @@ pub mod scripted;
 mod shared;
 mod speak;
 pub mod trust;
+mod trust_steps;
 mod update;
 mod usage;
 

@@ -145,11 +145,20 @@ async fn listening_agents_pick_the_speaker() {
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
 }
 
-/// A model whose rolling summaries fail; everything else is scripted.
-struct FailingSummaries(ScriptedModel);
+/// What [`Tampered`] breaks; everything else is scripted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tamper {
+    /// Rolling summaries fail.
+    Summaries,
+    /// The analysis model's detection readings are junk.
+    Detection,
+}
+
+/// The scripted model with one kind of call broken.
+struct Tampered(ScriptedModel, Tamper);
 
 #[async_trait::async_trait]
-impl agon_llm::ChatModel for FailingSummaries {
+impl agon_llm::ChatModel for Tampered {
     fn provider(&self) -> &str {
         "scripted"
     }
@@ -160,10 +169,11 @@ impl agon_llm::ChatModel for FailingSummaries {
         &self,
         request: agon_llm::ChatRequest,
     ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
-        if request.messages.iter().any(|m| {
+        let summary = request.messages.iter().any(|m| {
             m.content
                 .contains("Write one summary of the whole discussion")
-        }) {
+        });
+        if self.1 == Tamper::Summaries && summary {
             return Err(agon_llm::ProviderError::InvalidRequest {
                 reason: "summaries are down".into(),
             });
@@ -175,7 +185,11 @@ impl agon_llm::ChatModel for FailingSummaries {
         request: agon_llm::ChatRequest,
         schema: &agon_llm::JsonSchema,
     ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
-        self.0.complete_json(request, schema).await
+        let mut out = self.0.complete_json(request, schema).await?;
+        if self.1 == Tamper::Detection && schema.name == "deliberation_detection" {
+            out.value = serde_json::json!({"messages": "none"});
+        }
+        Ok(out)
     }
     async fn stream(
         &self,
@@ -188,7 +202,10 @@ impl agon_llm::ChatModel for FailingSummaries {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_summary_is_a_warning_and_the_session_goes_on() {
     let config = deliberation_config(3, 30, 6);
-    let model = Arc::new(FailingSummaries(ScriptedModel::new(Duration::ZERO)));
+    let model = Arc::new(Tampered(
+        ScriptedModel::new(Duration::ZERO),
+        Tamper::Summaries,
+    ));
     let models = Models::uniform(model, PriceTable::with_defaults());
     let orch = Orchestrator::new(sqlite().await);
     let id = orch.create(&config).await.unwrap();
@@ -337,45 +354,14 @@ async fn the_analysis_model_reads_proposals_and_reactions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_reading_is_a_warning_and_is_not_asked_again() {
     use agon_orchestrator::config::DetectionSource;
-    /// A model whose structured answers are junk for the detection.
-    struct Junk(ScriptedModel);
-    #[async_trait::async_trait]
-    impl agon_llm::ChatModel for Junk {
-        fn provider(&self) -> &str {
-            "scripted"
-        }
-        fn model_id(&self) -> &str {
-            "scripted"
-        }
-        async fn complete(
-            &self,
-            r: agon_llm::ChatRequest,
-        ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
-            self.0.complete(r).await
-        }
-        async fn complete_json(
-            &self,
-            r: agon_llm::ChatRequest,
-            schema: &agon_llm::JsonSchema,
-        ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
-            let mut out = self.0.complete_json(r, schema).await?;
-            if schema.name == "deliberation_detection" {
-                out.value = serde_json::json!({"messages": "none"});
-            }
-            Ok(out)
-        }
-        async fn stream(
-            &self,
-            r: agon_llm::ChatRequest,
-        ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
-            self.0.stream(r).await
-        }
-    }
     let mut config = deliberation_config(3, 8, 12);
     config.deliberation.detection = DetectionSource::Model;
     config.deliberation.analysis_every = 4;
     let models = Models::uniform(
-        Arc::new(Junk(ScriptedModel::new(Duration::ZERO))),
+        Arc::new(Tampered(
+            ScriptedModel::new(Duration::ZERO),
+            Tamper::Detection,
+        )),
         PriceTable::with_defaults(),
     );
     let orch = Orchestrator::new(sqlite().await);

@@ -316,8 +316,24 @@ impl Deliberation {
         });
         let every = self.rules.analysis_every.max(1);
         let messages = board.messages();
+        // Jobs are applied in list order, so the finished chunks are a
+        // prefix: find its end by bisection (a chunk is finished when its
+        // last message is), not by walking the whole transcript each plan.
+        let finished = |k: usize| {
+            let last = &messages[(k + 1) * every - 1].id;
+            (!detect || board.is_detected(last)) && (mode.is_none() || board.is_analyzed(last))
+        };
+        let (mut lo, mut hi) = (0, messages.len() / every);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if finished(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
         let mut out = Vec::new();
-        let mut start = 0;
+        let mut start = lo * every;
         while start < messages.len() {
             let end = (start + every).min(messages.len());
             if end - start < every && !over {
