@@ -10,6 +10,16 @@ use crate::phase::Phase;
 /// with its speaker's name (`NAME: MESSAGE`), so memories that mention that
 /// persona match.
 pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+    // A phase whose view has no RELEVANT EARLIER CONTEXT section (a
+    // deliberation turn, a listening bid, the judge's phases) would pay
+    // for an embedding and a search and drop the result.
+    let shows_memories = phase
+        .shares()
+        .iter()
+        .any(|(kind, _)| *kind == crate::section::SectionKind::RelevantEarlierContext);
+    if !shows_memories {
+        return None;
+    }
     let (subject, scope): (String, Vec<usize>) = match phase {
         Phase::Opening => return None,
         Phase::Take { aspect, .. } => (
@@ -80,5 +90,22 @@ mod tests {
             "{query}"
         );
         assert_eq!(recall_query(&bb, &me, &Phase::Opening), None);
+    }
+
+    #[test]
+    fn phases_that_show_no_memories_ask_for_none() {
+        let mut bb = Blackboard::new();
+        for event in agon_core::synthetic::debate(3, 4) {
+            bb.apply(&event).unwrap();
+        }
+        let me = PersonaId::new("p0");
+        for phase in [
+            Phase::Deliberate { turn: 4 },
+            Phase::Listen { turn: 4 },
+            Phase::PerspectiveSummary,
+        ] {
+            assert_eq!(recall_query(&bb, &me, &phase), None, "{}", phase.label());
+        }
+        assert!(recall_query(&bb, &me, &Phase::Closing).is_some());
     }
 }

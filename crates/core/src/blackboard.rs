@@ -104,6 +104,9 @@ struct BlackboardData {
     /// Devil's advocates drawn from the trust memory, by round.
     #[serde(default)]
     devils_advocates: BTreeMap<u32, PersonaId>,
+    /// Critiques judged taken in (or not) by their target's refinement.
+    #[serde(default)]
+    critique_impacts: BTreeMap<MessageId, bool>,
     /// Listening agents' bids, by deliberation turn.
     #[serde(default)]
     bids: BTreeMap<u32, Vec<crate::deliberation::Bid>>,
@@ -479,7 +482,13 @@ impl Blackboard {
         self.data.bids.get(&turn).map(Vec::as_slice)
     }
 
-    /// Every drawn devil's advocate, by round.
+    /// Critiques whose impact the analysis model judged: critique id →
+    /// whether its target's refinement took it in.
+    pub fn critique_impacts(&self) -> &BTreeMap<MessageId, bool> {
+        &self.data.critique_impacts
+    }
+
+    /// Every devil's advocate drawn, by round.
     pub fn devils_advocates(&self) -> &BTreeMap<u32, PersonaId> {
         &self.data.devils_advocates
     }
@@ -816,6 +825,20 @@ impl Blackboard {
                     });
                 }
                 self.data.devils_advocates.insert(*round, persona.clone());
+            }
+            DebateEvent::CritiquesJudged {
+                refinement,
+                critiques,
+            } => {
+                self.check_message(refinement, "critiques_judged.refinement")?;
+                for c in critiques {
+                    self.check_message(&c.critique, "critiques_judged.critiques")?;
+                }
+                for c in critiques {
+                    self.data
+                        .critique_impacts
+                        .insert(c.critique.clone(), c.addressed);
+                }
             }
             DebateEvent::DeliberationDetected { messages } => {
                 for m in messages {

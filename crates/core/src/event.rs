@@ -232,6 +232,16 @@ pub enum DebateEvent {
         /// The seed of the draw.
         seed: u64,
     },
+    /// The analysis model's judgement of which critiques a dialectic
+    /// refinement took in (seed 003's dissent impact), read in the same
+    /// call that analysed the round.
+    CritiquesJudged {
+        /// The refinement.
+        refinement: MessageId,
+        /// Each critique of the refinement's author in that round that
+        /// the call judged, with whether the refinement took it in.
+        critiques: Vec<CritiqueTaken>,
+    },
     /// The listening agents' answers to "should you respond?" before a
     /// deliberation turn (seed 002): the protocol picks the speaker from
     /// them, and a resumed session repeats the pick.
@@ -345,6 +355,7 @@ impl DebateEvent {
             Self::DeliberationDetected { .. } => "deliberation_detected",
             Self::SolutionRecorded { .. } => "solution_recorded",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
+            Self::CritiquesJudged { .. } => "critiques_judged",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",
@@ -352,6 +363,15 @@ impl DebateEvent {
             Self::DebateFinished { .. } => "debate_finished",
         }
     }
+}
+
+/// Whether a refinement took one critique in (seed 003's dissent impact).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CritiqueTaken {
+    /// The critique.
+    pub critique: MessageId,
+    /// Whether the refinement changed the proposal in response to it.
+    pub addressed: bool,
 }
 
 /// serde's default for flags that were always on before they existed.

@@ -64,7 +64,7 @@ pub use detection::{
     promote_strongest,
 };
 pub use error::ApplyError;
-pub use event::{AspectPositionUpdate, DebateEvent};
+pub use event::{AspectPositionUpdate, CritiqueTaken, DebateEvent};
 pub use ids::{
     AspectId, ClaimId, CruxCardId, CruxRoomId, DebateId, DecisionId, MessageId, PersonaId,
     ProposalId, ReflectionId,

@@ -165,6 +165,33 @@ pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
 /// in. [`critique_groups`] lists what to ask.
 pub type Judged = HashMap<crate::ids::MessageId, bool>;
 
+/// The critiques of the same round aimed at a refinement's author, among
+/// `listed` (a batch's messages): what the refinement answers.
+pub fn critiques_answered(
+    board: &Blackboard,
+    refinement: &crate::message::DialogueMessage,
+    listed: &[crate::ids::MessageId],
+) -> Vec<crate::ids::MessageId> {
+    listed
+        .iter()
+        .filter_map(|id| board.message(id))
+        .filter(|m| {
+            m.round == refinement.round
+                && matches!(&m.kind, MessageKind::Critique { target } if *target == refinement.persona)
+        })
+        .map(|m| m.id.clone())
+        .collect()
+}
+
+/// The critiques the analysis model judged, as [`Judged`].
+pub fn judged_on_board(board: &Blackboard) -> Judged {
+    board
+        .critique_impacts()
+        .iter()
+        .map(|(id, addressed)| (id.clone(), *addressed))
+        .collect()
+}
+
 /// The critiques to judge: per round and target with a refinement, the
 /// target's proposal, the critiques it received and its refinement.
 pub fn critique_groups(board: &Blackboard) -> Vec<CritiqueGroup> {

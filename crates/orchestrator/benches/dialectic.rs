@@ -1,211 +1,25 @@
 //! `cargo xtask bench dialectic`: what a dialectic debate costs in prompt
-//! tokens, against dialectic 0.1.0 on the same setup.
+//! tokens, against dialectic 0.1.0 on the same setup (see
+//! `support/dialectic.rs` for the reference setup; the headline numbers
+//! are also checked by `tests/headline.rs`).
 //!
-//! The reference setup: a stub OpenAI-compatible server answers every
-//! utterance and summary with a fixed ~150-word text (the long variant:
-//! ~1,900 words) after 50 ms; 3 agents (architect, performance, KISS), 5
-//! rounds, the problem of `examples/dialectic/kata1.md`; prompt tokens
-//! counted with tiktoken o200k at the server (system + user). Structured
-//! calls (the judge's solution, the analysis into the ledger) get the
-//! scripted model's JSON. Four runs: short and long answers, memory
-//! analysis off and on. Reported per run: calls and prompt tokens per
-//! phase and per round, the total against dialectic's (66,305 with its
-//! default summarization), the largest prompt per phase, wall time.
+//! Five runs, the stub answering after 50 ms: ~214-token answers with the
+//! memory analysis off, on without and on with the critique-impact
+//! judgement (the default), and ~1,900-word answers off and on. Reported
+//! per run: calls and prompt tokens per phase and per round, the total
+//! against dialectic's (66,305 with its default summarization), the largest
+//! prompt per phase, wall time.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/dialectic.rs"]
+mod support;
+
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agon_context::{TiktokenCounter, TokenCounter};
-use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{DebateConfig, ProtocolKind};
-use agon_orchestrator::scripted::{openai_reply, prompt_parts, schema_name};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
-use serde_json::{Value, json};
-
-/// dialectic 0.1.0 on this setup: prompt tokens with its default summarization.
-const DIALECTIC_TOKENS: u64 = 66_305;
-/// … and without summarization.
-const DIALECTIC_TOKENS_NO_SUMMARY: u64 = 75_302;
-
-const PARAGRAPH: &str = "The design puts a submission service in front of a job queue. Students \
-upload source files through the web interface, which stores them in object storage with a \
-content hash and records the submission in a relational database with the student, the \
-assignment and the time. A scheduler takes jobs from the queue and runs each one in an isolated \
-container with fixed CPU, memory and time limits and no network access; the container runs the \
-instructor's test suite and writes the results and logs back. Grades are computed from the test \
-results by a versioned grading policy, stored with the run, and never overwritten: a regrade \
-creates a new record, so every grade can be audited. Plagiarism checks run as a separate \
-nightly batch that compares normalized token streams of all submissions of an assignment and \
-sends each new submission to the external service through a rate-limited adapter.";
-
-fn answer(long: bool) -> String {
-    if !long {
-        return PARAGRAPH.to_owned();
-    }
-    // ~1,900 words: the paragraph thirteen times, numbered so no two are equal.
-    (1..=13)
-        .map(|i| format!("Part {i}. {PARAGRAPH}"))
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// One call as the server saw it.
-#[derive(Debug, Clone)]
-struct Call {
-    phase: &'static str,
-    round: Option<u32>,
-    tokens: u64,
-    /// A repair attempt after output that failed its schema (the error).
-    repair: Option<String>,
-}
-
-fn phase_of(system: &str, user: &str, schema: Option<&str>) -> &'static str {
-    match schema {
-        Some("solution") => "judge",
-        Some("clarifying_questions") => "clarify",
-        Some(
-            "turn_analysis" | "position_update" | "disagreement_window" | "batch_position_update",
-        ) => "analysis",
-        Some(_) => "other",
-        None if user.contains("Propose your solution") => "proposal",
-        None if user.contains("Critique ") || user.contains("devil's advocate") => "critique",
-        None if user.contains("Refine your proposal") => "refinement",
-        None if user.contains("Summarize the final round") => "judge summary",
-        None if user.contains("Summarize your part") => "summary",
-        None if user.contains("Synthesize the best solution") => "judge",
-        None if system.is_empty() => "other",
-        None => "other",
-    }
-}
-
-fn round_in(user: &str) -> Option<u32> {
-    let at = user.find("Round ")?;
-    let digits: String = user[at + 6..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
-}
-
-const AGENTS: [&str; 3] = [
-    "System Architect",
-    "Performance Engineer",
-    "Simplicity Advocate",
-];
-
-/// A position update of realistic size for the analysis calls: a stance,
-/// and a disagreement with another agent.
-fn analysis_reply(
-    schema: Option<&str>,
-    user: &str,
-    body: &Value,
-) -> Option<(&'static str, String)> {
-    let speaker = user
-        .split("Current position state for ")
-        .nth(1)
-        .and_then(|r| r.split(':').next())
-        .unwrap_or(AGENTS[0]);
-    let other = AGENTS
-        .iter()
-        .find(|a| **a != speaker)
-        .copied()
-        .unwrap_or(AGENTS[1]);
-    let position = json!({
-        "overallStance": format!("{speaker} favours a queue of isolated grading runs with audited, immutable grades."),
-        "aspectPosition": null,
-        "newAgreement": null,
-        "newDisagreement": {"withPersona": other, "on": "how much isolation the grading runners need", "intensity": "mild"},
-        "concession": null,
-        "shift": null
-    });
-    let value = match schema? {
-        "position_update" => position,
-        "turn_analysis" => json!({"position": position, "disagreements": []}),
-        "batch_position_update" => {
-            let updates: Vec<Value> = agon_orchestrator::scripted::batch_messages(user)
-                .into_iter()
-                .map(|(id, name)| {
-                    let other = AGENTS.iter().find(|a| **a != name).copied().unwrap_or(AGENTS[1]);
-                    json!({"message": id, "position": {
-                        "overallStance": format!("{name} favours a queue of isolated grading runs with audited, immutable grades."),
-                        "aspectPosition": null, "newAgreement": null,
-                        "newDisagreement": {"withPersona": other, "on": "how much isolation the grading runners need", "intensity": "mild"},
-                        "concession": null, "shift": null}})
-                })
-                .collect();
-            json!({"updates": updates})
-        }
-        _ => return None,
-    };
-    let mut fake = body.clone();
-    fake["messages"] = json!([]);
-    let (ct, _) = openai_reply(&fake);
-    let text = value.to_string();
-    let reply = json!({"id": "c", "object": "chat.completion", "model": "stub",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 60}});
-    Some((ct, reply.to_string()))
-}
-
-struct Stub {
-    long: bool,
-    calls: Arc<Mutex<Vec<Call>>>,
-    counter: TiktokenCounter,
-}
-
-impl wiremock::Respond for Stub {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let (system, user) = prompt_parts(&body);
-        let schema = schema_name(&body, &system);
-        let phase = phase_of(&system, &user, schema);
-        if std::env::var_os("AGON_BENCH_SHOW").is_some_and(|v| v == phase) {
-            eprintln!("──── {phase} ────\n[system]\n{system}\n[user]\n{user}\n");
-        }
-        let tokens = (self.counter.count(&system) + self.counter.count(&user)) as u64;
-        let repair = user
-            .split("does not validate against the JSON schema")
-            .nth(1)
-            .map(|e| e.lines().take(3).collect::<Vec<_>>().join(" "));
-        self.calls.lock().unwrap().push(Call {
-            phase,
-            round: round_in(&user),
-            tokens,
-            repair,
-        });
-        let (content_type, text) = if let Some(reply) = analysis_reply(schema, &user, &body) {
-            reply
-        } else if schema.is_some() {
-            openai_reply(&body)
-        } else {
-            // Every utterance and summary: the fixed text.
-            let mut fake = body.clone();
-            fake["messages"] = json!([]);
-            let (ct, _) = openai_reply(&fake);
-            let text = answer(self.long);
-            let reply = if body["stream"].as_bool() == Some(true) {
-                let chunk = json!({"id": "s", "object": "chat.completion.chunk", "model": "stub",
-                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
-                let last = json!({"id": "s", "object": "chat.completion.chunk", "model": "stub",
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": tokens, "completion_tokens": 200}});
-                format!("data: {chunk}\n\ndata: {last}\n\ndata: [DONE]\n\n")
-            } else {
-                json!({"id": "c", "object": "chat.completion", "model": "stub",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": tokens, "completion_tokens": 200}})
-                .to_string()
-            };
-            (ct, reply)
-        };
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(Duration::from_millis(50))
-    }
-}
+use support::{DIALECTIC_TOKENS, DIALECTIC_TOKENS_NO_SUMMARY, answer, run};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -213,71 +27,34 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        println!("dialectic benchmark: 3 agents (architect, performance, kiss), 5 rounds, kata1, 50 ms stub, tiktoken o200k");
-        println!("dialectic 0.1.0 on this setup: {DIALECTIC_TOKENS} prompt tokens with its summarization, {DIALECTIC_TOKENS_NO_SUMMARY} without\n");
-        for long in [false, true] {
-            for analysis in [false, true] {
-                run(long, analysis).await;
-            }
+        let counter = TiktokenCounter::default();
+        println!(
+            "dialectic benchmark: 3 agents (architect, performance, kiss), 5 rounds, kata1, 50 ms stub, tiktoken o200k"
+        );
+        println!(
+            "stub answers: {} tokens (short), {} tokens (long)",
+            counter.count(&answer(false)),
+            counter.count(&answer(true))
+        );
+        println!(
+            "dialectic 0.1.0 on this setup: {DIALECTIC_TOKENS} prompt tokens with its summarization, {DIALECTIC_TOKENS_NO_SUMMARY} without\n"
+        );
+        for (long, analysis, impact) in [
+            (false, false, false),
+            (false, true, false),
+            (false, true, true),
+            (true, false, false),
+            (true, true, true),
+        ] {
+            print_run(long, analysis, impact).await;
         }
     });
 }
 
-async fn run(long: bool, analysis: bool) {
-    let calls = Arc::new(Mutex::new(Vec::new()));
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub {
-            long,
-            calls: Arc::clone(&calls),
-            counter: TiktokenCounter::default(),
-        })
-        .mount(&server)
-        .await;
-    let problem = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/dialectic/kata1.md"
-    ))
-    .unwrap();
-    let mut config = DebateConfig {
-        protocol: ProtocolKind::Dialectic,
-        topic: problem,
-        ..DebateConfig::default()
-    };
-    config.dialectic.rounds = 5;
-    config.dialectic.analysis = analysis;
-    config.memory.enabled = false;
-    config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
-
-    let dir = std::env::temp_dir().join(format!("agon-bench-dialectic-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join(format!("bench-{long}-{analysis}.db"));
-    let _ = std::fs::remove_file(&db);
-    let store = agon_store::open(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    let orch = Orchestrator::new(store);
-    let models = Models::from_config(
-        &config,
-        &ModelFactory::new(),
-        &|_| None,
-        PriceTable::with_defaults(),
-    )
-    .unwrap();
-    let id = orch.create(&config).await.unwrap();
-    let started = Instant::now();
-    orch.run(&id, &models, RunControl::default()).await.unwrap();
-    let wall = started.elapsed();
-
-    let calls = calls.lock().unwrap().clone();
-    let total: u64 = calls.iter().map(|c| c.tokens).sum();
-    let mut by_phase: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
+async fn print_run(long: bool, analysis: bool, impact: bool) {
+    let report = run(long, analysis, impact, Duration::from_millis(50)).await;
     let mut by_round: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    for c in &calls {
-        let e = by_phase.entry(c.phase).or_default();
-        e.0 += 1;
-        e.1 += c.tokens;
-        e.2 = e.2.max(c.tokens);
+    for c in &report.calls {
         if let Some(r) = c
             .round
             .filter(|_| !matches!(c.phase, "analysis" | "summary" | "judge summary"))
@@ -287,15 +64,20 @@ async fn run(long: bool, analysis: bool) {
             e.1 += c.tokens;
         }
     }
-    let largest = calls.iter().map(|c| c.tokens).max().unwrap_or(0);
-    let repairs: Vec<&Call> = calls.iter().filter(|c| c.repair.is_some()).collect();
+    let largest = report.calls.iter().map(|c| c.tokens).max().unwrap_or(0);
+    let repairs: Vec<_> = report.calls.iter().filter(|c| c.repair.is_some()).collect();
     println!(
-        "== answers {}, memory analysis {} ==",
-        if long { "~1,900 words" } else { "~150 words" },
-        if analysis { "on" } else { "off" }
+        "== answers {}, memory analysis {}{} ==",
+        if long { "~1,900 words" } else { "~214 tokens" },
+        if analysis { "on" } else { "off" },
+        match (analysis, impact) {
+            (true, true) => ", judge_impact on (default)",
+            (true, false) => ", judge_impact off",
+            _ => "",
+        }
     );
     println!("phase            calls   prompt tokens   largest prompt");
-    for (phase, (n, tokens, max)) in &by_phase {
+    for (phase, (n, tokens, max)) in report.by_phase() {
         println!("{phase:<16} {n:>5}   {tokens:>13}   {max:>14}");
     }
     if let Some(first) = repairs.first() {
@@ -310,10 +92,12 @@ async fn run(long: bool, analysis: bool) {
         println!("{round:<16} {n:>5}   {tokens:>13}");
     }
     println!(
-        "total: {} calls, {total} prompt tokens = {:.2}× dialectic's {DIALECTIC_TOKENS}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); wall {:.1} s\n",
-        calls.len(),
-        total as f64 / DIALECTIC_TOKENS as f64,
-        config.dialectic.context_tokens,
-        wall.as_secs_f64()
+        "total: {} calls, {} prompt tokens = {:.2}× dialectic's {DIALECTIC_TOKENS}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); critiques judged: {}; wall {:.1} s\n",
+        report.calls.len(),
+        report.total(),
+        report.ratio(),
+        report.config.dialectic.context_tokens,
+        report.board.critique_impacts().len(),
+        report.wall.as_secs_f64()
     );
 }

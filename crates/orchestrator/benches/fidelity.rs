@@ -33,6 +33,7 @@
 
 #![allow(
     missing_docs,
+    dead_code,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::field_reassign_with_default
@@ -111,7 +112,34 @@ fn planted(i: usize, n: usize) -> Vec<(String, String)> {
 #[derive(Clone)]
 struct Planter {
     personas: usize,
+    /// Where the planted sentence sits in the message.
+    placement: Placement,
     state: Arc<Mutex<PlanterState>>,
+}
+
+/// Where a planted fact sits in its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// First sentence of a ~40-word message.
+    First,
+    /// Last sentence of a ~300-word message.
+    LastOf300,
+    /// Middle of a ~1,900-word message.
+    MiddleOf1900,
+}
+
+impl Placement {
+    /// Every placement, as the bench prints them.
+    pub const ALL: [Placement; 3] = [Self::First, Self::LastOf300, Self::MiddleOf1900];
+
+    /// Its name in the tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::First => "first sentence, ~40 words",
+            Self::LastOf300 => "last sentence of ~300 words",
+            Self::MiddleOf1900 => "middle of ~1,900 words",
+        }
+    }
 }
 
 #[derive(Default)]
@@ -122,9 +150,10 @@ struct PlanterState {
 }
 
 impl Planter {
-    fn new(personas: usize) -> Self {
+    fn new(personas: usize, placement: Placement) -> Self {
         Self {
             personas,
+            placement,
             state: Arc::default(),
         }
     }
@@ -149,12 +178,22 @@ impl Planter {
             .and_then(|i| planted(i, self.personas).into_iter().nth(k))
             .map(|(_, sentence)| sentence)
             .unwrap_or_default();
-        let filler = format!(
-            "{} {}",
-            FILLER[(seq * 3) % FILLER.len()],
-            FILLER[(seq * 5 + 1) % FILLER.len()]
-        );
-        format!("{planted} {filler} (ref u{seq})").trim().to_owned()
+        // Filler sentences, one paragraph (no line breaks), ~14 words each.
+        let filler = |n: usize| -> String {
+            (0..n)
+                .map(|k| FILLER[(seq * 3 + k * 5 + 1) % FILLER.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match self.placement {
+            Placement::First => format!("{planted} {} (ref u{seq})", filler(2)),
+            Placement::LastOf300 => format!("{} {planted} (ref u{seq})", filler(20)),
+            Placement::MiddleOf1900 => {
+                format!("{} {planted} {} (ref u{seq})", filler(68), filler(68))
+            }
+        }
+        .trim()
+        .to_owned()
     }
 }
 
@@ -302,19 +341,20 @@ fn config(personas: usize, budget: usize, server: &str) -> DebateConfig {
 }
 
 /// One debate: its blackboard and the utterance prompts by message index.
-struct Run {
+pub struct Run {
     board: Blackboard,
     /// (message index, speaker name, prompt).
     calls: Vec<(usize, String, String)>,
 }
 
-async fn debate(
+pub async fn debate(
     personas: usize,
     budget: usize,
     recall: Option<&Arc<dyn agon_llm::Embedder>>,
     extractor: Option<&str>,
+    placement: Placement,
 ) -> Run {
-    let planter = Planter::new(personas);
+    let planter = Planter::new(personas, placement);
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .respond_with(planter.clone())
@@ -503,7 +543,7 @@ fn summary_window(board: &Blackboard, index: usize, budget: usize) -> String {
 }
 
 #[derive(Default)]
-struct Tally {
+pub struct Tally {
     /// phase → (visible, relevant)
     by_phase: BTreeMap<Phase, (usize, usize)>,
     tokens: Vec<usize>,
@@ -517,12 +557,21 @@ impl Tally {
         self.tokens.push(TiktokenCounter::default().count(text));
     }
 
-    fn share(v: (usize, usize)) -> f64 {
+    pub fn share(v: (usize, usize)) -> f64 {
         if v.1 == 0 {
             1.0
         } else {
             v.0 as f64 / v.1 as f64
         }
+    }
+
+    /// The share of relevant facts visible over every phase.
+    pub fn overall(&self) -> f64 {
+        Self::share(
+            self.by_phase
+                .values()
+                .fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1)),
+        )
     }
 
     fn row(&self, name: &str, budget: usize) -> String {
@@ -548,7 +597,7 @@ impl Tally {
 }
 
 /// The strategies' visibility over one debate's later contexts.
-fn tally(run: &Run, personas: usize, budget: usize) -> (Tally, [Tally; 3]) {
+pub fn tally(run: &Run, personas: usize, budget: usize) -> (Tally, [Tally; 3]) {
     let board = &run.board;
     let mut agon = Tally::default();
     let mut others: [Tally; 3] = Default::default();
@@ -667,19 +716,18 @@ fn main() {
             println!("|---|---|---|---|---|---|---|");
             let mut rows: BTreeMap<(usize, usize), String> = BTreeMap::new();
             for budget in BUDGETS {
-                let plain = debate(personas, budget, None, None).await;
-                let recalled = debate(personas, budget, Some(&embedder), None).await;
+                let plain = debate(personas, budget, None, None, Placement::First).await;
+                let recalled =
+                    debate(personas, budget, Some(&embedder), None, Placement::First).await;
                 let (agon, others) = tally(&plain, personas, budget);
                 let (agon_recall, _) = tally(&recalled, personas, budget);
-                rows.insert((0, budget), agon.row("agon", budget));
-                rows.insert((1, budget), agon_recall.row("agon+recall", budget));
-                for (k, (name, t)) in ["window-8", "newest-first", "summary+window"]
-                    .iter()
-                    .zip(others.iter())
-                    .enumerate()
-                {
-                    rows.insert((k + 2, budget), t.row(name, budget));
-                }
+                // The strongest fair baseline first: the whole transcript
+                // cut to the same budget.
+                rows.insert((0, budget), others[1].row("newest-first", budget));
+                rows.insert((1, budget), agon.row("agon", budget));
+                rows.insert((2, budget), agon_recall.row("agon+recall", budget));
+                rows.insert((3, budget), others[0].row("window-8", budget));
+                rows.insert((4, budget), others[2].row("summary+window", budget));
                 if budget == BUDGETS[0] {
                     let contexts = plain
                         .calls
@@ -697,9 +745,21 @@ fn main() {
                 println!("{row}");
             }
         }
+        if !local {
+            println!("\n### facts late in long messages (3 personas, 1,200 tokens)\n");
+            println!("| placement | strategy | takes, aspects 2-3 | crux-room entry | closings | overall | tokens per call |");
+            println!("|---|---|---|---|---|---|---|");
+            for placement in [Placement::LastOf300, Placement::MiddleOf1900] {
+                let run = debate(3, 1_200, None, None, placement).await;
+                let (agon, others) = tally(&run, 3, 1_200);
+                for (name, t) in [("newest-first", &others[1]), ("agon", &agon), ("window-8", &others[0])] {
+                    println!("| {} {}", placement.label(), t.row(name, 1_200).trim_start_matches('|'));
+                }
+            }
+        }
         if local {
             println!("\n### local model (SmolLM2) as extractor, 3 personas, 1,200 tokens\n");
-            let run = debate(3, 1_200, None, Some("local")).await;
+            let run = debate(3, 1_200, None, Some("local"), Placement::First).await;
             extraction_quality(&run, 3);
             let (agon, _) = tally(&run, 3, 1_200);
             println!("| strategy | budget | takes, aspects 2-3 | crux-room entry | closings | overall | tokens per call |");

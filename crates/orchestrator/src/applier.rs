@@ -16,8 +16,8 @@ use std::sync::Arc;
 use agon_context::prompts;
 use agon_core::extraction::{
     BatchPositionUpdate, BatchTurnAnalysis, DeliberationDetection, DisagreementWindow, Payload,
-    PositionUpdate, ReflectionBatch, RoundRecordPayload, TurnAnalysis, with_message_ids,
-    with_persona_names,
+    PositionUpdate, ReflectionBatch, RoundAnalysis, RoundRecordPayload, TurnAnalysis,
+    with_message_ids, with_persona_names,
 };
 use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
@@ -129,6 +129,28 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
             );
             let detector_call = detector_call(ctx, bb, message, mode, &names);
             Some(spawn_analysis(primary_call, detector_call, mode.combined))
+        }
+        Background::AnalyseBatch {
+            messages,
+            mode:
+                mode @ agon_protocol::AnalysisMode {
+                    shape: agon_protocol::BatchShape::Contributions { impact },
+                    ..
+                },
+        } => {
+            let prompt = prompts::dialectic::round_analysis(bb, messages, *impact)?;
+            let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
+            let primary_call = ctx.structured_call(
+                Role::Extractor,
+                prompt,
+                RoundAnalysis::NAME,
+                with_message_ids(
+                    &with_persona_names(&RoundAnalysis::json_schema(), &names),
+                    &ids,
+                ),
+            );
+            let none: Option<futures::future::BoxFuture<'static, ModelOutput>> = None;
+            Some(spawn_analysis(primary_call, none, mode.combined))
         }
         Background::AnalyseBatch { messages, mode } => {
             let window = if mode.combined { mode.window } else { 0 };

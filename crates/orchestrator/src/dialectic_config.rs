@@ -219,10 +219,10 @@ pub struct DialecticConfig {
     /// Analyse every contribution into the position ledger (and open
     /// contested claims): the memory every later prompt shows.
     pub analysis: bool,
-    /// With `analysis`, the analysis model judges at the end which
+    /// With `analysis`, the round's analysis call also judges which
     /// critiques each refinement took in, for the agents' trust memory
-    /// (seed 003's impact; one call per proposal and round). Off: the
-    /// embeddings' cosine, or the words and ledger, judge at no model cost.
+    /// (seed 003's impact; no extra call, a few tokens per refinement).
+    /// Off: the embeddings' cosine, or the words and ledger, judge.
     pub judge_impact: bool,
     /// One agent per round (in turn) critiques as devil's advocate.
     pub devil_advocate: bool,
@@ -458,6 +458,7 @@ impl DialecticConfig {
             },
             judge_summary: summary_rules(&self.judge),
             analysis: if self.analysis { analysis } else { None },
+            judge_impact: self.analysis && self.judge_impact,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),
         }

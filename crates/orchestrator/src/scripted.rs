@@ -189,15 +189,7 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
         }
         Some("listen") => scripted_listen(user),
         Some("deliberation_detection") => scripted_detection(user),
-        Some("critique_impact") => {
-            // The first critique listed was taken in, the others not.
-            let ids: Vec<&str> = user
-                .lines()
-                .filter_map(|l| between(l, "[", "] "))
-                .filter(|id| id.starts_with("msg-"))
-                .collect();
-            json!({"critiques": ids.iter().enumerate().map(|(i, id)| json!({"message": id, "addressed": i == 0})).collect::<Vec<_>>()})
-        }
+        Some("round_analysis") => round_updates(user),
         Some(other) => json!({"error": format!("no script for {other}")}),
         None if user.contains("Continue the deliberation") => {
             return scripted_deliberation(system, user);
@@ -374,16 +366,57 @@ fn scripted_position(speaker: &str, other: &str, on: &str) -> Value {
     })
 }
 
-/// The listed messages of a batch analysis prompt: `[id] Name (…): "…"`.
+/// The listed messages of a batch analysis prompt: `[msg-N] Name (…): "…"`
+/// (a message's own lines, read whole, never start with a message id).
 pub fn batch_messages(user: &str) -> Vec<(String, String)> {
+    batch_entries(user)
+        .into_iter()
+        .map(|(id, name, _)| (id, name))
+        .collect()
+}
+
+/// The listed messages of a batch analysis prompt with the parenthesized
+/// note after the speaker's name: `(id, name, note)`.
+pub fn batch_entries(user: &str) -> Vec<(String, String, String)> {
     user.lines()
         .filter_map(|l| {
             let rest = l.strip_prefix('[')?;
             let (id, rest) = rest.split_once("] ")?;
-            let (name, _) = rest.split_once(" (")?;
-            Some((id.to_owned(), name.to_owned()))
+            if !id.starts_with("msg-") {
+                return None;
+            }
+            let (name, rest) = rest.split_once(" (")?;
+            let (note, _) = rest.split_once("): ")?;
+            Some((id.to_owned(), name.to_owned(), note.to_owned()))
         })
         .collect()
+}
+
+/// A dialectic round analysis answer: every speaker holds their ground and
+/// disagrees mildly with another speaker; a refinement that lists the
+/// critiques it answers took the first one in, not the others.
+fn round_updates(user: &str) -> Value {
+    let listed = batch_entries(user);
+    let updates: Vec<Value> = listed
+        .iter()
+        .map(|(id, name, note)| {
+            let other = listed.iter().map(|(_, n, _)| n).find(|n| *n != name);
+            let took_in = note
+                .strip_prefix("refinement; answers ")
+                .map(|ids| json!(ids.split(", ").take(1).collect::<Vec<_>>()));
+            json!({
+                "message": id,
+                "overallStance": format!("{name} holds their ground on the question."),
+                "newAgreement": null,
+                "newDisagreement": other.map(|o| json!({"withPersona": o, "on": "the main trade-off", "intensity": "mild"})),
+                "concession": null,
+                "shift": null,
+                "importance": 5,
+                "tookIn": took_in
+            })
+        })
+        .collect();
+    json!({"updates": updates})
 }
 
 /// A batch analysis answer: every listed speaker holds their ground and

@@ -1,16 +1,14 @@
 //! The interpreter's trust-memory step when a debate finishes (seed 003):
-//! the critiques' impact judged, then each debater's record of the debate
+//! the critiques' impact as the round analyses judged it, then each
+//! debater's record of the debate
 //! stored, with novelty by the run's embedder. Every failure is a
 //! `trust_memory` warning; the debate still finishes.
 
-use agon_context::prompts;
 use agon_core::StepId;
 use agon_core::trust_harvest::taken_in_by_embeddings;
-use agon_protocol::extract;
 
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
-use crate::models::Role;
 
 impl Interpreter {
     /// Records the finished debate in its agents' trust memory.
@@ -26,7 +24,7 @@ impl Interpreter {
                 .append(vec![agon_protocol::step_failed(
                     StepId::TrustMemory,
                     format!(
-                        "{failed} critique group(s) not judged by the analysis model; their \
+                        "{failed} critique group(s) not judged by the round analyses; their \
                          impact comes from embeddings or the words and ledger"
                     ),
                     chrono::Utc::now(),
@@ -60,62 +58,30 @@ impl Interpreter {
         Ok(())
     }
 
-    /// Seed 003's dissent impact for critiques: the analysis model judges,
-    /// per round and target, which critiques the refinement took in (one
-    /// call per group, concurrently; only when the debate runs its
-    /// analyses). A group whose judgement fails is
-    /// judged by the cosine of the critique's and the refinement's
+    /// Seed 003's dissent impact for critiques: what the round analyses
+    /// judged (`critiques_judged`, read in the same call that analysed
+    /// each round, when `judge_impact` is on). A group with no judgement
+    /// is judged by the cosine of the critique's and the refinement's
     /// embeddings when the run has an embedder, else left to the words and
-    /// ledger rule. Returns the judged critiques and how many groups failed.
+    /// ledger rule. Returns the judged critiques and how many groups the
+    /// analyses should have judged but did not.
     async fn judge_critiques(&self) -> (agon_core::trust_harvest::Judged, usize) {
-        use agon_core::extraction::{ImpactJudgement, Payload, with_message_ids};
-        let groups = self
+        let (groups, mut out) = self
             .shared
-            .read(agon_core::trust_harvest::critique_groups)
+            .read(|bb| {
+                (
+                    agon_core::trust_harvest::critique_groups(bb),
+                    agon_core::trust_harvest::judged_on_board(bb),
+                )
+            })
             .await;
-        // The analysis model judges when the debate runs its analyses (a
-        // dialectic with `analysis` and `judge_impact` on, the defaults);
-        // otherwise the embeddings or the words and ledger do, at no model
-        // cost.
         let config = &self.ctx.config;
-        let by_model =
-            config.protocol == crate::config::ProtocolKind::Dialectic && config.dialectic.analysis;
-        let asks = groups.iter().map(|g| async move {
-            if !by_model {
-                return (g, None);
-            }
-            let ids: Vec<String> = g.critiques.iter().map(ToString::to_string).collect();
-            let prompt = self
-                .shared
-                .read(|bb| prompts::dialectic::critique_impact(bb, g))
-                .await;
-            let judged = match prompt {
-                None => None,
-                Some(prompt) => {
-                    let output = self
-                        .ctx
-                        .structured_call(
-                            Role::Extractor,
-                            prompt,
-                            ImpactJudgement::NAME,
-                            with_message_ids(&ImpactJudgement::json_schema(), &ids),
-                        )
-                        .await;
-                    extract(output, |j: ImpactJudgement| Ok(j.validate(&ids)))
-                        .ok()
-                        .map(|v| v.value().critiques.clone())
-                        .filter(|c| !c.is_empty())
-                }
-            };
-            (g, judged)
-        });
-        let mut out = agon_core::trust_harvest::Judged::new();
+        let by_model = config.protocol == crate::config::ProtocolKind::Dialectic
+            && config.dialectic.analysis
+            && config.dialectic.judge_impact;
         let mut failed = 0;
-        for (g, judged) in futures::future::join_all(asks).await {
-            if let Some(critiques) = judged {
-                for c in critiques {
-                    out.insert(agon_core::MessageId::new(c.message), c.addressed);
-                }
+        for g in &groups {
+            if g.critiques.iter().all(|c| out.contains_key(c)) {
                 continue;
             }
             failed += usize::from(by_model);

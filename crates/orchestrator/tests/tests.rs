@@ -5,6 +5,7 @@
 mod debate;
 mod deliberation;
 mod dialectic;
+mod headline;
 mod local;
 mod memory;
 mod support;

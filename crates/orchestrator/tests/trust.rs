@@ -510,3 +510,35 @@ async fn the_analysis_model_judges_whether_a_critique_was_taken_in() {
     }
     assert_eq!((taken_in, total), (6, 12));
 }
+
+/// `[dialectic] judge_impact`: on, the round analyses judge every critique
+/// at no extra call; off, they judge none (the impact then comes from the
+/// words and ledger) and the calls are the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_impact_is_read_and_costs_no_extra_call() {
+    let mut counts = Vec::new();
+    for judge_impact in [true, false] {
+        let store = sqlite().await;
+        let orch = Orchestrator::new(Arc::clone(&store));
+        let mut config = crate::dialectic::dialectic_config(2);
+        config.dialectic.analysis = true;
+        config.dialectic.judge_impact = judge_impact;
+        let id = orch.create(&config).await.unwrap();
+        let model = Arc::new(ScriptedModel::new(StdDuration::ZERO));
+        let models = Models::uniform(model.clone(), PriceTable::default());
+        orch.run(&id, &models, RunControl::default()).await.unwrap();
+        let (bb, _) = store.load(&id).await.unwrap();
+        assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+        // 3 agents × 2 rounds × 2 critiques each.
+        let judged = bb.critique_impacts().len();
+        assert_eq!(
+            judged,
+            if judge_impact { 12 } else { 0 },
+            "judge_impact {judge_impact}"
+        );
+        counts.push(model.calls());
+    }
+    // 3 proposals + 12 critiques + 6 refinements + the solution + one
+    // analysis per round, with the judgement or without.
+    assert_eq!(counts, [24, 24]);
+}

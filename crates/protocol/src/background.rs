@@ -136,10 +136,29 @@ pub fn batch_analysis(
     mode: &AnalysisMode,
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
-    use agon_core::extraction::{BatchPositionUpdate, BatchTurnAnalysis, parse_payload};
+    use agon_core::extraction::{
+        BatchPositionUpdate, BatchTurnAnalysis, ContributionUpdate, RoundAnalysis, parse_payload,
+    };
+    // A dialectic round's entries, kept for the critiques' impact.
+    let mut contributions: Vec<ContributionUpdate> = Vec::new();
     let parsed: Result<(Vec<MessagePositionUpdate>, Option<ModelOutput>), String> =
         out.primary.map_err(|e| e.0).and_then(|v| {
-            if out.combined {
+            if let crate::step::BatchShape::Contributions { .. } = mode.shape {
+                parse_payload::<RoundAnalysis>(v)
+                    .map(|r| {
+                        let updates = r
+                            .updates
+                            .iter()
+                            .map(|u| MessagePositionUpdate {
+                                message: u.message.clone(),
+                                position: u.position(),
+                            })
+                            .collect();
+                        contributions = r.updates;
+                        (updates, None)
+                    })
+                    .map_err(|e| e.to_string())
+            } else if out.combined {
                 parse_payload::<BatchTurnAnalysis>(v)
                     .map(|b| {
                         let window = serde_json::json!({ "disagreements": b.disagreements });
@@ -210,6 +229,53 @@ pub fn batch_analysis(
             }
         }
         events.extend(converted);
+    }
+    if mode.shape == (crate::step::BatchShape::Contributions { impact: true }) {
+        events.extend(critiques_judged(board, messages, &contributions));
+    }
+    events
+}
+
+/// The `critiques_judged` events of a dialectic round's analysis: for each
+/// refinement whose entry says which critiques it took in, the verdict on
+/// every critique of the batch it answers (ids it cannot answer are
+/// dropped, recorded as a repair). A refinement whose entry judged
+/// nothing has no event; its critiques' impact falls back to embeddings
+/// or the words and ledger.
+fn critiques_judged(
+    board: &Blackboard,
+    messages: &[MessageId],
+    entries: &[agon_core::extraction::ContributionUpdate],
+) -> Vec<DebateEvent> {
+    let mut events = Vec::new();
+    for id in messages {
+        let Some(m) = board.message(id) else { continue };
+        if m.kind != agon_core::MessageKind::Refinement {
+            continue;
+        }
+        let answered = agon_core::trust_harvest::critiques_answered(board, m, messages);
+        let entry = entries
+            .iter()
+            .find(|e| e.message.trim().trim_matches(['[', ']']) == id.as_str());
+        let Some(entry) = entry.filter(|_| !answered.is_empty()) else {
+            continue;
+        };
+        let mut notes = Vec::new();
+        if let Some(critiques) = entry.judged(&answered, &mut notes) {
+            events.push(DebateEvent::CritiquesJudged {
+                refinement: id.clone(),
+                critiques,
+            });
+        }
+        if !notes.is_empty() {
+            events.push(DebateEvent::OutputRepaired {
+                step: StepId::Analysis {
+                    message: id.clone(),
+                    part: AnalysisPart::Position,
+                },
+                notes,
+            });
+        }
     }
     events
 }

@@ -23,8 +23,11 @@
 //! Before round 1, optionally, every agent asks clarifying questions and
 //! the user's answers join every later context.
 //!
-//! Each message can be analysed in the background into the position ledger
-//! (when analysis is on); the judge waits until every analysis is applied.
+//! When analysis is on, each round is analysed in the background in one
+//! call once its refinements are in: every contribution read whole, once
+//! (carried-over proposals repeat a refinement and are skipped), and with
+//! `judge_impact`, which critiques each refinement took in. The judge waits
+//! until every analysis is applied.
 
 use std::collections::BTreeMap;
 
@@ -88,6 +91,9 @@ pub struct DialecticRules {
     /// Background analysis of every message into the position ledger
     /// (`None`: off).
     pub analysis: Option<DetectionRules>,
+    /// With `analysis`: the same call also judges which critiques each
+    /// refinement took in (seed 003's dissent impact).
+    pub judge_impact: bool,
     /// One agent per round critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing (after
@@ -239,52 +245,57 @@ impl Dialectic {
         )
     }
 
-    /// How messages are analysed, when analysis is on: each contribution
-    /// into its author's ledger, with the one message before it as context
-    /// (a critique is its own disagreement; no window is judged, so the
-    /// analysis stays one short call per contribution).
+    /// How messages are analysed, when analysis is on: a round's
+    /// contributions in one call (`round_analysis`), with no window judged
+    /// (a critique is its own disagreement).
     fn mode(&self) -> Option<AnalysisMode> {
         let d = self.rules.analysis?;
         Some(AnalysisMode {
             combined: false,
             detector: false,
             window: d.window,
-            context: 1,
+            context: 0,
             claims: None,
+            shape: crate::step::BatchShape::Contributions {
+                impact: self.rules.judge_impact,
+            },
         })
     }
 
-    /// Analyses not applied yet: one batch per phase of a round
-    /// (proposals, critiques, refinements), listed once the phase is over,
-    /// in round and phase order. Carried-over proposals repeat a refinement
-    /// and are not analysed again.
+    /// Analyses not applied yet: one batch per round, listed once the
+    /// round's proposals, critiques and refinements are all taken, in
+    /// round order. Carried-over proposals repeat a refinement and are not
+    /// analysed again.
     fn background(&self, board: &Blackboard, agents: &[PersonaId]) -> Vec<Background> {
         let Some(mode) = self.mode() else {
             return Vec::new();
         };
         let mut out = Vec::new();
         for round in 1..=board.current_round() {
-            for phase in [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements] {
-                let messages: Vec<agon_core::MessageId> = board
-                    .messages()
-                    .iter()
-                    .filter(|m| {
-                        m.round == round
-                            && phase.holds(&m.kind)
-                            && !m.is_carried_proposal()
-                            && !board.is_analyzed(&m.id)
-                            && board.persona(&m.persona).is_some_and(|p| p.is_debater())
-                    })
-                    .map(|m| m.id.clone())
-                    .collect();
-                if messages.is_empty() {
-                    continue;
-                }
-                if self.pending(board, agents, round, phase).next().is_some() {
-                    return out;
-                }
-                out.push(Background::AnalyseBatch { messages, mode });
+            let messages: Vec<agon_core::MessageId> = board
+                .messages()
+                .iter()
+                .filter(|m| {
+                    m.round == round
+                        && [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements]
+                            .iter()
+                            .any(|p| p.holds(&m.kind))
+                        && !m.is_carried_proposal()
+                        && !board.is_analyzed(&m.id)
+                        && board.persona(&m.persona).is_some_and(|p| p.is_debater())
+                })
+                .map(|m| m.id.clone())
+                .collect();
+            if messages.is_empty() {
+                continue;
             }
+            let open = [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements]
+                .into_iter()
+                .any(|phase| self.pending(board, agents, round, phase).next().is_some());
+            if open {
+                return out;
+            }
+            out.push(Background::AnalyseBatch { messages, mode });
         }
         out
     }

@@ -43,7 +43,7 @@ pub use start::{
     personas_from_cast, start_event,
 };
 pub use step::{
-    AnalysisMode, AspectSource, Background, BackgroundId, Next, Plan, Progress, Protocol, Speak,
-    Start, Step, SummaryJob, Voice,
+    AnalysisMode, AspectSource, Background, BackgroundId, BatchShape, Next, Plan, Progress,
+    Protocol, Speak, Start, Step, SummaryJob, Voice,
 };
 pub use structured::{JUDGE_ID, StructuredDebate};

@@ -258,6 +258,24 @@ pub struct AnalysisMode {
     /// The rule that opens claims from the judged windows (`None`: no
     /// claims from detection).
     pub claims: Option<agon_core::ClaimDetector>,
+    /// The shape of a batch's answer.
+    pub shape: BatchShape,
+}
+
+/// What a batch analysis asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BatchShape {
+    /// Seed 000's position updates (`batch_position_update`, or
+    /// `batch_turn_analysis` when combined).
+    #[default]
+    Positions,
+    /// A dialectic round's contributions (`round_analysis`): the lean
+    /// position fields, and with `impact`, which critiques each refinement
+    /// took in (seed 003's dissent impact, in the same call).
+    Contributions {
+        /// Whether the call judges the critiques' impact.
+        impact: bool,
+    },
 }
 
 /// Work derived from the transcript, run off the critical path and applied

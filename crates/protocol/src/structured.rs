@@ -11,8 +11,11 @@
 //! reflection) and applied in that order, so the blackboard evolves the
 //! same way on every run and on resume.
 //!
-//! A speaker waits only for the analysis of **their own previous message**,
-//! so their ledger entry is current when they speak. Round records and
+//! A speaker waits only for the analysis of **their own earlier
+//! messages**: with the `message` cadence their previous one, with the
+//! `miniround` cadence (default) everything before the group they last
+//! spoke in (one group of staleness, which the view shows verbatim), so
+//! the batch of the miniround that just ended never holds up the next. Round records and
 //! reflections of aspect N are not waited for by aspect N+1's takes. The
 //! debate waits for *all* background work (a barrier) only before the first
 //! crux room, after each room, before the closings, before the synthesis
@@ -224,6 +227,7 @@ impl StructuredDebate {
             window: detection.window,
             context: 3,
             claims: (detection.mode != DetectionMode::Off).then_some(detection.detector),
+            shape: crate::step::BatchShape::Positions,
         })
     }
 
@@ -357,23 +361,33 @@ impl StructuredDebate {
         }
     }
 
-    /// Whether `persona` must wait: their previous message (a debater's,
-    /// so it is analysed) is not analysed yet. With the miniround cadence a
-    /// crux room is analysed when it is over, so its parties do not wait
-    /// for their own messages in the room while it is open.
+    /// Whether `persona` must wait for the ledger before speaking.
+    ///
+    /// With the `message` cadence: until their previous message is
+    /// analysed. With the `miniround` cadence the speaker accepts **one
+    /// group of staleness**: the group they last spoke in (a miniround's
+    /// takes, the openings, a crux room) may still be in analysis, since
+    /// its batch starts only when the group ends and the view shows that
+    /// group's messages verbatim (RECENT EXCHANGE); everything they said
+    /// before it must be in the ledger. So a miniround's first speaker
+    /// never waits for the batch of the miniround that just ended, and the
+    /// analysis stays off the critical path. The closings still see the
+    /// complete ledger (a barrier in [`Self::next`]).
     fn awaits_own_analysis(&self, board: &Blackboard, persona: &PersonaId) -> bool {
-        board
-            .messages()
-            .iter()
-            .rev()
-            .find(|m| &m.persona == persona)
-            .is_some_and(|m| {
-                let analysed_later = self.rules.analysis == AnalysisCadence::Miniround
-                    && m.crux_room.as_ref().is_some_and(|r| room_is_open(board, r));
-                !board.is_analyzed(&m.id)
-                    && !analysed_later
-                    && board.persona(&m.persona).is_some_and(Persona::is_debater)
-            })
+        let mut own = board.messages().iter().rev().filter(|m| {
+            &m.persona == persona && board.persona(&m.persona).is_some_and(Persona::is_debater)
+        });
+        let Some(last) = own.next() else {
+            return false;
+        };
+        match self.rules.analysis {
+            AnalysisCadence::Message => !board.is_analyzed(&last.id),
+            AnalysisCadence::Miniround => {
+                let group = Group::of(last);
+                own.find(|m| Group::of(m) != group)
+                    .is_some_and(|m| !board.is_analyzed(&m.id))
+            }
+        }
     }
 
     /// The step, or a wait while its speaker's previous message is not

@@ -43,6 +43,7 @@ fn rules(rounds: u32) -> DialecticRules {
         default_summary: SummaryRules::default(),
         judge_summary: SummaryRules::default(),
         analysis: None,
+        judge_impact: true,
         devil_advocate: false,
         crux: None,
     }

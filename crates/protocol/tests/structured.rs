@@ -535,6 +535,7 @@ fn position_only() -> agon_protocol::AnalysisMode {
         window: 10,
         context: 3,
         claims: None,
+        shape: agon_protocol::BatchShape::Positions,
     }
 }
 
@@ -545,4 +546,56 @@ fn debater_messages(board: &Blackboard) -> usize {
         .iter()
         .filter(|m| m.kind != MessageKind::Synthesis)
         .count()
+}
+
+/// The staleness a speaker's view accepts under the miniround cadence: at
+/// every take, everything the speaker said before the group they last
+/// spoke in is analysed, while that group itself may still be in analysis
+/// (its batch starts when the group ends; the view shows it verbatim). So
+/// no miniround's first speaker waits for the batch of the miniround that
+/// just ended (under the old rule, "your previous message is analysed",
+/// no speaker was ever stale).
+#[test]
+fn a_speaker_accepts_one_group_of_staleness_and_no_more() {
+    let mut r = rules(3, 3, no_rooms(), false);
+    r.analysis = agon_protocol::AnalysisCadence::Miniround;
+    let mut sim = Sim::new(r, Script::default(), Lag::Lazy);
+    let mut stale_speakers = 0;
+    for _ in 0..10_000 {
+        let plan = sim.protocol.plan(&sim.board);
+        if let Next::Step(step) = &plan.next
+            && let Step::Speak(speak) = step.as_ref()
+            && speak.kind == MessageKind::Take
+        {
+            let own: Vec<&agon_core::DialogueMessage> = sim
+                .board
+                .messages()
+                .iter()
+                .filter(|m| m.persona == speak.persona)
+                .collect();
+            let last = own.last().expect("an opening came first");
+            let group =
+                |m: &agon_core::DialogueMessage| (m.kind.clone(), m.aspect.clone(), m.miniround);
+            for m in &own {
+                if group(m) != group(last) {
+                    assert!(
+                        sim.board.is_analyzed(&m.id),
+                        "{} speaks before {} (an older group) is analysed",
+                        speak.persona,
+                        m.id
+                    );
+                }
+            }
+            stale_speakers += usize::from(!sim.board.is_analyzed(&last.id));
+        }
+        if sim.finished() {
+            break;
+        }
+        sim.run(1);
+    }
+    assert!(sim.finished());
+    assert!(
+        stale_speakers >= 8,
+        "the first speaker of every later miniround speaks before the last batch is in ({stale_speakers})"
+    );
 }

@@ -314,39 +314,75 @@ pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
     }
 }
 
-/// Seed 003's dissent impact: which critiques of `group`'s proposal did
-/// its refinement take in?
-pub fn critique_impact(
+/// A dialectic round's analysis in one call (`round_analysis`): each
+/// speaker's current stance, then every contribution of the round, whole,
+/// with its id. With `impact`, each refinement names the critiques it
+/// answers, and the call says which it took in (seed 003's dissent
+/// impact). The instructions never change within a debate, so they are
+/// the system prompt: a stable prefix providers can cache.
+pub fn round_analysis(
     bb: &Blackboard,
-    group: &agon_core::trust_harvest::CritiqueGroup,
+    messages: &[agon_core::MessageId],
+    impact: bool,
 ) -> Option<Prompt> {
-    let text = |id: &agon_core::MessageId| bb.message(id).map(|m| m.content.trim().to_owned());
-    let who = bb.persona_name(&group.target);
-    let mut user = format!(
-        "{who}'s proposal (round {}):\n{}\n\nThe critiques it received:\n",
-        group.round,
-        super::quote(&text(&group.proposal)?, 400)
-    );
-    for id in &group.critiques {
-        let m = bb.message(id)?;
-        user.push_str(&format!(
-            "[{id}] {}: {}\n",
-            bb.persona_name(&m.persona),
-            super::quote(&m.content, 500)
-        ));
+    use std::fmt::Write as _;
+    let listed: Vec<&agon_core::DialogueMessage> =
+        messages.iter().filter_map(|id| bb.message(id)).collect();
+    listed.first()?;
+    let mut user = String::from("Current stances:\n");
+    let mut seen: Vec<&agon_core::PersonaId> = Vec::new();
+    for m in &listed {
+        if seen.contains(&&m.persona) {
+            continue;
+        }
+        seen.push(&m.persona);
+        let stance = bb
+            .position(&m.persona)
+            .map(|p| p.overall_stance.trim())
+            .filter(|s| !s.is_empty())
+            .map_or_else(|| "(none yet)".to_owned(), |s| super::quote(s, 240));
+        let _ = writeln!(user, "- {}: {stance}", bb.persona_name(&m.persona));
     }
-    user.push_str(&format!(
-        "\n{who}'s refinement:\n{}\n\nFor each critique, by its id: addressed = true if the \
-         refinement changed the proposal in response to it (took the point in), false if it \
-         ignored or only mentioned it.",
-        super::quote(&text(&group.refinement)?, 1_200)
-    ));
-    Some(Prompt {
-        system:
-            "You judge whether design feedback was taken in. Answer only with the JSON asked for."
-                .to_owned(),
-        user,
-    })
+    let _ = writeln!(user, "\nMessages:");
+    for m in &listed {
+        let what = match &m.kind {
+            agon_core::MessageKind::Critique { target } => {
+                format!("critique of {}'s proposal", bb.persona_name(target))
+            }
+            agon_core::MessageKind::Refinement if impact => {
+                let answered = agon_core::trust_harvest::critiques_answered(bb, m, messages);
+                if answered.is_empty() {
+                    "refinement".to_owned()
+                } else {
+                    let ids: Vec<&str> =
+                        answered.iter().map(agon_core::MessageId::as_str).collect();
+                    format!("refinement; answers {}", ids.join(", "))
+                }
+            }
+            other => other.label().to_owned(),
+        };
+        let _ = writeln!(
+            user,
+            "[{}] {} ({what}): \"{}\"",
+            m.id,
+            bb.persona_name(&m.persona),
+            m.content.trim()
+        );
+    }
+    let mut system = String::from(
+        "You track positions in a design debate; record only what was said. For each message, \
+         one entry in \"updates\": message (its bracketed id), overallStance (the speaker's \
+         updated 1-sentence stance, or null), newAgreement and newDisagreement ({withPersona, \
+         on} or null), concession and shift (or null), importance (1-10)",
+    );
+    if impact {
+        system.push_str(
+            ", tookIn (for a refinement: the ids of the critiques it answers that it took in, \
+             changing the proposal in response; [] if none; null for other messages)",
+        );
+    }
+    system.push('.');
+    Some(Prompt { system, user })
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //! the JSON wanted). The JSON Schema itself is sent by the model layer, so the
 //! prompts describe fields in words only.
 //!
-//! Every prompt is bounded: messages are quoted up to [`QUOTE_CHARS`]
-//! characters, windows and ledgers are capped, so a prompt's size does not
-//! grow with the length of the debate.
+//! Every prompt is bounded: the messages an analysis reads are given whole
+//! (their length is bounded by the turn's word limit), earlier messages
+//! shown as context are quoted up to [`QUOTE_CHARS`] characters, windows
+//! and ledgers are capped, so a prompt's size does not grow with the
+//! length of the debate.
 
 use std::fmt::Write as _;
 
@@ -18,7 +20,9 @@ use agon_core::{
     PersonaPositionState,
 };
 
-/// Longest quotation of one message inside an analysis prompt, in characters.
+/// Longest quotation of an *earlier* message shown as context inside an
+/// analysis prompt, in characters. The messages under analysis are never
+/// cut: whatever a persona says reaches the ledger.
 pub const QUOTE_CHARS: usize = 600;
 
 /// A system prompt plus a user prompt.
@@ -311,7 +315,7 @@ pub fn analysis_with_context(
     let mut user = format!(
         "Current position state for {name}:\n{}\n\n{name} just said (on \"{on}\"):\n\"{}\"\n\n",
         state_json(bb.position(&m.persona), m.aspect.as_ref()),
-        quote(&m.content, QUOTE_CHARS)
+        m.content.trim()
     );
     let context_n = if judge_window > 0 {
         judge_window.saturating_sub(1).max(1)
@@ -396,7 +400,7 @@ pub fn batch_analysis(
             "[{}] {} ({what}): \"{}\"",
             m.id,
             bb.persona_name(&m.persona),
-            quote(&m.content, QUOTE_CHARS)
+            m.content.trim()
         );
     }
     user.push_str("\nFor each message, what changed in its speaker's position state?");
@@ -689,6 +693,67 @@ mod tests {
             "{}",
             p.user
         );
+    }
+
+    /// A board with a long message (a fact in its last sentence) after a
+    /// long earlier one.
+    fn long_board() -> (Blackboard, String) {
+        use agon_core::{DebateEvent, MessageKind, Topic};
+        let fact = "LATE-FACT: the pilot cut queue times by 37 percent.";
+        let long = format!("{} {fact}", "We weigh the design carefully. ".repeat(400));
+        let message = |id: &str, persona: &str, content: String| DebateEvent::MessageAppended {
+            message: DialogueMessage {
+                id: id.into(),
+                persona: persona.into(),
+                kind: MessageKind::Deliberation,
+                aspect: None,
+                round: 1,
+                miniround: None,
+                crux_room: None,
+                content,
+                time: chrono::DateTime::UNIX_EPOCH,
+                reply_to: None,
+                meta: None,
+            },
+        };
+        let events = vec![
+            DebateEvent::DebateStarted {
+                debate: "d".into(),
+                topic: Topic::new("Should the queue be sharded?"),
+                aspects: vec![],
+                personas: vec![
+                    Persona::debater("a", "Ada", "c", "v"),
+                    Persona::debater("b", "Bo", "c", "v"),
+                ],
+                time: chrono::DateTime::UNIX_EPOCH,
+            },
+            message(
+                "msg-1",
+                "b",
+                format!("{} EARLY-TAIL", "Context. ".repeat(200)),
+            ),
+            message("msg-2", "a", long),
+        ];
+        (Blackboard::replay(&events).unwrap(), fact.to_owned())
+    }
+
+    #[test]
+    fn the_message_under_analysis_is_read_whole_and_earlier_ones_are_quoted() {
+        let (bb, fact) = long_board();
+        let id = MessageId::new("msg-2");
+        let single = analysis_with_context(&bb, &id, 0, 1).unwrap();
+        assert!(single.user.contains(&fact), "single analysis lost the end");
+        assert!(
+            !single.user.contains("EARLY-TAIL"),
+            "an earlier message is context and stays quoted"
+        );
+        let judged = analysis(&bb, &id, 4).unwrap();
+        assert!(judged.user.contains(&fact));
+        let batch = batch_analysis(&bb, &[MessageId::new("msg-1"), id.clone()], 0, 0).unwrap();
+        assert!(batch.user.contains(&fact), "batch analysis lost the end");
+        assert!(batch.user.contains("EARLY-TAIL"), "both are under analysis");
+        let detect = deliberation::detection(&bb, &[id]).unwrap();
+        assert!(detect.user.contains(&fact), "detection lost the end");
     }
 
     #[test]

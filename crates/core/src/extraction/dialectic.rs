@@ -191,48 +191,137 @@ mod tests {
     }
 }
 
-/// Whether one critique was taken in by its target's refinement.
+/// One dialectic contribution's entry in a round's analysis: the lean
+/// subset of a position update that a dialectic ledger keeps (no aspects,
+/// evidence lists or contradictions), flat so the schema and the answer
+/// stay short.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct CritiqueImpact {
-    /// The critique's message id, as listed (`msg-12`).
+#[serde(rename_all = "camelCase")]
+pub struct ContributionUpdate {
+    /// The message's id, as listed (`msg-12`).
     #[schemars(length(max = 40))]
     pub message: String,
-    /// Whether the refinement changed the proposal in response to it.
-    pub addressed: bool,
+    /// The speaker's updated one-sentence stance, or null.
+    #[schemars(length(max = 300))]
+    pub overall_stance: Option<String>,
+    /// A new agreement, if any.
+    pub new_agreement: Option<super::position::AgreementPayload>,
+    /// A new disagreement, if any.
+    pub new_disagreement: Option<super::position::DisagreementPayload>,
+    /// What they conceded, if anything.
+    #[schemars(length(max = 300))]
+    pub concession: Option<String>,
+    /// How their position changed, if it did.
+    #[schemars(length(max = 300))]
+    pub shift: Option<String>,
+    /// How much the message matters, 1-10, or null.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10))]
+    pub importance: Option<i64>,
+    /// For a refinement whose critiques are listed: the ids of those it
+    /// took in (changed the proposal in response to); null otherwise.
+    #[serde(default)]
+    #[schemars(length(max = 12), inner(length(max = 40)))]
+    pub took_in: Option<Vec<String>>,
 }
 
-/// The analysis model's judgement of which critiques a refinement took in
-/// (seed 003's dissent impact).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ImpactJudgement {
-    /// One entry per critique listed.
-    #[schemars(length(max = 12))]
-    pub critiques: Vec<CritiqueImpact>,
-}
-
-impl Payload for ImpactJudgement {
-    const NAME: &'static str = "critique_impact";
-}
-
-impl ImpactJudgement {
-    /// Keeps the first entry per critique id among `ids`; notes the rest.
-    pub fn validate(&self, ids: &[String]) -> Validated<Self> {
-        let mut notes = Vec::new();
-        let mut critiques: Vec<CritiqueImpact> = Vec::new();
-        for c in &self.critiques {
-            let id = c.message.trim();
-            if !ids.iter().any(|i| i == id) || critiques.iter().any(|k| k.message == id) {
-                notes.push(format!(
-                    "critiques: dropped {:?} (not listed, or twice)",
-                    c.message
-                ));
-                continue;
-            }
-            critiques.push(CritiqueImpact {
-                message: id.to_owned(),
-                addressed: c.addressed,
-            });
+impl ContributionUpdate {
+    /// The entry as a [`super::PositionUpdate`] (the fields a dialectic
+    /// ledger keeps; the rest empty), for the shared validation.
+    pub fn position(&self) -> super::PositionUpdate {
+        super::PositionUpdate {
+            overall_stance: self.overall_stance.clone(),
+            aspect_position: None,
+            new_agreement: self.new_agreement.clone(),
+            new_disagreement: self.new_disagreement.clone(),
+            concession: self.concession.clone(),
+            shift: self.shift.clone(),
+            importance: self.importance,
+            contradiction: None,
         }
-        Validated::new(Self { critiques }, notes, 0)
+    }
+
+    /// The critiques among `answered` (the ids of the critiques the
+    /// refinement answers) that this entry says were taken in, each with
+    /// its verdict; `None` when the entry judged nothing. Ids that are not
+    /// among `answered`, or repeated, are dropped with a note.
+    pub fn judged(
+        &self,
+        answered: &[crate::ids::MessageId],
+        notes: &mut Vec<String>,
+    ) -> Option<Vec<crate::event::CritiqueTaken>> {
+        let took_in = self.took_in.as_ref()?;
+        let mut taken: Vec<&str> = Vec::new();
+        for id in took_in {
+            let id = id.trim().trim_matches(['[', ']']);
+            if answered.iter().any(|a| a.as_str() == id) && !taken.contains(&id) {
+                taken.push(id);
+            } else {
+                notes.push(format!(
+                    "tookIn: dropped {id:?} (not a critique this refinement answers, or twice)"
+                ));
+            }
+        }
+        Some(
+            answered
+                .iter()
+                .map(|c| crate::event::CritiqueTaken {
+                    critique: c.clone(),
+                    addressed: taken.contains(&c.as_str()),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A dialectic round's analysis in one call: an entry per contribution
+/// (proposals, critiques, refinements), each read whole, and for each
+/// refinement the critiques it took in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundAnalysis {
+    /// One entry per message listed.
+    #[schemars(length(max = 40))]
+    pub updates: Vec<ContributionUpdate>,
+}
+
+impl Payload for RoundAnalysis {
+    const NAME: &'static str = "round_analysis";
+}
+
+#[cfg(test)]
+mod round_analysis_tests {
+    use super::*;
+
+    #[test]
+    fn took_in_keeps_answered_critiques_and_notes_the_rest() {
+        let entry = ContributionUpdate {
+            message: "msg-9".into(),
+            overall_stance: None,
+            new_agreement: None,
+            new_disagreement: None,
+            concession: None,
+            shift: None,
+            importance: None,
+            took_in: Some(vec!["[msg-4]".into(), "msg-4".into(), "msg-99".into()]),
+        };
+        let answered = [
+            crate::ids::MessageId::new("msg-4"),
+            crate::ids::MessageId::new("msg-6"),
+        ];
+        let mut notes = Vec::new();
+        let judged = entry.judged(&answered, &mut notes).unwrap();
+        assert_eq!(
+            judged
+                .iter()
+                .map(|c| (c.critique.as_str(), c.addressed))
+                .collect::<Vec<_>>(),
+            [("msg-4", true), ("msg-6", false)]
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        let silent = ContributionUpdate {
+            took_in: None,
+            ..entry
+        };
+        assert!(silent.judged(&answered, &mut notes).is_none());
     }
 }

@@ -313,6 +313,7 @@ impl Deliberation {
             window: d.window,
             context: 1,
             claims: (d.mode != crate::rules::DetectionMode::Off).then_some(d.detector),
+            shape: crate::step::BatchShape::Positions,
         });
         let every = self.rules.analysis_every.max(1);
         let messages = board.messages();

@@ -268,6 +268,25 @@ impl Sim {
                         if mode.combined {
                             judged = value["disagreements"].clone();
                             json!({"message": id, "position": value["position"]})
+                        } else if let agon_protocol::BatchShape::Contributions { impact } =
+                            mode.shape
+                        {
+                            // A dialectic round's flat entry; a refinement
+                            // took the first critique it answers in.
+                            let mut entry = value.clone();
+                            entry["message"] = json!(id);
+                            if impact && m.kind == agon_core::MessageKind::Refinement {
+                                let answered =
+                                    agon_core::trust_harvest::critiques_answered(bb, m, messages);
+                                entry["tookIn"] = json!(
+                                    answered
+                                        .first()
+                                        .map(ToString::to_string)
+                                        .into_iter()
+                                        .collect::<Vec<_>>()
+                                );
+                            }
+                            entry
                         } else {
                             json!({"message": id, "position": value})
                         }

@@ -1,0 +1,110 @@
+//! The headline numbers of docs/benchmarks.md and README.md, checked: every
+//! deterministic figure (prompt tokens and calls on the stub, shares of
+//! planted facts) is recomputed here with a tolerance, so a change that
+//! moves a documented number fails CI. Timings stay in the benchmarks.
+
+use std::time::Duration;
+
+#[path = "../benches/support/dialectic.rs"]
+mod dialectic_setup;
+
+use agon_context::{TiktokenCounter, TokenCounter};
+
+/// `actual` within `tolerance` (a share) of `documented`.
+fn near(actual: u64, documented: u64, tolerance: f64, what: &str) {
+    let diff = (actual as f64 - documented as f64).abs() / documented as f64;
+    assert!(
+        diff <= tolerance,
+        "{what}: {actual}, documented {documented} (±{:.0} %); update docs/benchmarks.md if the change is meant",
+        tolerance * 100.0
+    );
+}
+
+#[test]
+fn the_reference_stub_answers_as_long_as_dialectics_reference_run() {
+    let counter = TiktokenCounter::default();
+    let short = counter.count(&dialectic_setup::answer(false)) as u64;
+    near(short, 214, 0.03, "short answer tokens");
+    let long = counter.count(&dialectic_setup::answer(true)) as u64;
+    near(long, 2_821, 0.01, "long answer tokens");
+}
+
+/// docs/benchmarks.md, "Dialectic prompt tokens": the defaults (ledger
+/// analysis and impact judgement on) at ~214-token answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialectic_defaults_cost_what_the_docs_say() {
+    let on = dialectic_setup::run(false, true, true, Duration::ZERO).await;
+    let phases = on.by_phase();
+    assert_eq!(on.calls.len(), 60, "{phases:?}");
+    assert_eq!(phases["analysis"].0, 5, "one analysis per round");
+    assert_eq!(
+        on.board.critique_impacts().len(),
+        30,
+        "every critique judged"
+    );
+    near(on.total(), 57_270, 0.02, "dialectic total, defaults");
+    near(
+        phases["analysis"].1,
+        13_416,
+        0.02,
+        "dialectic analysis tokens",
+    );
+    assert!(on.ratio() <= 0.87, "{:.3}× dialectic", on.ratio());
+    // judge_impact off: the same calls, a few tokens less, nothing judged.
+    let off = dialectic_setup::run(false, true, false, Duration::ZERO).await;
+    assert_eq!(off.calls.len(), on.calls.len());
+    assert!(off.board.critique_impacts().is_empty());
+    near(
+        off.total(),
+        56_965,
+        0.02,
+        "dialectic total, judge_impact off",
+    );
+    // Memory off: the contributions alone.
+    let bare = dialectic_setup::run(false, false, false, Duration::ZERO).await;
+    near(bare.total(), 43_197, 0.02, "dialectic total, analysis off");
+    // What the memory costs against the contributions it analyses.
+    let memory = (on.total() - bare.total()) as f64 / bare.total() as f64;
+    assert!(memory <= 0.34, "memory ÷ contributions {memory:.3}");
+}
+
+/// docs/benchmarks.md: ~1,900-word answers, every contribution read whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialectic_long_answers_cost_what_the_docs_say() {
+    let on = dialectic_setup::run(true, true, true, Duration::ZERO).await;
+    near(on.total(), 288_923, 0.02, "dialectic total, long answers");
+    assert_eq!(on.by_phase()["analysis"].0, 5);
+    let largest = on.calls.iter().map(|c| c.tokens).max().unwrap_or(0);
+    near(largest, 34_512, 0.02, "largest prompt (round 1's analysis)");
+}
+
+#[path = "../benches/fidelity.rs"]
+mod fidelity_bench;
+
+/// docs/benchmarks.md, "Memory fidelity": at 1,200 tokens and 3 personas
+/// Agon shows ≥ 95 % of the relevant planted facts wherever they sit in a
+/// message (first sentence of a short one, last of ~300 words, middle of
+/// ~1,900), while the whole transcript cut to the same budget and the
+/// last-8 window show what the docs say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fidelity_holds_wherever_a_fact_sits_in_a_message() {
+    use fidelity_bench::Placement;
+    for placement in Placement::ALL {
+        let run = fidelity_bench::debate(3, 1_200, None, None, placement).await;
+        let (agon, others) = fidelity_bench::tally(&run, 3, 1_200);
+        let what = placement.label();
+        assert!(agon.overall() >= 0.95, "{what}: agon {:.3}", agon.overall());
+        if placement == Placement::First {
+            let newest = others[1].overall();
+            let window = others[0].overall();
+            assert!(
+                (newest - 0.82).abs() <= 0.03,
+                "{what}: newest-first {newest:.3}"
+            );
+            assert!(
+                (window - 0.15).abs() <= 0.03,
+                "{what}: window-8 {window:.3}"
+            );
+        }
+    }
+}
