@@ -157,13 +157,13 @@ fn moved_since(board: &Blackboard, persona: &PersonaId, from: u32) -> bool {
 /// Every dissent of the debate, in transcript order (critiques and crux
 /// positions), then the strong disagreements of the ledger.
 pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
-    dissents_judged(board, debate, &HashMap::new())
+    dissents_judged(board, debate, &Judged::new())
 }
 
 /// The critiques whose impact is judged by someone (the analysis model):
 /// each critique's message id with whether its target's refinement took it
 /// in. [`critique_groups`] lists what to ask.
-pub type Judged = HashMap<crate::ids::MessageId, bool>;
+pub type Judged = std::collections::BTreeMap<crate::ids::MessageId, bool>;
 
 /// The critiques of the same round aimed at a refinement's author, among
 /// `listed` (a batch's messages): what the refinement answers.
@@ -180,15 +180,6 @@ pub fn critiques_answered(
                 && matches!(&m.kind, MessageKind::Critique { target } if *target == refinement.persona)
         })
         .map(|m| m.id.clone())
-        .collect()
-}
-
-/// The critiques the analysis model judged, as [`Judged`].
-pub fn judged_on_board(board: &Blackboard) -> Judged {
-    board
-        .critique_impacts()
-        .iter()
-        .map(|(id, addressed)| (id.clone(), *addressed))
         .collect()
 }
 
@@ -424,7 +415,7 @@ pub struct AgentRecord {
 
 /// What the debate adds to each debater's memory, by name.
 pub fn agent_records(board: &Blackboard, debate: &DebateId) -> Vec<AgentRecord> {
-    agent_records_judged(board, debate, &HashMap::new())
+    agent_records_judged(board, debate, &Judged::new())
 }
 
 /// [`agent_records`] with judged critique impacts ([`dissents_judged`]).

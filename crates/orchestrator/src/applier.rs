@@ -133,14 +133,14 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
         Background::AnalyseBatch {
             messages,
             mode:
-                mode @ agon_protocol::AnalysisMode {
+                agon_protocol::AnalysisMode {
                     shape: agon_protocol::BatchShape::Contributions { impact },
                     ..
                 },
         } => {
             let prompt = prompts::dialectic::round_analysis(bb, messages, *impact)?;
             let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
-            let primary_call = ctx.structured_call(
+            let call = ctx.structured_call(
                 Role::Extractor,
                 prompt,
                 RoundAnalysis::NAME,
@@ -149,8 +149,7 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                     &ids,
                 ),
             );
-            let none: Option<futures::future::BoxFuture<'static, ModelOutput>> = None;
-            Some(spawn_analysis(primary_call, none, mode.combined))
+            Some(tokio::spawn(async move { Output::Single(call.await) }))
         }
         Background::AnalyseBatch { messages, mode } => {
             let window = if mode.combined { mode.window } else { 0 };

@@ -71,7 +71,7 @@ impl Interpreter {
             .read(|bb| {
                 (
                     agon_core::trust_harvest::critique_groups(bb),
-                    agon_core::trust_harvest::judged_on_board(bb),
+                    bb.critique_impacts().clone(),
                 )
             })
             .await;

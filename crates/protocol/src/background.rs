@@ -185,27 +185,33 @@ pub fn batch_analysis(
         u.len() == messages.len() && ids.len() < u.len()
     });
     let mut events = Vec::new();
+    let impact = mode.shape == (crate::step::BatchShape::Contributions { impact: true });
     for (i, message) in messages.iter().enumerate() {
         let last = i + 1 == messages.len();
         let mut repaired = None;
-        let entry: ModelOutput = match &updates {
+        // The entry of this message: its index and its position update.
+        let found: Result<(usize, &MessagePositionUpdate), crate::ModelFailure> = match &updates
+        {
             Err(reason) => Err(crate::ModelFailure(format!("batch analysis: {reason}"))),
             Ok(updates) => updates
                 .iter()
-                .find(|u| id_of(u) == message.as_str())
+                .position(|u| id_of(u) == message.as_str())
                 .or_else(|| {
                     let entry = updates.get(i).filter(|_| by_position)?;
                     repaired = Some(format!(
                         "updates[{i}]: named {} again; taken as the entry for {message} by its position",
                         id_of(entry)
                     ));
-                    Some(entry)
+                    Some(i)
                 })
-                .map(|u| serde_json::to_value(&u.position).unwrap_or_default())
+                .map(|j| (j, &updates[j]))
                 .ok_or_else(|| {
                     crate::ModelFailure(format!("the batch analysis has no entry for {message}"))
                 }),
         };
+        let index = found.as_ref().ok().map(|(j, _)| *j);
+        let entry: ModelOutput =
+            found.map(|(_, u)| serde_json::to_value(&u.position).unwrap_or_default());
         let single = AnalysisOutput {
             primary: entry,
             window: if last { window.take() } else { None },
@@ -229,53 +235,52 @@ pub fn batch_analysis(
             }
         }
         events.extend(converted);
-    }
-    if mode.shape == (crate::step::BatchShape::Contributions { impact: true }) {
-        events.extend(critiques_judged(board, messages, &contributions));
+        if impact && let Some(entry) = index.and_then(|j| contributions.get(j)) {
+            events.extend(critiques_judged(board, message, messages, entry));
+        }
     }
     events
 }
 
-/// The `critiques_judged` events of a dialectic round's analysis: for each
-/// refinement whose entry says which critiques it took in, the verdict on
+/// The `critiques_judged` event of a refinement in a dialectic round's
+/// analysis, when its entry says which critiques it took in: the verdict on
 /// every critique of the batch it answers (ids it cannot answer are
-/// dropped, recorded as a repair). A refinement whose entry judged
-/// nothing has no event; its critiques' impact falls back to embeddings
-/// or the words and ledger.
+/// dropped, recorded as a repair). Nothing for other messages, or for a
+/// refinement whose entry judged nothing; those critiques' impact falls
+/// back to embeddings or the words and ledger.
 fn critiques_judged(
     board: &Blackboard,
-    messages: &[MessageId],
-    entries: &[agon_core::extraction::ContributionUpdate],
+    message: &MessageId,
+    batch: &[MessageId],
+    entry: &agon_core::extraction::ContributionUpdate,
 ) -> Vec<DebateEvent> {
-    let mut events = Vec::new();
-    for id in messages {
-        let Some(m) = board.message(id) else { continue };
-        if m.kind != agon_core::MessageKind::Refinement {
-            continue;
-        }
-        let answered = agon_core::trust_harvest::critiques_answered(board, m, messages);
-        let entry = entries
-            .iter()
-            .find(|e| e.message.trim().trim_matches(['[', ']']) == id.as_str());
-        let Some(entry) = entry.filter(|_| !answered.is_empty()) else {
-            continue;
-        };
-        let mut notes = Vec::new();
-        if let Some(critiques) = entry.judged(&answered, &mut notes) {
-            events.push(DebateEvent::CritiquesJudged {
-                refinement: id.clone(),
-                critiques,
-            });
-        }
-        if !notes.is_empty() {
-            events.push(DebateEvent::OutputRepaired {
-                step: StepId::Analysis {
-                    message: id.clone(),
-                    part: AnalysisPart::Position,
-                },
-                notes,
-            });
-        }
+    let Some(m) = board
+        .message(message)
+        .filter(|m| m.kind == agon_core::MessageKind::Refinement)
+    else {
+        return Vec::new();
+    };
+    let answered = agon_core::trust_harvest::critiques_answered(board, m, batch);
+    if answered.is_empty() {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    let mut events: Vec<DebateEvent> = entry
+        .judged(&answered, &mut notes)
+        .map(|critiques| DebateEvent::CritiquesJudged {
+            refinement: message.clone(),
+            critiques,
+        })
+        .into_iter()
+        .collect();
+    if !notes.is_empty() {
+        events.push(DebateEvent::OutputRepaired {
+            step: StepId::Analysis {
+                message: message.clone(),
+                part: AnalysisPart::Position,
+            },
+            notes,
+        });
     }
     events
 }

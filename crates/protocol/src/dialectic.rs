@@ -116,6 +116,9 @@ enum Phase3 {
 }
 
 impl Phase3 {
+    /// The phases in the order a round runs them.
+    const ALL: [Phase3; 3] = [Self::Proposals, Self::Critiques, Self::Refinements];
+
     /// Whether a message of this kind belongs to the phase.
     fn holds(self, kind: &MessageKind) -> bool {
         match self {
@@ -277,9 +280,7 @@ impl Dialectic {
                 .iter()
                 .filter(|m| {
                     m.round == round
-                        && [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements]
-                            .iter()
-                            .any(|p| p.holds(&m.kind))
+                        && Phase3::ALL.iter().any(|p| p.holds(&m.kind))
                         && !m.is_carried_proposal()
                         && !board.is_analyzed(&m.id)
                         && board.persona(&m.persona).is_some_and(|p| p.is_debater())
@@ -289,7 +290,7 @@ impl Dialectic {
             if messages.is_empty() {
                 continue;
             }
-            let open = [Phase3::Proposals, Phase3::Critiques, Phase3::Refinements]
+            let open = Phase3::ALL
                 .into_iter()
                 .any(|phase| self.pending(board, agents, round, phase).next().is_some());
             if open {
