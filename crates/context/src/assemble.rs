@@ -321,6 +321,7 @@ impl<C: TokenCounter> Assembler<C> {
                 sources::earlier_rounds(bb, None),
                 sources::insights(bb, None),
                 memories,
+                sources::not_yet_analysed(bb, me),
             ],
         })
     }

@@ -33,7 +33,8 @@ pub enum Phase {
         /// The room.
         room: CruxRoomId,
     },
-    /// Closing statement: the whole ledger and all reflections.
+    /// Closing statement: the whole ledger and all reflections, and the
+    /// messages not analysed yet, verbatim.
     Closing,
     /// A dialectic proposal in `round` (round 1, or an agent with no
     /// refinement to carry over): the problem, the clarifications, the
@@ -157,6 +158,8 @@ impl Phase {
                 (EarlierRounds, 14),
                 (KeyInsights, 14),
                 (RelevantEarlierContext, 8),
+                // Present only while the last group's analysis is running.
+                (RecentExchange, 12),
             ],
             Self::Propose { .. } => &[
                 (DebateState, 30),

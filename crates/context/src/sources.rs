@@ -559,6 +559,32 @@ fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> Str
     }
 }
 
+/// The debaters' messages the ledger does not hold yet, newest first: the
+/// last group's, whose analysis may still be running when a speaker
+/// accepts one group of staleness (at most one message per debater).
+/// Empty once every analysis is applied, and for a log that records no
+/// analyses at all.
+pub(crate) fn not_yet_analysed(bb: &Blackboard, me: &Persona) -> Draft {
+    let mut draft = Draft::new(SectionKind::RecentExchange);
+    if bb.analyzed_turns().is_empty() {
+        return draft;
+    }
+    let group = bb.debaters().count();
+    let messages = bb.messages();
+    let pending = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .take(group)
+        .filter(|(_, m)| {
+            !bb.is_analyzed(&m.id) && bb.persona(&m.persona).is_some_and(Persona::is_debater)
+        });
+    for (i, message) in pending {
+        draft.push_at(speaker_line(bb, me, message), i);
+    }
+    draft
+}
+
 pub(crate) fn recent_exchange(
     bb: &Blackboard,
     me: &Persona,

@@ -3,7 +3,7 @@
 //!
 //! Indexes every turn of a LoCoMo-format dataset as a memory of its speaker
 //! (local MiniLM embeddings) and prints evidence recall per category and
-//! overall for bm25, dense, fusion and agon, ending with the plain table
+//! overall for dense-nameless, bm25, dense, fusion and agon, ending with the plain table
 //! `method recall@5 recall@10 recall@1000tok p50_ms`.
 //!
 //! Options: `--budget TOKENS` (default 1000), `--lexical-share X` and

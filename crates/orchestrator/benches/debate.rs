@@ -14,12 +14,16 @@
     clippy::field_reassign_with_default
 )]
 
+#[path = "support/debate.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
+
+use support::{Stub, prompt_split};
 
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
 use agon_orchestrator::config::{AnalysisCadence, AspectConfig, DebateConfig};
-use agon_orchestrator::scripted::openai_reply;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 
 const DELAY: Duration = Duration::from_millis(50);
@@ -29,18 +33,6 @@ fn delay() -> Duration {
         .ok()
         .and_then(|v| v.parse().ok())
         .map_or(DELAY, Duration::from_millis)
-}
-
-struct Stub(Duration);
-
-impl wiremock::Respond for Stub {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
-        let (content_type, text) = openai_reply(&body);
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(self.0)
-    }
 }
 
 fn main() {
@@ -156,105 +148,28 @@ async fn run() {
         println!("  {role:<10} {calls}");
     }
     for cadence in [AnalysisCadence::Message, AnalysisCadence::Miniround] {
-        prompt_split(&server, &orch, cadence).await;
+        let split = prompt_split(&server, &orch, cadence).await;
+        for note in &split.notes {
+            println!("{note}");
+        }
+        println!(
+            "\nprompt tokens of the default debate by call (o200k, schema included; analysis cadence {cadence:?}):"
+        );
+        let total = split.total();
+        for (kind, (calls, tokens)) in &split.calls {
+            println!(
+                "  {kind:<20} {calls:>3} calls {tokens:>7} tokens ({:.0} %)",
+                *tokens as f64 * 100.0 / total.max(1) as f64
+            );
+        }
+        println!(
+            "  total {total}; memory calls {} ÷ utterances {} = {:.2}×",
+            split.memory().1,
+            split.utterances().1,
+            split.memory_ratio()
+        );
     }
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
     println!("\noverhead ratio: {median:.3}");
-}
-
-/// What the call is for: the payload named in `response_format`, else an
-/// utterance (streamed) or another plain call.
-fn call_kind(body: &serde_json::Value) -> String {
-    match body["response_format"]["json_schema"]["name"].as_str() {
-        Some(name) => name.to_owned(),
-        None if body["stream"].as_bool() == Some(true) => "utterance".to_owned(),
-        None => "plain".to_owned(),
-    }
-}
-
-/// Payloads that keep the memory (the rest run the debate).
-const MEMORY_CALLS: [&str; 7] = [
-    "turn_analysis",
-    "position_update",
-    "batch_turn_analysis",
-    "batch_position_update",
-    "disagreement_window",
-    "round_record",
-    "reflection_batch",
-];
-
-/// The prompt tokens of the default structured debate (`agon debate TOPIC
-/// --model openai:…`: topic-cast personas, 3 aspects × 3 minirounds, crux
-/// rooms, synthesis; memory off, since embeddings send no prompt) by call
-/// kind, counted with o200k over the messages and the JSON Schema sent in
-/// `response_format`, as a provider bills them.
-async fn prompt_split(
-    server: &wiremock::MockServer,
-    orch: &Orchestrator,
-    cadence: AnalysisCadence,
-) {
-    server.reset().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub(Duration::ZERO))
-        .mount(server)
-        .await;
-    let mut config = DebateConfig::default();
-    config.memory.enabled = false;
-    config.analysis.cadence = cadence;
-    config.models.default = "openai:gpt-4o-mini".into();
-    let base = format!("{}/v1", server.uri());
-    let env = move |key: &str| match key {
-        "OPENAI_API_KEY" => Some("bench".to_owned()),
-        "OPENAI_BASE_URL" => Some(base.clone()),
-        _ => None,
-    };
-    let models =
-        Models::from_config(&config, &ModelFactory::new(), &env, PriceTable::default()).unwrap();
-    let id = orch.create(&config).await.unwrap();
-    orch.run(&id, &models, RunControl::default()).await.unwrap();
-    let (bb, _) = orch.store().load(&id).await.unwrap();
-    for w in bb.warnings() {
-        println!("warning: {} {}", w.step.name(), w.reason);
-    }
-    for r in bb.repairs() {
-        println!("repair: {} {}", r.step.name(), r.notes.join("; "));
-    }
-    let counter = TiktokenCounter::default();
-    let mut split: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    for request in server.received_requests().await.unwrap() {
-        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
-        let mut tokens: usize = body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| counter.count(m["content"].as_str().unwrap_or_default()))
-            .sum();
-        if !body["response_format"].is_null() {
-            tokens += counter.count(&body["response_format"].to_string());
-        }
-        let entry = split.entry(call_kind(&body)).or_default();
-        entry.0 += 1;
-        entry.1 += tokens;
-    }
-    let total: usize = split.values().map(|v| v.1).sum();
-    println!(
-        "\nprompt tokens of the default debate by call (o200k, schema included; analysis cadence {cadence:?}):"
-    );
-    for (kind, (calls, tokens)) in &split {
-        println!(
-            "  {kind:<20} {calls:>3} calls {tokens:>7} tokens ({:.0} %)",
-            *tokens as f64 * 100.0 / total.max(1) as f64
-        );
-    }
-    let memory: usize = MEMORY_CALLS
-        .iter()
-        .filter_map(|k| split.get(*k))
-        .map(|v| v.1)
-        .sum();
-    let utterances = split.get("utterance").map_or(0, |v| v.1);
-    println!(
-        "  total {total}; memory calls {memory} ÷ utterances {utterances} = {:.2}×",
-        memory as f64 / utterances.max(1) as f64
-    );
 }

@@ -17,97 +17,24 @@
 //!
 //! `-- --turns N --delay-ms D` change the run (defaults: 10,000 and 0; the
 //! 50 ms variant: `-- --turns 1000 --delay-ms 50`, since 10,000 turns at
-//! two 50 ms calls a turn take 17 minutes).
+//! two 50 ms calls a turn take 17 minutes). The session runs with the
+//! defaults, vector memory on (local MiniLM, SQLite); `-- --no-memory`
+//! turns it off. Orchestration time per turn is reported as median, mean
+//! and p95.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-use std::sync::mpsc;
+#[path = "support/deliberation.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::SummaryScope;
-use agon_llm::{
-    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
-    ProviderError,
-};
-use agon_orchestrator::config::{DebateConfig, PersonaConfig, Preset, ProtocolKind, TurnMode};
-use agon_orchestrator::scripted::ScriptedModel;
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use support::Kind;
 
 /// The model window of the baseline (and the view of the `long` preset).
 const WINDOW: usize = 8_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Speak,
-    Listen,
-    Summary,
-}
-
-/// A call as the model saw it: its kind, its turn (from the `Turn N;`
-/// line of the view) and its prompt, counted later.
-struct Seen {
-    kind: Kind,
-    turn: u32,
-    prompt: String,
-}
-
-/// The scripted model, reporting every prompt to the counting thread.
-struct Counting {
-    inner: ScriptedModel,
-    seen: mpsc::Sender<Seen>,
-}
-
-impl Counting {
-    fn report(&self, request: &ChatRequest, listen: bool) {
-        let mut prompt = request.system.clone().unwrap_or_default();
-        for m in &request.messages {
-            prompt.push('\n');
-            prompt.push_str(&m.content);
-        }
-        let kind = if listen {
-            Kind::Listen
-        } else if prompt.contains("Write one summary of the whole discussion") {
-            Kind::Summary
-        } else {
-            Kind::Speak
-        };
-        let turn = prompt
-            .split("Turn ")
-            .nth(1)
-            .and_then(|t| t.split(';').next())
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(0);
-        let _ = self.seen.send(Seen { kind, turn, prompt });
-    }
-}
-
-#[async_trait::async_trait]
-impl ChatModel for Counting {
-    fn provider(&self) -> &str {
-        "scripted"
-    }
-    fn model_id(&self) -> &str {
-        "scripted"
-    }
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.report(&request, false);
-        self.inner.complete(request).await
-    }
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.report(&request, schema.name == "listen");
-        self.inner.complete_json(request, schema).await
-    }
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.report(&request, false);
-        self.inner.stream(request).await
-    }
-}
 
 fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
@@ -138,16 +65,6 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn persona(name: &str, contract: &str) -> PersonaConfig {
-    PersonaConfig {
-        id: None,
-        name: name.into(),
-        contract: contract.into(),
-        voice: "plain".into(),
-        model: None,
-    }
-}
-
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -159,51 +76,16 @@ fn main() {
 async fn run() {
     let turns = u32::try_from(arg("--turns", 10_000)).unwrap();
     let delay = Duration::from_millis(arg("--delay-ms", 0));
-    let mut config = DebateConfig {
-        protocol: ProtocolKind::Deliberation,
-        topic: "How should the city spend its transport budget?".into(),
-        personas: vec![
-            persona("Ada", "Transit planner: buses and trams first."),
-            persona("Bo", "Treasurer: every euro must show a return."),
-            persona("Cy", "Cyclist advocate: safe lanes for all ages."),
-            persona("Di", "Neighbourhood rep: night service and safety."),
-        ],
-        ..DebateConfig::default()
-    };
-    config.memory.enabled = false;
-    let d = &mut config.deliberation;
-    d.turns = turns;
-    d.mode = TurnMode::Listen;
-    d.preset = Preset::Long;
-    d.stop_on_consensus = false;
-
-    let (tx, rx) = mpsc::channel::<Seen>();
-    let counter = std::thread::spawn(move || {
-        let tokens = TiktokenCounter::default();
-        rx.into_iter()
-            .map(|s| (s.kind, s.turn, tokens.count(&s.prompt)))
-            .collect::<Vec<_>>()
-    });
-    let model = Arc::new(Counting {
-        inner: ScriptedModel::new(delay).with_padding(80),
-        seen: tx,
-    });
-    let models = Models::uniform(model, PriceTable::with_defaults());
-
+    let memory_on = !std::env::args().any(|a| a == "--no-memory");
     let dir = std::env::temp_dir().join(format!("agon-bench-deliberation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}", dir.join("bench.db").display());
-    let orch = Orchestrator::new(agon_store::open(&url).await.unwrap());
-    let id = orch.create(&config).await.unwrap();
     println!(
-        "deliberation: {turns} turns, 4 agents, listen, long preset, model delay {} ms",
-        delay.as_millis()
+        "deliberation: {turns} turns, 4 agents, listen, long preset, model delay {} ms, vector memory {}",
+        delay.as_millis(),
+        if memory_on { "on" } else { "off" }
     );
-    let started = Instant::now();
-    orch.run(&id, &models, RunControl::default()).await.unwrap();
-    let wall = started.elapsed();
-    drop(models);
-    let calls = counter.join().unwrap();
+    let session = support::session(turns, delay, memory_on, &dir).await;
+    let (config, id, url, wall) = (&session.config, &session.id, &session.url, session.wall);
     let rss = peak_rss_mib();
 
     let store_bytes: u64 = std::fs::read_dir(&dir)
@@ -214,14 +96,13 @@ async fn run() {
         .sum();
     // Resume: a fresh store handle loads the session (latest snapshot +
     // the events after it).
-    drop(orch);
-    let reopened = agon_store::open(&url).await.unwrap();
+    let reopened = agon_store::open(url).await.unwrap();
     let load_started = Instant::now();
-    let (bb, seq) = reopened.load(&id).await.unwrap();
+    let (bb, seq) = reopened.load(id).await.unwrap();
     let resume = load_started.elapsed();
     let replay_started = Instant::now();
     let events: Vec<agon_core::DebateEvent> = reopened
-        .events_after(&id, 0)
+        .events_after(id, 0)
         .await
         .unwrap()
         .into_iter()
@@ -249,35 +130,21 @@ async fn run() {
         ranges.push((turns - 100, turns));
     }
     for (from, to) in ranges {
-        let v: Vec<usize> = calls
-            .iter()
-            .filter(|(k, t, _)| *k == Kind::Speak && (from..=to).contains(t))
-            .map(|(_, _, n)| *n)
-            .collect();
-        if v.is_empty() {
+        let sorted = session.speaking(from, to);
+        if sorted.is_empty() {
             continue;
         }
-        let mut sorted = v.clone();
-        sorted.sort_unstable();
         println!(
             "| {from}–{to} | {} | {} | {} | {} |",
-            v.len(),
+            sorted.len(),
             sorted[0],
             sorted[sorted.len() / 2],
             sorted[sorted.len() - 1]
         );
     }
-    let sum = |kind: Kind| -> (usize, usize) {
-        let v: Vec<usize> = calls
-            .iter()
-            .filter(|(k, _, _)| *k == kind)
-            .map(|(_, _, n)| *n)
-            .collect();
-        (v.len(), v.iter().sum())
-    };
-    let (speak_n, speak_t) = sum(Kind::Speak);
-    let (listen_n, listen_t) = sum(Kind::Listen);
-    let (summary_n, summary_t) = sum(Kind::Summary);
+    let (speak_n, speak_t) = session.sum(Kind::Speak);
+    let (listen_n, listen_t) = session.sum(Kind::Listen);
+    let (summary_n, summary_t) = session.sum(Kind::Summary);
     let total = speak_t + listen_t + summary_t;
     println!("\n| calls | count | prompt tokens | per turn |\n|---|---|---|---|");
     for (label, n, t) in [
@@ -303,23 +170,33 @@ async fn run() {
     // Orchestration time per turn: gaps between consecutive messages,
     // less the model time on the critical path (listen + speak).
     let times: Vec<_> = bb.messages().iter().map(|m| m.time).collect();
-    let gaps = |from: usize, to: usize| -> f64 {
+    let gaps = |from: usize, to: usize| -> Vec<f64> {
         let model_ms = 2.0 * delay.as_secs_f64() * 1e3;
-        median(
-            (from.max(1)..to.min(times.len()))
-                .map(|i| {
-                    (times[i] - times[i - 1]).num_microseconds().unwrap_or(0) as f64 / 1e3
-                        - model_ms
-                })
-                .collect(),
-        )
+        (from.max(1)..to.min(times.len()))
+            .map(|i| {
+                (times[i] - times[i - 1]).num_microseconds().unwrap_or(0) as f64 / 1e3 - model_ms
+            })
+            .collect()
     };
-    let early = gaps(51, 151);
-    let late = gaps(times.len().saturating_sub(100), times.len());
+    let stats = |v: Vec<f64>| -> (f64, f64, f64) {
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        let p95 = sorted
+            .get((sorted.len() * 95 / 100).min(sorted.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0);
+        (median(v), mean, p95)
+    };
+    let (early, early_mean, early_p95) = stats(gaps(51, 151));
+    let (late, late_mean, late_p95) = stats(gaps(times.len().saturating_sub(100), times.len()));
     println!(
-        "\norchestration time per turn: {early:.2} ms around turn 100, {late:.2} ms at the last \
-         100 turns ({:.2}×)",
-        late / early.max(1e-6)
+        "\norchestration time per turn (median / mean / p95): {early:.2} / {early_mean:.2} / \
+         {early_p95:.2} ms around turn 100, {late:.2} / {late_mean:.2} / {late_p95:.2} ms at the \
+         last 100 turns ({:.2}× / {:.2}× / {:.2}×)",
+        late / early.max(1e-6),
+        late_mean / early_mean.max(1e-6),
+        late_p95 / early_p95.max(1e-6)
     );
     println!(
         "peak RSS {rss:.0} MiB; store {:.1} MiB; load from the latest snapshot {:.0} ms \

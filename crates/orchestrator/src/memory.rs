@@ -1,5 +1,5 @@
 //! Vector memory in a run: the writer task that harvests the event log into
-//! memories (embedded in batches after each round and crux card, off the
+//! memories (embedded in batches after each round, crux card and summary, off the
 //! critical path), and recall for a turn's context.
 //!
 //! Both degrade: a failed batch or a failed recall appends a `step_failed`
@@ -55,9 +55,14 @@ pub(crate) fn spawn_writer(
             match msg {
                 MemoryMsg::Event(e) => {
                     observe(&mut harvester, &mut drafts, &e);
+                    // A batch after each round record, crux card and
+                    // summary (a deliberation's rolling summaries), so a
+                    // long session is embedded as it goes, not at its end.
                     if matches!(
                         *e,
-                        DebateEvent::RoundRecorded { .. } | DebateEvent::CruxCardAdded { .. }
+                        DebateEvent::RoundRecorded { .. }
+                            | DebateEvent::CruxCardAdded { .. }
+                            | DebateEvent::SummaryRecorded { .. }
                     ) {
                         store(&memory, &mut drafts, harvester.board(), &warn).await;
                     }

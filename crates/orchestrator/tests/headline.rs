@@ -108,3 +108,89 @@ async fn fidelity_holds_wherever_a_fact_sits_in_a_message() {
         }
     }
 }
+
+#[path = "../benches/support/debate.rs"]
+mod debate_setup;
+
+/// docs/benchmarks.md, "Memory cost": the default structured debate
+/// (topic-cast personas, 3 aspects × 3 minirounds, crux rooms, synthesis,
+/// the `miniround` cadence) by call kind, schema included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_structured_debates_memory_costs_what_the_docs_say() {
+    let server = wiremock::MockServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = agon_store::open(&format!("sqlite://{}", dir.path().join("d.db").display()))
+        .await
+        .unwrap();
+    let orch = agon_orchestrator::Orchestrator::new(store);
+    let split = debate_setup::prompt_split(
+        &server,
+        &orch,
+        agon_orchestrator::config::AnalysisCadence::Miniround,
+    )
+    .await;
+    let (memory_calls, memory_tokens) = split.memory();
+    let (utterance_calls, utterance_tokens) = split.utterances();
+    assert_eq!(
+        (memory_calls, utterance_calls),
+        (17, 44),
+        "{:?}",
+        split.calls
+    );
+    near(memory_tokens as u64, MEMORY_TOKENS, 0.02, "memory tokens");
+    near(
+        utterance_tokens as u64,
+        UTTERANCE_TOKENS,
+        0.02,
+        "utterance tokens",
+    );
+    assert!(
+        split.memory_ratio() <= 0.80,
+        "memory ÷ utterances {:.3}",
+        split.memory_ratio()
+    );
+}
+
+/// The documented memory and utterance prompt tokens of that debate.
+const MEMORY_TOKENS: u64 = 15_888;
+const UTTERANCE_TOKENS: u64 = 21_151;
+
+#[path = "../benches/support/deliberation.rs"]
+mod deliberation_setup;
+
+/// docs/benchmarks.md, "Deliberation": the session's calls follow the
+/// documented rules (one speaking call a turn, 3 evaluations a turn after
+/// the first, a rolling summary per 50 messages once the recent window is
+/// full) and speaking prompts stay flat once the view is full (here 600
+/// turns, the benchmark's 10,000 being too long for CI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deliberation_stays_flat_and_calls_what_the_docs_say() {
+    use deliberation_setup::Kind;
+    let dir = tempfile::tempdir().unwrap();
+    let turns = 600;
+    let s = deliberation_setup::session(turns, Duration::ZERO, false, dir.path()).await;
+    assert_eq!(s.sum(Kind::Speak).0, turns as usize);
+    assert_eq!(s.sum(Kind::Listen).0, 3 * (turns as usize - 1));
+    let summaries = s.sum(Kind::Summary).0;
+    assert_eq!(summaries, SUMMARIES_AT_600, "rolling summaries");
+    let median = |v: Vec<usize>| v[v.len() / 2] as u64;
+    let middle = median(s.speaking(200, 300));
+    let late = median(s.speaking(500, 600));
+    near(
+        late,
+        middle,
+        0.05,
+        "speaking prompt, turns 500-600 against 200-300",
+    );
+    near(
+        late,
+        SPEAKING_TOKENS,
+        0.03,
+        "speaking prompt at the plateau",
+    );
+}
+
+/// Rolling summaries in 600 turns (10,000 turns: 199).
+const SUMMARIES_AT_600: usize = 11;
+/// The plateau's median speaking prompt (10,000 turns: ~6,080).
+const SPEAKING_TOKENS: u64 = 6_080;

@@ -18,8 +18,8 @@
 //! the batch of the miniround that just ended never holds up the next. Round records and
 //! reflections of aspect N are not waited for by aspect N+1's takes. The
 //! debate waits for *all* background work (a barrier) only before the first
-//! crux room, after each room, before the closings, before the synthesis
-//! and before finishing.
+//! crux room, after each room, before the synthesis and before finishing;
+//! with the `message` cadence also before the closings.
 
 use std::collections::HashSet;
 
@@ -371,8 +371,8 @@ impl StructuredDebate {
     /// group's messages verbatim (RECENT EXCHANGE); everything they said
     /// before it must be in the ledger. So a miniround's first speaker
     /// never waits for the batch of the miniround that just ended, and the
-    /// analysis stays off the critical path. The closings still see the
-    /// complete ledger (a barrier in [`Self::next`]).
+    /// analysis stays off the critical path. The closings follow the same
+    /// rule (their view shows what is not analysed yet verbatim).
     fn awaits_own_analysis(&self, board: &Blackboard, persona: &PersonaId) -> bool {
         let mut own = board.messages().iter().rev().filter(|m| {
             &m.persona == persona && board.persona(&m.persona).is_some_and(Persona::is_debater)
@@ -474,9 +474,13 @@ impl StructuredDebate {
             return next;
         }
         progress.phase = "closings".into();
-        // Closings see the complete ledger (every analysis and round record
-        // applied); a reflection still being written does not hold them up.
-        if !closings_begun && !ledger_complete {
+        // With the `message` cadence the closings see the complete ledger
+        // (every analysis and round record applied; a reflection still
+        // being written does not hold them up). With the `miniround`
+        // cadence a closing speaker accepts one group of staleness like any
+        // speaker: the last miniround's batch may still be running, and the
+        // closing view shows the messages not analysed yet verbatim.
+        if self.rules.analysis == AnalysisCadence::Message && !closings_begun && !ledger_complete {
             return Next::Wait;
         }
         for p in debaters {

@@ -549,7 +549,7 @@ fn debater_messages(board: &Blackboard) -> usize {
 }
 
 /// The staleness a speaker's view accepts under the miniround cadence: at
-/// every take, everything the speaker said before the group they last
+/// every take and closing, everything the speaker said before the group they last
 /// spoke in is analysed, while that group itself may still be in analysis
 /// (its batch starts when the group ends; the view shows it verbatim). So
 /// no miniround's first speaker waits for the batch of the miniround that
@@ -565,7 +565,7 @@ fn a_speaker_accepts_one_group_of_staleness_and_no_more() {
         let plan = sim.protocol.plan(&sim.board);
         if let Next::Step(step) = &plan.next
             && let Step::Speak(speak) = step.as_ref()
-            && speak.kind == MessageKind::Take
+            && matches!(speak.kind, MessageKind::Take | MessageKind::Closing)
         {
             let own: Vec<&agon_core::DialogueMessage> = sim
                 .board
@@ -595,7 +595,7 @@ fn a_speaker_accepts_one_group_of_staleness_and_no_more() {
     }
     assert!(sim.finished());
     assert!(
-        stale_speakers >= 8,
-        "the first speaker of every later miniround speaks before the last batch is in ({stale_speakers})"
+        stale_speakers >= 9,
+        "the first speaker of every later miniround and the first closer speak before the last batch is in ({stale_speakers})"
     );
 }

@@ -1,0 +1,144 @@
+//! The structured debate's prompt-token split by call kind, shared by
+//! `cargo xtask bench debate` (which prints it) and the headline-number
+//! tests (which check it).
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use agon_context::{TiktokenCounter, TokenCounter};
+use agon_llm::{ModelFactory, PriceTable};
+use agon_orchestrator::config::{AnalysisCadence, DebateConfig};
+use agon_orchestrator::scripted::openai_reply;
+use agon_orchestrator::{Models, Orchestrator, RunControl};
+
+/// What the call is for: the payload named in `response_format`, else an
+/// utterance (streamed) or another plain call.
+pub fn call_kind(body: &serde_json::Value) -> String {
+    match body["response_format"]["json_schema"]["name"].as_str() {
+        Some(name) => name.to_owned(),
+        None if body["stream"].as_bool() == Some(true) => "utterance".to_owned(),
+        None => "plain".to_owned(),
+    }
+}
+
+/// Payloads that keep the memory (the rest run the debate).
+pub const MEMORY_CALLS: [&str; 7] = [
+    "turn_analysis",
+    "position_update",
+    "batch_turn_analysis",
+    "batch_position_update",
+    "disagreement_window",
+    "round_record",
+    "reflection_batch",
+];
+
+/// The prompt tokens of the default structured debate (`agon debate TOPIC
+/// --model openai:…`: topic-cast personas, 3 aspects × 3 minirounds, crux
+/// rooms, synthesis; memory off, since embeddings send no prompt) by call
+/// kind, counted with o200k over the messages and the JSON Schema sent in
+/// `response_format`, as a provider bills them.
+pub async fn prompt_split(
+    server: &wiremock::MockServer,
+    orch: &Orchestrator,
+    cadence: AnalysisCadence,
+) -> Split {
+    server.reset().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Stub(Duration::ZERO))
+        .mount(server)
+        .await;
+    let mut config = DebateConfig::default();
+    config.memory.enabled = false;
+    config.analysis.cadence = cadence;
+    config.models.default = "openai:gpt-4o-mini".into();
+    let base = format!("{}/v1", server.uri());
+    let env = move |key: &str| match key {
+        "OPENAI_API_KEY" => Some("bench".to_owned()),
+        "OPENAI_BASE_URL" => Some(base.clone()),
+        _ => None,
+    };
+    let models =
+        Models::from_config(&config, &ModelFactory::new(), &env, PriceTable::default()).unwrap();
+    let id = orch.create(&config).await.unwrap();
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let notes: Vec<String> = bb
+        .warnings()
+        .iter()
+        .map(|w| format!("warning: {} {}", w.step.name(), w.reason))
+        .chain(
+            bb.repairs()
+                .iter()
+                .map(|r| format!("repair: {} {}", r.step.name(), r.notes.join("; "))),
+        )
+        .collect();
+    let counter = TiktokenCounter::default();
+    let mut split: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for request in server.received_requests().await.unwrap() {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let mut tokens: usize = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| counter.count(m["content"].as_str().unwrap_or_default()))
+            .sum();
+        if !body["response_format"].is_null() {
+            tokens += counter.count(&body["response_format"].to_string());
+        }
+        let entry = split.entry(call_kind(&body)).or_default();
+        entry.0 += 1;
+        entry.1 += tokens;
+    }
+    Split {
+        calls: split,
+        notes,
+    }
+}
+
+/// The prompt tokens of one default debate by call kind.
+pub struct Split {
+    /// Call kind → (calls, prompt tokens).
+    pub calls: std::collections::BTreeMap<String, (usize, usize)>,
+    /// The debate's warnings and repairs, one line each.
+    pub notes: Vec<String>,
+}
+
+impl Split {
+    /// Prompt tokens over every call.
+    pub fn total(&self) -> usize {
+        self.calls.values().map(|v| v.1).sum()
+    }
+
+    /// (calls, prompt tokens) of the memory calls.
+    pub fn memory(&self) -> (usize, usize) {
+        MEMORY_CALLS
+            .iter()
+            .filter_map(|k| self.calls.get(*k))
+            .fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1))
+    }
+
+    /// (calls, prompt tokens) of the utterances.
+    pub fn utterances(&self) -> (usize, usize) {
+        self.calls.get("utterance").copied().unwrap_or((0, 0))
+    }
+
+    /// What the memory costs per utterance token.
+    pub fn memory_ratio(&self) -> f64 {
+        self.memory().1 as f64 / self.utterances().1.max(1) as f64
+    }
+}
+
+/// A stub OpenAI-compatible server answering with the scripted model after
+/// a fixed delay.
+pub struct Stub(pub Duration);
+
+impl wiremock::Respond for Stub {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = openai_reply(&body);
+        wiremock::ResponseTemplate::new(200)
+            .set_body_raw(text, content_type)
+            .set_delay(self.0)
+    }
+}
