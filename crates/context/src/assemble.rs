@@ -186,6 +186,9 @@ impl<C: TokenCounter> Assembler<C> {
                 ];
                 if *miniround == 0 {
                     drafts.push(sources::earlier_rounds(bb, Some(&aspect.id)));
+                    // The previous aspect's last miniround while its
+                    // analysis runs (one group of staleness).
+                    drafts.push(sources::not_yet_analysed(bb, me));
                 } else {
                     drafts.push(sources::recent_exchange(
                         bb,

@@ -122,6 +122,9 @@ impl Phase {
                 (EarlierSummary, 8),
                 (KeyInsights, 12),
                 (RelevantEarlierContext, 12),
+                // The previous aspect's last miniround while its analysis
+                // is still running.
+                (NotYetAnalysed, 8),
             ],
             Self::Take { .. } => &[
                 (DebateState, 6),
@@ -159,7 +162,7 @@ impl Phase {
                 (KeyInsights, 14),
                 (RelevantEarlierContext, 8),
                 // Present only while the last group's analysis is running.
-                (RecentExchange, 12),
+                (NotYetAnalysed, 8),
             ],
             Self::Propose { .. } => &[
                 (DebateState, 30),

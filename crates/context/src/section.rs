@@ -19,6 +19,9 @@ pub enum SectionKind {
     CruxExchange,
     /// The last messages of the current aspect, verbatim.
     RecentExchange,
+    /// The last group's messages while their analysis is still running
+    /// (the staleness a speaker accepts), verbatim; cut first.
+    NotYetAnalysed,
     /// The persona's own ledger.
     YourPosition,
     /// The other personas' ledgers, relative to the persona.
@@ -53,7 +56,7 @@ pub enum SectionKind {
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 18] = [
+    pub const RENDER_ORDER: [SectionKind; 19] = [
         Self::DebateState,
         Self::Clarifications,
         Self::TheDispute,
@@ -66,6 +69,7 @@ impl SectionKind {
         Self::Decisions,
         Self::Proposals,
         Self::RecentExchange,
+        Self::NotYetAnalysed,
         Self::CruxExchange,
         Self::KeyInsights,
         Self::RelevantEarlierContext,
@@ -78,7 +82,8 @@ impl SectionKind {
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 18] = [
+    pub const SHRINK_ORDER: [SectionKind; 19] = [
+        Self::NotYetAnalysed,
         Self::RelevantEarlierContext,
         Self::EarlierSummary,
         Self::KeyInsights,
@@ -106,6 +111,7 @@ impl SectionKind {
             Self::TheDispute => "THE DISPUTE",
             Self::CruxExchange => "CRUX ROOM EXCHANGE",
             Self::RecentExchange => "RECENT EXCHANGE",
+            Self::NotYetAnalysed => "JUST SAID (NOT IN THE LEDGER YET)",
             Self::YourPosition => "YOUR POSITION SO FAR",
             Self::WhereEveryoneStands => "WHERE EVERYONE STANDS",
             Self::OpenDisputes => "OPEN DISPUTES",

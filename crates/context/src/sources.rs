@@ -565,7 +565,7 @@ fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> Str
 /// Empty once every analysis is applied, and for a log that records no
 /// analyses at all.
 pub(crate) fn not_yet_analysed(bb: &Blackboard, me: &Persona) -> Draft {
-    let mut draft = Draft::new(SectionKind::RecentExchange);
+    let mut draft = Draft::new(SectionKind::NotYetAnalysed);
     if bb.analyzed_turns().is_empty() {
         return draft;
     }

@@ -188,16 +188,36 @@ async fn run() {
             .unwrap_or(0.0);
         (median(v), mean, p95)
     };
-    let (early, early_mean, early_p95) = stats(gaps(51, 151));
-    let (late, late_mean, late_p95) = stats(gaps(times.len().saturating_sub(100), times.len()));
-    println!(
-        "\norchestration time per turn (median / mean / p95): {early:.2} / {early_mean:.2} / \
-         {early_p95:.2} ms around turn 100, {late:.2} / {late_mean:.2} / {late_p95:.2} ms at the \
-         last 100 turns ({:.2}× / {:.2}× / {:.2}×)",
-        late / early.max(1e-6),
-        late_mean / early_mean.max(1e-6),
-        late_p95 / early_p95.max(1e-6)
-    );
+    let largest = |from: usize, to: usize| -> (f64, usize) {
+        gaps(from, to)
+            .into_iter()
+            .enumerate()
+            .map(|(k, g)| (g, from.max(1) + k + 1))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((0.0, 0))
+    };
+    // Windows of 100 turns (around turn 100, the last 100) and of 1,000
+    // (turns 51-1,050, the last 1,000): rare periodic work (a SQLite WAL
+    // checkpoint, a snapshot) falls in a 100-turn window or not by chance.
+    println!("\norchestration time per turn (median / mean / p95, ms):");
+    for window in [100usize, 1_000] {
+        if times.len() < 51 + window {
+            continue;
+        }
+        let (early, early_mean, early_p95) = stats(gaps(51, 51 + window));
+        let late_from = times.len().saturating_sub(window);
+        let (late, late_mean, late_p95) = stats(gaps(late_from, times.len()));
+        let (early_max, early_at) = largest(51, 51 + window);
+        let (late_max, late_at) = largest(late_from, times.len());
+        println!(
+            "  {window} turns: {early:.2} / {early_mean:.2} / {early_p95:.2} from turn 51, \
+             {late:.2} / {late_mean:.2} / {late_p95:.2} at the end ({:.2}× / {:.2}× / {:.2}×); \
+             largest gap {early_max:.1} (message {early_at}) and {late_max:.1} (message {late_at})",
+            late / early.max(1e-6),
+            late_mean / early_mean.max(1e-6),
+            late_p95 / early_p95.max(1e-6)
+        );
+    }
     println!(
         "peak RSS {rss:.0} MiB; store {:.1} MiB; load from the latest snapshot {:.0} ms \
          (full replay of {} events {:.0} ms)",

@@ -13,13 +13,33 @@ use crate::store::EventStore;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotPolicy {
     /// Save a snapshot each time the log passes a multiple of this many
-    /// events (default 500; 0 disables snapshots).
+    /// events (default 500; 0 disables snapshots)…
     pub every: u64,
+    /// …once at least the log's length at the last snapshot divided by
+    /// this has been appended since it (default 4; 0: every multiple). A
+    /// snapshot encodes the whole blackboard, so with a fixed interval its
+    /// cost per event grows with the debate; with this, it stays constant,
+    /// and a load still replays at most about a quarter of the log after
+    /// its snapshot.
+    pub growth: u64,
 }
 
 impl Default for SnapshotPolicy {
     fn default() -> Self {
-        Self { every: 500 }
+        Self {
+            every: 500,
+            growth: 4,
+        }
+    }
+}
+
+impl SnapshotPolicy {
+    /// Whether an append that took the log from `before` to `seq` events
+    /// saves a snapshot, the last one being at `last`.
+    pub fn due(&self, before: u64, seq: u64, last: u64) -> bool {
+        let every = self.every;
+        let grown = self.growth == 0 || seq.saturating_sub(last) >= last / self.growth;
+        every > 0 && seq / every > before / every && grown
     }
 }
 
@@ -51,6 +71,8 @@ pub struct DebateLog {
     board: Blackboard,
     seq: u64,
     policy: SnapshotPolicy,
+    /// Sequence of the last snapshot saved (the loaded sequence at open).
+    last_snapshot: u64,
     snapshot_error: Option<StoreError>,
 }
 
@@ -77,6 +99,7 @@ impl DebateLog {
             board,
             seq,
             policy,
+            last_snapshot: seq,
             snapshot_error: None,
         })
     }
@@ -122,13 +145,13 @@ impl DebateLog {
             Ok(seq) => {
                 let before = self.seq;
                 self.seq = seq;
-                let every = self.policy.every;
-                if every > 0 && seq / every > before / every {
+                if self.policy.due(before, seq, self.last_snapshot) {
                     self.snapshot_error = self
                         .store
                         .save_snapshot(&self.debate, seq, &self.board)
                         .await
                         .err();
+                    self.last_snapshot = seq;
                 }
                 Ok(seq)
             }
@@ -144,5 +167,58 @@ impl DebateLog {
         self.board = board;
         self.seq = seq;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SnapshotPolicy;
+
+    /// The snapshots an append-only log of `n` events in batches of 7
+    /// would save.
+    fn saved(policy: SnapshotPolicy, n: u64) -> Vec<u64> {
+        let (mut before, mut last, mut out) = (0, 0, Vec::new());
+        while before < n {
+            let seq = (before + 7).min(n);
+            if policy.due(before, seq, last) {
+                out.push(seq);
+                last = seq;
+            }
+            before = seq;
+        }
+        out
+    }
+
+    #[test]
+    fn snapshots_thin_out_as_the_log_grows_and_stay_within_a_quarter() {
+        let fixed = saved(
+            SnapshotPolicy {
+                every: 500,
+                growth: 0,
+            },
+            40_000,
+        );
+        assert_eq!(fixed.len(), 80, "one per multiple of 500");
+        let grown = saved(SnapshotPolicy::default(), 40_000);
+        // 500, 1,000, …, 2,000, then a quarter more each time.
+        assert!(grown.len() < 20, "{grown:?}");
+        for pair in grown.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(
+                gap >= pair[0] / 4 && gap <= pair[0] / 4 + 500 + 7,
+                "{pair:?}"
+            );
+        }
+        assert!(40_000 - grown.last().copied().unwrap_or(0) <= 40_000 / 4 + 507);
+        assert!(
+            saved(
+                SnapshotPolicy {
+                    every: 0,
+                    growth: 4
+                },
+                5_000
+            )
+            .is_empty()
+        );
     }
 }

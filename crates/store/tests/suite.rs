@@ -95,7 +95,7 @@ macro_rules! suite {
                 let id = "s".into();
                 store.create_debate(&new_debate("s")).await.unwrap();
                 let all = events(200);
-                let mut log = DebateLog::open(Arc::clone(&store), id, SnapshotPolicy { every: 100 }).await.unwrap();
+                let mut log = DebateLog::open(Arc::clone(&store), id, SnapshotPolicy { every: 100, growth: 0 }).await.unwrap();
                 for batch in all.chunks(7) {
                     log.append(batch).await.unwrap();
                 }
@@ -240,13 +240,14 @@ macro_rules! suite {
                     messages in 1usize..120,
                     cuts in prop::collection::vec(1usize..25, 1..40),
                     every in 0u64..60,
+                    growth in 0u64..6,
                 ) {
                     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
                     runtime.block_on(async {
                         let (store, _) = store().await;
                         store.create_debate(&new_debate("g")).await.unwrap();
                         let all = events(messages);
-                        let mut log = DebateLog::open(Arc::clone(&store), "g".into(), SnapshotPolicy { every }).await.unwrap();
+                        let mut log = DebateLog::open(Arc::clone(&store), "g".into(), SnapshotPolicy { every, growth }).await.unwrap();
                         let mut incremental = Blackboard::new();
                         let mut at = 0;
                         for cut in cuts.iter().cycle() {
