@@ -747,13 +747,13 @@ fn main() {
         }
         if !local {
             println!("\n### facts late in long messages (3 personas, 1,200 tokens)\n");
-            println!("| placement | strategy | takes, aspects 2-3 | crux-room entry | closings | overall | tokens per call |");
-            println!("|---|---|---|---|---|---|---|");
+            println!("| placement | strategy | budget | takes, aspects 2-3 | crux-room entry | closings | overall | tokens per call |");
+            println!("|---|---|---|---|---|---|---|---|");
             for placement in [Placement::LastOf300, Placement::MiddleOf1900] {
                 let run = debate(3, 1_200, None, None, placement).await;
                 let (agon, others) = tally(&run, 3, 1_200);
                 for (name, t) in [("newest-first", &others[1]), ("agon", &agon), ("window-8", &others[0])] {
-                    println!("| {} {}", placement.label(), t.row(name, 1_200).trim_start_matches('|'));
+                    println!("| {} {}", placement.label(), t.row(name, 1_200));
                 }
             }
         }

@@ -196,5 +196,5 @@ async fn a_deliberation_stays_flat_and_calls_what_the_docs_say() {
 
 /// Rolling summaries in 600 turns (10,000 turns: 199).
 const SUMMARIES_AT_600: usize = 11;
-/// The plateau's median speaking prompt (10,000 turns: ~6,080).
-const SPEAKING_TOKENS: u64 = 6_080;
+/// The plateau's median speaking prompt (10,000 turns: 6,106).
+const SPEAKING_TOKENS: u64 = 6_106;
