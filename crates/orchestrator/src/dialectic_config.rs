@@ -224,6 +224,12 @@ pub struct DialecticConfig {
     /// (seed 003's impact; no extra call, a few tokens per refinement).
     /// Off: the embeddings' cosine, or the words and ledger, judge.
     pub judge_impact: bool,
+    /// Most characters of contributions one analysis call reads (0: no
+    /// limit; default 24,000, about 6K tokens, so a round's call fits an
+    /// 8K-token local model). A longer round is analysed in several calls;
+    /// a refinement whose critiques land in another call is not judged
+    /// for impact (the embeddings or the words and ledger judge it).
+    pub analysis_batch_chars: usize,
     /// One agent per round (in turn) critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing, after a
@@ -256,6 +262,7 @@ impl Default for DialecticConfig {
             summary_prompt_file: None,
             analysis: true,
             judge_impact: true,
+            analysis_batch_chars: 24_000,
             devil_advocate: false,
             crux_rooms: false,
             answer_words: 300,
@@ -459,6 +466,7 @@ impl DialecticConfig {
             judge_summary: summary_rules(&self.judge),
             analysis: if self.analysis { analysis } else { None },
             judge_impact: self.analysis && self.judge_impact,
+            analysis_batch_chars: self.analysis_batch_chars,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),
         }

@@ -24,7 +24,9 @@
 //! the user's answers join every later context.
 //!
 //! When analysis is on, each round is analysed in the background in one
-//! call once its refinements are in: every contribution read whole, once
+//! call (or several, when its contributions are longer than
+//! `analysis_batch_chars`) once its refinements are in: every contribution
+//! read whole, once
 //! (carried-over proposals repeat a refinement and are skipped), and with
 //! `judge_impact`, which critiques each refinement took in. The judge waits
 //! until every analysis is applied.
@@ -94,6 +96,11 @@ pub struct DialecticRules {
     /// With `analysis`: the same call also judges which critiques each
     /// refinement took in (seed 003's dissent impact).
     pub judge_impact: bool,
+    /// Most characters of contributions in one analysis call (0: no
+    /// limit). A round whose contributions are longer is analysed in
+    /// several calls, in order, so a prompt fits a small model's window;
+    /// a single longer message goes alone, whole.
+    pub analysis_batch_chars: usize,
     /// One agent per round critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing (after
@@ -296,7 +303,9 @@ impl Dialectic {
             if open {
                 return out;
             }
-            out.push(Background::AnalyseBatch { messages, mode });
+            for messages in split_by_chars(board, messages, self.rules.analysis_batch_chars) {
+                out.push(Background::AnalyseBatch { messages, mode });
+            }
         }
         out
     }
@@ -555,6 +564,36 @@ impl Dialectic {
             events: vec![event],
         }))
     }
+}
+
+/// `messages` in order, cut into runs of at most `max_chars` characters of
+/// content (`0`: one run); a message longer than that is a run of its own.
+fn split_by_chars(
+    board: &Blackboard,
+    messages: Vec<agon_core::MessageId>,
+    max_chars: usize,
+) -> Vec<Vec<agon_core::MessageId>> {
+    if max_chars == 0 {
+        return vec![messages];
+    }
+    let mut runs: Vec<Vec<agon_core::MessageId>> = Vec::new();
+    let mut used = 0;
+    for id in messages {
+        let chars = board
+            .message(&id)
+            .map_or(0, |m| m.content.trim().chars().count());
+        match runs.last_mut() {
+            Some(run) if used + chars <= max_chars => {
+                used += chars;
+                run.push(id);
+            }
+            _ => {
+                used = chars;
+                runs.push(vec![id]);
+            }
+        }
+    }
+    runs
 }
 
 /// The claim of the first pair of agents whose critiques keep clashing:

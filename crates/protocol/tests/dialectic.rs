@@ -44,6 +44,7 @@ fn rules(rounds: u32) -> DialecticRules {
         judge_summary: SummaryRules::default(),
         analysis: None,
         judge_impact: true,
+        analysis_batch_chars: 0,
         devil_advocate: false,
         crux: None,
     }
@@ -351,4 +352,61 @@ fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
 #[test]
 fn a_debate_with_crux_rooms_cut_after_any_step_resumes_to_the_same_end() {
     assert_resumes(with_rooms(rules(3)));
+}
+
+/// A round longer than `analysis_batch_chars` is analysed in several
+/// calls, in order: each within the limit (or a single message), every
+/// contribution exactly once, and the end is the same as with one call.
+#[test]
+fn a_long_round_is_analysed_in_several_calls_each_within_the_limit() {
+    let mut r = rules(2);
+    r.analysis = Some(DetectionRules::default());
+    let mut whole = sim(r.clone(), Script::default(), Lag::Eager);
+    whole.run(10_000);
+    r.analysis_batch_chars = 60;
+    let mut s = sim(r, Script::default(), Lag::Lazy);
+    let mut batches: Vec<Vec<agon_core::MessageId>> = Vec::new();
+    for _ in 0..10_000 {
+        for b in s.protocol.plan(&s.board).background {
+            if let agon_protocol::Background::AnalyseBatch { messages, .. } = b
+                && !batches.contains(&messages)
+            {
+                batches.push(messages);
+            }
+        }
+        if s.finished() {
+            break;
+        }
+        s.run(1);
+    }
+    assert!(s.finished());
+    let chars = |id: &agon_core::MessageId| s.board.message(id).unwrap().content.chars().count();
+    for b in &batches {
+        let total: usize = b.iter().map(chars).sum();
+        assert!(b.len() == 1 || total <= 60, "{b:?}: {total} chars");
+    }
+    let mut seen: Vec<&agon_core::MessageId> = batches.iter().flatten().collect();
+    let n = seen.len();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), n, "a contribution analysed twice");
+    assert_eq!(n, 12 + 9, "every contribution but carried proposals");
+    assert!(
+        batches.len() > 2,
+        "the rounds were split: {}",
+        batches.len()
+    );
+    assert_eq!(
+        canonical_messages(&s.board),
+        canonical_messages(&whole.board)
+    );
+}
+
+/// The messages of a board, for comparing transcripts.
+fn canonical_messages(board: &Blackboard) -> Vec<(String, String)> {
+    board
+        .messages()
+        .iter()
+        .map(|m| (m.id.to_string(), m.content.clone()))
+        .collect()
 }
