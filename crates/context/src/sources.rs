@@ -559,28 +559,47 @@ fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> Str
     }
 }
 
-/// The debaters' messages the ledger does not hold yet, newest first: the
-/// last group's, whose analysis may still be running when a speaker
-/// accepts one group of staleness (at most one message per debater).
-/// Empty once every analysis is applied, and for a log that records no
-/// analyses at all.
+/// The messages of the group `me` last spoke in (a miniround's takes, the
+/// openings, a crux room: the run of messages around theirs with the same
+/// kind, aspect, miniround and room) that the ledger does not hold yet:
+/// the staleness a speaker accepts while that group's analysis runs.
+/// Empty once they are analysed, and for a log that records no analyses
+/// at all.
 pub(crate) fn not_yet_analysed(bb: &Blackboard, me: &Persona) -> Draft {
     let mut draft = Draft::new(SectionKind::NotYetAnalysed);
     if bb.analyzed_turns().is_empty() {
         return draft;
     }
-    let group = bb.debaters().count();
     let messages = bb.messages();
-    let pending = messages
+    let Some(last) = messages.iter().rposition(|m| m.persona == me.id) else {
+        return draft;
+    };
+    let key = |m: &DialogueMessage| {
+        (
+            m.kind.clone(),
+            m.aspect.clone(),
+            m.miniround,
+            m.crux_room.clone(),
+        )
+    };
+    let group = key(&messages[last]);
+    let start = messages[..last]
         .iter()
-        .enumerate()
-        .rev()
-        .take(group)
-        .filter(|(_, m)| {
-            !bb.is_analyzed(&m.id) && bb.persona(&m.persona).is_some_and(Persona::is_debater)
-        });
-    for (i, message) in pending {
-        draft.push_at(speaker_line(bb, me, message), i);
+        .rposition(|m| key(m) != group)
+        .map_or(0, |i| i + 1);
+    let end = messages[last..]
+        .iter()
+        .position(|m| key(m) != group)
+        .map_or(messages.len(), |i| last + i);
+    // Newest first: the cut keeps the latest.
+    for (i, message) in messages.iter().enumerate().take(end).skip(start).rev() {
+        if !bb.is_analyzed(&message.id)
+            && bb
+                .persona(&message.persona)
+                .is_some_and(Persona::is_debater)
+        {
+            draft.push_at(speaker_line(bb, me, message), i);
+        }
     }
     draft
 }
