@@ -6,6 +6,8 @@
 //! - [`core`] (always): the data model, events and the blackboard;
 //! - [`context`] (feature `context`, default): token-budgeted context assembly;
 //! - [`protocol`] (feature `protocol`, default): the protocols as pure planners;
+//! - [`config`] (feature `config`, default): configuration parsed and validated
+//!   into protocol rules;
 //! - [`llm`] (feature `llm`, default): `ChatModel` / `Embedder` and the HTTP
 //!   providers;
 //! - `local` (feature `local`): the in-process models;
@@ -20,6 +22,9 @@ pub use agon_context as context;
 
 #[cfg(feature = "protocol")]
 pub use agon_protocol as protocol;
+
+#[cfg(feature = "config")]
+pub use agon_config as config;
 
 #[cfg(feature = "llm")]
 pub use agon_llm as llm;

@@ -31,7 +31,7 @@ fn tree(package: &str) -> String {
 
 #[test]
 fn the_pure_crates_depend_on_no_runtime_database_http_or_clock() {
-    for package in ["agon-core", "agon-context", "agon-protocol"] {
+    for package in ["agon-core", "agon-context", "agon-protocol", "agon-config"] {
         let tree = tree(package);
         assert!(
             tree.lines().next().unwrap_or_default().starts_with(package),
@@ -69,5 +69,28 @@ fn the_protocol_layer_sits_on_the_pure_crates_only() {
             matches!(*name, "agon-protocol" | "agon-core" | "agon-context"),
             "agon-protocol depends on {name}"
         );
+    }
+}
+
+#[test]
+fn configuration_sits_below_the_interpreter_on_pure_crates_and_model_specs() {
+    let tree = tree("agon-config");
+    for line in tree.lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if name.starts_with("agon-") {
+            assert!(
+                matches!(
+                    name,
+                    "agon-config" | "agon-protocol" | "agon-core" | "agon-context" | "agon-llm"
+                ),
+                "agon-config depends on {name}"
+            );
+        }
+        if name == "agon-llm" {
+            assert!(
+                !line.contains("http"),
+                "agon-config needs only agon-llm's model specs, not its HTTP: {line}"
+            );
+        }
     }
 }

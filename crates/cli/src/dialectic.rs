@@ -7,9 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agon_context::prompts::dialectic::RoleKind;
 use agon_core::Blackboard;
-use agon_orchestrator::config::{DebateConfig, ProtocolKind};
 use agon_orchestrator::{AnswerError, Answerer, Question, ReportOptions, export, report};
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -38,68 +36,6 @@ pub(crate) fn read_text(flag: &str, path: &Path) -> Result<String, Failure> {
         return Err(usage_error(flag, format!("{} is empty", path.display())));
     }
     Ok(text)
-}
-
-/// What the command line says about a dialectic debate.
-pub(crate) struct DialecticArgs<'a> {
-    pub problem: Option<&'a str>,
-    pub problem_file: Option<&'a Path>,
-    pub context: Option<&'a Path>,
-    pub agents: Option<&'a [String]>,
-    pub rounds: Option<u32>,
-    pub clarify: bool,
-}
-
-/// Applies the dialectic flags to `config` (which becomes a dialectic one).
-pub(crate) fn apply(config: &mut DebateConfig, args: &DialecticArgs<'_>) -> Result<(), Failure> {
-    config.protocol = ProtocolKind::Dialectic;
-    match (args.problem, args.problem_file) {
-        (Some(_), Some(_)) => {
-            return Err(usage_error(
-                "--problem-file",
-                "give the problem either as an argument or as a file, not both",
-            ));
-        }
-        (Some(p), None) if p.trim().is_empty() => {
-            return Err(usage_error("PROBLEM", "the problem is empty"));
-        }
-        (Some(p), None) => config.topic = p.trim().to_owned(),
-        (None, Some(file)) => config.topic = read_text("--problem-file", file)?,
-        (None, None) if config.topic == agon_orchestrator::config::DEFAULT_TOPIC => {
-            return Err(usage_error(
-                "PROBLEM",
-                "missing: give the problem as an argument or with --problem-file",
-            ));
-        }
-        (None, None) => {}
-    }
-    if let Some(file) = args.context {
-        config.context = Some(read_text("--context", file)?);
-    }
-    if let Some(roles) = args.agents {
-        let roles = roles
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| {
-                r.parse::<RoleKind>()
-                    .map_err(|e| usage_error("--agents", e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if roles.is_empty() {
-            return Err(usage_error("--agents", "the agent list is empty"));
-        }
-        config.dialectic.select_roles(&roles);
-    }
-    if let Some(rounds) = args.rounds {
-        if rounds < 1 {
-            return Err(usage_error("--rounds", "must be at least 1"));
-        }
-        config.dialectic.rounds = rounds;
-    }
-    if args.clarify {
-        config.dialectic.clarify = true;
-    }
-    Ok(())
 }
 
 /// Answers clarifying questions on the terminal (or from standard input

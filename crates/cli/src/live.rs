@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::time::Duration;
 
+use agon_config::DebateConfig;
 use agon_core::{AspectId, Blackboard, DebateEvent};
-use agon_orchestrator::{DebateConfig, DebateUpdate, DebateUpdates, RunControl};
+use agon_orchestrator::{DebateUpdate, DebateUpdates, RunControl};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::task::JoinHandle;
@@ -90,7 +91,7 @@ impl Display {
 /// The turns the bar counts: openings, takes and closings of `debaters`
 /// over `aspects`, and the synthesis.
 fn expected_turns(config: &DebateConfig, debaters: usize, aspects: usize) -> u64 {
-    if config.protocol == agon_orchestrator::config::ProtocolKind::Deliberation {
+    if config.protocol == agon_config::ProtocolKind::Deliberation {
         return u64::from(config.deliberation.turns);
     }
     let debaters = debaters as u64;

@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use agon_config::DebateConfig;
 use agon_core::{DebateEvent, DialogueMessage, MessageKind, TurnKey};
-use agon_orchestrator::{DebateConfig, DebateUpdate, DebateUpdates};
+use agon_orchestrator::{DebateUpdate, DebateUpdates};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::live::Display;

@@ -5,6 +5,7 @@
 //! debate is resumable with `agon resume ID`).
 
 mod agents;
+mod debate_args;
 mod dialectic;
 mod eval;
 mod live;
@@ -15,9 +16,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agon_config::{ConfigError, DebateConfig, ProtocolKind};
 use agon_core::{Blackboard, DebateId};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{ConfigError, DebateConfig, ProtocolKind};
 use agon_orchestrator::{
     Models, Orchestrator, OrchestratorError, ReportOptions, RunControl, RunOutcome, report,
 };
@@ -40,7 +41,7 @@ struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
     /// Load environment variables (API keys) from this file instead of `./.env`.
-    #[arg(long, global = true)]
+    #[arg(long, short = 'e', global = true)]
     env_file: Option<PathBuf>,
     /// Print the output of a read command (list, show, report, recall,
     /// export) as JSON.
@@ -161,90 +162,17 @@ enum MemoryCommand {
     },
 }
 
-/// Which protocol `agon debate` runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ProtocolArg {
-    /// Personas debate aspects in minirounds, crux rooms, closings (seed 000).
-    Structured,
-    /// Role agents propose, critique and refine; a judge synthesizes (seed 004).
-    Dialectic,
-    /// A long free-form session with a three-tier memory: rolling summaries,
-    /// decisions, proposals and reactions (seeds 001 + 002).
-    Deliberation,
-}
-
-/// How a deliberation picks its speakers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ModeArg {
-    /// The participants in order.
-    RoundRobin,
-    /// Everyone says whether it wants to respond; the most urgent speaks.
-    Listen,
-}
-
-/// A deliberation's memory preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum PresetArg {
-    /// A summary every 12 messages (seed 002).
-    Session,
-    /// A summary every 50 messages, the last 50 verbatim, an 8k view (seed 001).
-    Long,
-}
-
+/// `agon debate`'s arguments.
 #[derive(Debug, Args)]
 struct DebateArgs {
-    /// The question to debate, or (dialectic) the problem to solve
-    /// (overrides the config's topic).
-    topic: Option<String>,
-    /// A TOML configuration file (see docs/configuration.md), or
-    /// dialectic's debate-config.json (implies `--protocol dialectic`).
-    #[arg(long, short)]
-    config: Option<PathBuf>,
-    /// The protocol (default: the config's, else structured).
-    #[arg(long, value_enum)]
-    protocol: Option<ProtocolArg>,
-    /// Read the problem from this file instead of the command line (dialectic).
-    #[arg(long, conflicts_with = "topic")]
-    problem_file: Option<PathBuf>,
-    /// Background the agents should know, from this file (dialectic).
-    #[arg(long)]
-    context: Option<PathBuf>,
-    /// Agents by role, comma-separated: architect, performance, security,
-    /// testing, kiss, generalist (dialectic; default architect,performance,kiss).
-    #[arg(long, value_delimiter = ',')]
-    agents: Option<Vec<String>>,
-    /// Rounds of proposals, critiques and refinements (dialectic; ≥ 1).
-    #[arg(long)]
-    rounds: Option<u32>,
-    /// Let every agent ask clarifying questions before round 1 (dialectic).
-    #[arg(long)]
-    clarify: bool,
-    /// Turns at most (deliberation; 1-1,000,000).
-    #[arg(long)]
-    turns: Option<u32>,
-    /// How speakers are picked (deliberation).
-    #[arg(long, value_enum)]
-    mode: Option<ModeArg>,
-    /// The memory preset (deliberation).
-    #[arg(long, value_enum)]
-    preset: Option<PresetArg>,
-    /// Number of aspects.
-    #[arg(long)]
-    aspects: Option<usize>,
-    /// Minirounds per aspect.
-    #[arg(long)]
-    minirounds: Option<u32>,
-    /// Debaters to cast for the topic (2-6) when the config names none.
-    #[arg(long)]
-    personas: Option<usize>,
-    /// Model spec for every role (e.g. `local`, `anthropic:claude-haiku-4-5`).
-    #[arg(long)]
-    model: Option<String>,
+    #[command(flatten)]
+    flags: debate_args::DebateFlags,
     #[command(flatten)]
     view: ViewArgs,
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
 struct ViewArgs {
     /// Do not stream utterances; print only the outcome.
     #[arg(long, short)]
@@ -255,7 +183,7 @@ struct ViewArgs {
     answers: Option<PathBuf>,
     /// When the debate finishes, write FILE.json (the full debate state) or
     /// FILE (the solution text) instead of printing the solution.
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// When the debate finishes, also write its Markdown report here
     /// (`.md` is added when missing; a failure is only a warning).
@@ -298,18 +226,6 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
     }
 }
 
-fn config_error(field: &str, reason: String) -> Failure {
-    Failure {
-        code: 3,
-        error: ConfigError::Invalid {
-            file: "<command line>".into(),
-            field: field.into(),
-            reason,
-        }
-        .into(),
-    }
-}
-
 fn default_store_url() -> anyhow::Result<String> {
     let var = |n: &str| {
         std::env::var_os(n)
@@ -345,160 +261,6 @@ async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
     .await
     .context("loading models")??;
     Ok(models)
-}
-
-fn apply_args(config: &mut DebateConfig, args: &DebateArgs) -> Result<(), Failure> {
-    let protocol = match args.protocol {
-        Some(ProtocolArg::Dialectic) => ProtocolKind::Dialectic,
-        Some(ProtocolArg::Structured) => ProtocolKind::Structured,
-        Some(ProtocolArg::Deliberation) => ProtocolKind::Deliberation,
-        None => config.protocol,
-    };
-    let dialectic = protocol == ProtocolKind::Dialectic;
-    if protocol != ProtocolKind::Deliberation {
-        for (flag, given) in [
-            ("--turns", args.turns.is_some()),
-            ("--mode", args.mode.is_some()),
-            ("--preset", args.preset.is_some()),
-        ] {
-            if given {
-                return Err(dialectic::usage_error(
-                    flag,
-                    "is for --protocol deliberation",
-                ));
-            }
-        }
-    }
-    if dialectic {
-        for (flag, given) in [
-            ("--aspects", args.aspects.is_some()),
-            ("--minirounds", args.minirounds.is_some()),
-            ("--personas", args.personas.is_some()),
-        ] {
-            if given {
-                return Err(dialectic::usage_error(
-                    flag,
-                    "is for structured debates, not --protocol dialectic",
-                ));
-            }
-        }
-        dialectic::apply(
-            config,
-            &dialectic::DialecticArgs {
-                problem: args.topic.as_deref(),
-                problem_file: args.problem_file.as_deref(),
-                context: args.context.as_deref(),
-                agents: args.agents.as_deref(),
-                rounds: args.rounds,
-                clarify: args.clarify,
-            },
-        )?;
-    } else {
-        config.protocol = protocol;
-        if protocol == ProtocolKind::Deliberation {
-            for (flag, given) in [
-                ("--aspects", args.aspects.is_some()),
-                ("--minirounds", args.minirounds.is_some()),
-            ] {
-                if given {
-                    return Err(dialectic::usage_error(
-                        flag,
-                        "is for structured debates, not --protocol deliberation",
-                    ));
-                }
-            }
-            let d = &mut config.deliberation;
-            if let Some(n) = args.turns {
-                d.turns = n;
-            }
-            if let Some(mode) = args.mode {
-                d.mode = match mode {
-                    ModeArg::RoundRobin => agon_orchestrator::config::TurnMode::RoundRobin,
-                    ModeArg::Listen => agon_orchestrator::config::TurnMode::Listen,
-                };
-            }
-            if let Some(preset) = args.preset {
-                d.preset = match preset {
-                    PresetArg::Session => agon_orchestrator::config::Preset::Session,
-                    PresetArg::Long => agon_orchestrator::config::Preset::Long,
-                };
-            }
-        }
-        for (flag, given) in [
-            ("--agents", args.agents.is_some()),
-            ("--rounds", args.rounds.is_some()),
-            ("--clarify", args.clarify),
-        ] {
-            if given {
-                return Err(dialectic::usage_error(flag, "is for --protocol dialectic"));
-            }
-        }
-        if let Some(file) = &args.problem_file {
-            config.topic = dialectic::read_text("--problem-file", file)?
-                .trim()
-                .to_owned();
-        }
-        if let Some(file) = &args.context {
-            config.context = Some(dialectic::read_text("--context", file)?);
-        }
-    }
-    if let Some(topic) = args.topic.as_ref().filter(|_| !dialectic) {
-        config.topic = topic.clone();
-    }
-    if let Some(n) = args.aspects {
-        if !config.aspects.is_empty() {
-            if n > config.aspects.len() {
-                return Err(config_error(
-                    "--aspects",
-                    format!(
-                        "{n} is more than the {} aspects the config lists",
-                        config.aspects.len()
-                    ),
-                ));
-            }
-            config.aspects.truncate(n);
-        }
-        config.aspect_count = n;
-    }
-    if let Some(n) = args.minirounds {
-        config.minirounds = n;
-    }
-    if let Some(n) = args.personas {
-        if !config.personas.is_empty() {
-            return Err(config_error(
-                "--personas",
-                format!(
-                    "casts debaters for the topic, but the config already names {}",
-                    config.personas.len()
-                ),
-            ));
-        }
-        config.persona_count = n;
-    }
-    if let Some(spec) = &args.model {
-        let m = &mut config.models;
-        m.default = spec.clone();
-        for role in [
-            &mut m.debater,
-            &mut m.extractor,
-            &mut m.detector,
-            &mut m.reflector,
-            &mut m.crux,
-            &mut m.judge,
-            &mut m.evaluator,
-        ] {
-            *role = None;
-        }
-        for p in &mut config.personas {
-            p.model = None;
-        }
-        for a in &mut config.dialectic.agents {
-            a.model = None;
-        }
-        config.dialectic.judge.model = None;
-    }
-    config.validate("<command line>")?;
-    Ok(())
 }
 
 async fn run(
@@ -544,6 +306,17 @@ async fn run(
 }
 
 /// The first non-empty line of a topic or problem (problems can be files).
+/// Whether this binary was started through a link named `dialectic`
+/// (`ln -s "$(command -v agon)" dialectic`): `debate` then runs dialectic
+/// and reads `./debate-config.json` by default, as dialectic does.
+fn invoked_as_dialectic() -> bool {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_stem().map(|s| s.to_os_string()))
+        .is_some_and(|stem| stem == "dialectic")
+}
+
 fn first_line(text: &str) -> &str {
     text.lines()
         .map(str::trim)
@@ -661,17 +434,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     let orch = Orchestrator::new(Arc::clone(&store));
     match cli.command {
         Command::Debate(args) => {
-            let mut config = match &args.config {
-                Some(path) => {
-                    let (config, warnings) = DebateConfig::load_with_warnings(path)?;
-                    for w in warnings {
-                        eprintln!("warning: {w}");
-                    }
-                    config
-                }
-                None => DebateConfig::default(),
-            };
-            apply_args(&mut config, &args)?;
+            let config = args.flags.config(invoked_as_dialectic())?;
             let id = orch.create(&config).await?;
             eprintln!("Debate {id}: {}", first_line(&config.topic));
             // Ctrl-C is handled from here on, while models load too.

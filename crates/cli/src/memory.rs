@@ -3,10 +3,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agon_config::{DebateConfig, PersonaConfig};
 use agon_core::{DebateId, PersonaId};
 use agon_llm::{Embedder, EmbedderSpec};
 use agon_memory::{Memory, MemoryError, MemoryFilter, RetrievalConfig};
-use agon_orchestrator::{DebateConfig, Orchestrator, PersonaConfig};
+use agon_orchestrator::Orchestrator;
 use anyhow::Context;
 
 use crate::Failure;

@@ -825,6 +825,102 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     );
 }
 
+/// dialectic's own command line, short flags and default config file
+/// included, through a link named `dialectic`: the protocol is dialectic
+/// and `./debate-config.json` is read when no `-c` is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialectics_command_line_runs_through_a_dialectic_link() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("dialectic-link");
+    let dir = dir_tmp.path();
+    let link = dir.join("dialectic");
+    std::os::unix::fs::symlink(AGON, &link).unwrap();
+    std::fs::write(
+        dir.join("debate-config.json"),
+        r#"{"agents": [
+              {"id": "agent-architect", "name": "System Architect", "role": "architect", "model": "stub", "provider": "openai", "temperature": 0.5},
+              {"id": "agent-kiss", "name": "Simplicity Advocate", "role": "kiss", "model": "stub", "provider": "openai", "temperature": 0.5},
+              {"id": "agent-security", "name": "Security Expert", "role": "security", "model": "stub", "provider": "openai", "temperature": 0.5}],
+            "judge": {"id": "judge-main", "name": "Technical Judge", "role": "generalist", "model": "stub", "provider": "openai", "temperature": 0.3},
+            "debate": {"rounds": 3}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("problem.md"), "Design a rate limiting system").unwrap();
+    std::fs::write(
+        dir.join("stub.env"),
+        format!(
+            "OPENAI_API_KEY=test-key\nOPENAI_BASE_URL={}/v1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&link)
+            .env(
+                "AGON_STORE",
+                format!("sqlite://{}", dir.join("agon.db").display()),
+            )
+            .env_remove("AGON_MODELS_DIR")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
+        "debate",
+        "-r",
+        "1",
+        "-a",
+        "architect,kiss",
+        "-p",
+        "problem.md",
+        "-o",
+        "out.json",
+        "-e",
+        "stub.env",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("debate-config.json"),
+        "says which config it read: {}",
+        stderr(&o)
+    );
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(state["problem"], "Design a rate limiting system");
+    assert_eq!(state["rounds"].as_array().unwrap().len(), 1, "-r 1");
+    let agents: Vec<&str> = state["rounds"][0]["contributions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["agentId"].as_str().unwrap())
+        .collect();
+    assert!(
+        agents.contains(&"agent-kiss") && !agents.contains(&"agent-security"),
+        "-a picks the config's agents by role: {agents:?}"
+    );
+    // `--problemDescription` is dialectic's long spelling of `-p`; a
+    // structured-debate flag is refused with the flag named.
+    let o = run(&[
+        "debate",
+        "--problemDescription",
+        "problem.md",
+        "--minirounds",
+        "2",
+        "-e",
+        "stub.env",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--minirounds: is for structured debates, not --protocol dialectic"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clarifying_questions_are_answered_on_standard_input() {
     let server = stub(Duration::ZERO).await;

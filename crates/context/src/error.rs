@@ -29,6 +29,14 @@ pub enum ContextError {
     /// No claim was sent to this crux room.
     #[error("unknown crux room `{0}`")]
     UnknownCruxRoom(String),
+    /// A retrieval setting is out of range.
+    #[error("retrieval setting `{field}`: {reason}")]
+    InvalidRetrieval {
+        /// The field of [`crate::RetrievalConfig`].
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The persona is not a party to the claim of a crux phase.
     #[error("persona `{persona}` is not a party to claim `{claim}`")]
     NotAParty {

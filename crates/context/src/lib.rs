@@ -52,6 +52,6 @@ pub use assemble::{
 pub use budget::ContextBudget;
 pub use error::ContextError;
 pub use phase::Phase;
-pub use recall::recall_query;
+pub use recall::{RetrievalConfig, recall_query};
 pub use section::{Section, SectionKind, render};
 pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

@@ -1,9 +1,123 @@
 //! What a turn recalls from vector memory: the query for a persona's turn
-//! in a phase (pure; the orchestrator runs the recall).
+//! in a phase, and the knobs of the scored retrieval that answers it
+//! ([`RetrievalConfig`], run by `agon-memory`). Pure; the orchestrator
+//! runs the recall.
 
 use agon_core::{Blackboard, PersonaId};
+use serde::{Deserialize, Serialize};
 
+use crate::error::ContextError;
 use crate::phase::Phase;
+
+/// The knobs of retrieval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// Candidates fetched by fusion before scoring (N).
+    pub candidates: usize,
+    /// Memories returned (K).
+    pub k: usize,
+    /// Weight of recency.
+    pub recency_weight: f32,
+    /// Weight of relevance.
+    pub relevance_weight: f32,
+    /// Weight of importance.
+    pub importance_weight: f32,
+    /// Weight of a memory whose persona the query names.
+    pub speaker_weight: f32,
+    /// Hours after which recency halves.
+    pub recency_half_life_hours: f32,
+    /// Share of BM25 in relevance (the rest is cosine similarity); 0 makes
+    /// relevance plain cosine as in Generative Agents.
+    pub lexical_share: f32,
+    /// The `k` constant of reciprocal-rank fusion.
+    pub rrf_k: f32,
+    /// Memories returned on each side of a hit as its context (the
+    /// neighbouring memories of the same debate that pass the filter).
+    pub neighbours: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            candidates: 100,
+            k: 8,
+            recency_weight: 0.5,
+            relevance_weight: 3.0,
+            importance_weight: 2.0,
+            speaker_weight: 0.25,
+            recency_half_life_hours: 168.0,
+            lexical_share: 0.3,
+            rrf_k: 60.0,
+            neighbours: 1,
+        }
+    }
+}
+
+impl RetrievalConfig {
+    /// Largest `k` or candidate count accepted.
+    pub const MAX_RESULTS: usize = 1_000;
+
+    /// Largest number of neighbours on each side of a hit.
+    pub const MAX_NEIGHBOURS: usize = 5;
+
+    /// Checks every knob; errors name the field.
+    pub fn validate(&self) -> Result<(), ContextError> {
+        let bad = |field: &str, reason: String| ContextError::InvalidRetrieval {
+            field: field.to_owned(),
+            reason,
+        };
+        if self.k == 0 || self.k > Self::MAX_RESULTS {
+            return Err(bad(
+                "k",
+                format!("{} is outside 1-{}", self.k, Self::MAX_RESULTS),
+            ));
+        }
+        if self.candidates < self.k || self.candidates > Self::MAX_RESULTS * 10 {
+            return Err(bad(
+                "candidates",
+                format!(
+                    "{} must be at least k ({}) and at most {}",
+                    self.candidates,
+                    self.k,
+                    Self::MAX_RESULTS * 10
+                ),
+            ));
+        }
+        for (field, w) in [
+            ("recency_weight", self.recency_weight),
+            ("relevance_weight", self.relevance_weight),
+            ("importance_weight", self.importance_weight),
+            ("speaker_weight", self.speaker_weight),
+        ] {
+            if !w.is_finite() || w < 0.0 {
+                return Err(bad(field, format!("{w} must be a finite number ≥ 0")));
+            }
+        }
+        if !(self.recency_half_life_hours.is_finite() && self.recency_half_life_hours > 0.0) {
+            return Err(bad(
+                "recency_half_life_hours",
+                format!("{} must be > 0", self.recency_half_life_hours),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.lexical_share) {
+            return Err(bad(
+                "lexical_share",
+                format!("{} must be in [0, 1]", self.lexical_share),
+            ));
+        }
+        if !(self.rrf_k.is_finite() && self.rrf_k > 0.0) {
+            return Err(bad("rrf_k", format!("{} must be > 0", self.rrf_k)));
+        }
+        if self.neighbours > Self::MAX_NEIGHBOURS {
+            return Err(bad(
+                "neighbours",
+                format!("{} is above {}", self.neighbours, Self::MAX_NEIGHBOURS),
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// The recall query of a turn: what is discussed plus the message being
 /// answered (the latest message of someone else in the turn's scope),

@@ -60,3 +60,20 @@ pub enum MemoryError {
         url: String,
     },
 }
+
+impl From<agon_context::ContextError> for MemoryError {
+    /// A retrieval setting out of range (the only context error the
+    /// memory can meet) keeps its field and reason.
+    fn from(e: agon_context::ContextError) -> Self {
+        match e {
+            agon_context::ContextError::InvalidRetrieval { field, reason } => Self::Invalid {
+                what: format!("retrieval setting `{field}`"),
+                reason,
+            },
+            other => Self::Invalid {
+                what: "retrieval settings".into(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}

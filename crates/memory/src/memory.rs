@@ -71,7 +71,7 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
         config: RetrievalConfig,
     ) -> Result<Self, MemoryError> {
-        config.validate()?;
+        config.validate().map_err(MemoryError::from)?;
         let space = EmbeddingSpace::of(embedder.as_ref());
         index.bind(&space).await?;
         Ok(Self {

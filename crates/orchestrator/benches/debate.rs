@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use support::{Stub, prompt_split};
 
+use agon_config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 
 const DELAY: Duration = Duration::from_millis(50);
@@ -50,7 +50,7 @@ async fn run() {
         .mount(&server)
         .await;
     let mut config = DebateConfig::default();
-    config.personas = agon_orchestrator::config::default_personas();
+    config.personas = agon_config::default_personas();
     config.aspects = ["Cost", "Health", "Fairness"]
         .iter()
         .map(|l| AspectConfig {

@@ -42,10 +42,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, MessageKind};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_orchestrator::scripted::{
     batch_messages, openai_body, openai_reply, prompt_parts, schema_name,
 };
@@ -334,7 +334,7 @@ fn config(personas: usize, budget: usize, server: &str) -> DebateConfig {
     c.budget.context_tokens = budget;
     // `--cadence message` measures the per-message analyses instead.
     if std::env::args().any(|a| a == "message") {
-        c.analysis.cadence = agon_orchestrator::config::AnalysisCadence::Message;
+        c.analysis.cadence = agon_config::AnalysisCadence::Message;
     }
     c.models.default = format!("openai-compatible:stub@{server}/v1");
     c

@@ -12,8 +12,8 @@ use agon_memory::Memory;
 use agon_protocol::{ModelFailure, ModelOutput, Protocol};
 use tracing::Instrument;
 
-use crate::config::DebateConfig;
 use crate::models::{Models, Role};
+use agon_config::DebateConfig;
 
 /// The fixed parts of one run.
 pub(crate) struct RunCtx {

@@ -2,8 +2,8 @@
 
 use agon_store::{LogError, StoreError};
 
-use crate::config::ConfigError;
 use crate::models::ModelError;
+use agon_config::ConfigError;
 
 /// Why a debate could not be created or run. A run that fails can be
 /// resumed: everything acknowledged is in the store.

@@ -18,12 +18,8 @@
 mod answers;
 mod applier;
 mod calls;
-pub mod config;
 mod control;
-mod deliberation_config;
 mod deliberation_steps;
-mod dialectic_config;
-mod dialectic_json;
 mod dialectic_steps;
 mod error;
 pub mod eval;
@@ -45,12 +41,10 @@ mod usage;
 
 pub use agon_protocol::JUDGE_ID;
 pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
-pub use config::{ConfigError, DebateConfig, DetectionMode, PersonaConfig};
 pub use control::{RunControl, RunOutcome};
-pub use dialectic_json::from_dialectic_json;
 pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
-pub use models::{ModelError, Models, Role, build_chain, parse_chain};
+pub use models::{ModelError, Models, Role, build_chain};
 pub use orchestrator::Orchestrator;
 pub use report::ReportOptions;
 pub use update::{DebateUpdate, DebateUpdates};

@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use agon_core::PersonaId;
 use agon_llm::{
-    ChatModel, Fallback, Metered, ModelFactory, ModelSpec, PriceTable, ProviderError, SpecError,
-    UsageLedger,
+    ChatModel, Fallback, Metered, ModelFactory, PriceTable, ProviderError, UsageLedger,
 };
 
-use crate::config::DebateConfig;
+use agon_config::{DebateConfig, parse_chain};
 
 /// What a model call is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,13 +91,6 @@ fn metered(model: Arc<dyn ChatModel>, ledger: &Arc<UsageLedger>, role: Role) -> 
         Arc::clone(ledger),
         role.to_string(),
     ))
-}
-
-/// Parses a model spec or a comma-separated fallback chain of specs
-/// (`openai:gpt-4o-mini,anthropic:claude-haiku-4-5`: the second answers
-/// when the first fails).
-pub fn parse_chain(spec: &str) -> Result<Vec<ModelSpec>, SpecError> {
-    spec.split(',').map(str::parse).collect()
 }
 
 /// Builds the model of a spec or a fallback chain of specs; `what` names

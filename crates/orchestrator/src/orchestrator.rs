@@ -15,7 +15,6 @@ use tokio::sync::{broadcast, mpsc};
 use tracing::Instrument;
 
 use crate::calls::RunCtx;
-use crate::config::DebateConfig;
 pub use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
@@ -23,6 +22,7 @@ use crate::lease::{self, HeldLease};
 use crate::models::Models;
 use crate::shared::Shared;
 use crate::update::{DebateUpdate, DebateUpdates, subscription};
+use agon_config::DebateConfig;
 
 /// Creates and runs debates on a store, publishing updates to subscribers.
 pub struct Orchestrator {

@@ -76,7 +76,7 @@ impl Interpreter {
             })
             .await;
         let config = &self.ctx.config;
-        let by_model = config.protocol == crate::config::ProtocolKind::Dialectic
+        let by_model = config.protocol == agon_config::ProtocolKind::Dialectic
             && config.dialectic.analysis
             && config.dialectic.judge_impact;
         let mut failed = 0;

@@ -262,7 +262,7 @@ async fn aspects_are_decomposed_by_the_judge_when_not_configured() {
 }
 
 /// A short debate without configured personas on `topic`.
-fn uncast(topic: &str) -> agon_orchestrator::config::DebateConfig {
+fn uncast(topic: &str) -> agon_config::DebateConfig {
     let mut config = small_config();
     config.topic = topic.into();
     config.personas.clear();

@@ -7,9 +7,9 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agon_config::{DebateConfig, PersonaConfig, Preset, ProtocolKind};
 use agon_core::{Blackboard, ProposalStatus, Reaction, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::config::{DebateConfig, PersonaConfig, Preset, ProtocolKind};
 use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
 use agon_protocol::TurnMode;
@@ -303,7 +303,7 @@ async fn with_analysis_on_the_ledger_and_claims_work_here_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_analysis_model_reads_proposals_and_reactions() {
-    use agon_orchestrator::config::DetectionSource;
+    use agon_config::DetectionSource;
     let mut config = deliberation_config(3, 12, 12);
     config.deliberation.detection = DetectionSource::Model;
     config.deliberation.analysis_every = 4;
@@ -353,7 +353,7 @@ async fn the_analysis_model_reads_proposals_and_reactions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_reading_is_a_warning_and_is_not_asked_again() {
-    use agon_orchestrator::config::DetectionSource;
+    use agon_config::DetectionSource;
     let mut config = deliberation_config(3, 8, 12);
     config.deliberation.detection = DetectionSource::Model;
     config.deliberation.analysis_every = 4;

@@ -12,9 +12,9 @@ use agon_llm::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, ProviderError,
 };
 
+use agon_config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, ReportOptions, RunControl, RunOutcome, report};
 use support::sqlite;

@@ -126,12 +126,8 @@ async fn the_structured_debates_memory_costs_what_the_docs_say() {
         .await
         .unwrap();
     let orch = agon_orchestrator::Orchestrator::new(store);
-    let split = debate_setup::prompt_split(
-        &server,
-        &orch,
-        agon_orchestrator::config::AnalysisCadence::Miniround,
-    )
-    .await;
+    let split =
+        debate_setup::prompt_split(&server, &orch, agon_config::AnalysisCadence::Miniround).await;
     let (memory_calls, memory_tokens) = split.memory();
     let (utterance_calls, utterance_tokens) = split.utterances();
     assert_eq!(

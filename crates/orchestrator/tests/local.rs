@@ -13,10 +13,10 @@ use crate::support;
 
 use std::sync::{Arc, OnceLock};
 
+use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_core::MessageKind;
 use agon_llm::{ChatModel, PriceTable};
 use agon_local::LocalChat;
-use agon_orchestrator::config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, report};
 use agon_store::EventStore;
 
@@ -132,8 +132,8 @@ async fn a_small_debate_on_the_local_model_with_postgres() {
 /// solution, every message analysed into the ledger.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_dialectic_debate_on_the_local_model() {
+    use agon_config::ProtocolKind;
     use agon_context::prompts::dialectic::RoleKind;
-    use agon_orchestrator::config::ProtocolKind;
 
     let mut c = DebateConfig {
         protocol: ProtocolKind::Dialectic,
@@ -186,8 +186,8 @@ async fn a_short_dialectic_debate_on_the_local_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_deliberation_on_the_local_model() {
+    use agon_config::{ProtocolKind, TurnMode};
     use agon_core::{StepId, SummaryScope, TurnKey};
-    use agon_orchestrator::config::{ProtocolKind, TurnMode};
 
     let mut c = DebateConfig {
         protocol: ProtocolKind::Deliberation,

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use agon_config::{AnalysisCadence, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{AnalysisCadence, DebateConfig};
 use agon_orchestrator::scripted::openai_reply;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 

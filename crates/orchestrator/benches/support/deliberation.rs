@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use agon_config::{DebateConfig, PersonaConfig, Preset, ProtocolKind, TurnMode};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
     ProviderError,
 };
-use agon_orchestrator::config::{DebateConfig, PersonaConfig, Preset, ProtocolKind, TurnMode};
 use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agon_config::{DebateConfig, ProtocolKind};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::config::{DebateConfig, ProtocolKind};
 use agon_orchestrator::scripted::{openai_reply, prompt_parts, schema_name};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use agon_config::{AspectConfig, DebateConfig};
 use agon_core::Blackboard;
-use agon_orchestrator::config::{AspectConfig, DebateConfig};
 use agon_store::EventStore;
 use serde_json::Value;
 
@@ -58,7 +58,7 @@ pub async fn postgres() -> Arc<dyn EventStore> {
 /// 3 personas × 2 aspects × 2 minirounds, small rooms.
 pub fn small_config() -> DebateConfig {
     let mut c = DebateConfig::default();
-    c.personas = agon_orchestrator::config::default_personas();
+    c.personas = agon_config::default_personas();
     c.aspects = vec![
         AspectConfig {
             label: "Cost".into(),

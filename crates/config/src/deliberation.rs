@@ -25,7 +25,7 @@ use agon_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::ConfigError;
 
 /// The memory presets of a deliberation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

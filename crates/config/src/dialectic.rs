@@ -15,7 +15,7 @@ use agon_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::{ConfigError, ReadFile};
 
 /// One dialectic agent (or the judge).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,10 +141,16 @@ impl AgentConfig {
     /// Reads the prompt files (relative to `base`) into the inline fields;
     /// a file that is missing, unreadable or empty leaves the built-in
     /// prompt in force and adds a warning.
-    pub fn read_prompt_files(&mut self, base: &Path, what: &str, warnings: &mut Vec<String>) {
+    pub fn read_prompt_files(
+        &mut self,
+        base: &Path,
+        read_file: ReadFile<'_>,
+        what: &str,
+        warnings: &mut Vec<String>,
+    ) {
         let read = |file: &str, warnings: &mut Vec<String>| -> Option<String> {
             let path = base.join(file);
-            match std::fs::read_to_string(&path) {
+            match read_file(&path) {
                 Ok(text) if !text.trim().is_empty() => Some(text),
                 Ok(_) => {
                     warnings.push(format!(
@@ -299,18 +305,23 @@ impl DialecticConfig {
 
     /// Reads every prompt file into the inline fields (see
     /// [`AgentConfig::read_prompt_files`]); returns the warnings.
-    pub fn read_prompt_files(&mut self, base: &Path) -> Vec<String> {
+    pub fn read_prompt_files(&mut self, base: &Path, read_file: ReadFile<'_>) -> Vec<String> {
         let mut warnings = Vec::new();
         for (i, a) in self.agents.iter_mut().enumerate() {
-            a.read_prompt_files(base, &format!("dialectic.agent[{i}]"), &mut warnings);
+            a.read_prompt_files(
+                base,
+                read_file,
+                &format!("dialectic.agent[{i}]"),
+                &mut warnings,
+            );
         }
         self.judge
-            .read_prompt_files(base, "dialectic.judge", &mut warnings);
+            .read_prompt_files(base, read_file, "dialectic.judge", &mut warnings);
         if self.summary_prompt.is_none()
             && let Some(file) = &self.summary_prompt_file
         {
             let path = base.join(file);
-            match std::fs::read_to_string(&path) {
+            match read_file(&path) {
                 Ok(t) if !t.trim().is_empty() => self.summary_prompt = Some(t),
                 _ => warnings.push(format!(
                     "dialectic.summary_prompt_file: cannot use {}; using the built-in prompt",
@@ -395,7 +406,7 @@ impl DialecticConfig {
                 );
             }
             if let Some(spec) = &a.model
-                && let Err(e) = crate::models::parse_chain(spec)
+                && let Err(e) = crate::parse_chain(spec)
             {
                 return bad(format!("{field}.model"), e.to_string());
             }

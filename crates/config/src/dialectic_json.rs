@@ -18,8 +18,8 @@
 use agon_context::perspective::{SummarizationOverride, SummarizationSettings};
 use serde::Deserialize;
 
-use crate::config::{ConfigError, DebateConfig, ProtocolKind};
-use crate::dialectic_config::{AgentConfig, TerminationKind};
+use crate::dialectic::{AgentConfig, TerminationKind};
+use crate::{ConfigError, DebateConfig, ProtocolKind};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -252,7 +252,9 @@ mod tests {
             if !name.ends_with(".json") || !name.contains("config") || name.contains("eval") {
                 continue;
             }
-            let (config, warnings) = DebateConfig::load_with_warnings(&path).unwrap();
+            let (config, warnings) =
+                DebateConfig::load_with(&path, &|p: &std::path::Path| std::fs::read_to_string(p))
+                    .unwrap();
             assert!(warnings.is_empty(), "{name}: {warnings:?}");
             assert!(config.dialectic.enabled_agents().count() >= 1, "{name}");
             assert!(!config.uses_local_model(), "{name}: its models are remote");

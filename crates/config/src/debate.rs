@@ -11,8 +11,9 @@ use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
 };
 
-pub use crate::deliberation_config::{DeliberationConfig, PatternsConfig, Preset};
-pub use crate::dialectic_config::{AgentConfig, DialecticConfig, TerminationKind};
+use crate::ReadFile;
+use crate::deliberation::DeliberationConfig;
+use crate::dialectic::DialecticConfig;
 pub use agon_protocol::{DetectionSource, TurnMode};
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +46,27 @@ pub enum ConfigError {
         file: String,
         /// The field path.
         field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A setting laid over the configuration (a command-line flag, an API
+    /// field) that does not belong to the debate's protocol or is out of
+    /// range: a usage error.
+    #[error("{setting}: {reason}")]
+    Override {
+        /// The setting, spelled as the CLI's long flag without dashes
+        /// (`rounds`, `minirounds`, `topic`).
+        setting: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A setting laid over the configuration that contradicts the
+    /// configuration file (more aspects than it lists, casting personas
+    /// when it names them).
+    #[error("{setting}: {reason}")]
+    Conflict {
+        /// The setting, as in [`ConfigError::Override`].
+        setting: &'static str,
         /// What is wrong.
         reason: String,
     },
@@ -215,7 +237,7 @@ pub struct MemoryConfig {
     /// Also recall the persona's memories of earlier debates.
     pub cross_debate: bool,
     /// Retrieval: candidates (N), k, weights, decay, lexical share.
-    pub retrieval: agon_memory::RetrievalConfig,
+    pub retrieval: agon_context::RetrievalConfig,
 }
 
 impl Default for MemoryConfig {
@@ -224,7 +246,7 @@ impl Default for MemoryConfig {
             enabled: true,
             embedder: "local".into(),
             cross_debate: true,
-            retrieval: agon_memory::RetrievalConfig::default(),
+            retrieval: agon_context::RetrievalConfig::default(),
         }
     }
 }
@@ -602,20 +624,14 @@ impl DebateConfig {
         })
     }
 
-    /// Reads and parses a TOML file (or, for a `.json` file, dialectic's
-    /// `debate-config.json`). Prompt files it names are read too; see
-    /// [`DebateConfig::load_with_warnings`] for what fell back to a
-    /// built-in prompt.
-    pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        Self::load_with_warnings(path).map(|(config, _)| config)
-    }
-
-    /// [`DebateConfig::load`], with the warnings to show the user: prompt
-    /// files that could not be used, dialectic fields Agon reads
-    /// differently.
-    pub fn load_with_warnings(path: &Path) -> Result<(Self, Vec<String>), ConfigError> {
+    /// Parses the TOML file at `path` (or, for a `.json` file, dialectic's
+    /// `debate-config.json`), reading it and the prompt files it names
+    /// through `read` (the file system in the CLI: `std::fs::read_to_string`).
+    /// Returns the warnings to show the user: prompt files that could not
+    /// be used, dialectic fields Agon reads differently.
+    pub fn load_with(path: &Path, read: ReadFile<'_>) -> Result<(Self, Vec<String>), ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = read(path).map_err(|source| ConfigError::Read {
             file: file.clone(),
             source,
         })?;
@@ -628,7 +644,7 @@ impl DebateConfig {
             (Self::parse_toml(&text, &file)?, Vec::new())
         };
         let base = path.parent().unwrap_or_else(|| Path::new("."));
-        warnings.extend(config.dialectic.read_prompt_files(base));
+        warnings.extend(config.dialectic.read_prompt_files(base, read));
         config.validate(&file)?;
         Ok((config, warnings))
     }
@@ -725,7 +741,7 @@ impl DebateConfig {
                 );
             }
             if let Some(spec) = &p.model
-                && let Err(e) = crate::models::parse_chain(spec)
+                && let Err(e) = crate::parse_chain(spec)
             {
                 return bad(&format!("personas[{i}].model"), e.to_string());
             }
@@ -753,7 +769,7 @@ impl DebateConfig {
             ("models.evaluator", m.evaluator.as_ref()),
         ] {
             if let Some(spec) = spec
-                && let Err(e) = crate::models::parse_chain(spec)
+                && let Err(e) = crate::parse_chain(spec)
             {
                 return bad(field, e.to_string());
             }
@@ -823,15 +839,19 @@ impl DebateConfig {
         .cloned()
         .chain(self.persona_models().into_iter().map(|(_, spec)| spec))
         .chain(self.judge_model().map(str::to_owned))
-        .any(|s| {
-            crate::models::parse_chain(&s).is_ok_and(|chain| chain.iter().any(ModelSpec::is_local))
-        })
+        .any(|s| crate::parse_chain(&s).is_ok_and(|chain| chain.iter().any(ModelSpec::is_local)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(path: &Path) -> DebateConfig {
+        DebateConfig::load_with(path, &|p: &Path| std::fs::read_to_string(p))
+            .unwrap()
+            .0
+    }
 
     #[test]
     fn defaults_are_valid_and_round_trip_through_toml() {
@@ -844,7 +864,7 @@ mod tests {
     #[test]
     fn the_example_configs_parse() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
-        let full = DebateConfig::load(&Path::new(root).join("debate.toml")).unwrap();
+        let full = load(&Path::new(root).join("debate.toml"));
         let expected = DebateConfig {
             aspects: full.aspects.clone(),
             personas: default_personas(),
@@ -854,7 +874,7 @@ mod tests {
             full, expected,
             "examples/debate.toml shows the defaults (and the default topic's cast)"
         );
-        let demo = DebateConfig::load(&Path::new(root).join("demo.toml")).unwrap();
+        let demo = load(&Path::new(root).join("demo.toml"));
         assert_eq!(
             (demo.aspects.len(), demo.personas.len(), demo.crux.min_rooms),
             (2, 3, 1)
