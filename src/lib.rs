@@ -4,10 +4,13 @@
 //! layers of the workspace behind features:
 //!
 //! - [`core`] (always): the data model, events and the blackboard;
+//! - [`extract`] (always): the extraction payloads and their validation;
 //! - [`context`] (feature `context`, default): token-budgeted context assembly;
 //! - [`protocol`] (feature `protocol`, default): the protocols as pure planners;
 //! - [`config`] (feature `config`, default): configuration parsed and validated
 //!   into protocol rules;
+//! - [`view`] (feature `view`, default): the view of a debate (reports,
+//!   metrics) computed from its log;
 //! - [`llm`] (feature `llm`, default): `ChatModel` / `Embedder` and the HTTP
 //!   providers;
 //! - `local` (feature `local`): the in-process models;
@@ -17,6 +20,8 @@
 
 pub use agon_core as core;
 
+pub use agon_extract as extract;
+
 #[cfg(feature = "context")]
 pub use agon_context as context;
 
@@ -25,6 +30,9 @@ pub use agon_protocol as protocol;
 
 #[cfg(feature = "config")]
 pub use agon_config as config;
+
+#[cfg(feature = "view")]
+pub use agon_view as view;
 
 #[cfg(feature = "llm")]
 pub use agon_llm as llm;

@@ -29,6 +29,7 @@ fn start() -> DebateEvent {
             },
         ],
         time: DateTime::UNIX_EPOCH,
+        protocol: None,
     }
 }
 

@@ -57,6 +57,17 @@ fn the_pure_crates_depend_on_no_runtime_database_http_or_clock() {
 }
 
 #[test]
+fn the_core_is_the_data_model_alone() {
+    let tree = tree("agon-core");
+    let agon: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("agon-") && *name != "agon-core")
+        .collect();
+    assert!(agon.is_empty(), "agon-core depends on {agon:?}");
+}
+
+#[test]
 fn the_protocol_layer_sits_on_the_pure_crates_only() {
     let tree = tree("agon-protocol");
     let agon: Vec<&str> = tree
@@ -66,7 +77,10 @@ fn the_protocol_layer_sits_on_the_pure_crates_only() {
         .collect();
     for name in &agon {
         assert!(
-            matches!(*name, "agon-protocol" | "agon-core" | "agon-context"),
+            matches!(
+                *name,
+                "agon-protocol" | "agon-core" | "agon-extract" | "agon-context"
+            ),
             "agon-protocol depends on {name}"
         );
     }
@@ -81,7 +95,12 @@ fn configuration_sits_below_the_interpreter_on_pure_crates_and_model_specs() {
             assert!(
                 matches!(
                     name,
-                    "agon-config" | "agon-protocol" | "agon-core" | "agon-context" | "agon-llm"
+                    "agon-config"
+                        | "agon-protocol"
+                        | "agon-core"
+                        | "agon-extract"
+                        | "agon-context"
+                        | "agon-llm"
                 ),
                 "agon-config depends on {name}"
             );
@@ -93,4 +112,15 @@ fn configuration_sits_below_the_interpreter_on_pure_crates_and_model_specs() {
             );
         }
     }
+}
+
+#[test]
+fn the_interpreter_renders_nothing() {
+    // Reports, metrics and exports render from agon-view, beside the
+    // interpreter, never inside it.
+    let tree = tree("agon-orchestrator");
+    assert!(
+        !tree.lines().any(|l| l.starts_with("agon-view ")),
+        "agon-orchestrator depends on agon-view"
+    );
 }

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agon_core::Blackboard;
-use agon_orchestrator::{AnswerError, Answerer, Question, ReportOptions, export, report};
+use agon_orchestrator::{AnswerError, Answerer, Question};
+use agon_view::{DebateView, export};
 use anyhow::Context as _;
 use async_trait::async_trait;
 
@@ -98,9 +99,6 @@ impl Answerer for TerminalAnswers {
 pub(crate) struct Outputs {
     pub output: Option<PathBuf>,
     pub report: Option<PathBuf>,
-    pub verbose: bool,
-    /// The debate's reflection threshold, for the report's explanations.
-    pub reflection_threshold: Option<u32>,
 }
 
 /// The solution's text: the dialectic solution, or a structured debate's synthesis.
@@ -134,8 +132,10 @@ fn solution_text(bb: &Blackboard) -> Option<String> {
 impl Outputs {
     /// Writes the outputs of a finished debate: `--output` (full state as
     /// JSON, or the solution text), else the solution on standard output
-    /// (dialectic); `--report` (non-fatal: a failure is a warning).
-    pub(crate) fn write(&self, bb: &Blackboard, dialectic: bool) -> Result<(), Failure> {
+    /// (dialectic); `--report`, the same report as `agon report`
+    /// (non-fatal: a failure is a warning).
+    pub(crate) fn write(&self, view: &DebateView, dialectic: bool) -> Result<(), Failure> {
+        let bb = view.board();
         match &self.output {
             Some(path) => {
                 let is_json = path
@@ -169,13 +169,7 @@ impl Outputs {
             } else {
                 PathBuf::from(format!("{}.md", path.display()))
             };
-            let md = report::markdown_with(
-                bb,
-                ReportOptions {
-                    verbose: self.verbose,
-                    reflection_threshold: self.reflection_threshold,
-                },
-            );
+            let md = view.markdown();
             match create_parent(&path).and_then(|()| {
                 std::fs::write(&path, md)
                     .with_context(|| format!("writing {}", path.display()))

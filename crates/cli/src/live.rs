@@ -232,7 +232,7 @@ pub fn spawn(
                             Some(format!(
                                 "≡ summary of messages 1–{}: {}",
                                 summary.span.end,
-                                agon_core::extraction::truncate_chars(&summary.text, 160)
+                                agon_extract::truncate_chars(&summary.text, 160)
                             ))
                         }
                         DebateEvent::DecisionRecorded { decision } => Some(format!(

@@ -19,10 +19,9 @@ use std::sync::Arc;
 use agon_config::{ConfigError, DebateConfig, ProtocolKind};
 use agon_core::{Blackboard, DebateId};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{
-    Models, Orchestrator, OrchestratorError, ReportOptions, RunControl, RunOutcome, report,
-};
+use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome};
 use agon_store::{EventStore, StoreError};
+use agon_view::{DebateView, ReportOptions, report};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
@@ -287,14 +286,16 @@ async fn run(
     display.finish().await;
     match outcome? {
         RunOutcome::Finished => {
-            let (bb, _) = orch.store().load(id).await?;
-            let outputs = dialectic::Outputs {
-                output: view.output.clone(),
-                report: view.report.clone(),
+            let options = ReportOptions {
                 verbose,
                 reflection_threshold: Some(config.reflection_threshold),
             };
-            outputs.write(&bb, dialectic)?;
+            let debate = view_of(&orch, id, options).await?;
+            let outputs = dialectic::Outputs {
+                output: view.output.clone(),
+                report: view.report.clone(),
+            };
+            outputs.write(&debate, dialectic)?;
             eprintln!("\nDebate {id} finished. Read it with: agon report {id}");
             Ok(ExitCode::SUCCESS)
         }
@@ -305,7 +306,22 @@ async fn run(
     }
 }
 
-/// The first non-empty line of a topic or problem (problems can be files).
+/// The view of a stored debate: its log read once, replayed into the
+/// blackboard and the metrics.
+async fn view_of(
+    orch: &Orchestrator,
+    id: &DebateId,
+    options: ReportOptions,
+) -> Result<DebateView, Failure> {
+    let events = orch.log(id).await?;
+    DebateView::from_log(&events, options).map_err(|source| {
+        Failure::from(OrchestratorError::Replay {
+            debate: id.to_string(),
+            source,
+        })
+    })
+}
+
 /// Whether this binary was started through a link named `dialectic`
 /// (`ln -s "$(command -v agon)" dialectic`): `debate` then runs dialectic
 /// and reads `./debate-config.json` by default, as dialectic does.
@@ -317,6 +333,7 @@ fn invoked_as_dialectic() -> bool {
         .is_some_and(|stem| stem == "dialectic")
 }
 
+/// The first non-empty line of a topic or problem (problems can be files).
 fn first_line(text: &str) -> &str {
     text.lines()
         .map(str::trim)
@@ -491,11 +508,11 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Show {
             id, metrics: true, ..
         } => {
-            let m = orch.metrics(&DebateId::new(id)).await?;
+            let view = view_of(&orch, &DebateId::new(id), ReportOptions::default()).await?;
             if cli.json {
-                println!("{}", serde_json::to_string_pretty(&m)?);
+                println!("{}", serde_json::to_string_pretty(view.metrics())?);
             } else {
-                print!("{}", report::metrics_markdown(&m));
+                print!("{}", view.metrics_markdown());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -504,7 +521,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         } => {
             let (bb, _) = store.load(&DebateId::new(id)).await?;
             if cli.json {
-                let stats = agon_core::MemoryStats::of(&bb);
+                let stats = agon_view::MemoryStats::of(&bb);
                 println!("{}", serde_json::to_string_pretty(&stats)?);
             } else {
                 print!("{}", report::stats_markdown(&bb));
@@ -514,8 +531,9 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Compare { ids } => {
             let mut all = Vec::with_capacity(ids.len());
             for id in ids {
-                let m = orch.metrics(&DebateId::new(id.clone())).await?;
-                all.push((id, m));
+                let view =
+                    view_of(&orch, &DebateId::new(id.clone()), ReportOptions::default()).await?;
+                all.push((id, view.metrics().clone()));
             }
             if cli.json {
                 let list: Vec<serde_json::Value> = all
@@ -548,7 +566,6 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Report { id, output } => {
             let id = DebateId::new(id);
-            let (bb, _) = store.load(&id).await?;
             let options = ReportOptions {
                 verbose,
                 reflection_threshold: orch
@@ -557,17 +574,11 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
-            let metrics = orch.metrics(&id).await?;
+            let view = view_of(&orch, &id, options).await?;
             let md = if cli.json {
-                let mut json = report::json(&bb, options);
-                json["metrics"] = serde_json::to_value(&metrics)?;
-                serde_json::to_string_pretty(&json)?
+                serde_json::to_string_pretty(&view.json())?
             } else {
-                format!(
-                    "{}{}",
-                    report::markdown_with(&bb, options),
-                    report::metrics_markdown(&metrics)
-                )
+                view.markdown()
             };
             match output {
                 Some(path) => {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+pub use agon_core::ProtocolKind;
 use agon_core::{ClaimDetector, Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
 use agon_llm::ModelSpec;
 pub use agon_protocol::{AnalysisCadence, CruxRules as CruxConfig, DetectionMode};
@@ -281,30 +282,6 @@ impl Default for TemperatureConfig {
             crux: 0.3,
             judge: 0.3,
             evaluator: 0.2,
-        }
-    }
-}
-
-/// Which protocol a debate runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProtocolKind {
-    /// Seed 000: personas debate aspects in minirounds, crux rooms, closings, synthesis.
-    #[default]
-    Structured,
-    /// Seed 004: role agents propose, critique and refine; a judge synthesizes.
-    Dialectic,
-    /// Seeds 001 + 002: a long free-form session with a three-tier memory.
-    Deliberation,
-}
-
-impl ProtocolKind {
-    /// The name used in configs and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Structured => "structured",
-            Self::Dialectic => "dialectic",
-            Self::Deliberation => "deliberation",
         }
     }
 }
@@ -704,15 +681,13 @@ impl DebateConfig {
                 "needs at least 2 personas (or none: then they are cast for the topic)".into(),
             );
         }
-        if self.personas.is_empty()
-            && !(2..=agon_core::extraction::MAX_CAST).contains(&self.persona_count)
-        {
+        if self.personas.is_empty() && !(2..=agon_extract::MAX_CAST).contains(&self.persona_count) {
             return bad(
                 "persona_count",
                 format!(
                     "{} is outside 2..={}",
                     self.persona_count,
-                    agon_core::extraction::MAX_CAST
+                    agon_extract::MAX_CAST
                 ),
             );
         }

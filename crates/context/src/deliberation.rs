@@ -125,7 +125,7 @@ pub(crate) fn your_position(bb: &Blackboard, me: &Persona) -> Draft {
     if let Some(last) = bb.messages().iter().rev().find(|m| m.persona == me.id) {
         draft.push(format!(
             "Your last message: \"{}\"",
-            agon_core::extraction::truncate_chars(last.content.trim(), LAST_POSITION_CHARS)
+            agon_extract::truncate_chars(last.content.trim(), LAST_POSITION_CHARS)
         ));
     }
     if let Some(part) = bb.participation().get(&me.id) {
@@ -199,6 +199,7 @@ mod tests {
                 .map(|id| Persona::debater(*id, id.to_uppercase(), "citizen", "plain"))
                 .collect(),
             time: DateTime::UNIX_EPOCH,
+            protocol: None,
         }];
         let (mut covered, mut proposals, mut decisions) = (0, 0, 0);
         for (i, (who, words, summary, proposal, decision)) in ops.iter().enumerate() {

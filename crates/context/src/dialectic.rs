@@ -5,11 +5,31 @@
 //! the final round. Like every builder, each returns candidates most
 //! important first; the fitter keeps what the budget allows.
 
-use agon_core::{Blackboard, DialogueMessage, MessageKind, Persona, PersonaId, SummaryScope};
+use agon_core::{
+    Blackboard, DialogueMessage, MessageId, MessageKind, Persona, PersonaId, SummaryScope,
+};
 
 use crate::fit::Draft;
 use crate::perspective::history_since_summary;
 use crate::section::SectionKind;
+
+/// The critiques of the same round aimed at a refinement's author, among
+/// `listed` (a batch's messages): what the refinement answers.
+pub fn critiques_answered(
+    board: &Blackboard,
+    refinement: &DialogueMessage,
+    listed: &[MessageId],
+) -> Vec<MessageId> {
+    listed
+        .iter()
+        .filter_map(|id| board.message(id))
+        .filter(|m| {
+            m.round == refinement.round
+                && matches!(&m.kind, MessageKind::Critique { target } if *target == refinement.persona)
+        })
+        .map(|m| m.id.clone())
+        .collect()
+}
 
 fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
     bb.persona_name(id)

@@ -23,6 +23,7 @@
 //!         Persona::debater("bo", "Bo", "shop owner", "warm"),
 //!     ],
 //!     time: chrono::DateTime::UNIX_EPOCH,
+//!     protocol: None,
 //! })?;
 //! let context = assemble(&board, "Ada", &Phase::Opening, ContextBudget::default(), &ContextExtras::default())?;
 //! assert!(context.text.contains("Other participants: Bo"));
@@ -50,6 +51,7 @@ pub use assemble::{
     assemble,
 };
 pub use budget::ContextBudget;
+pub use dialectic::critiques_answered;
 pub use error::ContextError;
 pub use phase::Phase;
 pub use recall::{RetrievalConfig, recall_query};

@@ -189,6 +189,7 @@ mod tests {
                     Persona::debater("perf", "Performance", "c", "v"),
                 ],
                 time: DateTime::UNIX_EPOCH,
+                protocol: None,
             },
             message("1", "arch", MessageKind::Proposal, 1, 2_000),
             message("2", "perf", MessageKind::Proposal, 1, 1_000),

@@ -81,6 +81,9 @@ pub struct UsageTotals {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct BlackboardData {
     debate: Option<DebateId>,
+    /// The protocol `debate_started` recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol: Option<crate::ProtocolKind>,
     topic: Option<Topic>,
     aspects: Vec<DebateAspect>,
     personas: Vec<Persona>,
@@ -278,6 +281,35 @@ impl Blackboard {
     }
 
     // ── Accessors ──────────────────────────────────────────────────────
+
+    /// The protocol the debate runs: the one `debate_started` recorded,
+    /// else (a log written before it was recorded, or a protocol of one's
+    /// own) read from the debate's shape: agents with roles run dialectic,
+    /// a first message of kind `deliberation` a deliberation, anything else
+    /// the structured debate.
+    pub fn protocol(&self) -> crate::ProtocolKind {
+        if let Some(p) = self.data.protocol {
+            return p;
+        }
+        if self.data.personas.iter().any(|p| p.specialty.is_some()) {
+            crate::ProtocolKind::Dialectic
+        } else if self
+            .data
+            .messages
+            .first()
+            .is_some_and(|m| m.kind == MessageKind::Deliberation)
+        {
+            crate::ProtocolKind::Deliberation
+        } else {
+            crate::ProtocolKind::Structured
+        }
+    }
+
+    /// Whether `debate_started` recorded the protocol (see
+    /// [`Blackboard::protocol`]).
+    pub fn protocol_recorded(&self) -> bool {
+        self.data.protocol.is_some()
+    }
 
     /// The debate id (`None` before `debate_started`).
     pub fn debate(&self) -> Option<&DebateId> {
@@ -709,7 +741,11 @@ impl Blackboard {
                 aspects,
                 personas,
                 time,
-            } => self.start(debate, topic, aspects, personas, *time)?,
+                protocol,
+            } => {
+                self.start(debate, topic, aspects, personas, *time)?;
+                self.data.protocol = *protocol;
+            }
             DebateEvent::AspectStarted { aspect, round } => self.start_aspect(aspect, *round)?,
             DebateEvent::RoundStarted { round } => {
                 if *round != self.data.current_round + 1 {

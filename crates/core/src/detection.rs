@@ -372,6 +372,7 @@ mod tests {
                 Persona::debater("cy", "Cy", "c", "v"),
             ],
             time: chrono::DateTime::UNIX_EPOCH,
+            protocol: None,
         })
         .unwrap();
         bb

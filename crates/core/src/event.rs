@@ -59,6 +59,11 @@ pub enum DebateEvent {
         personas: Vec<Persona>,
         /// When it started.
         time: DateTime<Utc>,
+        /// The protocol it runs (absent in logs written before it was
+        /// recorded, and for protocols outside Agon's own; see
+        /// `Blackboard::protocol`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol: Option<crate::ProtocolKind>,
     },
     /// A new aspect round begins.
     AspectStarted {

@@ -5,8 +5,8 @@
 //! A debate is an append-only log of [`DebateEvent`]s; the [`Blackboard`] is
 //! the fold of [`Blackboard::apply`] over them. Model output never touches
 //! the blackboard directly: it is parsed into the extraction payloads of
-//! [`extraction`], validated (clamped, trimmed, unknown personas dropped with
-//! a note) and only then converted into events.
+//! `agon-extract`, validated (clamped, trimmed, unknown personas dropped
+//! with a note) and only then converted into events.
 //!
 //! This crate knows nothing of HTTP, SQL, async runtimes or files.
 //!
@@ -20,6 +20,7 @@
 //!     aspects: vec![],
 //!     personas: vec![Persona::debater("ada", "Ada", "urbanist", "brisk")],
 //!     time: chrono::DateTime::UNIX_EPOCH,
+//!     protocol: None,
 //! })?;
 //! let err = board
 //!     .apply(&DebateEvent::ConcessionRecorded { persona: "zed".into(), text: "x".into(), round: 1 })
@@ -35,12 +36,11 @@ mod deliberation;
 mod detection;
 mod error;
 mod event;
-pub mod extraction;
 mod ids;
 mod message;
-pub mod metrics;
 mod persona;
 mod position;
+mod protocol;
 mod reflection;
 mod round;
 mod solution;
@@ -50,14 +50,12 @@ mod summary;
 pub mod synthetic;
 mod trigger;
 pub mod trust;
-pub mod trust_harvest;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{
-    Bid, Decision, MAX_URGENCY, MemoryStats, Participation, Proposal, ProposalStatus, Reaction,
-    pick_volunteer,
+    Bid, Decision, MAX_URGENCY, Participation, Proposal, ProposalStatus, Reaction,
 };
 pub use detection::{
     AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, TurnAnalyzedView,
@@ -74,6 +72,7 @@ pub use persona::{DebateAspect, Persona, PersonaRole, Topic};
 pub use position::{
     Agreement, AspectPosition, Disagreement, Intensity, LedgerNote, PersonaPositionState,
 };
+pub use protocol::ProtocolKind;
 pub use reflection::{Reflection, ReflectionKind};
 pub use round::{PersonaTake, RoundRecord};
 pub use solution::Solution;

@@ -63,6 +63,7 @@ pub fn debate(personas: usize, messages: usize) -> Vec<DebateEvent> {
             })
             .collect(),
         time: t0,
+        protocol: None,
     }];
     let per_aspect = messages.div_ceil(aspects.len()).max(1);
     let mut claims = 0usize;

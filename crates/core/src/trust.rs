@@ -23,7 +23,7 @@
 //! for it. Events older than the last [`RAW_EVENTS`] of a history are
 //! folded into [`LongTermStats`] and count whenever all history does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -304,33 +304,27 @@ impl AgentMemory {
     /// agent's past dissents by [`word_cosine`]). `false`, changing
     /// nothing, when the debate was recorded before.
     ///
-    /// [`word_cosine`]: crate::trust_harvest::word_cosine
+    /// [`word_cosine`]: word_cosine
     pub fn record_debate(
         &mut self,
         debate: &str,
         rounds: u32,
-        dissents: &[crate::trust_harvest::DissentDraft],
+        dissents: &[DissentDraft],
         now: DateTime<Utc>,
     ) -> bool {
-        self.record_debate_with(
-            debate,
-            rounds,
-            dissents,
-            now,
-            &crate::trust_harvest::word_cosine,
-        )
+        self.record_debate_with(debate, rounds, dissents, now, &word_cosine)
     }
 
     /// [`record_debate`](Self::record_debate) with the similarity the
     /// novelty is measured by (seed 003: the cosine of the two texts'
-    /// embeddings; [`word_cosine`](crate::trust_harvest::word_cosine)
+    /// embeddings; [`word_cosine`](word_cosine)
     /// without an embedder). `similarity(new, past)` is a cosine in
     /// [−1, 1]; [`dissent_depth`] clamps it.
     pub fn record_debate_with(
         &mut self,
         debate: &str,
         rounds: u32,
-        dissents: &[crate::trust_harvest::DissentDraft],
+        dissents: &[DissentDraft],
         now: DateTime<Utc>,
         similarity: &dyn Fn(&str, &str) -> f64,
     ) -> bool {
@@ -766,4 +760,65 @@ pub fn select_devils_advocate(candidates: &[Candidate], seed: u64) -> Option<Sel
         fallback,
         seed,
     })
+}
+
+/// A dissent found in a debate, before its depth is computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DissentDraft {
+    /// The dissenting agent's name.
+    pub agent: String,
+    /// `DEBATE/round_N`.
+    pub round_id: String,
+    /// When it was said.
+    pub timestamp: DateTime<Utc>,
+    /// The debate's topic and what was dissented from.
+    pub context: EventContext,
+    /// What the agent said.
+    pub text: String,
+    /// Rubric criteria it names.
+    pub citations: Vec<String>,
+    /// Whether it changed the outcome.
+    pub impact: bool,
+    /// Whether its target took the feedback in.
+    pub feedback_incorporated: bool,
+}
+
+/// Cosine similarity of two embeddings (0 when either is empty or zero,
+/// or their lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// Cosine similarity of two texts' word counts (0 when either is empty):
+/// the novelty stand-in when no embedder is at hand.
+pub fn word_cosine(a: &str, b: &str) -> f64 {
+    let count = |t: &str| {
+        let mut m: HashMap<String, f64> = HashMap::new();
+        for w in t
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+        {
+            *m.entry(w.to_lowercase()).or_default() += 1.0;
+        }
+        m
+    };
+    let (x, y) = (count(a), count(b));
+    let dot: f64 = x.iter().filter_map(|(w, n)| y.get(w).map(|m| n * m)).sum();
+    let norm = |m: &HashMap<String, f64>| m.values().map(|v| v * v).sum::<f64>().sqrt();
+    let d = norm(&x) * norm(&y);
+    if d == 0.0 { 0.0 } else { dot / d }
 }

@@ -356,3 +356,33 @@ fn replay_reports_the_position_of_the_first_bad_event() {
     assert_eq!(at, 1);
     assert!(matches!(err, ApplyError::UnknownAspect { .. }));
 }
+
+#[test]
+fn the_protocol_is_the_recorded_one_else_read_from_the_debates_shape() {
+    use agon_core::ProtocolKind;
+    // A log written before the protocol was recorded: inferred.
+    let bb = board();
+    assert!(!bb.protocol_recorded());
+    assert_eq!(bb.protocol(), ProtocolKind::Structured);
+    let mut dialectic = started();
+    if let DebateEvent::DebateStarted { personas, .. } = &mut dialectic {
+        personas[0].specialty = Some("architect".into());
+    }
+    assert_eq!(
+        Blackboard::replay(&[dialectic.clone()]).unwrap().protocol(),
+        ProtocolKind::Dialectic
+    );
+    // Recorded: the record wins over the shape, and survives a snapshot.
+    for kind in ProtocolKind::ALL {
+        let mut event = dialectic.clone();
+        if let DebateEvent::DebateStarted { protocol, .. } = &mut event {
+            *protocol = Some(kind);
+        }
+        let bb = Blackboard::replay(&[event]).unwrap();
+        assert!(bb.protocol_recorded());
+        assert_eq!(bb.protocol(), kind);
+        let snapshot: Blackboard =
+            serde_json::from_str(&serde_json::to_string(&bb).unwrap()).unwrap();
+        assert_eq!(snapshot.protocol(), kind);
+    }
+}

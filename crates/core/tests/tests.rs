@@ -4,7 +4,4 @@
 
 mod apply;
 mod common;
-mod extraction;
-mod local_outputs;
-mod metrics;
 mod trust;

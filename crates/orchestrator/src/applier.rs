@@ -14,12 +14,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use agon_context::prompts;
-use agon_core::extraction::{
+use agon_core::{Blackboard, DebateEvent};
+use agon_extract::{
     BatchPositionUpdate, BatchTurnAnalysis, DeliberationDetection, DisagreementWindow, Payload,
     PositionUpdate, ReflectionBatch, RoundAnalysis, RoundRecordPayload, TurnAnalysis,
     with_message_ids, with_persona_names,
 };
-use agon_core::{Blackboard, DebateEvent};
 use agon_protocol::background::{self, AnalysisOutput};
 use agon_protocol::{Background, BackgroundId, ModelFailure, ModelOutput};
 use tokio::task::JoinHandle;

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use agon_context::Phase;
 use agon_context::prompts::deliberation as prompts;
-use agon_core::extraction::{ListenAnswer, Payload, truncate_chars};
 use agon_core::{Bid, DebateEvent, DebateSummary, MessageSpan, PersonaId, StepId, SummaryScope};
+use agon_extract::{ListenAnswer, Payload, truncate_chars};
 use agon_llm::ChatRequest;
 use agon_protocol::{extract, step_failed};
 

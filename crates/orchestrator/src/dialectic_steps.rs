@@ -6,11 +6,11 @@ use std::time::Instant;
 use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic::{self, RoleKind};
 use agon_context::{ContextBudget, Phase};
-use agon_core::extraction::{ClarifyingQuestions, Payload, SolutionPayload, truncate_chars};
 use agon_core::{
     DebateEvent, DebateSummary, DialogueMessage, MessageId, MessageKind, MessageSpan, PersonaId,
     Solution, StepId, SummaryScope,
 };
+use agon_extract::{ClarifyingQuestions, Payload, SolutionPayload, truncate_chars};
 use agon_llm::ChatRequest;
 use agon_protocol::{SummaryJob, extract, step_failed};
 

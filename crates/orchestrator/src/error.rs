@@ -87,7 +87,7 @@ pub enum OrchestratorError {
         #[source]
         source: agon_context::ContextError,
     },
-    /// The stored log does not replay (computing the debate's metrics).
+    /// The stored log does not replay (computing a view of the debate).
     #[error("debate `{debate}`: the stored log does not replay: {source}")]
     Replay {
         /// The debate.

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use agon_context::prompts;
-use agon_core::extraction::{
+use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId, TurnKey};
+use agon_extract::{
     AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, PersonaCast, with_persona_names,
 };
-use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId, TurnKey};
 use agon_protocol::{
     AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan,
     cast_from_output, crux, extract, start_event,
@@ -361,6 +361,7 @@ impl Interpreter {
             planned,
             cast,
             chrono::Utc::now(),
+            self.ctx.protocol.kind(),
         );
         let mut events = vec![event];
         events.extend(after);

@@ -134,20 +134,6 @@ impl Orchestrator {
         })
     }
 
-    /// The debate-quality metrics of a stored debate, from its event log
-    /// ([`agon_core::metrics::debate_metrics`]).
-    pub async fn metrics(
-        &self,
-        id: &DebateId,
-    ) -> Result<agon_core::metrics::DebateMetrics, OrchestratorError> {
-        self.store.debate(id).await?;
-        let events = self.history(id).await?;
-        agon_core::metrics::debate_metrics(&events).map_err(|source| OrchestratorError::Replay {
-            debate: id.to_string(),
-            source,
-        })
-    }
-
     /// Runs the debate from wherever its log ends (a new debate from the
     /// start, an interrupted one from its last persisted event) until it
     /// finishes or `control` stops it, with the protocol its configuration
@@ -285,6 +271,17 @@ impl Orchestrator {
         }
         lease.release().await;
         Ok(outcome)
+    }
+
+    /// Every stored event of a debate, in order (what a view of it is
+    /// computed from: `agon_view::DebateView::from_log`); an unknown
+    /// debate is an error naming it.
+    pub async fn log(
+        &self,
+        id: &DebateId,
+    ) -> Result<Vec<agon_core::DebateEvent>, OrchestratorError> {
+        self.store.debate(id).await?;
+        self.history(id).await
     }
 
     /// Every stored event of a debate, in order.

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use agon_context::ContextExtras;
 use agon_context::prompts::{self, Prompt};
-use agon_core::extraction::clean_utterance;
 use agon_core::{MessageMeta, PersonaId, StepId};
+use agon_extract::clean_utterance;
 use agon_llm::{ChatModel, ChatRequest};
 use agon_protocol::{Speak, Voice};
 use futures::StreamExt;

@@ -13,8 +13,8 @@ use agon_core::trust::{
     AgentMemory, EventContext, TrustError, check_reverts, latest_decisions, revert_earlier,
     reverts_due,
 };
-pub use agon_core::trust_harvest::{draw, draw_seed, final_output, final_round_id};
 use agon_core::{Blackboard, DebateId, PersonaId};
+pub use agon_protocol::trust_harvest::{draw, draw_seed, final_output, final_round_id};
 use agon_store::{EventStore, StoreError};
 use chrono::{DateTime, Utc};
 
@@ -264,7 +264,7 @@ impl TrustStore {
 
     /// Records what the debate `bb` adds to each debater's memory (once per
     /// debate): [`record`](Self::record) of its
-    /// [`agent_records`](agon_core::trust_harvest::agent_records).
+    /// [`agent_records`](agon_protocol::trust_harvest::agent_records).
     pub async fn record_debate(
         &self,
         debate: &DebateId,
@@ -273,7 +273,7 @@ impl TrustStore {
     ) -> Result<Vec<String>, TrustStoreError> {
         self.record(
             debate,
-            &agon_core::trust_harvest::agent_records(bb, debate),
+            &agon_protocol::trust_harvest::agent_records(bb, debate),
             now,
         )
         .await
@@ -284,7 +284,7 @@ impl TrustStore {
     pub async fn record(
         &self,
         debate: &DebateId,
-        records: &[agon_core::trust_harvest::AgentRecord],
+        records: &[agon_protocol::trust_harvest::AgentRecord],
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, TrustStoreError> {
         self.record_embedded(debate, records, now, None)
@@ -300,7 +300,7 @@ impl TrustStore {
     pub async fn record_embedded(
         &self,
         debate: &DebateId,
-        records: &[agon_core::trust_harvest::AgentRecord],
+        records: &[agon_protocol::trust_harvest::AgentRecord],
         now: DateTime<Utc>,
         embedder: Option<&agon_memory::Memory>,
     ) -> Result<(Vec<String>, Option<String>), TrustStoreError> {
@@ -325,8 +325,8 @@ impl TrustStore {
                 }
             }
             let similarity = |a: &str, b: &str| match (vectors.get(a), vectors.get(b)) {
-                (Some(x), Some(y)) => agon_core::trust_harvest::cosine(x, y),
-                _ => agon_core::trust_harvest::word_cosine(a, b),
+                (Some(x), Some(y)) => agon_protocol::trust_harvest::cosine(x, y),
+                _ => agon_protocol::trust_harvest::word_cosine(a, b),
             };
             self.update(&r.agent, &r.model, now, &|m| {
                 if !r.model.is_empty() {

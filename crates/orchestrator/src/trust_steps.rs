@@ -5,7 +5,7 @@
 //! `trust_memory` warning; the debate still finishes.
 
 use agon_core::StepId;
-use agon_core::trust_harvest::taken_in_by_embeddings;
+use agon_protocol::trust_harvest::taken_in_by_embeddings;
 
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
@@ -17,7 +17,7 @@ impl Interpreter {
         let (judged, failed) = self.judge_critiques().await;
         let records = self
             .shared
-            .read(|bb| agon_core::trust_harvest::agent_records_judged(bb, debate, &judged))
+            .read(|bb| agon_protocol::trust_harvest::agent_records_judged(bb, debate, &judged))
             .await;
         if failed > 0 {
             self.shared
@@ -65,12 +65,12 @@ impl Interpreter {
     /// embeddings when the run has an embedder, else left to the words and
     /// ledger rule. Returns the judged critiques and how many groups the
     /// analyses should have judged but did not.
-    async fn judge_critiques(&self) -> (agon_core::trust_harvest::Judged, usize) {
+    async fn judge_critiques(&self) -> (agon_protocol::trust_harvest::Judged, usize) {
         let (groups, mut out) = self
             .shared
             .read(|bb| {
                 (
-                    agon_core::trust_harvest::critique_groups(bb),
+                    agon_protocol::trust_harvest::critique_groups(bb),
                     bb.critique_impacts().clone(),
                 )
             })

@@ -60,7 +60,13 @@ async fn run(config: &DebateConfig) -> Blackboard {
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
-    orch.store().load(&id).await.unwrap().0
+    let bb = orch.store().load(&id).await.unwrap().0;
+    assert!(
+        bb.protocol_recorded(),
+        "debate_started records the protocol"
+    );
+    assert_eq!(bb.protocol(), config.protocol);
+    bb
 }
 
 fn rolling(bb: &Blackboard) -> Vec<(usize, usize)> {

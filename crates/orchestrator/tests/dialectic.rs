@@ -16,7 +16,8 @@ use agon_config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
 use agon_orchestrator::scripted::ScriptedModel;
-use agon_orchestrator::{Models, Orchestrator, ReportOptions, RunControl, RunOutcome, report};
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_view::{ReportOptions, report};
 use support::sqlite;
 
 fn scripted(delay: Duration) -> (Models, Arc<ScriptedModel>) {
@@ -46,7 +47,13 @@ async fn run(config: &DebateConfig, models: &Models) -> Blackboard {
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
-    orch.store().load(&id).await.unwrap().0
+    let bb = orch.store().load(&id).await.unwrap().0;
+    assert!(
+        bb.protocol_recorded(),
+        "debate_started records the protocol"
+    );
+    assert_eq!(bb.protocol(), config.protocol);
+    bb
 }
 
 fn count(bb: &Blackboard, round: u32, pred: impl Fn(&MessageKind) -> bool) -> usize {

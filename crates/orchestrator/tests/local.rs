@@ -17,8 +17,9 @@ use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_core::MessageKind;
 use agon_llm::{ChatModel, PriceTable};
 use agon_local::LocalChat;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, report};
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
 use agon_store::EventStore;
+use agon_view::report;
 
 fn model() -> Arc<dyn ChatModel> {
     static MODEL: OnceLock<Arc<dyn ChatModel>> = OnceLock::new();

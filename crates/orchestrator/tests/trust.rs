@@ -362,7 +362,7 @@ async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
     for _ in 0..2 {
         let (bb, drawn) = debate().await;
         assert_eq!(drawn.len(), 2);
-        let md = agon_orchestrator::report::markdown(&bb);
+        let md = agon_view::report::markdown(&bb);
         assert!(md.contains("## Devil's advocates\n\n- Round 1: "), "{md}");
         // Each devil's advocate's critiques of its round are the dissents
         // it logged, listed under it.
@@ -402,9 +402,9 @@ async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
 /// words with it; the words' cosine (no embedder) finds it novel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
-    use agon_core::trust_harvest::{AgentRecord, DissentDraft};
     use agon_llm::Embedder;
     use agon_memory::{Memory, RetrievalConfig};
+    use agon_protocol::trust_harvest::{AgentRecord, DissentDraft};
 
     let dir = std::env::temp_dir().join("agon-orchestrator-tests");
     std::fs::create_dir_all(&dir).unwrap();
@@ -485,7 +485,7 @@ async fn the_analysis_model_judges_whether_a_critique_was_taken_in() {
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let (bb, _) = store.load(&id).await.unwrap();
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
-    let groups = agon_core::trust_harvest::critique_groups(&bb);
+    let groups = agon_protocol::trust_harvest::critique_groups(&bb);
     // 3 agents × 2 rounds: each proposal got 2 critiques and a refinement.
     assert_eq!(groups.len(), 6);
     let first: Vec<String> = groups

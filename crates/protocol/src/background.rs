@@ -1,12 +1,12 @@
 //! Converting background work's model output into events: a message's
 //! analysis (and the claims it opens), a round record, reflections.
 
-use agon_core::extraction::{
-    DisagreementWindow, ExtractionContext, MessagePositionUpdate, PositionUpdate, ReflectionBatch,
-    RoundRecordPayload, TurnAnalysis, analysis_events,
-};
 use agon_core::{
     AnalysisPart, AspectId, Blackboard, DebateEvent, MessageId, StepId, TurnAnalyzedView,
+};
+use agon_extract::{
+    DisagreementWindow, ExtractionContext, MessagePositionUpdate, PositionUpdate, ReflectionBatch,
+    RoundRecordPayload, TurnAnalysis, analysis_events,
 };
 use std::collections::HashSet;
 
@@ -136,7 +136,7 @@ pub fn batch_analysis(
     mode: &AnalysisMode,
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
-    use agon_core::extraction::{
+    use agon_extract::{
         BatchPositionUpdate, BatchTurnAnalysis, ContributionUpdate, RoundAnalysis, parse_payload,
     };
     // A dialectic round's entries, kept for the critiques' impact.
@@ -252,7 +252,7 @@ fn critiques_judged(
     board: &Blackboard,
     message: &MessageId,
     batch: &[MessageId],
-    entry: &agon_core::extraction::ContributionUpdate,
+    entry: &agon_extract::ContributionUpdate,
 ) -> Vec<DebateEvent> {
     let Some(m) = board
         .message(message)
@@ -260,7 +260,7 @@ fn critiques_judged(
     else {
         return Vec::new();
     };
-    let answered = agon_core::trust_harvest::critiques_answered(board, m, batch);
+    let answered = crate::trust_harvest::critiques_answered(board, m, batch);
     if answered.is_empty() {
         return Vec::new();
     }
@@ -288,8 +288,8 @@ fn critiques_judged(
 /// A validated payload's events followed by the record of its repairs, or
 /// its step's failure.
 pub(crate) fn converted<T>(
-    extracted: Result<agon_core::extraction::Validated<T>, crate::ExtractFailure>,
-    into_events: impl FnOnce(agon_core::extraction::Validated<T>) -> Vec<DebateEvent>,
+    extracted: Result<agon_extract::Validated<T>, crate::ExtractFailure>,
+    into_events: impl FnOnce(agon_extract::Validated<T>) -> Vec<DebateEvent>,
     step: StepId,
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {

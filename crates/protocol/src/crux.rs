@@ -11,10 +11,10 @@
 
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
-use agon_core::extraction::{ConvergenceCheck, CruxCardPayload, ExtractionContext};
 use agon_core::{
     Blackboard, ClaimId, ClaimTransition, CruxRoomId, DebateEvent, MessageKind, StepId, TurnKey,
 };
+use agon_extract::{ConvergenceCheck, CruxCardPayload, ExtractionContext};
 use chrono::{DateTime, Utc};
 
 use crate::extract::{Converted, ModelOutput, extract, step_failed};

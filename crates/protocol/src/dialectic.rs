@@ -649,6 +649,10 @@ fn clash(board: &Blackboard, agents: &[PersonaId], round: u32) -> Option<DebateE
 }
 
 impl Protocol for Dialectic {
+    fn kind(&self) -> Option<agon_core::ProtocolKind> {
+        Some(agon_core::ProtocolKind::Dialectic)
+    }
+
     fn plan(&self, board: &Blackboard) -> Plan {
         let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
         let background = self.background(board, &agents);

@@ -3,8 +3,8 @@
 //! a failure at any stage is typed ([`ExtractFailure`]) and becomes a
 //! `step_failed` warning event, never a dropped result.
 
-use agon_core::extraction::{ExtractionError, Payload, parse_payload};
 use agon_core::{DebateEvent, StepId};
+use agon_extract::{ExtractionError, Payload, parse_payload};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 

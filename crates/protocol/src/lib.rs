@@ -30,10 +30,11 @@ mod rules;
 mod start;
 mod step;
 mod structured;
+pub mod trust_harvest;
 
 pub use deliberation::{
     Deliberation, DeliberationRules, DetectionSource, PatternError, Patterns, StopReason,
-    StopRules, TurnMode,
+    StopRules, TurnMode, pick_volunteer,
 };
 pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};

@@ -1,7 +1,7 @@
 //! The start of a debate: the `debate_started` event.
 
-use agon_core::extraction::{AspectPlan, PersonaCast, Validated};
-use agon_core::{DebateAspect, DebateEvent, DebateId, Persona, StepId};
+use agon_core::{DebateAspect, DebateEvent, DebateId, Persona, ProtocolKind, StepId};
+use agon_extract::{AspectPlan, PersonaCast, Validated};
 use chrono::{DateTime, Utc};
 
 use crate::step::{AspectSource, Start};
@@ -170,13 +170,15 @@ pub fn cast_from_output(
 /// The `debate_started` event of `start`; `planned` holds the judge's
 /// aspects when the start asked for planning, `cast` the debaters cast for
 /// the topic when it asked for casting (both ignored otherwise; a missing
-/// cast falls back to [`neutral_personas`]).
+/// cast falls back to [`neutral_personas`]). `protocol` is recorded in
+/// the event ([`Protocol::kind`](crate::Protocol::kind)).
 pub fn start_event(
     debate: &DebateId,
     start: &Start,
     planned: Option<Vec<DebateAspect>>,
     cast: Option<Vec<Persona>>,
     time: DateTime<Utc>,
+    protocol: Option<ProtocolKind>,
 ) -> DebateEvent {
     let aspects = match &start.aspects {
         AspectSource::Configured(aspects) => aspects.clone(),
@@ -196,6 +198,7 @@ pub fn start_event(
         aspects,
         personas,
         time,
+        protocol,
     }
 }
 
@@ -204,8 +207,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use agon_core::extraction::CastPersonaPayload;
     use agon_core::{PersonaRole, Topic};
+    use agon_extract::CastPersonaPayload;
 
     fn judge() -> Persona {
         Persona {
@@ -252,6 +255,7 @@ mod tests {
             None,
             Some(cast),
             DateTime::UNIX_EPOCH,
+            None,
         );
         assert_eq!(
             personas_of(event),
@@ -272,6 +276,7 @@ mod tests {
             None,
             None,
             DateTime::UNIX_EPOCH,
+            None,
         );
         let names: Vec<String> = personas_of(event).into_iter().map(|(_, n)| n).collect();
         assert_eq!(names, ["Advocate", "Skeptic", "Pragmatist", "Judge"]);
@@ -281,7 +286,21 @@ mod tests {
 
     #[test]
     fn without_casting_the_configured_personas_are_the_cast() {
-        let event = start_event(&"d".into(), &start(None), None, None, DateTime::UNIX_EPOCH);
+        let event = start_event(
+            &"d".into(),
+            &start(None),
+            None,
+            None,
+            DateTime::UNIX_EPOCH,
+            Some(ProtocolKind::Structured),
+        );
+        assert!(matches!(
+            event,
+            DebateEvent::DebateStarted {
+                protocol: Some(ProtocolKind::Structured),
+                ..
+            }
+        ));
         assert_eq!(personas_of(event), [("judge".into(), "Judge".into())]);
     }
 

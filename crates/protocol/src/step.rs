@@ -410,6 +410,13 @@ pub trait Protocol: Send + Sync {
     /// The plan for this blackboard.
     fn plan(&self, board: &Blackboard) -> Plan;
 
+    /// Which of Agon's protocols this is, recorded in `debate_started` so
+    /// views need not guess; `None` (the default) for a protocol of one's
+    /// own.
+    fn kind(&self) -> Option<agon_core::ProtocolKind> {
+        None
+    }
+
     /// The events that follow from `message` by the protocol's own rules
     /// (no model call), appended with it in one batch; `board` is the
     /// blackboard before the message. None by default.

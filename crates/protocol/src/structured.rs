@@ -533,6 +533,10 @@ impl StructuredDebate {
 }
 
 impl Protocol for StructuredDebate {
+    fn kind(&self) -> Option<agon_core::ProtocolKind> {
+        Some(agon_core::ProtocolKind::Structured)
+    }
+
     fn plan(&self, board: &Blackboard) -> Plan {
         let taken = Taken::of(board);
         let debaters: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();

@@ -22,6 +22,7 @@ fn board_with_room() -> Blackboard {
                 Persona::debater("bo", "Bo", "driver", "calm"),
             ],
             time: T0,
+            protocol: None,
         },
         DebateEvent::ClaimOpened {
             claim: "claim-1".into(),

@@ -9,3 +9,4 @@ mod crux;
 mod deliberation;
 mod dialectic;
 mod structured;
+mod trust_harvest;

@@ -350,7 +350,7 @@ pub fn round_analysis(
                 format!("critique of {}'s proposal", bb.persona_name(target))
             }
             agon_core::MessageKind::Refinement if impact => {
-                let answered = agon_core::trust_harvest::critiques_answered(bb, m, messages);
+                let answered = crate::critiques_answered(bb, m, messages);
                 if answered.is_empty() {
                     "refinement".to_owned()
                 } else {

@@ -726,6 +726,7 @@ mod tests {
                     Persona::debater("b", "Bo", "c", "v"),
                 ],
                 time: chrono::DateTime::UNIX_EPOCH,
+                protocol: None,
             },
             message(
                 "msg-1",

@@ -29,6 +29,7 @@ pub fn started() -> DebateEvent {
             },
         ],
         time: t(0),
+        protocol: None,
     }
 }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each suite uses what it needs
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use agon_core::extraction::{
+use agon_extract::{
     CruxCardPayload, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload, parse_payload,
 };
 use agon_llm::json::SchemaValidator;

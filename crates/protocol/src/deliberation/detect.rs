@@ -225,7 +225,7 @@ fn matched_sentence(patterns: &[Regex], text: &str) -> Option<String> {
     {
         found = format!("{found} {}", strip_tags(next)).trim().to_owned();
     }
-    let found = agon_core::extraction::truncate_chars(&found, MAX_TEXT);
+    let found = agon_extract::truncate_chars(&found, MAX_TEXT);
     (found.chars().any(char::is_alphanumeric)).then_some(found)
 }
 
@@ -530,7 +530,7 @@ pub fn model_events(
     time: chrono::DateTime<chrono::Utc>,
 ) -> Vec<DebateEvent> {
     use agon_core::StepId;
-    use agon_core::extraction::DeliberationDetection;
+    use agon_extract::DeliberationDetection;
     let Some(first) = messages.first() else {
         return Vec::new();
     };
@@ -681,6 +681,7 @@ mod board_tests {
                 .map(|id| Persona::debater(*id, id.to_uppercase(), "citizen", "plain"))
                 .collect(),
             time: DateTime::UNIX_EPOCH,
+            protocol: None,
         })
         .unwrap();
         bb

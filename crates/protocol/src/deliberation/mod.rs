@@ -40,20 +40,20 @@
 //! passed between the start and the latest message.
 
 pub mod detect;
+mod volunteer;
 
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
 use agon_context::rolling::{DueReason, RollingSummaryPolicy, plan as rolling_plan};
 use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
-use agon_core::{
-    Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey, pick_volunteer,
-};
+use agon_core::{Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey};
 
 use crate::rules::DetectionRules;
 use crate::step::{
     AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
 };
 pub use detect::{DetectionSource, PatternError, Patterns};
+pub use volunteer::pick_volunteer;
 
 /// How the next speaker is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -379,6 +379,10 @@ pub fn consensus(board: &Blackboard) -> bool {
 }
 
 impl Protocol for Deliberation {
+    fn kind(&self) -> Option<agon_core::ProtocolKind> {
+        Some(agon_core::ProtocolKind::Deliberation)
+    }
+
     fn plan(&self, board: &Blackboard) -> Plan {
         let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
         let turn = u32::try_from(Self::turns_taken(board) + 1).unwrap_or(u32::MAX);

@@ -276,8 +276,9 @@ impl Sim {
                             let mut entry = value.clone();
                             entry["message"] = json!(id);
                             if impact && m.kind == agon_core::MessageKind::Refinement {
-                                let answered =
-                                    agon_core::trust_harvest::critiques_answered(bb, m, messages);
+                                let answered = agon_protocol::trust_harvest::critiques_answered(
+                                    bb, m, messages,
+                                );
                                 entry["tookIn"] = json!(
                                     answered
                                         .first()
@@ -353,7 +354,7 @@ impl Sim {
     pub fn execute(&mut self, step: Step) {
         match step {
             Step::Start(start) => {
-                let event = start_event(&"d-test".into(), &start, None, None, T0);
+                let event = start_event(&"d-test".into(), &start, None, None, T0, None);
                 self.apply(vec![event]);
             }
             Step::Speak(speak) => self.speak(&speak),

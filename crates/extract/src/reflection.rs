@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clamp_importance, clean};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
-use crate::event::DebateEvent;
-use crate::ids::{MessageId, PersonaId, ReflectionId};
-use crate::reflection::{Reflection, ReflectionKind};
+use agon_core::DebateEvent;
+use agon_core::{MessageId, PersonaId, ReflectionId};
+use agon_core::{Reflection, ReflectionKind};
 
 /// One reflection, as extracted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

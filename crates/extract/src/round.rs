@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clean, clean_list, clean_opt};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
-use crate::event::DebateEvent;
-use crate::ids::{AspectId, PersonaId};
-use crate::round::{PersonaTake, RoundRecord};
+use agon_core::DebateEvent;
+use agon_core::{AspectId, PersonaId};
+use agon_core::{PersonaTake, RoundRecord};
 
 /// One persona's take in the round, as extracted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

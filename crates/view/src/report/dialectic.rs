@@ -274,7 +274,7 @@ fn devils_advocates(s: &mut String, bb: &Blackboard) {
     // records them (impact: whether the critique changed the outcome).
     let dissents = bb
         .debate()
-        .map(|d| agon_core::trust_harvest::dissents(bb, d))
+        .map(|d| agon_protocol::trust_harvest::dissents(bb, d))
         .unwrap_or_default();
     for (round, persona) in bb.devils_advocates() {
         let name = bb.persona_name(persona);
@@ -296,7 +296,7 @@ fn devils_advocates(s: &mut String, bb: &Blackboard) {
             let _ = writeln!(
                 s,
                 "  - {}{}",
-                super::cell(&agon_core::extraction::truncate_chars(&d.text, 160)),
+                super::cell(&agon_extract::truncate_chars(&d.text, 160)),
                 if d.impact { " _(taken in)_" } else { "" }
             );
         }

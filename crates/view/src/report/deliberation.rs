@@ -4,19 +4,18 @@
 
 use std::fmt::Write as _;
 
-use agon_core::{Blackboard, MemoryStats, MessageKind, Reaction, SummaryScope};
+use agon_core::{Blackboard, Reaction, SummaryScope};
+
+use crate::MemoryStats;
 
 use super::{ReportOptions, cell, one_line, quote_block};
 
 /// Messages quoted at the end of the body (all of them with `verbose`).
 const LATEST_MESSAGES: usize = 12;
 
-/// Whether the debate ran the deliberation protocol (its messages are
-/// deliberation turns; a session with no message yet reports as a debate).
+/// Whether the debate ran the deliberation protocol ([`Blackboard::protocol`]).
 pub fn is_deliberation(bb: &Blackboard) -> bool {
-    bb.messages()
-        .first()
-        .is_some_and(|m| m.kind == MessageKind::Deliberation)
+    bb.protocol() == agon_core::ProtocolKind::Deliberation
 }
 
 /// The statistics as a markdown table.

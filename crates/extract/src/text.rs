@@ -1,5 +1,7 @@
 //! Text repair shared by the payloads: trim, bound, de-null, cap lists.
 
+use std::collections::HashSet;
+
 /// The bounds every payload enforces (and advertises in its schema).
 #[derive(Debug)]
 pub struct Limits;
@@ -48,6 +50,15 @@ thread_local! {
     static ECHOES: std::cell::RefCell<Vec<(String, &'static str)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Lowercase words of at least four letters or digits: content words,
+/// enough to tell whether a text takes up an evidence item.
+pub fn content_words(text: &str) -> HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4 || w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// While alive, [`clean`] on this thread also rejects a text that is only
 /// a persona's name ("Theo", "Theo,") or the debate's question repeated:
 /// validators that know the blackboard enter one, so the dozens of fields
@@ -60,7 +71,7 @@ pub(crate) struct EchoScope {
 
 impl EchoScope {
     /// Enters the scope of `blackboard`'s personas and question.
-    pub(crate) fn enter(blackboard: &crate::Blackboard) -> Self {
+    pub(crate) fn enter(blackboard: &agon_core::Blackboard) -> Self {
         const NAME: &str = "a bare persona name";
         let mut echoes: Vec<(String, &'static str)> = blackboard
             .personas()
@@ -351,14 +362,15 @@ mod tests {
 
     #[test]
     fn inside_an_echo_scope_bare_names_and_the_question_are_rejected() {
-        use crate::{DebateEvent, Persona, Topic};
-        let mut bb = crate::Blackboard::new();
+        use agon_core::{DebateEvent, Persona, Topic};
+        let mut bb = agon_core::Blackboard::new();
         bb.apply(&DebateEvent::DebateStarted {
             debate: "d".into(),
             topic: Topic::new("Should we tax sugar?"),
             aspects: vec![],
             personas: vec![Persona::debater("theo", "Theo", "c", "v")],
             time: chrono::DateTime::UNIX_EPOCH,
+            protocol: None,
         })
         .unwrap();
         let mut notes = Vec::new();

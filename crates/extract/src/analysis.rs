@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::position::PositionUpdate;
 use super::text::{Limits, clean};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
-use crate::detection::JudgedDisagreement;
-use crate::event::DebateEvent;
-use crate::ids::{AspectId, MessageId, PersonaId};
+use agon_core::DebateEvent;
+use agon_core::JudgedDisagreement;
+use agon_core::{AspectId, MessageId, PersonaId};
 
 /// One disagreement between two participants, as judged by a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -269,7 +269,7 @@ impl AspectPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Blackboard, DebateEvent, Persona, Topic};
+    use agon_core::{Blackboard, DebateEvent, Persona, Topic};
 
     fn board() -> Blackboard {
         let mut bb = Blackboard::new();
@@ -282,6 +282,7 @@ mod tests {
                 Persona::debater("bo", "Bo", "c", "v"),
             ],
             time: chrono::DateTime::UNIX_EPOCH,
+            protocol: None,
         })
         .unwrap();
         bb

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clean};
 use super::{Payload, Validated};
-use crate::deliberation::{Bid, MAX_URGENCY};
-use crate::ids::PersonaId;
+use agon_core::PersonaId;
+use agon_core::{Bid, MAX_URGENCY};
 
 /// Whether an agent wants the next turn of a deliberation, and how urgently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -84,7 +84,7 @@ pub struct ReactionPayload {
     #[schemars(length(max = 12))]
     pub proposal: String,
     /// `support`, `oppose` or `neutral`.
-    pub reaction: crate::deliberation::Reaction,
+    pub reaction: agon_core::Reaction,
 }
 
 /// What one message of a deliberation contributes.

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clean, clean_list, clean_opt};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
-use crate::event::{AspectPositionUpdate, DebateEvent};
-use crate::ids::{AspectId, PersonaId};
-use crate::position::Intensity;
+use agon_core::Intensity;
+use agon_core::{AspectId, PersonaId};
+use agon_core::{AspectPositionUpdate, DebateEvent};
 
 /// A speaker's position on the current aspect, as extracted.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

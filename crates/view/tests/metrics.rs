@@ -2,8 +2,8 @@
 
 use crate::common::{message, started, t};
 
-use agon_core::metrics::debate_metrics;
 use agon_core::{AnalysisPart, AspectPositionUpdate, DebateEvent, StepId};
+use agon_view::debate_metrics;
 
 fn analysed(message: &str, contradiction: Option<&str>) -> DebateEvent {
     DebateEvent::TurnAnalyzed {

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clean, clean_list};
 use super::{ExtractionError, Payload, Validated};
-use crate::event::DebateEvent;
-use crate::ids::PersonaId;
-use crate::solution::Solution;
+use agon_core::DebateEvent;
+use agon_core::PersonaId;
+use agon_core::Solution;
 
 /// Most clarifying questions an agent may ask (seed 004's default).
 pub const MAX_QUESTIONS: usize = 5;
@@ -247,9 +247,9 @@ impl ContributionUpdate {
     /// among `answered`, or repeated, are dropped with a note.
     pub fn judged(
         &self,
-        answered: &[crate::ids::MessageId],
+        answered: &[agon_core::MessageId],
         notes: &mut Vec<String>,
-    ) -> Option<Vec<crate::event::CritiqueTaken>> {
+    ) -> Option<Vec<agon_core::CritiqueTaken>> {
         let took_in = self.took_in.as_ref()?;
         let mut taken: Vec<&str> = Vec::new();
         for id in took_in {
@@ -265,7 +265,7 @@ impl ContributionUpdate {
         Some(
             answered
                 .iter()
-                .map(|c| crate::event::CritiqueTaken {
+                .map(|c| agon_core::CritiqueTaken {
                     critique: c.clone(),
                     addressed: taken.contains(&c.as_str()),
                 })
@@ -305,8 +305,8 @@ mod round_analysis_tests {
             took_in: Some(vec!["[msg-4]".into(), "msg-4".into(), "msg-99".into()]),
         };
         let answered = [
-            crate::ids::MessageId::new("msg-4"),
-            crate::ids::MessageId::new("msg-6"),
+            agon_core::MessageId::new("msg-4"),
+            agon_core::MessageId::new("msg-6"),
         ];
         let mut notes = Vec::new();
         let judged = entry.judged(&answered, &mut notes).unwrap();

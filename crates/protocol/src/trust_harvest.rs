@@ -27,16 +27,15 @@
 //! dissents and a similarity); [`word_cosine`] is the stand-in used without
 //! an embedder.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 
-use crate::blackboard::Blackboard;
-use crate::ids::{DebateId, PersonaId};
-use crate::message::MessageKind;
-use crate::metrics::content_words;
-use crate::position::Intensity;
-use crate::trust::{AgentMemory, EventContext};
+pub use agon_context::critiques_answered;
+use agon_core::trust::{AgentMemory, EventContext};
+pub use agon_core::trust::{DissentDraft, cosine, word_cosine};
+use agon_core::{Blackboard, DebateId, Intensity, MessageKind, PersonaId};
+use agon_extract::content_words;
 
 /// Share of a critique's content words a refinement must repeat to count
 /// as having addressed it.
@@ -65,27 +64,6 @@ pub const RUBRIC: [(&str, &[&str]); 6] = [
     ("Accuracy", &["accura", "evidence", "wrong", "incorrect"]),
 ];
 
-/// A dissent found in a debate, before its depth is computed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DissentDraft {
-    /// The dissenting agent's name.
-    pub agent: String,
-    /// `DEBATE/round_N`.
-    pub round_id: String,
-    /// When it was said.
-    pub timestamp: DateTime<Utc>,
-    /// The debate's topic and what was dissented from.
-    pub context: EventContext,
-    /// What the agent said.
-    pub text: String,
-    /// Rubric criteria it names.
-    pub citations: Vec<String>,
-    /// Whether it changed the outcome.
-    pub impact: bool,
-    /// Whether its target took the feedback in.
-    pub feedback_incorporated: bool,
-}
-
 /// The cosine of a critique's and the refinement's embeddings from which
 /// the critique counts as taken in (the fallback when the analysis model's
 /// judgement is not at hand).
@@ -95,46 +73,6 @@ pub const EMBEDDED_TAKEN_IN: f64 = 0.6;
 /// the refinement's and the critique's reaches [`EMBEDDED_TAKEN_IN`].
 pub fn taken_in_by_embeddings(refinement: &[f32], critique: &[f32]) -> bool {
     cosine(refinement, critique) >= EMBEDDED_TAKEN_IN
-}
-
-/// Cosine similarity of two embeddings (0 when either is empty or zero,
-/// or their lengths differ).
-pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() || a.is_empty() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
-/// Cosine similarity of two texts' word counts (0 when either is empty):
-/// the novelty stand-in when no embedder is at hand.
-pub fn word_cosine(a: &str, b: &str) -> f64 {
-    let count = |t: &str| {
-        let mut m: HashMap<String, f64> = HashMap::new();
-        for w in t
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 3)
-        {
-            *m.entry(w.to_lowercase()).or_default() += 1.0;
-        }
-        m
-    };
-    let (x, y) = (count(a), count(b));
-    let dot: f64 = x.iter().filter_map(|(w, n)| y.get(w).map(|m| n * m)).sum();
-    let norm = |m: &HashMap<String, f64>| m.values().map(|v| v * v).sum::<f64>().sqrt();
-    let d = norm(&x) * norm(&y);
-    if d == 0.0 { 0.0 } else { dot / d }
 }
 
 /// The rubric criteria `text` names.
@@ -163,25 +101,7 @@ pub fn dissents(board: &Blackboard, debate: &DebateId) -> Vec<DissentDraft> {
 /// The critiques whose impact is judged by someone (the analysis model):
 /// each critique's message id with whether its target's refinement took it
 /// in. [`critique_groups`] lists what to ask.
-pub type Judged = std::collections::BTreeMap<crate::ids::MessageId, bool>;
-
-/// The critiques of the same round aimed at a refinement's author, among
-/// `listed` (a batch's messages): what the refinement answers.
-pub fn critiques_answered(
-    board: &Blackboard,
-    refinement: &crate::message::DialogueMessage,
-    listed: &[crate::ids::MessageId],
-) -> Vec<crate::ids::MessageId> {
-    listed
-        .iter()
-        .filter_map(|id| board.message(id))
-        .filter(|m| {
-            m.round == refinement.round
-                && matches!(&m.kind, MessageKind::Critique { target } if *target == refinement.persona)
-        })
-        .map(|m| m.id.clone())
-        .collect()
-}
+pub type Judged = std::collections::BTreeMap<agon_core::MessageId, bool>;
 
 /// The critiques to judge: per round and target with a refinement, the
 /// target's proposal, the critiques it received and its refinement.
@@ -230,11 +150,11 @@ pub struct CritiqueGroup {
     /// Whose proposal.
     pub target: PersonaId,
     /// The proposal.
-    pub proposal: crate::ids::MessageId,
+    pub proposal: agon_core::MessageId,
     /// The critiques, in order.
-    pub critiques: Vec<crate::ids::MessageId>,
+    pub critiques: Vec<agon_core::MessageId>,
     /// The refinement.
-    pub refinement: crate::ids::MessageId,
+    pub refinement: agon_core::MessageId,
 }
 
 /// [`dissents`], with the critiques in `judged` taking their judged impact
@@ -315,7 +235,7 @@ pub fn dissents_judged(
         }
     }
     for proposal in board.proposals() {
-        use crate::deliberation::{ProposalStatus, Reaction};
+        use agon_core::{ProposalStatus, Reaction};
         let start = board
             .messages()
             .iter()
@@ -486,8 +406,8 @@ pub fn draw(
     round: u32,
     candidates: &[(PersonaId, String)],
     memories: &[Option<AgentMemory>],
-) -> Option<crate::event::DebateEvent> {
-    use crate::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
+) -> Option<agon_core::DebateEvent> {
+    use agon_core::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
     let pool: Vec<Candidate> = candidates
         .iter()
         .enumerate()
@@ -510,7 +430,7 @@ pub fn draw(
             .map(|(id, _)| id.clone())
     };
     let selection = select_devils_advocate(&pool, seed)?;
-    Some(crate::event::DebateEvent::DevilsAdvocateChosen {
+    Some(agon_core::DebateEvent::DevilsAdvocateChosen {
         round,
         persona: id_of(&selection.chosen)?,
         pool: selection

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use agon_core::metrics::{DebateMetrics, MEMORY_ROLES};
+use crate::metrics::{DebateMetrics, MEMORY_ROLES};
 
 fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "—".to_owned(), |v| format!("{:.0} %", v * 100.0))

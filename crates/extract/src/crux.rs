@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{Limits, clean};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
-use crate::claim::ClaimTransition;
-use crate::crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
-use crate::event::DebateEvent;
-use crate::ids::{ClaimId, CruxCardId, CruxRoomId, PersonaId};
+use agon_core::ClaimTransition;
+use agon_core::DebateEvent;
+use agon_core::{ClaimId, CruxCardId, CruxRoomId, PersonaId};
+use agon_core::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 
 /// One party's position on the crux, as extracted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -4,11 +4,11 @@
 
 use crate::common;
 
-use agon_core::extraction::{
+use agon_core::{ClaimStatus, ClaimTransition, DebateEvent, Intensity};
+use agon_extract::{
     CruxCardPayload, ExtractionContext, ExtractionError, Payload, PositionUpdate, ReflectionBatch,
     RoundRecordPayload, parse_payload,
 };
-use agon_core::{ClaimStatus, ClaimTransition, DebateEvent, Intensity};
 use common::board;
 use serde_json::json;
 
@@ -35,7 +35,7 @@ fn schemas_are_generated_with_length_bounds() {
 
 #[test]
 fn schemas_are_sent_flat_without_annotations_but_keep_every_field() {
-    use agon_core::extraction::{AspectPlan, TurnAnalysis};
+    use agon_extract::{AspectPlan, TurnAnalysis};
     fn annotations(v: &serde_json::Value, found: &mut Vec<String>) {
         match v {
             serde_json::Value::Object(m) => {

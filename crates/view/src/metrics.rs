@@ -17,14 +17,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use agon_core::{ApplyError, Blackboard, ClaimStatus, DebateEvent, MessageId, PersonaId, StepId};
+use agon_extract::content_words;
 use serde::{Deserialize, Serialize};
-
-use crate::blackboard::Blackboard;
-use crate::claim::ClaimStatus;
-use crate::error::ApplyError;
-use crate::event::DebateEvent;
-use crate::ids::{MessageId, PersonaId};
-use crate::step::StepId;
 
 /// Share of an evidence item's content words a message must contain to
 /// count as building on it.
@@ -116,15 +111,6 @@ pub struct DebateMetrics {
     pub memory_cost: Option<f64>,
 }
 
-/// Lowercase words of at least four letters or digits: content words,
-/// enough to tell whether a text takes up an evidence item.
-pub(crate) fn content_words(text: &str) -> HashSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4 || w.chars().any(|c| c.is_ascii_digit()))
-        .map(str::to_lowercase)
-        .collect()
-}
-
 /// Whether `message` takes up `evidence` ([`REUSE_OVERLAP`]).
 pub fn builds_on(message: &str, evidence: &str) -> bool {
     takes_up(&content_words(message), evidence)
@@ -165,6 +151,14 @@ fn ratio(part: usize, whole: usize) -> Option<f64> {
 /// Computes the metrics of the debate whose log is `events` (folding its
 /// own blackboard; an event the log cannot apply is an error).
 pub fn debate_metrics(events: &[DebateEvent]) -> Result<DebateMetrics, ApplyError> {
+    replay_with_metrics(events).map(|(_, metrics)| metrics)
+}
+
+/// The blackboard of `events` and the debate's metrics, in one pass over
+/// the log.
+pub fn replay_with_metrics(
+    events: &[DebateEvent],
+) -> Result<(Blackboard, DebateMetrics), ApplyError> {
     let mut bb = Blackboard::new();
     let mut reuse: BTreeMap<PersonaId, usize> = BTreeMap::new();
     let mut contradictions: BTreeMap<PersonaId, usize> = BTreeMap::new();
@@ -275,7 +269,7 @@ pub fn debate_metrics(events: &[DebateEvent]) -> Result<DebateMetrics, ApplyErro
         .map(RoleTokens::total)
         .sum();
     let utterance_tokens = usage.get("debater").map_or(0, RoleTokens::total);
-    Ok(DebateMetrics {
+    let metrics = DebateMetrics {
         claims_opened,
         claims_resolved,
         crux_compression: ratio(claims_resolved, claims_opened),
@@ -292,7 +286,8 @@ pub fn debate_metrics(events: &[DebateEvent]) -> Result<DebateMetrics, ApplyErro
         memory_tokens,
         utterance_tokens,
         memory_cost: (utterance_tokens > 0).then(|| memory_tokens as f64 / utterance_tokens as f64),
-    })
+    };
+    Ok((bb, metrics))
 }
 
 #[cfg(test)]
@@ -326,10 +321,9 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "synthetic")]
     #[test]
     fn counts_agree_with_the_synthetic_log() {
-        let events = crate::synthetic::debate(3, 400);
+        let events = agon_core::synthetic::debate(3, 400);
         let m = debate_metrics(&events).unwrap();
         let count = |f: &dyn Fn(&DebateEvent) -> bool| events.iter().filter(|e| f(e)).count();
         assert_eq!(
@@ -346,7 +340,7 @@ mod tests {
             count(&|e| matches!(
                 e,
                 DebateEvent::ClaimStatusChanged {
-                    transition: crate::ClaimTransition::Resolved { .. },
+                    transition: agon_core::ClaimTransition::Resolved { .. },
                     ..
                 }
             ))

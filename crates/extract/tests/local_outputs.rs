@@ -4,12 +4,12 @@
 //! validation as in a debate: nothing junk may reach the position ledger,
 //! the claims' texts, the crux cards, the round records or the reflections.
 
-use agon_core::extraction::{
-    CruxCardPayload, ExtractionContext, PositionUpdate, ReflectionBatch, RoundRecordPayload,
-    TurnAnalysis, analysis_events, parse_payload,
-};
 use agon_core::{
     Blackboard, DebateAspect, DebateEvent, DialogueMessage, MessageKind, Persona, Topic,
+};
+use agon_extract::{
+    CruxCardPayload, ExtractionContext, PositionUpdate, ReflectionBatch, RoundRecordPayload,
+    TurnAnalysis, analysis_events, parse_payload,
 };
 use serde_json::Value;
 
@@ -33,6 +33,7 @@ fn board(topic: &str) -> Blackboard {
                 .map(|n| Persona::debater(n.to_lowercase(), *n, "A stance.", "plain"))
                 .collect(),
             time: t0,
+            protocol: None,
         },
         DebateEvent::AspectStarted {
             aspect: "aspect-1".into(),

@@ -163,7 +163,7 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "debate": bb.debate(),
         "protocol": protocol_name(bb),
         "deliberation": is_deliberation(bb).then(|| serde_json::json!({
-            "stats": agon_core::MemoryStats::of(bb),
+            "stats": crate::MemoryStats::of(bb),
             "summaries": bb.summaries(),
             "decisions": bb.decisions(),
             "proposals": bb.proposals(),
@@ -196,20 +196,15 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
     })
 }
 
-/// The protocol's name: `structured`, `dialectic` or `deliberation`.
+/// The protocol's name: `structured`, `dialectic` or `deliberation`
+/// ([`Blackboard::protocol`]).
 pub fn protocol_name(bb: &Blackboard) -> &'static str {
-    if is_dialectic(bb) {
-        "dialectic"
-    } else if is_deliberation(bb) {
-        "deliberation"
-    } else {
-        "structured"
-    }
+    bb.protocol().as_str()
 }
 
-/// Whether the debate ran the dialectic protocol (its agents have roles).
+/// Whether the debate ran the dialectic protocol.
 pub fn is_dialectic(bb: &Blackboard) -> bool {
-    bb.personas().iter().any(|p| p.specialty.is_some())
+    bb.protocol() == agon_core::ProtocolKind::Dialectic
 }
 
 fn one_line(text: &str) -> String {
@@ -619,6 +614,7 @@ mod tests {
             aspects: vec![],
             personas,
             time: chrono::DateTime::UNIX_EPOCH,
+            protocol: None,
         })
         .unwrap();
         bb

@@ -6,7 +6,7 @@
 //!   JSON does not have the payload's shape);
 //! - `validate` clamps numbers, trims and bounds text, caps list lengths and
 //!   drops references to unknown personas, recording each repair as a note;
-//! - only a [`Validated`] payload converts into [`crate::DebateEvent`]s.
+//! - only a [`Validated`] payload converts into [`agon_core::DebateEvent`]s.
 //!
 //! The schemas carry `maxLength` / `maxItems`, so constrained decoders can keep
 //! small models from rambling; `validate` enforces the same bounds for
@@ -41,7 +41,7 @@ pub use position::{
 };
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
-pub use text::{Limits, junk_reason, truncate_chars};
+pub use text::{Limits, content_words, junk_reason, truncate_chars};
 pub use utterance::{CleanUtterance, clean_utterance};
 
 #[cfg(test)]
@@ -74,8 +74,8 @@ mod names_tests {
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use crate::blackboard::Blackboard;
-use crate::ids::PersonaId;
+use agon_core::Blackboard;
+use agon_core::PersonaId;
 
 /// Why a payload could not be used.
 #[derive(Debug, thiserror::Error)]
