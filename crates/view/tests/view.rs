@@ -4,22 +4,10 @@
 use agon_core::{DebateEvent, ProtocolKind};
 use agon_view::{DebateView, ReportOptions};
 
-use crate::common::{message, started};
+use crate::common::started;
 
 fn log() -> Vec<DebateEvent> {
-    vec![
-        started(),
-        DebateEvent::AspectStarted {
-            aspect: "safety".into(),
-            round: 1,
-        },
-        DebateEvent::MessageAppended {
-            message: message("m1", "ada", "Cars kill 40 people a year here."),
-        },
-        DebateEvent::MessageAppended {
-            message: message("m2", "bo", "Deliveries need vans, and vans need roads."),
-        },
-    ]
+    agon_core::synthetic::small::log()
 }
 
 fn with_protocol(mut events: Vec<DebateEvent>, kind: Option<ProtocolKind>) -> Vec<DebateEvent> {
