@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agon_core::DebateId;
-use agon_orchestrator::eval::{
+use agon_eval::{
     EvalConfig, EvalError, EvalInput, Evaluator, SYSTEM_PROMPT, USER_PROMPT, evaluate,
 };
 use agon_store::EventStore;

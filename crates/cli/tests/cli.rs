@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use agon_orchestrator::scripted::openai_reply;
+use agon_testkit::openai_reply;
 use serde_json::Value;
 
 const AGON: &str = env!("CARGO_BIN_EXE_agon");

@@ -46,10 +46,8 @@ use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, MessageKind};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::scripted::{
-    batch_messages, openai_body, openai_reply, prompt_parts, schema_name,
-};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_testkit::{batch_messages, openai_body, openai_reply, prompt_parts, schema_name};
 use serde_json::{Value, json};
 
 const NAMES: [&str; 5] = ["Mara", "Theo", "Priya", "Jonas", "Lena"];

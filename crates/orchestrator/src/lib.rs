@@ -22,14 +22,11 @@ mod control;
 mod deliberation_steps;
 mod dialectic_steps;
 mod error;
-pub mod eval;
 mod interpreter;
 mod lease;
 mod memory;
 mod models;
 mod orchestrator;
-#[cfg(feature = "scripted")]
-pub mod scripted;
 mod shared;
 mod speak;
 pub mod trust;

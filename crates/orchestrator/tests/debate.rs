@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use agon_core::{ClaimStatus, DebateEvent, MessageKind};
 use agon_llm::{ChatModel, ModelFactory, PriceTable};
-use agon_orchestrator::scripted::{ScriptedModel, openai_reply};
 use agon_orchestrator::{DebateUpdate, Models, Orchestrator, RunControl, RunOutcome};
+use agon_testkit::{ScriptedModel, openai_reply};
 use agon_view::report;
 use futures::StreamExt;
 use support::{canonical, small_config, sqlite};

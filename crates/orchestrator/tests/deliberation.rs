@@ -10,9 +10,9 @@ use std::time::Duration;
 use agon_config::{DebateConfig, PersonaConfig, Preset, ProtocolKind};
 use agon_core::{Blackboard, ProposalStatus, Reaction, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
 use agon_protocol::TurnMode;
+use agon_testkit::ScriptedModel;
 use support::sqlite;
 
 fn persona(name: &str) -> PersonaConfig {

@@ -15,8 +15,8 @@ use agon_llm::{
 use agon_config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_testkit::ScriptedModel;
 use agon_view::{ReportOptions, report};
 use support::sqlite;
 
@@ -508,7 +508,7 @@ impl wiremock::Respond for RefusesBad {
             return wiremock::ResponseTemplate::new(401)
                 .set_body_json(serde_json::json!({"error": {"message": "invalid key"}}));
         }
-        let (content_type, text) = agon_orchestrator::scripted::openai_reply(&body);
+        let (content_type, text) = agon_testkit::openai_reply(&body);
         wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
     }
 }

@@ -16,8 +16,8 @@ use agon_llm::{
 };
 use agon_local::LocalEmbedder;
 use agon_memory::{Memory, MemoryFilter, MemoryKind, RetrievalConfig};
-use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_testkit::ScriptedModel;
 use async_trait::async_trait;
 use support::small_config;
 

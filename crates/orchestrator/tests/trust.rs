@@ -8,10 +8,10 @@ use std::time::Duration as StdDuration;
 use agon_core::DebateId;
 use agon_core::trust::{AgentMemory, Dissent, EventContext};
 use agon_llm::PriceTable;
-use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::trust::{TrustStore, TrustStoreError, final_round_id};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
 use agon_store::EventStore;
+use agon_testkit::ScriptedModel;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use crate::support::{postgres, small_config, sqlite};

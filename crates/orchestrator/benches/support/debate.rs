@@ -9,8 +9,8 @@ use std::time::Duration;
 use agon_config::{AnalysisCadence, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::scripted::openai_reply;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_testkit::openai_reply;
 
 /// What the call is for: the payload named in `response_format`, else an
 /// utterance (streamed) or another plain call.

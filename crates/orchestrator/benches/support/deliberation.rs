@@ -17,8 +17,8 @@ use agon_llm::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
     ProviderError,
 };
-use agon_orchestrator::scripted::ScriptedModel;
 use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_testkit::ScriptedModel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

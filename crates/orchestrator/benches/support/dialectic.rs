@@ -17,8 +17,8 @@ use std::time::Duration;
 use agon_config::{DebateConfig, ProtocolKind};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::scripted::{openai_reply, prompt_parts, schema_name};
 use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_testkit::{openai_reply, prompt_parts, schema_name};
 use serde_json::{Value, json};
 
 /// dialectic 0.1.0 on this setup: prompt tokens with its default summarization.
@@ -132,7 +132,7 @@ fn analysis_reply(
         "position_update" => position,
         "turn_analysis" => json!({"position": position, "disagreements": []}),
         "batch_position_update" => {
-            let updates: Vec<Value> = agon_orchestrator::scripted::batch_messages(user)
+            let updates: Vec<Value> = agon_testkit::batch_messages(user)
                 .into_iter()
                 .map(|(id, name)| {
                     let other = AGENTS.iter().find(|a| **a != name).copied().unwrap_or(AGENTS[1]);

@@ -1,4 +1,7 @@
-//! A deterministic stand-in model for tests and benchmarks.
+//! # agon-testkit
+//!
+//! A deterministic stand-in model for tests and benchmarks (never part of
+//! the product: only dev-dependencies name this crate).
 //!
 //! It answers every call from the prompt alone: utterances name the speaker
 //! and the instruction; structured calls return a valid payload for the

@@ -1,3 +1,5 @@
+//! # agon-eval
+//!
 //! `agon eval`: evaluator agents score a finished debate's solution
 //! (dialectic's eval flow). The configuration is dialectic's
 //! `eval-config.json`; the input is a debate in the store or a saved
@@ -322,26 +324,12 @@ fn score_at<'a>(parsed: &'a Value, key: &str) -> &'a Value {
     }
 }
 
-/// The first JSON object in `text` (models wrap JSON in prose or fences).
-pub fn first_json_object(text: &str) -> Option<Value> {
-    let start = text.find('{')?;
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, c) in text[start..].char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            '{' if !in_string => depth += 1,
-            '}' if !in_string => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return serde_json::from_str(&text[start..=start + i]).ok();
-                }
-            }
-            _ => {}
-        }
-    }
-    serde_json::from_str(text.trim()).ok()
+/// The evaluator's answer as a JSON object: the first JSON value in
+/// `text` (models wrap JSON in prose or fences), found by the same lenient
+/// extraction every structured call uses (`agon_llm::json::extract_json`);
+/// `None` unless it is an object.
+pub fn answer_object(text: &str) -> Option<Value> {
+    agon_llm::json::extract_json(text).filter(Value::is_object)
 }
 
 /// One evaluator's outcome.
@@ -429,7 +417,7 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
         let parsed = text
             .map_err(|e| format!("skipped due to error: {e}"))
             .and_then(|t| {
-                first_json_object(&t).ok_or_else(|| "invalid JSON output; skipped".to_owned())
+                answer_object(&t).ok_or_else(|| "invalid JSON output; skipped".to_owned())
             });
         match parsed {
             Ok(parsed) => results.push(EvaluatorResult {
@@ -536,11 +524,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_json_object_is_found_in_prose_and_fences() {
-        let v =
-            first_json_object("Sure!\n```json\n{\"a\": {\"b\": \"}\"}}\n```\nDone {x}").unwrap();
+    fn the_answer_object_is_found_in_prose_and_fences() {
+        let v = answer_object("Sure!\n```json\n{\"a\": {\"b\": \"}\"}}\n```\nDone {x}").unwrap();
         assert_eq!(v, json!({"a": {"b": "}"}}));
-        assert!(first_json_object("no json here").is_none());
+        assert!(answer_object("no json here").is_none());
+        assert!(answer_object("[1, 2]").is_none(), "an array is no answer");
     }
 
     #[test]
