@@ -124,3 +124,35 @@ fn the_interpreter_renders_nothing() {
         "agon-orchestrator depends on agon-view"
     );
 }
+
+#[test]
+fn the_interpreter_reads_no_protocols_own_settings() {
+    // A protocol's settings reach the interpreter only inside the steps
+    // its planner emits (a group's deadline, a listening budget, what the
+    // finish must know), never read from the configuration.
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/orchestrator/src");
+    let mut files = vec![src.clone()];
+    let mut checked = 0;
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        checked += 1;
+        for needle in [
+            "config.dialectic",
+            "config.deliberation",
+            "config.crux",
+            "config.minirounds",
+            "ProtocolKind",
+        ] {
+            assert!(
+                !text.contains(needle),
+                "{} reads a protocol's settings: `{needle}`",
+                path.display()
+            );
+        }
+    }
+    assert!(checked > 10, "read the orchestrator's sources");
+}

@@ -227,6 +227,7 @@ impl DeliberationConfig {
             analysis: self.analysis.then_some(detection),
             detection: self.detection,
             analysis_every: self.analysis_every,
+            listen_tokens: self.listen_tokens,
         }
     }
 

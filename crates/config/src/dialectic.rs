@@ -480,6 +480,7 @@ impl DialecticConfig {
             analysis_batch_chars: self.analysis_batch_chars,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),
+            round_timeout_secs: self.timeout_per_round_secs,
         }
     }
 

@@ -8,28 +8,12 @@ use crate::budget::ContextBudget;
 use crate::deliberation;
 use crate::dialectic;
 use crate::error::ContextError;
+pub use crate::extras::{ContextExtras, RetrievedMemory};
 use crate::fit::{Draft, fit};
 use crate::phase::Phase;
 use crate::section::{Section, SectionKind, render};
 use crate::sources::{self, Scope};
 use crate::tokens::{TiktokenCounter, TokenCounter};
-
-/// A memory retrieved by the caller (vector memory, cross-debate recall),
-/// shown under RELEVANT EARLIER CONTEXT in the order given.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RetrievedMemory {
-    /// Where it comes from ("round 2", "debate on X, 2026-10-01", …).
-    pub label: String,
-    /// The remembered text.
-    pub content: String,
-}
-
-/// Inputs to assembly that do not live on the blackboard.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ContextExtras {
-    /// Retrieved memories, most relevant first.
-    pub memories: Vec<RetrievedMemory>,
-}
 
 /// Tunables of the assembler (the budget shares live in [`Phase::shares`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

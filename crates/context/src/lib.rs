@@ -36,6 +36,7 @@ mod budget;
 mod deliberation;
 mod dialectic;
 mod error;
+mod extras;
 mod fit;
 pub mod perspective;
 mod phase;

@@ -10,7 +10,7 @@ use agon_core::{
     LiveClaim, MessageKind, Persona, PersonaId,
 };
 
-use crate::assemble::ContextExtras;
+use crate::extras::ContextExtras;
 use crate::fit::Draft;
 use crate::section::SectionKind;
 

@@ -1494,3 +1494,10 @@ impl NoteKind {
         }
     }
 }
+
+impl crate::trigger::ReflectionTrigger {
+    /// Whether a reflection is due on this blackboard.
+    pub fn is_due(&self, blackboard: &Blackboard) -> bool {
+        self.fires_at(blackboard.weight_since_reflection())
+    }
+}

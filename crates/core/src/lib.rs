@@ -31,6 +31,7 @@
 
 mod blackboard;
 mod claim;
+mod claim_detector;
 mod crux;
 mod deliberation;
 mod detection;
@@ -53,14 +54,12 @@ pub mod trust;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
+pub use claim_detector::{ClaimCandidate, ClaimDetector, promote_strongest};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{
     Bid, Decision, MAX_URGENCY, Participation, Proposal, ProposalStatus, Reaction,
 };
-pub use detection::{
-    AnalyzedTurn, ClaimCandidate, ClaimDetector, JudgedDisagreement, TurnAnalyzedView,
-    promote_strongest,
-};
+pub use detection::{AnalyzedTurn, JudgedDisagreement, TurnAnalyzedView};
 pub use error::ApplyError;
 pub use event::{AspectPositionUpdate, CritiqueTaken, DebateEvent};
 pub use ids::{

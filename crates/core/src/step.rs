@@ -262,6 +262,8 @@ pub enum StepId {
     /// Casting the debaters for the topic (topic-neutral personas
     /// replaced the cast).
     PersonaCast,
+    /// Planning the debate's aspects with the judge's model.
+    AspectPlan,
     /// Recording the debate in its agents' trust memory.
     TrustMemory,
     /// A deliberation's rolling summary, attempted when the transcript had
@@ -302,6 +304,7 @@ impl StepId {
             Self::Clarification(_) => "clarification",
             Self::Solution(_) => "solution",
             Self::PersonaCast => "persona_cast",
+            Self::AspectPlan => "aspect_plan",
             Self::TrustMemory => "trust_memory",
             Self::RollingSummary { .. } => "rolling_summary",
             Self::Listen { .. } => "listen",
@@ -341,6 +344,7 @@ impl StepId {
             | Self::Detection(_)
             | Self::MemoryStore
             | Self::PersonaCast
+            | Self::AspectPlan
             | Self::TrustMemory => None,
         }
     }
@@ -364,8 +368,9 @@ struct StoredStep {
     /// Which step (`utterance`, `turn_analysis`, `position_extraction`,
     /// `disagreement_detection`, `round_record`, `reflection`,
     /// `convergence_check`, `crux_card`, `memory`, `memory_recall`, `summary`,
-    /// `clarification`, `solution`, `persona_cast`, `trust_memory`,
-    /// `rolling_summary`, `listen`).
+    /// `clarification`, `solution`, `persona_cast`, `aspect_plan`,
+    /// `trust_memory`, `rolling_summary`, `listen`,
+    /// `deliberation_detection`).
     step: String,
     /// The message the step was about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -402,6 +407,7 @@ impl TryFrom<StoredStep> for StepId {
             "utterance" => Ok(Self::Utterance(turn()?)),
             "memory_recall" => Ok(Self::MemoryRecall(turn()?)),
             "persona_cast" => Ok(Self::PersonaCast),
+            "aspect_plan" => Ok(Self::AspectPlan),
             "trust_memory" => Ok(Self::TrustMemory),
             "turn_analysis" => analysis(AnalysisPart::Combined),
             "position_extraction" => analysis(AnalysisPart::Position),

@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blackboard::Blackboard;
-
 /// Weights of the epistemic events counted towards the next reflection.
 #[derive(Debug)]
 pub struct EpistemicWeights;
@@ -46,10 +44,5 @@ impl ReflectionTrigger {
     /// Whether a reflection is due for this weight.
     pub fn fires_at(&self, weight: u32) -> bool {
         weight > self.threshold
-    }
-
-    /// Whether a reflection is due on this blackboard.
-    pub fn is_due(&self, blackboard: &Blackboard) -> bool {
-        self.fires_at(blackboard.weight_since_reflection())
     }
 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use candle_core::quantized::gguf_file;
@@ -25,7 +25,7 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
 use super::llama::{KvCache, Llama};
-use super::output::{LocalGeneration, OnText};
+use super::output::{GenerationStats, LocalGeneration, OnText};
 use super::{inference, invalid, output};
 use agon_llm::ProviderError;
 use agon_llm::{ChatRequest, JsonSchema, Role};
@@ -55,21 +55,6 @@ struct Engine {
     eos: Vec<u32>,
     checkpoints: Vec<Checkpoint>,
     guidance: Guidance,
-}
-
-/// Timings of one generation, for benchmarks.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct GenerationStats {
-    /// Prompt tokens.
-    pub prompt_tokens: usize,
-    /// Prompt tokens served from a prefix checkpoint (not recomputed).
-    pub reused_tokens: usize,
-    /// Time spent on the prompt.
-    pub prompt_time: Duration,
-    /// Tokens generated.
-    pub generated_tokens: usize,
-    /// Time spent generating.
-    pub generation_time: Duration,
 }
 
 /// An in-process chat model. One loaded model shared by every caller;

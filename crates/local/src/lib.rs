@@ -28,11 +28,12 @@ mod llama;
 mod llama_cpp;
 mod output;
 
-pub use chat::{GenerationStats, LocalChat, SMOLLM2_FILE, default_chat_path};
+pub use chat::{LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
 pub use llama::cpu_kernels;
 #[cfg(feature = "llama-cpp")]
 pub use llama_cpp::LlamaCppChat;
+pub use output::GenerationStats;
 
 use std::path::Path;
 use std::sync::Arc;

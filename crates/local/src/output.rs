@@ -2,18 +2,32 @@
 //! top of one generation ([`LocalGeneration`]), and the responses,
 //! structured-output attempts and streamed chunks built from its outcome.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
 use super::PROVIDER;
-use super::chat::GenerationStats;
 use agon_llm::ChatStream;
 use agon_llm::ProviderError;
 use agon_llm::json::{Attempt, extract_json, structured};
 use agon_llm::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
 
 /// One generation: the text, the finish reason and its timings.
+/// Timings of one generation, for benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GenerationStats {
+    /// Prompt tokens.
+    pub prompt_tokens: usize,
+    /// Prompt tokens served from a prefix checkpoint (not recomputed).
+    pub reused_tokens: usize,
+    /// Time spent on the prompt.
+    pub prompt_time: Duration,
+    /// Tokens generated.
+    pub generated_tokens: usize,
+    /// Time spent generating.
+    pub generation_time: Duration,
+}
+
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
 
 fn usage(stats: &GenerationStats) -> Usage {

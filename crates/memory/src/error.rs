@@ -1,6 +1,6 @@
 //! Errors of the memory layer.
 
-use crate::record::EmbeddingSpace;
+use crate::space::EmbeddingSpace;
 
 /// Everything that can go wrong storing or retrieving memories.
 #[derive(Debug, thiserror::Error)]

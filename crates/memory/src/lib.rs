@@ -44,6 +44,7 @@ mod open;
 mod postgres;
 mod record;
 mod score;
+mod space;
 mod sql;
 mod sqlite;
 mod text;

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
+pub use crate::space::EmbeddingSpace;
 
 /// What kind of thing a memory remembers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -243,25 +244,7 @@ impl MemoryFilter {
     }
 }
 
-/// The embedder a store's vectors were made with. A store is bound to one
-/// space; queries and inserts from another are refused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EmbeddingSpace {
-    /// The embedder's model id.
-    pub model: String,
-    /// Vector length.
-    pub dimensions: usize,
-}
-
 impl EmbeddingSpace {
-    /// The space of `embedder`.
-    pub fn of(embedder: &dyn agon_llm::Embedder) -> Self {
-        Self {
-            model: embedder.model_id().to_owned(),
-            dimensions: embedder.dimensions(),
-        }
-    }
-
     /// Checks a vector for memory `id` (this space's dimension, finite,
     /// non-zero) and normalizes it to unit length in place.
     pub fn prepare(&self, id: &str, v: &mut [f32]) -> Result<(), MemoryError> {
@@ -290,12 +273,6 @@ impl EmbeddingSpace {
                 given: other.clone(),
             })
         }
-    }
-}
-
-impl fmt::Display for EmbeddingSpace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}-d)", self.model, self.dimensions)
     }
 }
 

@@ -175,7 +175,7 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
                 .and_then(|last| detector_call(ctx, bb, last, mode, &names));
             Some(spawn_analysis(primary_call, detector_call, mode.combined))
         }
-        Background::Detect { messages } => {
+        Background::Detect { messages, .. } => {
             let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
             let call = ctx.structured_call(
                 Role::Extractor,
@@ -207,7 +207,7 @@ fn launch(ctx: &RunCtx, bb: &Blackboard, job: &Background) -> Option<JoinHandle<
 }
 
 /// The events of an applied job.
-fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
+fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent> {
     let now = chrono::Utc::now();
     match job {
         Background::Analyse { message, mode } => {
@@ -224,7 +224,7 @@ fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> V
                 .collect();
             background::batch_analysis(bb, &open, output.analysis(mode), mode, now)
         }
-        Background::Detect { messages } => {
+        Background::Detect { messages, source } => {
             let unread: Vec<_> = messages
                 .iter()
                 .filter(|m| !bb.is_detected(m))
@@ -234,7 +234,7 @@ fn convert(ctx: &RunCtx, bb: &Blackboard, job: &Background, output: Output) -> V
                 bb,
                 &unread,
                 output.single(),
-                ctx.config.deliberation.detection,
+                *source,
                 now,
             )
         }
@@ -320,7 +320,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         };
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
         shared
-            .append_with(|bb| (convert(ctx, bb, &head, output), ()))
+            .append_with(|bb| (convert(bb, &head, output), ()))
             .instrument(span)
             .await?;
     }

@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use agon_context::Phase;
 use agon_context::prompts::deliberation as prompts;
-use agon_core::{Bid, DebateEvent, DebateSummary, MessageSpan, PersonaId, StepId, SummaryScope};
+use agon_core::{DebateEvent, DebateSummary, MessageSpan, PersonaId, StepId, SummaryScope};
 use agon_extract::{ListenAnswer, Payload, truncate_chars};
 use agon_llm::ChatRequest;
-use agon_protocol::{extract, step_failed};
+use agon_protocol::deliberation::{bid_from_output, listen_events};
+use agon_protocol::step_failed;
 
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
@@ -26,10 +27,10 @@ impl Interpreter {
         &self,
         turn: u32,
         agents: &[PersonaId],
+        budget_tokens: usize,
     ) -> Result<(), OrchestratorError> {
         let ctx = &self.ctx;
-        let budget = agon_context::ContextBudget::new(ctx.config.deliberation.listen_tokens)
-            .unwrap_or(ctx.budget);
+        let budget = agon_context::ContextBudget::new(budget_tokens).unwrap_or(ctx.budget);
         let asks = agents.iter().map(|agent| async move {
             let prompt = self
                 .shared
@@ -58,37 +59,20 @@ impl Interpreter {
                     ListenAnswer::json_schema(),
                 )
                 .await;
-            extract(output, |a: ListenAnswer| Ok(a.validate()))
-                .map(|v| v.value().bid(agent))
-                .map_err(|e| e.to_string())
+            Ok(output)
         });
         let answers = futures::future::join_all(asks).await;
-        let now = chrono::Utc::now();
-        let mut events = Vec::new();
-        let mut bids = Vec::new();
-        for (agent, answer) in agents.iter().zip(answers) {
-            match answer {
-                Ok(bid) => bids.push(bid),
-                Err(reason) => {
-                    events.push(step_failed(
-                        StepId::Listen {
-                            turn,
-                            persona: agent.clone(),
-                        },
-                        format!("counted as a decline: {reason}"),
-                        now,
-                    ));
-                    bids.push(Bid {
-                        persona: agent.clone(),
-                        respond: false,
-                        urgency: 0,
-                        reason: "evaluation failed".into(),
-                    });
-                }
-            }
-        }
-        events.push(DebateEvent::SpeakersEvaluated { turn, bids });
-        self.shared.append(events).await
+        let heard = agents
+            .iter()
+            .zip(answers)
+            .map(|(agent, answer)| {
+                let heard = answer.and_then(|output| bid_from_output(agent, output));
+                (agent.clone(), heard)
+            })
+            .collect();
+        self.shared
+            .append(listen_events(turn, heard, chrono::Utc::now()))
+            .await
     }
 
     /// Folds the messages of `fold` into the rolling summary (seed 001)

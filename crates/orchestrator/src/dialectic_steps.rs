@@ -7,12 +7,11 @@ use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic::{self, RoleKind};
 use agon_context::{ContextBudget, Phase};
 use agon_core::{
-    DebateEvent, DebateSummary, DialogueMessage, MessageId, MessageKind, MessageSpan, PersonaId,
-    Solution, StepId, SummaryScope,
+    DebateEvent, DebateSummary, MessageSpan, PersonaId, Solution, StepId, SummaryScope,
 };
 use agon_extract::{ClarifyingQuestions, Payload, SolutionPayload, truncate_chars};
 use agon_llm::ChatRequest;
-use agon_protocol::{SummaryJob, extract, step_failed};
+use agon_protocol::{SummaryJob, clarify, extract, step_failed};
 
 use crate::answers::Question;
 use crate::error::OrchestratorError;
@@ -55,10 +54,7 @@ impl Interpreter {
                     ClarifyingQuestions::json_schema(),
                 )
                 .await;
-            let result = extract(output, |q: ClarifyingQuestions| Ok(q.validate(max)))
-                .map(|v| v.value().questions.clone())
-                .map_err(|e| e.to_string());
-            (agent.clone(), result)
+            (agent.clone(), clarify::questions_from_output(output, max))
         });
         let asked = futures::future::join_all(asks).await;
         let questions: Vec<Question> = self
@@ -66,7 +62,7 @@ impl Interpreter {
             .read(|bb| {
                 asked
                     .iter()
-                    .filter_map(|(agent, r)| Some((agent, r.as_ref().ok()?)))
+                    .filter_map(|(agent, r)| Some((agent, &r.as_ref().ok()?.0)))
                     .flat_map(|(agent, qs)| {
                         let persona = bb.persona(agent);
                         qs.iter().enumerate().map(move |(i, text)| Question {
@@ -97,60 +93,10 @@ impl Interpreter {
         let now = chrono::Utc::now();
         self.shared
             .append_with(|bb| {
-                let mut events = Vec::new();
-                for (agent, result) in &asked {
-                    if let Err(reason) = result {
-                        events.push(step_failed(
-                            StepId::Clarification(agent.clone()),
-                            format!("no clarifying questions: {reason}"),
-                            now,
-                        ));
-                    }
-                }
-                let mut n = bb.messages().len();
-                let mut message = |persona: &PersonaId, kind, content: String, reply_to| {
-                    n += 1;
-                    DialogueMessage {
-                        id: MessageId::new(format!("msg-{n}")),
-                        persona: persona.clone(),
-                        kind,
-                        aspect: None,
-                        round: 0,
-                        miniround: None,
-                        crux_room: None,
-                        content,
-                        time: now,
-                        reply_to,
-                        meta: None,
-                    }
-                };
-                for (q, answer) in questions
-                    .iter()
-                    .zip(answers.iter().chain(std::iter::repeat(&String::new())))
-                {
-                    let question = message(
-                        &q.agent,
-                        MessageKind::ClarificationQuestion,
-                        q.text.clone(),
-                        None,
-                    );
-                    let answer = answer.trim();
-                    let answer = if answer.is_empty() {
-                        "NA".to_owned()
-                    } else {
-                        answer.to_owned()
-                    };
-                    let reply = message(
-                        &q.agent,
-                        MessageKind::ClarificationAnswer,
-                        answer,
-                        Some(question.id.clone()),
-                    );
-                    events.push(DebateEvent::MessageAppended { message: question });
-                    events.push(DebateEvent::MessageAppended { message: reply });
-                }
-                events.push(DebateEvent::RoundStarted { round: 1 });
-                (events, ())
+                (
+                    clarify::clarification_events(bb.messages().len(), &asked, &answers, now),
+                    (),
+                )
             })
             .await
     }

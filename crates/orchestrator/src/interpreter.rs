@@ -7,13 +7,13 @@
 use std::sync::Arc;
 
 use agon_context::prompts;
-use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId, TurnKey};
+use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId};
 use agon_extract::{
     AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, PersonaCast, with_persona_names,
 };
 use agon_protocol::{
-    AspectSource, ModelOutput, Next, Progress, Speak, Start, Step, aspects_from_plan,
-    cast_from_output, crux, extract, start_event,
+    AspectSource, Deadline, Finish, ModelOutput, Next, Progress, Speak, Start, Step,
+    aspects_from_output, cast_from_output, crux, start_event,
 };
 use tracing::Instrument;
 
@@ -46,18 +46,8 @@ pub(crate) struct Interpreter {
     pub(crate) shared: Arc<Shared>,
     pub(crate) ctx: Arc<RunCtx>,
     pub(crate) control: RunControl,
-    /// The dialectic round being timed and when this run first saw it.
+    /// The deadline clock being timed and when this run first saw it.
     pub(crate) round_clock: std::sync::Mutex<Option<(u32, tokio::time::Instant)>>,
-}
-
-/// The dialectic round of a group of turns, if they are dialectic turns.
-fn round_of(group: &[Speak]) -> Option<u32> {
-    group.first().and_then(|s| match &s.key {
-        TurnKey::Proposal { round, .. }
-        | TurnKey::Critique { round, .. }
-        | TurnKey::Refinement { round, .. } => Some(*round),
-        _ => None,
-    })
 }
 
 impl Interpreter {
@@ -215,10 +205,10 @@ impl Interpreter {
             match step {
                 Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
                 Step::Speak(speak) => self.speak(&speak).await,
-                Step::Parallel(group) => {
-                    let deadline = self.round_deadline(&group);
+                Step::Parallel { turns, deadline } => {
+                    let deadline = deadline.and_then(|d| self.deadline(d));
                     Ok(Flow::after(
-                        self.speaker().speak_all(&group, deadline).await?,
+                        self.speaker().speak_all(&turns, deadline).await?,
                     ))
                 }
                 Step::Clarify {
@@ -258,16 +248,20 @@ impl Interpreter {
                     self.choose_devils_advocate(round, &candidates).await?;
                     Ok(Flow::Continue)
                 }
-                Step::Listen { turn, agents } => {
-                    self.listen(turn, &agents).await?;
+                Step::Listen {
+                    turn,
+                    agents,
+                    budget_tokens,
+                } => {
+                    self.listen(turn, &agents, budget_tokens).await?;
                     Ok(Flow::Continue)
                 }
                 Step::RollingSummary { fold, max_tokens } => {
                     self.rolling_summary(fold, max_tokens).await?;
                     Ok(Flow::Continue)
                 }
-                Step::Finish => {
-                    self.finish().await?;
+                Step::Finish(finish) => {
+                    self.finish(finish).await?;
                     Ok(Flow::Continue)
                 }
             }
@@ -276,25 +270,16 @@ impl Interpreter {
         .await
     }
 
-    /// When the round of `group` must be done (dialectic turns, with a
-    /// round timeout configured): the round's clock starts when this run
-    /// first runs one of its groups.
-    fn round_deadline(
-        &self,
-        group: &[Speak],
-    ) -> Option<(tokio::time::Instant, std::time::Duration)> {
-        let secs = self.ctx.config.dialectic.timeout_per_round_secs;
-        let round = round_of(group)?;
-        if secs == 0 {
-            return None;
-        }
-        let limit = std::time::Duration::from_secs(secs);
+    /// When a group under `deadline` must be done: its clock starts when
+    /// this run first runs a group with that clock.
+    fn deadline(&self, deadline: Deadline) -> Option<(tokio::time::Instant, std::time::Duration)> {
+        let limit = std::time::Duration::from_secs(deadline.secs);
         let mut clock = self.round_clock.lock().ok()?;
         let started = match *clock {
-            Some((r, at)) if r == round => at,
+            Some((c, at)) if c == deadline.clock => at,
             _ => {
                 let now = tokio::time::Instant::now();
-                *clock = Some((round, now));
+                *clock = Some((deadline.clock, now));
                 now
             }
         };
@@ -315,8 +300,8 @@ impl Interpreter {
 
     /// Plans the aspects if asked to, then records `debate_started`.
     async fn start(&self, start: &Start) -> Result<(), OrchestratorError> {
-        let planned = match start.aspects {
-            AspectSource::Configured(_) => None,
+        let (planned, mut after) = match start.aspects {
+            AspectSource::Configured(_) => (None, Vec::new()),
             AspectSource::Planned { count } => {
                 let output = self
                     .ctx
@@ -327,16 +312,16 @@ impl Interpreter {
                         AspectPlan::json_schema(),
                     )
                     .await;
-                let plan = extract(output, |p: AspectPlan| p.validate(count)).map_err(|e| {
+                let (aspects, repaired) = aspects_from_output(count, output).map_err(|e| {
                     OrchestratorError::AspectPlan {
                         debate: self.debate(),
                         reason: e.to_string(),
                     }
                 })?;
-                Some(aspects_from_plan(&plan))
+                (Some(aspects), repaired)
             }
         };
-        let (cast, after) = match start.cast {
+        let (cast, cast_after) = match start.cast {
             None => (None, Vec::new()),
             Some(count) => {
                 let output = self
@@ -363,6 +348,7 @@ impl Interpreter {
             chrono::Utc::now(),
             self.ctx.protocol.kind(),
         );
+        after.extend(cast_after);
         let mut events = vec![event];
         events.extend(after);
         self.shared.append(events).await
@@ -430,12 +416,12 @@ impl Interpreter {
             .await
     }
 
-    /// Stores the harvested memories, records the run's usage and
-    /// `debate_finished`.
-    async fn finish(&self) -> Result<(), OrchestratorError> {
+    /// Stores the harvested memories, records the run's usage, the debate
+    /// in its agents' trust memory and `debate_finished`.
+    async fn finish(&self, finish: Finish) -> Result<(), OrchestratorError> {
         self.shared.flush_memory().await;
         crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
-        self.record_trust().await?;
+        self.record_trust(finish).await?;
         self.shared
             .append(vec![DebateEvent::DebateFinished {
                 time: chrono::Utc::now(),
@@ -449,7 +435,7 @@ fn step_label(step: &Step) -> String {
     match step {
         Step::Start(_) => "start".into(),
         Step::Speak(speak) => speak.key.to_string(),
-        Step::Parallel(group) => format!("{} turns in parallel", group.len()),
+        Step::Parallel { turns, .. } => format!("{} turns in parallel", turns.len()),
         Step::Record { label, .. } => label.clone(),
         Step::CheckConvergence { room, .. } => format!("convergence check {room}"),
         Step::CruxCard { room, .. } => format!("crux card {room}"),
@@ -457,7 +443,7 @@ fn step_label(step: &Step) -> String {
         Step::Summarize(jobs) => format!("{} summaries", jobs.len()),
         Step::Judge { round, .. } => format!("solution after round {round}"),
         Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
-        Step::Listen { turn, agents } => {
+        Step::Listen { turn, agents, .. } => {
             format!("{} agents listening before turn {turn}", agents.len())
         }
         Step::RollingSummary { fold, .. } => {
@@ -467,6 +453,6 @@ fn step_label(step: &Step) -> String {
                 fold.end
             )
         }
-        Step::Finish => "finish".into(),
+        Step::Finish(_) => "finish".into(),
     }
 }

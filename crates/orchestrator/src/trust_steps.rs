@@ -12,9 +12,14 @@ use crate::interpreter::Interpreter;
 
 impl Interpreter {
     /// Records the finished debate in its agents' trust memory.
-    pub(crate) async fn record_trust(&self) -> Result<(), OrchestratorError> {
+    pub(crate) async fn record_trust(
+        &self,
+        finish: agon_protocol::Finish,
+    ) -> Result<(), OrchestratorError> {
         let debate = &self.shared.debate;
-        let (judged, failed) = self.judge_critiques().await;
+        let (judged, failed) = self
+            .judge_critiques(finish.critiques_judged_by_analysis)
+            .await;
         let records = self
             .shared
             .read(|bb| agon_protocol::trust_harvest::agent_records_judged(bb, debate, &judged))
@@ -65,7 +70,10 @@ impl Interpreter {
     /// embeddings when the run has an embedder, else left to the words and
     /// ledger rule. Returns the judged critiques and how many groups the
     /// analyses should have judged but did not.
-    async fn judge_critiques(&self) -> (agon_protocol::trust_harvest::Judged, usize) {
+    async fn judge_critiques(
+        &self,
+        by_model: bool,
+    ) -> (agon_protocol::trust_harvest::Judged, usize) {
         let (groups, mut out) = self
             .shared
             .read(|bb| {
@@ -75,10 +83,6 @@ impl Interpreter {
                 )
             })
             .await;
-        let config = &self.ctx.config;
-        let by_model = config.protocol == agon_config::ProtocolKind::Dialectic
-            && config.dialectic.analysis
-            && config.dialectic.judge_impact;
         let mut failed = 0;
         for g in &groups {
             if g.critiques.iter().all(|c| out.contains_key(c)) {

@@ -525,8 +525,8 @@ impl agon_protocol::Protocol for RoundTable {
         } else if board.status() == agon_core::DebateStatus::Finished {
             Next::Finished
         } else if board.messages().is_empty() {
-            Next::step(Step::Parallel(
-                board
+            Next::step(Step::Parallel {
+                turns: board
                     .debaters()
                     .map(|p| Speak {
                         key: agon_core::TurnKey::Opening {
@@ -542,9 +542,10 @@ impl agon_protocol::Protocol for RoundTable {
                         voice: Voice::Debater,
                     })
                     .collect(),
-            ))
+                deadline: None,
+            })
         } else {
-            Next::step(Step::Finish)
+            Next::step(Step::Finish(agon_protocol::Finish::default()))
         };
         agon_protocol::Plan {
             background: Vec::new(),

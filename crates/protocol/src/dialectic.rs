@@ -45,7 +45,8 @@ use agon_core::{
 
 use crate::rules::DetectionRules;
 use crate::step::{
-    AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, SummaryJob, Voice,
+    AnalysisMode, Background, Finish, Next, Plan, Progress, Protocol, Speak, Start, Step,
+    SummaryJob, Voice,
 };
 
 /// When a dialectic debate stops.
@@ -106,6 +107,9 @@ pub struct DialecticRules {
     /// Crux rooms between two agents whose critiques keep clashing (after
     /// a round's refinements; needs `analysis`). `None`: off.
     pub crux: Option<crate::rules::CruxRules>,
+    /// Seconds a round's contributions may take (0: no limit); turns not
+    /// done by then are recorded as skipped.
+    pub round_timeout_secs: u64,
 }
 
 /// The dialectic protocol.
@@ -151,6 +155,17 @@ fn taken(board: &Blackboard, round: u32, speak: &Speak) -> bool {
 }
 
 impl Dialectic {
+    /// A group of the round's turns, under the round's deadline.
+    fn parallel(&self, round: u32, turns: Vec<Speak>) -> Step {
+        Step::Parallel {
+            turns,
+            deadline: (self.rules.round_timeout_secs > 0).then_some(crate::Deadline {
+                clock: round,
+                secs: self.rules.round_timeout_secs,
+            }),
+        }
+    }
+
     /// The protocol with these rules.
     pub fn new(rules: DialecticRules) -> Self {
         Self { rules }
@@ -459,7 +474,7 @@ impl Dialectic {
             });
         }
         if !fresh.is_empty() {
-            return Next::step(Step::Parallel(fresh));
+            return Next::step(self.parallel(round, fresh));
         }
         // 3. Critiques, the devil's advocate drawn first (once per round,
         // before any critique of it).
@@ -483,7 +498,7 @@ impl Dialectic {
             });
         }
         if !critiques.is_empty() {
-            return Next::step(Step::Parallel(critiques));
+            return Next::step(self.parallel(round, critiques));
         }
         // 4. Refinements.
         progress.phase = "refinements".into();
@@ -491,7 +506,7 @@ impl Dialectic {
             .pending(board, agents, round, Phase3::Refinements)
             .collect();
         if !refinements.is_empty() {
-            return Next::step(Step::Parallel(refinements));
+            return Next::step(self.parallel(round, refinements));
         }
         // 4b. Crux rooms, when on.
         if let Some(rules) = self.rules.crux
@@ -526,7 +541,10 @@ impl Dialectic {
             };
             if last || converged {
                 progress.phase = "finishing".into();
-                return Next::step(Step::Finish);
+                return Next::step(Step::Finish(Finish {
+                    critiques_judged_by_analysis: self.rules.analysis.is_some()
+                        && self.rules.judge_impact,
+                }));
             }
         }
         Next::step(Step::Record {

@@ -22,6 +22,7 @@
 //! clock: times are passed in.
 
 pub mod background;
+pub mod clarify;
 pub mod crux;
 pub mod deliberation;
 mod dialectic;
@@ -40,11 +41,11 @@ pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
 pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{
-    aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects, persona_slug,
-    personas_from_cast, start_event,
+    aspects_from_output, aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects,
+    persona_slug, personas_from_cast, start_event,
 };
 pub use step::{
-    AnalysisMode, AspectSource, Background, BackgroundId, BatchShape, Next, Plan, Progress,
-    Protocol, Speak, Start, Step, SummaryJob, Voice,
+    AnalysisMode, AspectSource, Background, BackgroundId, BatchShape, Deadline, Finish, Next, Plan,
+    Progress, Protocol, Speak, Start, Step, SummaryJob, Voice,
 };
 pub use structured::{JUDGE_ID, StructuredDebate};

@@ -129,6 +129,27 @@ pub fn neutral_personas(count: usize, taken: &[Persona]) -> Vec<Persona> {
     )
 }
 
+/// The aspects a model planned for a start that asked for `count`, and the
+/// events to append right after `debate_started`: the repairs validation
+/// made (`output_repaired`). An unusable plan is an error (the debate
+/// cannot start without aspects).
+pub fn aspects_from_output(
+    count: usize,
+    output: crate::ModelOutput,
+) -> Result<(Vec<DebateAspect>, Vec<DebateEvent>), crate::ExtractFailure> {
+    let plan = crate::extract(output, |p: AspectPlan| p.validate(count))?;
+    let notes = plan.notes().to_vec();
+    let after = if notes.is_empty() {
+        Vec::new()
+    } else {
+        vec![DebateEvent::OutputRepaired {
+            step: StepId::AspectPlan,
+            notes,
+        }]
+    };
+    Ok((aspects_from_plan(&plan), after))
+}
+
 /// The debaters cast from a model's `output` for a start that asked for
 /// casting, and the events to append right after `debate_started`: the
 /// repairs validation made (`output_repaired`), or, when the output was

@@ -111,7 +111,12 @@ pub enum Step {
     /// Generate several utterances concurrently, each from the blackboard
     /// as it is when the group starts, and append them in the listed order
     /// (so the log does not depend on which model answered first).
-    Parallel(Vec<Speak>),
+    Parallel {
+        /// The turns.
+        turns: Vec<Speak>,
+        /// When the group must be done, if ever.
+        deadline: Option<Deadline>,
+    },
     /// Append events the protocol decided on its own (an aspect starts, a
     /// claim is promoted, a crux room opens). They carry no time.
     Record {
@@ -176,6 +181,8 @@ pub enum Step {
         turn: u32,
         /// Who is asked, in order.
         agents: Vec<PersonaId>,
+        /// Tokens of each agent's brief context.
+        budget_tokens: usize,
     },
     /// Fold the messages of `fold` into the rolling summary (seed 001) and
     /// record it as `summary_recorded` with `fold` as its span, or record a
@@ -186,8 +193,30 @@ pub enum Step {
         /// Most tokens of the summary.
         max_tokens: usize,
     },
-    /// Everything is done: record usage and `debate_finished`.
-    Finish,
+    /// Everything is done: record usage, the debate in its agents' trust
+    /// memory, and `debate_finished`.
+    Finish(Finish),
+}
+
+/// When a group of turns must be done: `secs` after this run first started
+/// a group with the same `clock` (a dialectic round: every group of the
+/// round shares its clock). Turns not done by then are recorded as
+/// skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// Groups with the same clock share one deadline.
+    pub clock: u32,
+    /// Seconds from the clock's start.
+    pub secs: u64,
+}
+
+/// What the finish needs to know of the protocol's own rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Finish {
+    /// Whether the round analyses were asked to judge each critique's
+    /// impact (`critiques_judged`), so a critique left unjudged counts as a
+    /// failed judgement.
+    pub critiques_judged_by_analysis: bool,
 }
 
 /// One summary to write: whose, for which round, from which context.
@@ -226,7 +255,7 @@ impl Step {
     /// Whether a stop request may take effect before this step (a started
     /// debate always finishes its bookkeeping; starting is never stopped).
     pub fn is_stoppable(&self) -> bool {
-        !matches!(self, Self::Start(_) | Self::Finish)
+        !matches!(self, Self::Start(_) | Self::Finish(_))
     }
 
     /// Who speaks in this step, for steps with one speaker.
@@ -303,6 +332,8 @@ pub enum Background {
     Detect {
         /// The messages, in transcript order.
         messages: Vec<MessageId>,
+        /// Where decisions and proposals come from.
+        source: crate::DetectionSource,
     },
     /// Record the round of an aspect.
     RoundRecord {
@@ -348,7 +379,7 @@ impl Background {
                     .cloned()
                     .unwrap_or_else(|| MessageId::new("")),
             ),
-            Self::Detect { messages } => BackgroundId::Detect(
+            Self::Detect { messages, .. } => BackgroundId::Detect(
                 messages
                     .first()
                     .cloned()

@@ -501,7 +501,7 @@ impl StructuredDebate {
             return self.speak_when_ready(board, synthesis);
         }
         progress.phase = "finishing".into();
-        Next::step(Step::Finish)
+        Next::step(Step::Finish(crate::Finish::default()))
     }
 
     /// The crux phase: the open room's next step; otherwise (once all

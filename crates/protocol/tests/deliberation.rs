@@ -32,6 +32,7 @@ fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> DeliberationR
         analysis: None,
         detection: agon_protocol::DetectionSource::Patterns,
         analysis_every: 12,
+        listen_tokens: 1_500,
     }
 }
 
@@ -142,4 +143,53 @@ fn a_session_resumed_anywhere_ends_with_the_same_log() {
             "cut at {cut}"
         );
     }
+}
+
+/// The plan of every blackboard of a listening deliberation with model
+/// detection, summaries and early stops off: a change to the planner shows
+/// up as a reviewed diff.
+#[test]
+fn the_plan_of_every_board_of_a_deliberation() {
+    let mut r = rules(30, 8, 4, TurnMode::Listen);
+    r.analysis = Some(agon_protocol::DetectionRules::default());
+    r.detection = agon_protocol::DetectionSource::Both;
+    r.analysis_every = 5;
+    let mut s = Sim::with(Box::new(Deliberation::new(r)), Script::default(), Lag::Lazy);
+    s.run(10_000);
+    assert!(s.finished());
+    insta::assert_snapshot!(s.trace.join("\n"));
+}
+
+/// Every deliberation prompt, built from the board of a simulated session.
+#[test]
+fn every_deliberation_prompt() {
+    use agon_context::prompts::{Prompt, deliberation as p};
+    let s = run(rules(30, 8, 4, TurnMode::RoundRobin));
+    let bb = &s.board;
+    let show = |name: &str, prompt: &Prompt| {
+        format!(
+            "===== {name} / system =====\n{}\n===== {name} / user =====\n{}\n",
+            prompt.system, prompt.user
+        )
+    };
+    let ada = bb.persona(&agon_core::PersonaId::new("ada")).unwrap();
+    let last: Vec<agon_core::MessageId> = bb
+        .messages()
+        .iter()
+        .rev()
+        .take(5)
+        .rev()
+        .map(|m| m.id.clone())
+        .collect();
+    let mut out = format!("===== turn instruction =====\n{}\n", p::turn_instruction());
+    out.push_str(&show(
+        "listen",
+        &p::listen(ada, "RECENT EXCHANGE\nBO: We should fund buses first."),
+    ));
+    out.push_str(&show(
+        "rolling summary",
+        &p::rolling_summary(bb, agon_core::MessageSpan { start: 0, end: 8 }, 200).unwrap(),
+    ));
+    out.push_str(&show("detection", &p::detection(bb, &last).unwrap()));
+    insta::assert_snapshot!(out);
 }

@@ -47,6 +47,7 @@ fn rules(rounds: u32) -> DialecticRules {
         analysis_batch_chars: 0,
         devil_advocate: false,
         crux: None,
+        round_timeout_secs: 0,
     }
 }
 
@@ -272,7 +273,10 @@ fn the_devil_advocate_is_drawn_before_the_critiques_and_recorded() {
     let Next::Step(step) = s.protocol.plan(&s.board).next else {
         panic!("a step")
     };
-    let Step::Parallel(critiques) = *step else {
+    let Step::Parallel {
+        turns: critiques, ..
+    } = *step
+    else {
         panic!("critiques in parallel")
     };
     for c in &critiques {
@@ -409,4 +413,76 @@ fn canonical_messages(board: &Blackboard) -> Vec<(String, String)> {
         .iter()
         .map(|m| (m.id.to_string(), m.content.clone()))
         .collect()
+}
+
+/// Every dialectic prompt, built from the board of a whole simulated
+/// debate: a change to any of them shows up as a reviewed diff.
+#[test]
+fn every_dialectic_prompt() {
+    use agon_context::prompts::{Prompt, dialectic as p};
+    let mut r = eager_summaries(rules(2));
+    r.clarify = Some(3);
+    r.analysis = Some(DetectionRules::default());
+    let mut s = sim(r, Script::default(), Lag::Lazy);
+    s.run(10_000);
+    let bb = &s.board;
+    let show = |name: &str, prompt: &Prompt| {
+        format!(
+            "===== {name} / system =====\n{}\n===== {name} / user =====\n{}\n",
+            prompt.system, prompt.user
+        )
+    };
+    let arch = bb.persona(&PersonaId::new("arch")).unwrap();
+    let judge = bb
+        .personas()
+        .iter()
+        .find(|p| p.role == PersonaRole::Judge)
+        .unwrap();
+    let round1: Vec<agon_core::MessageId> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.round == 1)
+        .map(|m| m.id.clone())
+        .collect();
+    let mut out = String::new();
+    out.push_str(&format!(
+        "===== agent system =====\n{}\n",
+        p::agent_system(bb, arch, 150)
+    ));
+    out.push_str(&format!(
+        "===== judge system =====\n{}\n",
+        p::judge_system(judge)
+    ));
+    for (name, text) in [
+        ("proposal", p::proposal_instruction()),
+        (
+            "critique",
+            p::critique_instruction("Performance Engineer", false),
+        ),
+        (
+            "critique as devil's advocate",
+            p::critique_instruction("Performance Engineer", true),
+        ),
+        ("refinement", p::refinement_instruction()),
+    ] {
+        out.push_str(&format!("===== {name} instruction =====\n{text}\n"));
+    }
+    out.push_str(&show("clarification", &p::clarification(bb, arch, 3)));
+    out.push_str(&show(
+        "summary",
+        &p::summary(arch, None, "History of the architect.", 2_500, None),
+    ));
+    out.push_str(&show(
+        "judge summary",
+        &p::judge_summary(judge, "The final round.", 2_500, None),
+    ));
+    out.push_str(&show(
+        "synthesis",
+        &p::synthesis(judge, "The final round.", true),
+    ));
+    out.push_str(&show(
+        "round analysis",
+        &p::round_analysis(bb, &round1, true).unwrap(),
+    ));
+    insta::assert_snapshot!(out);
 }

@@ -40,6 +40,7 @@
 //! passed between the start and the latest message.
 
 pub mod detect;
+mod listen;
 mod volunteer;
 
 use agon_context::Phase;
@@ -53,6 +54,7 @@ use crate::step::{
     AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
 };
 pub use detect::{DetectionSource, PatternError, Patterns};
+pub use listen::{Heard, bid_from_output, listen_events};
 pub use volunteer::pick_volunteer;
 
 /// How the next speaker is chosen.
@@ -124,6 +126,8 @@ pub struct DeliberationRules {
     pub detection: DetectionSource,
     /// Messages per analysis batch (at least 1).
     pub analysis_every: usize,
+    /// Tokens of a listening agent's brief context.
+    pub listen_tokens: usize,
 }
 
 /// The deliberation protocol.
@@ -285,6 +289,7 @@ impl Deliberation {
                         .filter(|a| Some(*a) != last)
                         .cloned()
                         .collect(),
+                    budget_tokens: self.rules.listen_tokens,
                 },
                 Some(bids) => {
                     let last_spoke =
@@ -347,7 +352,10 @@ impl Deliberation {
                 .map(|m| m.id.clone())
                 .collect();
             if !unread.is_empty() {
-                out.push(Background::Detect { messages: unread });
+                out.push(Background::Detect {
+                    messages: unread,
+                    source: self.rules.detection,
+                });
             }
             if let Some(mode) = mode {
                 let pending: Vec<agon_core::MessageId> = chunk
@@ -413,7 +421,7 @@ impl Protocol for Deliberation {
         } else if let Some(reason) = stop {
             progress.phase = reason.label().into();
             if background.is_empty() {
-                Next::step(Step::Finish)
+                Next::step(Step::Finish(crate::Finish::default()))
             } else {
                 Next::Wait
             }

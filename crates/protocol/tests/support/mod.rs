@@ -169,7 +169,7 @@ pub fn describe(plan: &Plan) -> String {
                 let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
                 format!("analyse [{}]", ids.join(" "))
             }
-            Background::Detect { messages } => format!("detect {}", messages.len()),
+            Background::Detect { messages, .. } => format!("detect {}", messages.len()),
             Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
             Background::Reflect { aspect, .. } => format!("reflect {aspect}"),
         })
@@ -186,7 +186,7 @@ pub fn describe_step(step: &Step) -> String {
     match step {
         Step::Start(_) => "start".into(),
         Step::Speak(s) => format!("speak {}", s.key),
-        Step::Parallel(group) => format!("speak {} in parallel", group.len()),
+        Step::Parallel { turns, .. } => format!("speak {} in parallel", turns.len()),
         Step::Record { label, .. } => format!("record ({label})"),
         Step::CheckConvergence {
             room, otherwise, ..
@@ -201,9 +201,9 @@ pub fn describe_step(step: &Step) -> String {
         }
         Step::Judge { round, .. } => format!("judge round {round}"),
         Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
-        Step::Listen { turn, agents } => format!("listen {} before turn {turn}", agents.len()),
+        Step::Listen { turn, agents, .. } => format!("listen {} before turn {turn}", agents.len()),
         Step::RollingSummary { fold, .. } => format!("summarize {}..{}", fold.start, fold.end),
-        Step::Finish => "finish".into(),
+        Step::Finish(_) => "finish".into(),
     }
 }
 
@@ -303,7 +303,7 @@ impl Sim {
                 };
                 background::batch_analysis(bb, messages, out, mode, T0)
             }
-            Background::Detect { messages } => {
+            Background::Detect { messages, .. } => {
                 // The model reads nothing: only the marker.
                 agon_protocol::deliberation::detect::model_events(
                     bb,
@@ -358,7 +358,7 @@ impl Sim {
                 self.apply(vec![event]);
             }
             Step::Speak(speak) => self.speak(&speak),
-            Step::Parallel(group) => {
+            Step::Parallel { turns: group, .. } => {
                 // Generated from the board as it is when the group starts,
                 // appended in the listed order.
                 let board = self.board.clone();
@@ -514,7 +514,7 @@ impl Sim {
                     seed: chosen.seed,
                 }]);
             }
-            Step::Listen { turn, agents } => {
+            Step::Listen { turn, agents, .. } => {
                 // Everyone volunteers; urgency by the length of the id.
                 let bids = agents
                     .iter()
@@ -545,7 +545,7 @@ impl Sim {
                     },
                 }]);
             }
-            Step::Finish => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
+            Step::Finish(_) => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
         }
     }
 
