@@ -13,7 +13,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -224,6 +224,7 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             .run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
+            "plan" => cmd!(sh, "cargo bench -p agon-protocol --bench plan").run()?,
             "dialectic" => cmd!(sh, "cargo bench -p agon-orchestrator --bench dialectic").run()?,
             "deliberation" => {
                 cmd!(sh, "cargo bench -p agon-orchestrator --bench deliberation").run()?;

@@ -79,6 +79,7 @@ fn validate_judgments(
     ctx: &ExtractionContext<'_>,
     notes: &mut Vec<String>,
 ) -> Vec<JudgedDisagreement> {
+    let cleaner = super::text::Cleaner::for_board(ctx.blackboard());
     let mut out: Vec<JudgedDisagreement> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let ids: Vec<PersonaId> = item
@@ -106,7 +107,8 @@ fn validate_judgments(
             ));
             continue;
         }
-        let Some(claim) = clean(&item.claim, Limits::ITEM, "disagreements.claim", notes) else {
+        let Some(claim) = cleaner.clean(&item.claim, Limits::ITEM, "disagreements.claim", notes)
+        else {
             notes.push(format!("disagreements[{i}]: dropped (empty claim)"));
             continue;
         };
@@ -134,7 +136,6 @@ pub struct ValidJudgments(pub Vec<JudgedDisagreement>);
 impl DisagreementWindow {
     /// Repairs the judgements (see the module docs); never fails.
     pub fn validate(&self, ctx: &ExtractionContext<'_>) -> Validated<ValidJudgments> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let mut notes = Vec::new();
         let judged = validate_judgments(&self.disagreements, ctx, &mut notes);
         Validated::new(ValidJudgments(judged), notes, 0)
@@ -148,7 +149,6 @@ impl TurnAnalysis {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<(Validated<PositionUpdate>, Validated<ValidJudgments>), ExtractionError> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
         let position = self.position.validate(ctx)?;
         let mut notes = Vec::new();
         let judged = validate_judgments(&self.disagreements, ctx, &mut notes);

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::text::{Limits, clean};
+use super::text::Limits;
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
 use agon_core::ClaimTransition;
 use agon_core::DebateEvent;
@@ -60,9 +60,11 @@ impl CruxCardPayload {
         ctx: &ExtractionContext<'_>,
         claim: Option<&ClaimId>,
     ) -> Result<Validated<Self>, ExtractionError> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
+        let cleaner = super::text::Cleaner::for_board(ctx.blackboard());
         let mut notes = Vec::new();
-        let Some(question) = clean(&self.question, Limits::SENTENCE, "question", &mut notes) else {
+        let Some(question) =
+            cleaner.clean(&self.question, Limits::SENTENCE, "question", &mut notes)
+        else {
             return Err(ExtractionError::Invalid {
                 payload: Self::NAME,
                 field: "question",
@@ -95,20 +97,22 @@ impl CruxCardPayload {
             positions.push(CruxPositionPayload {
                 persona: id.to_string(),
                 position: p.position,
-                reasoning: clean(
-                    &p.reasoning,
-                    Limits::PARAGRAPH,
-                    "positions.reasoning",
-                    &mut notes,
-                )
-                .unwrap_or_default(),
-                falsifier: clean(
-                    &p.falsifier,
-                    Limits::SENTENCE,
-                    "positions.falsifier",
-                    &mut notes,
-                )
-                .unwrap_or_default(),
+                reasoning: cleaner
+                    .clean(
+                        &p.reasoning,
+                        Limits::PARAGRAPH,
+                        "positions.reasoning",
+                        &mut notes,
+                    )
+                    .unwrap_or_default(),
+                falsifier: cleaner
+                    .clean(
+                        &p.falsifier,
+                        Limits::SENTENCE,
+                        "positions.falsifier",
+                        &mut notes,
+                    )
+                    .unwrap_or_default(),
             });
         }
         if positions.is_empty() {
@@ -122,7 +126,8 @@ impl CruxCardPayload {
             question,
             positions,
             disagreement_type: self.disagreement_type,
-            diagnosis: clean(&self.diagnosis, Limits::PARAGRAPH, "diagnosis", &mut notes)
+            diagnosis: cleaner
+                .clean(&self.diagnosis, Limits::PARAGRAPH, "diagnosis", &mut notes)
                 .unwrap_or_default(),
             resolved: self.resolved,
         };

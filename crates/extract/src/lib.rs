@@ -41,7 +41,7 @@ pub use position::{
 };
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
-pub use text::{Limits, content_words, junk_reason, truncate_chars};
+pub use text::{Cleaner, Limits, content_words, junk_reason, truncate_chars};
 pub use utterance::{CleanUtterance, clean_utterance};
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::text::{Limits, clean, clean_list, clean_opt};
+use super::text::Limits;
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
 use agon_core::Intensity;
 use agon_core::{AspectId, PersonaId};
@@ -102,7 +102,7 @@ impl PositionUpdate {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
+        let cleaner = super::text::Cleaner::for_board(ctx.blackboard());
         if ctx.speaker.is_none() {
             return Err(ExtractionError::Invalid {
                 payload: Self::NAME,
@@ -111,7 +111,7 @@ impl PositionUpdate {
             });
         }
         let mut notes = Vec::new();
-        let overall_stance = clean_opt(
+        let overall_stance = cleaner.clean_opt(
             self.overall_stance.as_deref(),
             Limits::SENTENCE,
             "overallStance",
@@ -119,20 +119,20 @@ impl PositionUpdate {
         );
         let aspect_position = self.aspect_position.as_ref().and_then(|a| {
             let cleaned = AspectPositionPayload {
-                position: clean_opt(
+                position: cleaner.clean_opt(
                     a.position.as_deref(),
                     Limits::SENTENCE,
                     "aspectPosition.position",
                     &mut notes,
                 ),
-                evidence: clean_list(
+                evidence: cleaner.clean_list(
                     &a.evidence,
                     Limits::LIST,
                     Limits::ITEM,
                     "aspectPosition.evidence",
                     &mut notes,
                 ),
-                challenged: clean_list(
+                challenged: cleaner.clean_list(
                     &a.challenged,
                     Limits::LIST,
                     Limits::ITEM,
@@ -140,7 +140,7 @@ impl PositionUpdate {
                     &mut notes,
                 ),
                 answered: answered_challenges(
-                    &clean_list(
+                    &cleaner.clean_list(
                         &a.answered,
                         Limits::LIST,
                         Limits::ITEM,
@@ -154,7 +154,7 @@ impl PositionUpdate {
             (cleaned != AspectPositionPayload::default()).then_some(cleaned)
         });
         let new_agreement = self.new_agreement.as_ref().and_then(|a| {
-            let on = clean(&a.on, Limits::SENTENCE, "newAgreement.on", &mut notes)?;
+            let on = cleaner.clean(&a.on, Limits::SENTENCE, "newAgreement.on", &mut notes)?;
             let with = ctx.resolve_other(
                 a.with_persona.as_deref()?,
                 "newAgreement.withPersona",
@@ -166,7 +166,7 @@ impl PositionUpdate {
             })
         });
         let new_disagreement = self.new_disagreement.as_ref().and_then(|d| {
-            let on = clean(&d.on, Limits::SENTENCE, "newDisagreement.on", &mut notes)?;
+            let on = cleaner.clean(&d.on, Limits::SENTENCE, "newDisagreement.on", &mut notes)?;
             let with = ctx.resolve_other(
                 d.with_persona.as_deref()?,
                 "newDisagreement.withPersona",
@@ -183,13 +183,13 @@ impl PositionUpdate {
             aspect_position,
             new_agreement,
             new_disagreement,
-            concession: clean_opt(
+            concession: cleaner.clean_opt(
                 self.concession.as_deref(),
                 Limits::SENTENCE,
                 "concession",
                 &mut notes,
             ),
-            shift: clean_opt(self.shift.as_deref(), Limits::SENTENCE, "shift", &mut notes),
+            shift: cleaner.clean_opt(self.shift.as_deref(), Limits::SENTENCE, "shift", &mut notes),
             importance: self.importance.map(|i| {
                 let clamped = i.clamp(1, 10);
                 if clamped != i {
@@ -197,7 +197,7 @@ impl PositionUpdate {
                 }
                 clamped
             }),
-            contradiction: clean_opt(
+            contradiction: cleaner.clean_opt(
                 self.contradiction.as_deref(),
                 Limits::SENTENCE,
                 "contradiction",

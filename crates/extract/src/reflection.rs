@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::text::{Limits, clamp_importance, clean};
+use super::text::{Limits, clamp_importance};
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
 use agon_core::DebateEvent;
 use agon_core::{MessageId, PersonaId, ReflectionId};
@@ -48,11 +48,11 @@ impl ReflectionBatch {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
+        let cleaner = super::text::Cleaner::for_board(ctx.blackboard());
         let mut notes = Vec::new();
         let mut reflections = Vec::new();
         for (i, r) in self.reflections.iter().enumerate() {
-            let Some(content) = clean(
+            let Some(content) = cleaner.clean(
                 &r.content,
                 Limits::PARAGRAPH,
                 "reflections.content",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::text::{Limits, clean, clean_list, clean_opt};
+use super::text::Limits;
 use super::{ExtractionContext, ExtractionError, Payload, Validated};
 use agon_core::DebateEvent;
 use agon_core::{AspectId, PersonaId};
@@ -66,7 +66,7 @@ impl RoundRecordPayload {
         &self,
         ctx: &ExtractionContext<'_>,
     ) -> Result<Validated<Self>, ExtractionError> {
-        let _echoes = super::text::EchoScope::enter(ctx.blackboard());
+        let cleaner = super::text::Cleaner::for_board(ctx.blackboard());
         let mut notes = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let mut takes = Vec::new();
@@ -80,7 +80,7 @@ impl RoundRecordPayload {
                 notes.push(format!("takes: dropped a second take for {persona}"));
                 continue;
             }
-            let Some(position) = clean(
+            let Some(position) = cleaner.clean(
                 &take.position,
                 Limits::SENTENCE,
                 "takes.position",
@@ -113,14 +113,15 @@ impl RoundRecordPayload {
             takes.push(TakePayload {
                 persona,
                 position,
-                key_argument: clean(
-                    &take.key_argument,
-                    Limits::SENTENCE,
-                    "takes.keyArgument",
-                    &mut notes,
-                )
-                .unwrap_or_default(),
-                evidence_cited: clean_list(
+                key_argument: cleaner
+                    .clean(
+                        &take.key_argument,
+                        Limits::SENTENCE,
+                        "takes.keyArgument",
+                        &mut notes,
+                    )
+                    .unwrap_or_default(),
+                evidence_cited: cleaner.clean_list(
                     &take.evidence_cited,
                     Limits::LIST,
                     Limits::ITEM,
@@ -130,13 +131,14 @@ impl RoundRecordPayload {
                 targeted_persona,
             });
         }
-        let summary = clean_opt(
-            Some(&self.summary),
-            Limits::PARAGRAPH,
-            "summary",
-            &mut notes,
-        )
-        .unwrap_or_default();
+        let summary = cleaner
+            .clean_opt(
+                Some(&self.summary),
+                Limits::PARAGRAPH,
+                "summary",
+                &mut notes,
+            )
+            .unwrap_or_default();
         if takes.is_empty() && summary.is_empty() {
             return Err(ExtractionError::Invalid {
                 payload: Self::NAME,
@@ -147,14 +149,14 @@ impl RoundRecordPayload {
         let value = Self {
             takes,
             summary,
-            new_disagreements: clean_list(
+            new_disagreements: cleaner.clean_list(
                 &self.new_disagreements,
                 Limits::LIST,
                 Limits::ITEM,
                 "newDisagreements",
                 &mut notes,
             ),
-            shifts: clean_list(
+            shifts: cleaner.clean_list(
                 &self.shifts,
                 Limits::LIST,
                 Limits::ITEM,

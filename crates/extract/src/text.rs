@@ -44,12 +44,6 @@ const STAND_INS: [&str; 9] = [
     "text", "string", "str", "...", "…", "value", "example", "todo", "tbd",
 ];
 
-thread_local! {
-    /// Texts that are echoes in the debate being validated: the personas'
-    /// names and the debate's question (see [`EchoScope`]).
-    static ECHOES: std::cell::RefCell<Vec<(String, &'static str)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Lowercase words of at least four letters or digits: content words,
 /// enough to tell whether a text takes up an evidence item.
 pub fn content_words(text: &str) -> HashSet<String> {
@@ -59,19 +53,23 @@ pub fn content_words(text: &str) -> HashSet<String> {
         .collect()
 }
 
-/// While alive, [`clean`] on this thread also rejects a text that is only
-/// a persona's name ("Theo", "Theo,") or the debate's question repeated:
-/// validators that know the blackboard enter one, so the dozens of fields
-/// they clean need no extra parameter. Scopes nest; dropping one restores
-/// the previous.
-#[derive(Debug)]
-pub(crate) struct EchoScope {
-    previous: Vec<(String, &'static str)>,
+/// Cleans the text fields of a payload: [`clean`] and its kin, plus, for a
+/// cleaner made for a blackboard ([`Cleaner::for_board`]), the rejection
+/// of a text that is only a persona's name ("Theo", "Theo,") or the
+/// debate's question repeated. Validators that know the blackboard make
+/// one and pass it to every field they clean; nothing is kept between
+/// calls.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Cleaner {
+    echoes: Vec<(String, &'static str)>,
 }
 
-impl EchoScope {
-    /// Enters the scope of `blackboard`'s personas and question.
-    pub(crate) fn enter(blackboard: &agon_core::Blackboard) -> Self {
+/// The cleaner without echoes.
+const PLAIN: Cleaner = Cleaner { echoes: Vec::new() };
+
+impl Cleaner {
+    /// The cleaner of `blackboard`'s personas and question.
+    pub fn for_board(blackboard: &agon_core::Blackboard) -> Self {
         const NAME: &str = "a bare persona name";
         let mut echoes: Vec<(String, &'static str)> = blackboard
             .personas()
@@ -90,15 +88,106 @@ impl EchoScope {
             ));
         }
         echoes.retain(|(e, _)| !e.is_empty());
-        let previous = ECHOES.with(|cell| std::mem::replace(&mut *cell.borrow_mut(), echoes));
-        Self { previous }
+        Self { echoes }
     }
-}
 
-impl Drop for EchoScope {
-    fn drop(&mut self) {
-        let previous = std::mem::take(&mut self.previous);
-        ECHOES.with(|cell| *cell.borrow_mut() = previous);
+    /// Why `text` is junk rather than content ([`junk_reason`]), or an echo
+    /// of a persona's name or the question; `None` when it is content.
+    pub fn junk_reason(&self, text: &str) -> Option<&'static str> {
+        junk_reason(text).or_else(|| {
+            let bare = normalized(text.trim());
+            self.echoes
+                .iter()
+                .find_map(|(echo, reason)| (*echo == bare).then_some(*reason))
+        })
+    }
+
+    /// Trims `text`, maps empty and null-like words to `None`, rejects junk
+    /// with a note, and cuts it to at most `max` characters (on a character
+    /// boundary, preferring a word break), with a note when it was cut.
+    pub(crate) fn clean(
+        &self,
+        text: &str,
+        max: usize,
+        field: &str,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        let trimmed = text.trim().trim_matches('"').trim();
+        if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
+            return None;
+        }
+        let mut reject = |text: &str, reason: &str| {
+            notes.push(format!(
+                "{field}: rejected {:?} ({reason})",
+                truncate_chars(text, 60)
+            ));
+            None
+        };
+        if let Some(reason) = self.junk_reason(trimmed) {
+            return reject(trimmed, reason);
+        }
+        // Debris is cut from text that keeps a few words; a word or two left
+        // between debris was a fragment ("{{<#Theo,}},").
+        let stripped = strip_debris(trimmed);
+        let trimmed = if stripped != trimmed && stripped.split_whitespace().count() >= 3 {
+            if let Some(reason) = self.junk_reason(stripped) {
+                return reject(stripped, reason);
+            }
+            notes.push(format!(
+                "{field}: cut JSON debris from {:?}",
+                truncate_chars(trimmed, 60)
+            ));
+            stripped
+        } else {
+            trimmed
+        };
+        let count = trimmed.chars().count();
+        if count <= max {
+            return Some(trimmed.to_owned());
+        }
+        notes.push(format!(
+            "{field}: cut from {count} to at most {max} characters"
+        ));
+        Some(truncate_chars(trimmed, max))
+    }
+
+    /// [`Cleaner::clean`] over an optional value.
+    pub(crate) fn clean_opt(
+        &self,
+        text: Option<&str>,
+        max: usize,
+        field: &str,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        text.and_then(|t| self.clean(t, max, field, notes))
+    }
+
+    /// Cleans every item, drops empty ones and duplicates, and keeps at
+    /// most `max_items`.
+    pub(crate) fn clean_list(
+        &self,
+        items: &[String],
+        max_items: usize,
+        max_chars: usize,
+        field: &str,
+        notes: &mut Vec<String>,
+    ) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for item in items {
+            if let Some(item) = self.clean(item, max_chars, field, notes)
+                && !out.contains(&item)
+            {
+                out.push(item);
+            }
+        }
+        if out.len() > max_items {
+            notes.push(format!(
+                "{field}: kept the first {max_items} of {} items",
+                out.len()
+            ));
+            out.truncate(max_items);
+        }
+        out
     }
 }
 
@@ -143,8 +232,7 @@ fn normalized(text: &str) -> String {
 /// Why `text` is junk rather than content, or `None` when it is content:
 /// no letters ("1}},"), a JSON fragment ("{{<#Theo,}},"), an echo of the
 /// prompt's placeholders ("5-sentence summary or null"), a stand-in
-/// ("text", "..."), or, inside an [`EchoScope`], a bare persona name or the
-/// debate's question.
+/// ("text", "..."). [`Cleaner::junk_reason`] also knows a debate's echoes.
 pub fn junk_reason(text: &str) -> Option<&'static str> {
     let t = text.trim();
     let letters = t.chars().filter(|c| c.is_alphabetic()).count();
@@ -182,72 +270,20 @@ pub fn junk_reason(text: &str) -> Option<&'static str> {
     if STAND_INS.contains(&bare.as_str()) || STAND_INS.contains(&lower.as_str()) {
         return Some("a stand-in, not content");
     }
-    ECHOES.with(|cell| {
-        cell.borrow()
-            .iter()
-            .find_map(|(echo, reason)| (*echo == bare).then_some(*reason))
-    })
+    None
 }
 
-/// Trims `text`, maps empty and null-like words to `None`, and cuts it to at
-/// most `max` characters (on a character boundary, preferring a word break).
-/// Pushes a note when text was cut.
+/// [`Cleaner::clean`] without a debate's echoes.
 pub(crate) fn clean(
     text: &str,
     max: usize,
     field: &str,
     notes: &mut Vec<String>,
 ) -> Option<String> {
-    let trimmed = text.trim().trim_matches('"').trim();
-    if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
-        return None;
-    }
-    let mut reject = |text: &str, reason: &str| {
-        notes.push(format!(
-            "{field}: rejected {:?} ({reason})",
-            truncate_chars(text, 60)
-        ));
-        None
-    };
-    if let Some(reason) = junk_reason(trimmed) {
-        return reject(trimmed, reason);
-    }
-    // Debris is cut from text that keeps a few words; a word or two left
-    // between debris was a fragment ("{{<#Theo,}},").
-    let stripped = strip_debris(trimmed);
-    let trimmed = if stripped != trimmed && stripped.split_whitespace().count() >= 3 {
-        if let Some(reason) = junk_reason(stripped) {
-            return reject(stripped, reason);
-        }
-        notes.push(format!(
-            "{field}: cut JSON debris from {:?}",
-            truncate_chars(trimmed, 60)
-        ));
-        stripped
-    } else {
-        trimmed
-    };
-    let count = trimmed.chars().count();
-    if count <= max {
-        return Some(trimmed.to_owned());
-    }
-    notes.push(format!(
-        "{field}: cut from {count} to at most {max} characters"
-    ));
-    Some(truncate_chars(trimmed, max))
+    PLAIN.clean(text, max, field, notes)
 }
 
-/// `clean` over an optional value.
-pub(crate) fn clean_opt(
-    text: Option<&str>,
-    max: usize,
-    field: &str,
-    notes: &mut Vec<String>,
-) -> Option<String> {
-    text.and_then(|t| clean(t, max, field, notes))
-}
-
-/// Cleans every item, drops empty ones and duplicates, and keeps at most `max_items`.
+/// [`Cleaner::clean_list`] without a debate's echoes.
 pub(crate) fn clean_list(
     items: &[String],
     max_items: usize,
@@ -255,22 +291,7 @@ pub(crate) fn clean_list(
     field: &str,
     notes: &mut Vec<String>,
 ) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        if let Some(item) = clean(item, max_chars, field, notes)
-            && !out.contains(&item)
-        {
-            out.push(item);
-        }
-    }
-    if out.len() > max_items {
-        notes.push(format!(
-            "{field}: kept the first {max_items} of {} items",
-            out.len()
-        ));
-        out.truncate(max_items);
-    }
-    out
+    PLAIN.clean_list(items, max_items, max_chars, field, notes)
 }
 
 /// Clamps an importance into 1..=10, noting any change.
@@ -361,7 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn inside_an_echo_scope_bare_names_and_the_question_are_rejected() {
+    fn a_boards_cleaner_rejects_bare_names_and_the_question() {
         use agon_core::{DebateEvent, Persona, Topic};
         let mut bb = agon_core::Blackboard::new();
         bb.apply(&DebateEvent::DebateStarted {
@@ -375,17 +396,20 @@ mod tests {
         .unwrap();
         let mut notes = Vec::new();
         assert_eq!(clean("Theo", 100, "f", &mut notes).as_deref(), Some("Theo"));
-        {
-            let _scope = EchoScope::enter(&bb);
-            assert_eq!(clean("Theo,", 100, "on", &mut notes), None);
-            assert!(notes[0].contains("a bare persona name"), "{notes:?}");
-            assert_eq!(
-                clean("should we tax sugar", 100, "stance", &mut notes),
-                None
-            );
-            assert!(notes[1].contains("question repeated"), "{notes:?}");
-            assert!(clean("Theo is right about prices", 100, "on", &mut notes).is_some());
-        }
+        let cleaner = Cleaner::for_board(&bb);
+        assert_eq!(cleaner.clean("Theo,", 100, "on", &mut notes), None);
+        assert!(notes[0].contains("a bare persona name"), "{notes:?}");
+        assert_eq!(
+            cleaner.clean("should we tax sugar", 100, "stance", &mut notes),
+            None
+        );
+        assert!(notes[1].contains("question repeated"), "{notes:?}");
+        assert!(
+            cleaner
+                .clean("Theo is right about prices", 100, "on", &mut notes)
+                .is_some()
+        );
+        // Nothing is kept: the plain functions still take a bare name.
         assert_eq!(clean("Theo", 100, "f", &mut notes).as_deref(), Some("Theo"));
     }
 
