@@ -46,7 +46,7 @@ pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
     Usage, is_token_limit_finish,
 };
-pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger};
+pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger, UsageScope};
 
 #[cfg(feature = "http")]
 pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};

@@ -119,11 +119,56 @@ impl ScopeUsage {
     }
 }
 
+/// Where a call's usage is summed: a caller-chosen role (a debate's role,
+/// `debate-1/debater`, …) and, for per-model scopes, the model that
+/// answered (a fallback chain's second model when the first failed, a
+/// provider's versioned id).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UsageScope {
+    /// The role (or any caller-chosen name).
+    pub role: String,
+    /// The model that answered, for per-model scopes.
+    pub model: Option<String>,
+}
+
+impl UsageScope {
+    /// A scope for `role` alone.
+    pub fn new(role: impl Into<String>) -> Self {
+        Self {
+            role: role.into(),
+            model: None,
+        }
+    }
+
+    /// `role`'s scope for calls `model` answered.
+    pub fn per_model(role: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            role: role.into(),
+            model: Some(model.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for UsageScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.model {
+            Some(model) => write!(f, "{} ({model})", self.role),
+            None => f.write_str(&self.role),
+        }
+    }
+}
+
+impl From<&str> for UsageScope {
+    fn from(role: &str) -> Self {
+        Self::new(role)
+    }
+}
+
 /// Sums usage and cost by scope. Shared (`Arc`) by everyone who records.
 #[derive(Debug, Default)]
 pub struct UsageLedger {
     prices: PriceTable,
-    totals: Mutex<BTreeMap<String, ScopeUsage>>,
+    totals: Mutex<BTreeMap<UsageScope, ScopeUsage>>,
 }
 
 impl UsageLedger {
@@ -136,10 +181,10 @@ impl UsageLedger {
     }
 
     /// Records one call of `model` under `scope`.
-    pub fn record(&self, scope: &str, model: &str, usage: Usage) {
+    pub fn record(&self, scope: impl Into<UsageScope>, model: &str, usage: Usage) {
         let price = self.prices.price(model);
         if let Ok(mut totals) = self.totals.lock() {
-            let entry = totals.entry(scope.to_owned()).or_default();
+            let entry = totals.entry(scope.into()).or_default();
             entry.calls += 1;
             entry.usage += usage;
             match price {
@@ -150,22 +195,26 @@ impl UsageLedger {
     }
 
     /// Totals of one scope.
-    pub fn scope(&self, scope: &str) -> ScopeUsage {
+    pub fn scope(&self, scope: impl Into<UsageScope>) -> ScopeUsage {
+        let scope = scope.into();
         self.totals
             .lock()
             .ok()
-            .and_then(|t| t.get(scope).copied())
+            .and_then(|t| t.get(&scope).copied())
             .unwrap_or_default()
     }
 
-    /// Totals of every scope, by name.
-    pub fn snapshot(&self) -> BTreeMap<String, ScopeUsage> {
+    /// Totals of every scope.
+    pub fn snapshot(&self) -> BTreeMap<UsageScope, ScopeUsage> {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// What was recorded since `baseline` (an earlier [`Self::snapshot`]),
     /// by scope; scopes with no call since are left out.
-    pub fn since(&self, baseline: &BTreeMap<String, ScopeUsage>) -> BTreeMap<String, ScopeUsage> {
+    pub fn since(
+        &self,
+        baseline: &BTreeMap<UsageScope, ScopeUsage>,
+    ) -> BTreeMap<UsageScope, ScopeUsage> {
         self.snapshot()
             .into_iter()
             .map(|(scope, now)| {
@@ -198,9 +247,8 @@ impl UsageLedger {
 pub struct Metered {
     inner: Arc<dyn ChatModel>,
     ledger: Arc<UsageLedger>,
-    scope: String,
-    /// Whether the scope is a prefix completed by the answering model
-    /// (`PREFIX|MODEL`).
+    role: String,
+    /// Whether the scope names the answering model too.
     per_model: bool,
 }
 
@@ -208,45 +256,45 @@ impl std::fmt::Debug for Metered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Metered")
             .field("model", &self.inner.model_id())
-            .field("scope", &self.scope)
+            .field("role", &self.role)
             .finish()
     }
 }
 
 impl Metered {
-    /// Wraps `inner`, recording under `scope`.
+    /// Wraps `inner`, recording under the scope of `role`.
     pub fn new(
         inner: Arc<dyn ChatModel>,
         ledger: Arc<UsageLedger>,
-        scope: impl Into<String>,
+        role: impl Into<String>,
     ) -> Self {
         Self {
             inner,
             ledger,
-            scope: scope.into(),
+            role: role.into(),
             per_model: false,
         }
     }
 
-    /// Wraps `inner`, recording under `PREFIX|MODEL` where MODEL is the
-    /// model that answered (a fallback chain's second model when the first
-    /// failed, a provider's versioned id), not the one configured.
+    /// Wraps `inner`, recording under `role` and the model that answered
+    /// ([`UsageScope::per_model`]): a fallback chain's second model when
+    /// the first failed, a provider's versioned id, not the one configured.
     pub fn per_model(
         inner: Arc<dyn ChatModel>,
         ledger: Arc<UsageLedger>,
-        prefix: impl Into<String>,
+        role: impl Into<String>,
     ) -> Self {
         Self {
             per_model: true,
-            ..Self::new(inner, ledger, prefix)
+            ..Self::new(inner, ledger, role)
         }
     }
 
-    fn scope_of(&self, model: &str) -> String {
+    fn scope_of(&self, model: &str) -> UsageScope {
         if self.per_model {
-            format!("{}|{model}", self.scope)
+            UsageScope::per_model(self.role.clone(), model)
         } else {
-            self.scope.clone()
+            UsageScope::new(self.role.clone())
         }
     }
 }
@@ -264,7 +312,7 @@ impl ChatModel for Metered {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let response = self.inner.complete(request).await?;
         self.ledger.record(
-            &self.scope_of(&response.model),
+            self.scope_of(&response.model),
             &response.model,
             response.usage,
         );
@@ -278,7 +326,7 @@ impl ChatModel for Metered {
     ) -> Result<JsonResponse, ProviderError> {
         let response = self.inner.complete_json(request, schema).await?;
         self.ledger.record(
-            &self.scope_of(&response.response.model),
+            self.scope_of(&response.response.model),
             &response.response.model,
             response.response.usage,
         );
@@ -297,7 +345,7 @@ impl ChatModel for Metered {
                 let answered = chunk.model.as_deref().unwrap_or(&model);
                 metered
                     .ledger
-                    .record(&metered.scope_of(answered), answered, usage);
+                    .record(metered.scope_of(answered), answered, usage);
             }
         })))
     }
@@ -345,5 +393,31 @@ mod tests {
         assert_eq!(total.calls, 3);
         assert_eq!(total.unpriced_calls, 1);
         assert_eq!(total.usage.input_tokens, 3_000_000);
+    }
+
+    #[test]
+    fn per_model_scopes_are_typed_and_separate_from_the_roles_own() {
+        let ledger = UsageLedger::new(PriceTable::with_defaults());
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+        };
+        // A role name may hold any character: the model is a field, not a
+        // suffix parsed back.
+        ledger.record(
+            UsageScope::per_model("judge|x", "gpt-4o-mini"),
+            "gpt-4o-mini",
+            usage,
+        );
+        ledger.record(UsageScope::per_model("judge|x", "claude"), "claude", usage);
+        ledger.record("judge|x", "gpt-4o-mini", usage);
+        let snapshot = ledger.snapshot();
+        assert_eq!(snapshot.len(), 3);
+        let scope = UsageScope::per_model("judge|x", "claude");
+        assert_eq!(ledger.scope(scope.clone()).calls, 1);
+        assert_eq!(scope.to_string(), "judge|x (claude)");
+        assert_eq!(ledger.scope("judge|x").calls, 1, "the role's own scope");
+        let since = ledger.since(&snapshot);
+        assert!(since.is_empty(), "nothing since the snapshot");
     }
 }

@@ -25,7 +25,8 @@ pub(crate) struct RunCtx {
     pub(crate) memory: Option<Memory>,
     pub(crate) memory_unavailable: Option<String>,
     /// The usage ledger when the run began: a run records only its own usage.
-    pub(crate) usage_baseline: std::collections::BTreeMap<String, agon_llm::ScopeUsage>,
+    pub(crate) usage_baseline:
+        std::collections::BTreeMap<agon_llm::UsageScope, agon_llm::ScopeUsage>,
     /// Where clarifying questions get their answers.
     pub(crate) answerer: Option<Arc<dyn crate::answers::Answerer>>,
     /// The agents' trust memory, recorded when the debate finishes.

@@ -64,7 +64,8 @@ impl fmt::Display for Role {
 }
 
 /// The models of one debate: one per role, optional per-persona debater
-/// models, every call metered into one ledger (scope `role|model`).
+/// models, every call metered into one ledger (scope: the role and the
+/// model that answered).
 #[derive(Clone)]
 pub struct Models {
     roles: HashMap<Role, Arc<dyn ChatModel>>,
@@ -84,7 +85,7 @@ impl fmt::Debug for Models {
     }
 }
 
-/// `model` metered under `ROLE|MODEL`, MODEL being the model that answered.
+/// `model` metered under its role and the model that answered.
 fn metered(model: Arc<dyn ChatModel>, ledger: &Arc<UsageLedger>, role: Role) -> Arc<dyn ChatModel> {
     Arc::new(Metered::per_model(
         model,

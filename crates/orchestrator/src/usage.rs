@@ -3,28 +3,24 @@
 use std::collections::BTreeMap;
 
 use agon_core::{DebateEvent, DebateStatus};
-use agon_llm::ScopeUsage;
+use agon_llm::{ScopeUsage, UsageScope};
 
 use crate::error::OrchestratorError;
 use crate::models::Models;
 use crate::shared::Shared;
 
 /// The `usage_recorded` events of what the models used since `baseline`
-/// (scopes are `role|model`).
-fn events(usage: BTreeMap<String, ScopeUsage>) -> Vec<DebateEvent> {
+/// (every scope is a role and the model that answered).
+fn events(usage: BTreeMap<UsageScope, ScopeUsage>) -> Vec<DebateEvent> {
     usage
         .into_iter()
-        .map(|(scope, u)| {
-            let (role, model) = scope.split_once('|').unwrap_or((scope.as_str(), ""));
-            DebateEvent::UsageRecorded {
-                role: role.to_owned(),
-                model: model.to_owned(),
-                calls: u.calls,
-                input_tokens: u.usage.input_tokens,
-                output_tokens: u.usage.output_tokens,
-                cost_micro_usd: (u.unpriced_calls < u.calls)
-                    .then(|| (u.cost_usd * 1e6).round() as u64),
-            }
+        .map(|(scope, u)| DebateEvent::UsageRecorded {
+            role: scope.role,
+            model: scope.model.unwrap_or_default(),
+            calls: u.calls,
+            input_tokens: u.usage.input_tokens,
+            output_tokens: u.usage.output_tokens,
+            cost_micro_usd: (u.unpriced_calls < u.calls).then(|| (u.cost_usd * 1e6).round() as u64),
         })
         .collect()
 }
@@ -34,7 +30,7 @@ fn events(usage: BTreeMap<String, ScopeUsage>) -> Vec<DebateEvent> {
 pub(crate) async fn record(
     shared: &Shared,
     models: &Models,
-    baseline: &BTreeMap<String, ScopeUsage>,
+    baseline: &BTreeMap<UsageScope, ScopeUsage>,
 ) -> Result<(), OrchestratorError> {
     let usage = models.ledger().since(baseline);
     shared
