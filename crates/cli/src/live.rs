@@ -168,9 +168,9 @@ pub fn spawn(
                         p
                     };
                 }
-                DebateUpdate::TurnStarted { name, label, .. } if !quiet => {
+                DebateUpdate::TurnStarted { name, key, .. } if !quiet => {
                     bar.suspend(|| {
-                        print!("\n\x1b[1m{name}\x1b[0m ({label}):\n");
+                        print!("\n\x1b[1m{name}\x1b[0m ({key}):\n");
                         let _ = std::io::stdout().flush();
                     });
                 }

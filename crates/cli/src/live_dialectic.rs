@@ -28,37 +28,37 @@ fn names(config: &DebateConfig) -> HashMap<String, String> {
 }
 
 /// "System Architect critiquing Performance Engineer (round 2)".
-fn describe(label: &str, names: &HashMap<String, String>) -> String {
+fn describe(key: &TurnKey, names: &HashMap<String, String>) -> String {
     let name = |id: &agon_core::PersonaId| {
         names
             .get(id.as_str())
             .cloned()
             .unwrap_or_else(|| id.to_string())
     };
-    match label.parse::<TurnKey>() {
-        Ok(TurnKey::Proposal { round, persona }) => {
-            format!("{} proposing (round {round})", name(&persona))
+    match key {
+        TurnKey::Proposal { round, persona } => {
+            format!("{} proposing (round {round})", name(persona))
         }
-        Ok(TurnKey::Critique {
+        TurnKey::Critique {
             round,
             target,
             persona,
-        }) => {
+        } => {
             format!(
                 "{} critiquing {} (round {round})",
-                name(&persona),
-                name(&target)
+                name(persona),
+                name(target)
             )
         }
-        Ok(TurnKey::Refinement { round, persona }) => {
-            format!("{} refining (round {round})", name(&persona))
+        TurnKey::Refinement { round, persona } => {
+            format!("{} refining (round {round})", name(persona))
         }
-        _ => label.to_owned(),
+        other => other.to_string(),
     }
 }
 
 /// The turn key a recorded message answers.
-fn key_of(m: &DialogueMessage) -> Option<String> {
+fn key_of(m: &DialogueMessage) -> Option<TurnKey> {
     let persona = m.persona.clone();
     let round = m.round;
     let key = match &m.kind {
@@ -71,7 +71,7 @@ fn key_of(m: &DialogueMessage) -> Option<String> {
         MessageKind::Refinement => TurnKey::Refinement { round, persona },
         _ => return None,
     };
-    Some(key.to_string())
+    Some(key)
 }
 
 fn heading(m: &DialogueMessage, names: &HashMap<String, String>, verbose: bool) -> String {
@@ -125,7 +125,7 @@ pub fn spawn(
     let task = tokio::spawn(async move {
         let mut phase = String::from("starting");
         let mut usage = String::new();
-        let mut turns: HashMap<String, (ProgressBar, u64)> = HashMap::new();
+        let mut turns: HashMap<TurnKey, (ProgressBar, u64)> = HashMap::new();
         let mut finishing = false;
         while let Some(update) =
             crate::live::next_update(&mut updates, &mut done_rx, &mut finishing).await
@@ -143,12 +143,12 @@ pub fn spawn(
                         p
                     };
                 }
-                DebateUpdate::TurnStarted { label, .. } => {
+                DebateUpdate::TurnStarted { key, .. } => {
                     let bar = bars.add(ProgressBar::new_spinner());
                     bar.set_style(turn_style.clone());
                     bar.enable_steady_tick(Duration::from_millis(120));
-                    bar.set_message(describe(&label, &names));
-                    turns.insert(label, (bar, 0));
+                    bar.set_message(describe(&key, &names));
+                    turns.insert(key, (bar, 0));
                 }
                 DebateUpdate::Token { turn, .. } => {
                     if let Some((bar, tokens)) = turns.get_mut(&turn) {

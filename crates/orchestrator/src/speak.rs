@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use agon_context::ContextExtras;
 use agon_context::prompts::{self, Prompt};
-use agon_core::{MessageMeta, PersonaId, StepId};
+use agon_core::{MessageMeta, PersonaId, StepId, TurnKey};
 use agon_extract::clean_utterance;
 use agon_llm::{ChatModel, ChatRequest};
 use agon_protocol::{Speak, Voice};
@@ -249,7 +249,7 @@ impl Speaker<'_> {
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
-                label: speak.key.to_string(),
+                key: speak.key.clone(),
             });
             let (cleaned, meta) = match self
                 .generate(&model, role, request(user.clone()), speak)
@@ -276,7 +276,7 @@ impl Speaker<'_> {
                 Ok(None) => {
                     self.shared.send(DebateUpdate::TurnDiscarded {
                         persona: speak.persona.clone(),
-                        turn: speak.key.to_string(),
+                        turn: speak.key.clone(),
                         reason: "interrupted".into(),
                     });
                     return Ok(Generated::Aborted);
@@ -301,7 +301,7 @@ impl Speaker<'_> {
             };
             self.shared.send(DebateUpdate::TurnDiscarded {
                 persona: speak.persona.clone(),
-                turn: speak.key.to_string(),
+                turn: speak.key.clone(),
                 reason: if attempt == 0 {
                     format!("{why}, retrying")
                 } else {
@@ -394,7 +394,7 @@ impl Speaker<'_> {
         );
         let started = Instant::now();
         let result = self
-            .stream_text(model, request, &speak.persona, &speak.key.to_string())
+            .stream_text(model, request, &speak.persona, &speak.key)
             .instrument(span.clone())
             .await;
         span.in_scope(|| match &result {
@@ -418,7 +418,7 @@ impl Speaker<'_> {
         model: &Arc<dyn ChatModel>,
         request: ChatRequest,
         persona: &PersonaId,
-        turn: &str,
+        turn: &TurnKey,
     ) -> Result<Option<Streamed>, agon_llm::ProviderError> {
         let started = Instant::now();
         let abort = self.abort.clone();
@@ -446,7 +446,7 @@ impl Speaker<'_> {
                         }
                         if !chunk.delta.is_empty() {
                             text.push_str(&chunk.delta);
-                            self.shared.send(DebateUpdate::Token { persona: persona.clone(), turn: turn.to_owned(), delta: chunk.delta });
+                            self.shared.send(DebateUpdate::Token { persona: persona.clone(), turn: turn.clone(), delta: chunk.delta });
                         }
                     }
                     None => return Ok(Some(Streamed { text, usage, model: answered_by, finish, latency: started.elapsed() })),

@@ -3,7 +3,7 @@
 
 use std::pin::Pin;
 
-use agon_core::{DebateEvent, DebateId, PersonaId};
+use agon_core::{DebateEvent, DebateId, PersonaId, TurnKey};
 use agon_llm::ScopeUsage;
 use futures::{Stream, StreamExt};
 use tokio::sync::broadcast;
@@ -27,16 +27,16 @@ pub enum DebateUpdate {
         persona: PersonaId,
         /// Display name.
         name: String,
-        /// What kind of turn ("opening", "take", …).
-        label: String,
+        /// Which turn.
+        key: TurnKey,
     },
     /// A piece of an utterance being generated.
     Token {
         /// Who speaks.
         persona: PersonaId,
-        /// Which turn (the `label` of its [`DebateUpdate::TurnStarted`]):
+        /// Which turn (the `key` of its [`DebateUpdate::TurnStarted`]):
         /// parallel turns of one persona stream at once.
-        turn: String,
+        turn: TurnKey,
         /// The text.
         delta: String,
     },
@@ -45,7 +45,7 @@ pub enum DebateUpdate {
         /// Who was speaking.
         persona: PersonaId,
         /// Which turn.
-        turn: String,
+        turn: TurnKey,
         /// Why.
         reason: String,
     },
