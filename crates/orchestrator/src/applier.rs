@@ -250,7 +250,7 @@ fn convert(bb: &Blackboard, job: &Background, output: Output) -> Vec<DebateEvent
 /// The output of a job whose task died (panicked or was cancelled) or that
 /// had nothing to ask: a failure of its step.
 fn lost(reason: String) -> Output {
-    Output::Single(Err(ModelFailure(reason)))
+    Output::Single(Err(ModelFailure::other(reason)))
 }
 
 /// Why a job has no prompt.

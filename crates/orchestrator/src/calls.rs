@@ -115,8 +115,82 @@ impl RunCtx {
             }
             result
                 .map(|r| r.value)
-                .map_err(|e| ModelFailure(e.to_string()))
+                .map_err(|e| ModelFailure::new(failure_kind(&e), e.to_string()))
         }
         .instrument(span)
+    }
+}
+
+/// The kind of a provider's error, for the protocols (which know no
+/// provider).
+fn failure_kind(e: &agon_llm::ProviderError) -> agon_protocol::FailureKind {
+    use agon_llm::ProviderError as E;
+    use agon_protocol::FailureKind as K;
+    match e {
+        E::MissingKey { .. } | E::Auth { .. } => K::Auth,
+        E::RateLimited { .. } | E::QuotaExhausted { .. } => K::RateLimited,
+        E::BadRequest { .. }
+        | E::NotFound { .. }
+        | E::InvalidSchema { .. }
+        | E::InvalidRequest { .. } => K::Rejected,
+        E::Server { .. } => K::Server,
+        E::Timeout { .. } => K::Timeout,
+        E::Transport { .. } => K::Transport,
+        E::MalformedResponse { .. } | E::SchemaMismatch { .. } => K::Malformed,
+        E::ModelFileMissing { .. } | E::ModelFileInvalid { .. } | E::Inference { .. } => K::Local,
+        E::AllFailed { .. } => K::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use agon_llm::ProviderError;
+    use agon_protocol::FailureKind;
+
+    use super::failure_kind;
+
+    #[test]
+    fn a_providers_error_keeps_its_kind_for_the_protocols() {
+        let provider = || "openai".to_owned();
+        for (error, kind, transient) in [
+            (
+                ProviderError::RateLimited {
+                    provider: provider(),
+                    message: "slow down".into(),
+                    retry_after: Some(Duration::from_secs(2)),
+                },
+                FailureKind::RateLimited,
+                true,
+            ),
+            (
+                ProviderError::Timeout {
+                    provider: provider(),
+                    after: Duration::from_secs(60),
+                },
+                FailureKind::Timeout,
+                true,
+            ),
+            (
+                ProviderError::MissingKey {
+                    provider: provider(),
+                    env_var: "OPENAI_API_KEY".into(),
+                },
+                FailureKind::Auth,
+                false,
+            ),
+            (
+                ProviderError::MalformedResponse {
+                    provider: provider(),
+                    message: "empty choices".into(),
+                },
+                FailureKind::Malformed,
+                true,
+            ),
+        ] {
+            assert_eq!(failure_kind(&error), kind, "{error}");
+            assert_eq!(kind.is_transient(), transient, "{error}");
+        }
     }
 }

@@ -141,8 +141,11 @@ pub fn batch_analysis(
     };
     // A dialectic round's entries, kept for the critiques' impact.
     let mut contributions: Vec<ContributionUpdate> = Vec::new();
-    let parsed: Result<(Vec<MessagePositionUpdate>, Option<ModelOutput>), String> =
-        out.primary.map_err(|e| e.0).and_then(|v| {
+    let malformed = |e: agon_extract::ExtractionError| {
+        crate::ModelFailure::new(crate::FailureKind::Malformed, e.to_string())
+    };
+    let parsed: Result<(Vec<MessagePositionUpdate>, Option<ModelOutput>), crate::ModelFailure> =
+        out.primary.and_then(|v| {
             if let crate::step::BatchShape::Contributions { .. } = mode.shape {
                 parse_payload::<RoundAnalysis>(v)
                     .map(|r| {
@@ -157,18 +160,18 @@ pub fn batch_analysis(
                         contributions = r.updates;
                         (updates, None)
                     })
-                    .map_err(|e| e.to_string())
+                    .map_err(malformed)
             } else if out.combined {
                 parse_payload::<BatchTurnAnalysis>(v)
                     .map(|b| {
                         let window = serde_json::json!({ "disagreements": b.disagreements });
                         (b.updates, Some(Ok(window)))
                     })
-                    .map_err(|e| e.to_string())
+                    .map_err(malformed)
             } else {
                 parse_payload::<BatchPositionUpdate>(v)
                     .map(|b| (b.updates, None))
-                    .map_err(|e| e.to_string())
+                    .map_err(malformed)
             }
         });
     let (updates, mut window) = match parsed {
@@ -192,7 +195,10 @@ pub fn batch_analysis(
         // The entry of this message: its index and its position update.
         let found: Result<(usize, &MessagePositionUpdate), crate::ModelFailure> = match &updates
         {
-            Err(reason) => Err(crate::ModelFailure(format!("batch analysis: {reason}"))),
+            Err(reason) => Err(crate::ModelFailure::new(
+                reason.kind,
+                format!("batch analysis: {reason}"),
+            )),
             Ok(updates) => updates
                 .iter()
                 .position(|u| id_of(u) == message.as_str())
@@ -206,7 +212,7 @@ pub fn batch_analysis(
                 })
                 .map(|j| (j, &updates[j]))
                 .ok_or_else(|| {
-                    crate::ModelFailure(format!("the batch analysis has no entry for {message}"))
+                    crate::ModelFailure::other(format!("the batch analysis has no entry for {message}"))
                 }),
         };
         let index = found.as_ref().ok().map(|(j, _)| *j);

@@ -8,11 +8,65 @@ use agon_extract::{ExtractionError, Payload, parse_payload};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 
-/// A model call that failed, as the provider reported it (the interpreter
-/// renders its provider's typed error; this crate knows no provider).
+/// A model call that failed, as the provider reported it: its kind and the
+/// provider's message (the interpreter maps its provider's typed error;
+/// this crate knows no provider).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ModelFailure(pub String);
+#[error("{reason}")]
+pub struct ModelFailure {
+    /// What kind of failure it was.
+    pub kind: FailureKind,
+    /// The provider's message, naming the provider.
+    pub reason: String,
+}
+
+/// The kind of a failed model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// No key, or a key the provider rejected.
+    Auth,
+    /// Too many requests, or the account's quota is spent.
+    RateLimited,
+    /// The request was refused as invalid (unknown model, bad request).
+    Rejected,
+    /// The provider failed (5xx, overloaded).
+    Server,
+    /// No answer in time.
+    Timeout,
+    /// The connection failed or broke off.
+    Transport,
+    /// An answer that is not what was asked (malformed, off the schema).
+    Malformed,
+    /// An in-process model failed (missing file, inference).
+    Local,
+    /// Anything else: no model was asked (a lost job, nothing to ask).
+    Other,
+}
+
+impl FailureKind {
+    /// Whether the same call may succeed when asked again.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Self::RateLimited | Self::Server | Self::Timeout | Self::Transport | Self::Malformed
+        )
+    }
+}
+
+impl ModelFailure {
+    /// A failure of `kind`.
+    pub fn new(kind: FailureKind, reason: impl Into<String>) -> Self {
+        Self {
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// A failure where no model answered wrongly: a lost job, nothing to ask.
+    pub fn other(reason: impl Into<String>) -> Self {
+        Self::new(FailureKind::Other, reason)
+    }
+}
 
 /// What a structured model call returned: its JSON value, or why it failed.
 pub type ModelOutput = Result<serde_json::Value, ModelFailure>;

@@ -38,7 +38,9 @@ pub use deliberation::{
     StopRules, TurnMode, pick_volunteer,
 };
 pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
-pub use extract::{Converted, ExtractFailure, ModelFailure, ModelOutput, extract, step_failed};
+pub use extract::{
+    Converted, ExtractFailure, FailureKind, ModelFailure, ModelOutput, extract, step_failed,
+};
 pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{
     aspects_from_output, aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects,

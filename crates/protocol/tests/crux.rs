@@ -153,7 +153,10 @@ fn a_failed_card_is_recorded_and_the_claim_abandoned() {
 fn a_failed_convergence_check_counts_as_not_converged_and_is_recorded() {
     let failed = agon_protocol::crux::convergence(
         &"room-1".into(),
-        Err(agon_protocol::ModelFailure("timeout".into())),
+        Err(agon_protocol::ModelFailure::new(
+            agon_protocol::FailureKind::Timeout,
+            "timeout",
+        )),
         T0,
     );
     assert!(!failed.converged);

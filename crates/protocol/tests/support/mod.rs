@@ -74,7 +74,7 @@ fn name(bb: &Blackboard, id: &str) -> String {
 impl Script {
     fn output(&self, value: Value) -> ModelOutput {
         if self.broken {
-            Err(ModelFailure("scripted failure".into()))
+            Err(ModelFailure::other("scripted failure"))
         } else {
             Ok(value)
         }
@@ -395,7 +395,7 @@ impl Sim {
                     .converge_at_check
                     .is_some_and(|at| self.checks >= at);
                 let out = if self.script.broken {
-                    Err(ModelFailure("scripted failure".into()))
+                    Err(ModelFailure::other("scripted failure"))
                 } else {
                     Ok(json!({"converged": converged, "reason": "scripted"}))
                 };
