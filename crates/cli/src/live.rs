@@ -3,12 +3,11 @@
 //! token and cost count, and notices for claims, crux cards, reflections and
 //! failed optional steps. Ctrl-C handling lives here too.
 
-use std::collections::HashMap;
 use std::io::Write as _;
 use std::time::Duration;
 
 use agon_config::DebateConfig;
-use agon_core::{AspectId, Blackboard, DebateEvent};
+use agon_core::{Blackboard, DebateEvent};
 use agon_orchestrator::{DebateUpdate, DebateUpdates, RunControl};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -100,14 +99,6 @@ fn expected_turns(config: &DebateConfig, debaters: usize, aspects: usize) -> u64
         + u64::from(config.synthesis)
 }
 
-/// The aspects' labels by id, from a blackboard or a start event.
-fn aspect_labels(aspects: &[agon_core::DebateAspect]) -> HashMap<AspectId, String> {
-    aspects
-        .iter()
-        .map(|a| (a.id.clone(), a.label.clone()))
-        .collect()
-}
-
 /// Starts showing `updates` of the debate whose blackboard is `board` (as
 /// loaded before the run: empty for a new debate).
 pub fn spawn(
@@ -140,7 +131,7 @@ pub fn spawn(
             .filter(|m| m.crux_room.is_none())
             .count() as u64,
     );
-    let mut labels = aspect_labels(board.aspects());
+    let mut board = board.clone();
     let config = config.clone();
     bar.set_style(
         ProgressStyle::with_template(
@@ -185,7 +176,10 @@ pub fn spawn(
                 }
                 DebateUpdate::Usage(u) => usage = usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
-                    let notice = match event.as_ref() {
+                    // The view's own blackboard: what every notice is read
+                    // against (a resumed debate's starts from the stored one).
+                    let _ = board.apply(&event);
+                    match event.as_ref() {
                         DebateEvent::MessageAppended { message } => {
                             if message.crux_room.is_none() {
                                 bar.inc(1);
@@ -193,63 +187,16 @@ pub fn spawn(
                             if !quiet {
                                 bar.suspend(|| println!());
                             }
-                            None
                         }
                         DebateEvent::DebateStarted {
                             personas, aspects, ..
                         } => {
-                            labels = aspect_labels(aspects);
-                            let debaters: Vec<&agon_core::Persona> =
-                                personas.iter().filter(|p| p.is_debater()).collect();
-                            bar.set_length(expected_turns(&config, debaters.len(), aspects.len()));
-                            let cast: Vec<String> = debaters
-                                .iter()
-                                .map(|p| format!("{} ({})", p.name, p.contract))
-                                .collect();
-                            Some(format!("Personas: {}", cast.join("; ")))
+                            let debaters = personas.iter().filter(|p| p.is_debater()).count();
+                            bar.set_length(expected_turns(&config, debaters, aspects.len()));
                         }
-                        DebateEvent::AspectStarted { aspect, round } => Some(format!(
-                            "── aspect {round}: {} ──",
-                            labels
-                                .get(aspect)
-                                .map_or_else(|| aspect.to_string(), Clone::clone)
-                        )),
-                        DebateEvent::ClaimOpened { claim, text, .. } => {
-                            Some(format!("⚑ {claim} opened: {text}"))
-                        }
-                        DebateEvent::CruxCardAdded { card } => {
-                            Some(format!("◆ crux card {}: {}", card.id, card.question))
-                        }
-                        DebateEvent::ReflectionAdded { reflection } => {
-                            Some(format!("✎ reflection: {}", reflection.content))
-                        }
-                        DebateEvent::RoundRecorded { record } => {
-                            Some(format!("▣ round {} recorded", record.round))
-                        }
-                        DebateEvent::SummaryRecorded { summary }
-                            if summary.scope == agon_core::SummaryScope::Rolling =>
-                        {
-                            Some(format!(
-                                "≡ summary of messages 1–{}: {}",
-                                summary.span.end,
-                                agon_extract::truncate_chars(&summary.text, 160)
-                            ))
-                        }
-                        DebateEvent::DecisionRecorded { decision } => Some(format!(
-                            "✔ decision {} ({}): {}",
-                            decision.id, decision.topic, decision.outcome
-                        )),
-                        DebateEvent::ProposalRecorded {
-                            proposal, content, ..
-                        } => Some(format!("✚ proposal {proposal}: {content}")),
-                        DebateEvent::ProposalStatusChanged { proposal, status } => {
-                            Some(format!("  proposal {proposal} is now {status:?}").to_lowercase())
-                        }
-                        DebateEvent::StepFailed { step, reason, .. } => {
-                            Some(format!("⚠ {step} failed: {reason}"))
-                        }
-                        _ => None,
-                    };
+                        _ => {}
+                    }
+                    let notice = agon_view::live::notice(&board, &event);
                     if let Some(n) = notice
                         && !quiet
                     {

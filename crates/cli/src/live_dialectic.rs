@@ -104,6 +104,7 @@ fn heading(m: &DialogueMessage, names: &HashMap<String, String>, verbose: bool) 
 pub fn spawn(
     mut updates: DebateUpdates,
     config: &DebateConfig,
+    board: &agon_core::Blackboard,
     quiet: bool,
     verbose: bool,
     bars: MultiProgress,
@@ -121,6 +122,7 @@ pub fn spawn(
     main.enable_steady_tick(Duration::from_millis(200));
     let turn_style = ProgressStyle::with_template("  {spinner} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let mut board = board.clone();
     let (done, mut done_rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(async move {
         let mut phase = String::from("starting");
@@ -167,71 +169,33 @@ pub fn spawn(
                 }
                 DebateUpdate::Usage(u) => usage = crate::live::usage_line(&u),
                 DebateUpdate::Event { event, .. } => {
-                    let notice = match event.as_ref() {
-                        DebateEvent::MessageAppended { message } => {
-                            if let Some((bar, _)) = key_of(message).and_then(|k| turns.remove(&k)) {
-                                bar.finish_and_clear();
-                                bars.remove(&bar);
-                            }
-                            match &message.kind {
-                                MessageKind::ClarificationQuestion
-                                | MessageKind::ClarificationAnswer => None,
-                                MessageKind::Proposal if message.is_carried_proposal() => {
-                                    main.inc(1);
-                                    Some(format!(
-                                        "↳ {}'s proposal for round {} is its refinement of round {}",
-                                        names
-                                            .get(message.persona.as_str())
-                                            .map_or(message.persona.as_str(), String::as_str),
-                                        message.round,
-                                        message.round.saturating_sub(1)
-                                    ))
-                                }
-                                _ => {
-                                    main.inc(1);
-                                    if !quiet {
-                                        bars.suspend(|| {
-                                            println!(
-                                                "\n{}\n{}",
-                                                heading(message, &names, verbose),
-                                                message.content.trim()
-                                            )
-                                        });
-                                    }
-                                    None
+                    // The view's own blackboard: what every notice is read
+                    // against (a resumed debate's starts from the stored one).
+                    let _ = board.apply(&event);
+                    if let DebateEvent::MessageAppended { message } = event.as_ref() {
+                        if let Some((bar, _)) = key_of(message).and_then(|k| turns.remove(&k)) {
+                            bar.finish_and_clear();
+                            bars.remove(&bar);
+                        }
+                        match &message.kind {
+                            MessageKind::ClarificationQuestion
+                            | MessageKind::ClarificationAnswer => {}
+                            _ if message.is_carried_proposal() => main.inc(1),
+                            _ => {
+                                main.inc(1);
+                                if !quiet {
+                                    bars.suspend(|| {
+                                        println!(
+                                            "\n{}\n{}",
+                                            heading(message, &names, verbose),
+                                            message.content.trim()
+                                        )
+                                    });
                                 }
                             }
                         }
-                        DebateEvent::RoundStarted { round } => {
-                            Some(format!("\n── round {round} ──"))
-                        }
-                        DebateEvent::SummaryRecorded { summary } => Some(format!(
-                            "Σ {} summarized: {} → {} chars",
-                            match &summary.scope {
-                                agon_core::SummaryScope::Persona { persona } => names
-                                    .get(persona.as_str())
-                                    .cloned()
-                                    .unwrap_or_else(|| persona.to_string()),
-                                _ => "the judge".to_owned(),
-                            },
-                            summary.before_chars,
-                            summary.after_chars
-                        )),
-                        DebateEvent::SolutionRecorded { solution } => Some(format!(
-                            "✓ solution after round {} (confidence {})",
-                            solution.round,
-                            solution
-                                .confidence
-                                .map_or_else(|| "—".to_owned(), |c| c.to_string())
-                        )),
-                        DebateEvent::ClaimOpened { claim, text, .. } => {
-                            Some(format!("⚑ {claim} opened: {text}"))
-                        }
-                        DebateEvent::StepFailed { step, reason, .. } => {
-                            Some(format!("⚠ {step} failed: {reason}"))
-                        }
-                        _ => None,
-                    };
+                    }
+                    let notice = agon_view::live::notice(&board, &event);
                     if let Some(n) = notice
                         && !quiet
                     {

@@ -275,10 +275,10 @@ async fn run(
     let bars = indicatif::MultiProgress::new();
     let orch = orch.with_answerer(dialectic::answerer(view.answers.as_deref(), &bars)?);
     let models = build_models(config).await?;
+    let (board, _) = orch.store().load(id).await?;
     let display = if dialectic {
-        live_dialectic::spawn(orch.subscribe(), config, view.quiet, verbose, bars)
+        live_dialectic::spawn(orch.subscribe(), config, &board, view.quiet, verbose, bars)
     } else {
-        let (board, _) = orch.store().load(id).await?;
         live::spawn(orch.subscribe(), config, &board, view.quiet)
     };
     let outcome = orch.run(id, &models, control).await;

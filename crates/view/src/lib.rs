@@ -5,7 +5,8 @@
 //! the blackboard and the debate-quality metrics; the Markdown report, the
 //! JSON report, `show --metrics`, `agon debate --report` and dialectic's
 //! debate-state JSON ([`export::dialectic_state`]) all render from it, so
-//! a section added once shows everywhere.
+//! a section added once shows everywhere. A live view folds the events it
+//! receives into a blackboard and says what [`live::notice`] says of each.
 //!
 //! Which body a report has follows the protocol the debate recorded
 //! ([`agon_core::Blackboard::protocol`]), never a guess from its shape.
@@ -29,6 +30,7 @@
 //! ```
 
 pub mod export;
+pub mod live;
 mod memory_stats;
 pub mod metrics;
 pub mod report;
