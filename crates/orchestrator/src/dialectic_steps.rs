@@ -6,12 +6,11 @@ use std::time::Instant;
 use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic::{self, RoleKind};
 use agon_context::{ContextBudget, Phase};
-use agon_core::{
-    DebateEvent, DebateSummary, MessageSpan, PersonaId, Solution, StepId, SummaryScope,
-};
-use agon_extract::{ClarifyingQuestions, Payload, SolutionPayload, truncate_chars};
+use agon_core::{PersonaId, SummaryScope};
+use agon_extract::{ClarifyingQuestions, Payload, SolutionPayload};
 use agon_llm::ChatRequest;
-use agon_protocol::{SummaryJob, clarify, extract, step_failed};
+use agon_protocol::synthesis::{self, SummaryAnswer};
+use agon_protocol::{SummaryJob, clarify};
 
 use crate::answers::Question;
 use crate::error::OrchestratorError;
@@ -170,37 +169,18 @@ impl Interpreter {
             .with_temperature(temperature)
             .with_max_tokens(max_tokens.min(ctx.config.utterance_max_tokens().max(256)));
         let started = Instant::now();
-        let result = model.complete(request).await;
-        let now = chrono::Utc::now();
-        let event = match result {
-            Ok(response) if !response.content.trim().is_empty() => {
-                let text = truncate_chars(response.content.trim(), job.max_chars);
-                DebateEvent::SummaryRecorded {
-                    summary: DebateSummary {
-                        scope: job.scope.clone(),
-                        span: MessageSpan { start: 0, end },
-                        after_chars: text.chars().count(),
-                        text,
-                        before_chars,
-                        method: job.method.clone(),
-                        round: Some(job.round),
-                        temperature_centi: Some(
-                            (temperature * 100.0).round().clamp(0.0, 1000.0) as u16
-                        ),
-                        latency_ms: Some(started.elapsed().as_millis() as u64),
-                        tokens: Some(response.usage.input_tokens + response.usage.output_tokens),
-                        model: Some(response.model),
-                        time: now,
-                    },
-                }
-            }
-            Ok(_) => step_failed(
-                job.step_id(),
-                "the summary came back empty; the full history is used",
-                now,
-            ),
-            Err(e) => step_failed(job.step_id(), format!("{e}; the full history is used"), now),
-        };
+        let answer = model
+            .complete(request)
+            .await
+            .map(|response| SummaryAnswer {
+                text: response.content,
+                temperature,
+                latency_ms: started.elapsed().as_millis() as u64,
+                tokens: response.usage.input_tokens + response.usage.output_tokens,
+                model: response.model,
+            })
+            .map_err(|e| e.to_string());
+        let event = synthesis::summary_event(job, end, before_chars, answer, chrono::Utc::now());
         self.shared.append(vec![event]).await
     }
 
@@ -251,19 +231,9 @@ impl Interpreter {
                     SolutionPayload::json_schema(),
                 )
                 .await;
-            match extract(output, |p: SolutionPayload| p.validate()) {
-                Ok(valid) => {
-                    let notes = valid.notes().to_vec();
-                    let mut events = vec![valid.into_event(round, judge, chrono::Utc::now())];
-                    if !notes.is_empty() {
-                        events.push(DebateEvent::OutputRepaired {
-                            step: StepId::Solution(round),
-                            notes,
-                        });
-                    }
-                    return self.shared.append(events).await;
-                }
-                Err(e) => failures.push(e.to_string()),
+            match synthesis::solution_events(round, judge, output, chrono::Utc::now()) {
+                Ok(events) => return self.shared.append(events).await,
+                Err(reason) => failures.push(reason),
             }
         }
         let prompt = dialectic::synthesis(&persona, &context, false);
@@ -285,30 +255,13 @@ impl Interpreter {
                 what: format!("plain-text synthesis of round {round}"),
                 source: Box::new(source),
             })?;
-        let now = chrono::Utc::now();
-        let description = response.content.trim().to_owned();
-        let mut events = vec![step_failed(
-            StepId::Solution(round),
-            format!(
-                "the structured solution failed twice ({}); a plain-text synthesis replaces it",
-                failures.join("; ")
-            ),
-            now,
-        )];
-        if !description.is_empty() {
-            events.push(DebateEvent::SolutionRecorded {
-                solution: Solution {
-                    round,
-                    description,
-                    tradeoffs: Vec::new(),
-                    recommendations: Vec::new(),
-                    confidence: None,
-                    unfinished_requirements: Vec::new(),
-                    synthesized_by: judge.clone(),
-                    time: now,
-                },
-            });
-        } else {
+        let Some(events) = synthesis::plain_solution_events(
+            round,
+            judge,
+            &failures,
+            &response.content,
+            chrono::Utc::now(),
+        ) else {
             return Err(OrchestratorError::Provider {
                 debate: self.shared.debate.to_string(),
                 what: format!("synthesis of round {round}"),
@@ -317,7 +270,7 @@ impl Interpreter {
                     message: "the plain-text synthesis was empty".into(),
                 }),
             });
-        }
+        };
         self.shared.append(events).await
     }
 }

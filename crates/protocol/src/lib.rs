@@ -31,6 +31,7 @@ mod rules;
 mod start;
 mod step;
 mod structured;
+pub mod synthesis;
 pub mod trust_harvest;
 
 pub use deliberation::{

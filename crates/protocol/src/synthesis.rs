@@ -1,0 +1,204 @@
+//! Dialectic's summaries and the judge's solution (seed 004), turned from
+//! model answers into events: what is recorded, what is a warning, and
+//! when the plain-text synthesis replaces the structured one. The
+//! interpreter only makes the calls.
+
+use agon_core::{DebateEvent, DebateSummary, MessageSpan, PersonaId, Solution, StepId};
+use agon_extract::{SolutionPayload, truncate_chars};
+use chrono::{DateTime, Utc};
+
+use crate::extract::{ModelOutput, extract, step_failed};
+use crate::step::SummaryJob;
+
+/// A summary a model wrote, with the metadata of its call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryAnswer {
+    /// The text as the model wrote it.
+    pub text: String,
+    /// The temperature of the call.
+    pub temperature: f32,
+    /// How long the call took.
+    pub latency_ms: u64,
+    /// Input and output tokens of the call.
+    pub tokens: u64,
+    /// The model that answered.
+    pub model: String,
+}
+
+/// The event of a summary job: `summary_recorded` (the text trimmed and cut
+/// to the job's `max_chars`, spanning the transcript's first `end`
+/// messages), or a `summary` warning when the call failed or came back
+/// empty (the full history is then used).
+pub fn summary_event(
+    job: &SummaryJob,
+    end: usize,
+    before_chars: usize,
+    answer: Result<SummaryAnswer, String>,
+    time: DateTime<Utc>,
+) -> DebateEvent {
+    match answer {
+        Ok(a) if !a.text.trim().is_empty() => {
+            let text = truncate_chars(a.text.trim(), job.max_chars);
+            DebateEvent::SummaryRecorded {
+                summary: DebateSummary {
+                    scope: job.scope.clone(),
+                    span: MessageSpan { start: 0, end },
+                    after_chars: text.chars().count(),
+                    text,
+                    before_chars,
+                    method: job.method.clone(),
+                    round: Some(job.round),
+                    temperature_centi: Some(
+                        (a.temperature * 100.0).round().clamp(0.0, 1000.0) as u16
+                    ),
+                    latency_ms: Some(a.latency_ms),
+                    tokens: Some(a.tokens),
+                    model: Some(a.model),
+                    time,
+                },
+            }
+        }
+        Ok(_) => step_failed(
+            job.step_id(),
+            "the summary came back empty; the full history is used",
+            time,
+        ),
+        Err(reason) => step_failed(
+            job.step_id(),
+            format!("{reason}; the full history is used"),
+            time,
+        ),
+    }
+}
+
+/// The judge's structured solution after `round`, validated: its
+/// `solution_recorded` and the repairs validation made (`output_repaired`),
+/// or why it is unusable.
+pub fn solution_events(
+    round: u32,
+    judge: &PersonaId,
+    output: ModelOutput,
+    time: DateTime<Utc>,
+) -> Result<Vec<DebateEvent>, String> {
+    let valid = extract(output, |p: SolutionPayload| p.validate()).map_err(|e| e.to_string())?;
+    let notes = valid.notes().to_vec();
+    let mut events = vec![valid.into_event(round, judge, time)];
+    if !notes.is_empty() {
+        events.push(DebateEvent::OutputRepaired {
+            step: StepId::Solution(round),
+            notes,
+        });
+    }
+    Ok(events)
+}
+
+/// The events of a plain-text synthesis that replaces a structured
+/// solution which failed (`failures`, one reason per attempt): the
+/// `solution` warning and the solution; `None` when the text is empty.
+pub fn plain_solution_events(
+    round: u32,
+    judge: &PersonaId,
+    failures: &[String],
+    text: &str,
+    time: DateTime<Utc>,
+) -> Option<Vec<DebateEvent>> {
+    let description = text.trim();
+    if description.is_empty() {
+        return None;
+    }
+    Some(vec![
+        step_failed(
+            StepId::Solution(round),
+            format!(
+                "the structured solution failed twice ({}); a plain-text synthesis replaces it",
+                failures.join("; ")
+            ),
+            time,
+        ),
+        DebateEvent::SolutionRecorded {
+            solution: Solution {
+                round,
+                description: description.to_owned(),
+                tradeoffs: Vec::new(),
+                recommendations: Vec::new(),
+                confidence: None,
+                unfinished_requirements: Vec::new(),
+                synthesized_by: judge.clone(),
+                time,
+            },
+        },
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use agon_context::Phase;
+    use agon_core::SummaryScope;
+
+    use super::*;
+
+    fn job() -> SummaryJob {
+        SummaryJob {
+            persona: "arch".into(),
+            scope: SummaryScope::Persona {
+                persona: "arch".into(),
+            },
+            round: 2,
+            phase: Phase::PerspectiveSummary,
+            max_chars: 10,
+            method: "perspective".into(),
+            prompt: None,
+        }
+    }
+
+    #[test]
+    fn a_summary_is_cut_to_its_budget_and_a_blank_one_is_a_warning() {
+        let answer = |text: &str| SummaryAnswer {
+            text: text.into(),
+            temperature: 0.3,
+            latency_ms: 5,
+            tokens: 40,
+            model: "m".into(),
+        };
+        let DebateEvent::SummaryRecorded { summary } = summary_event(
+            &job(),
+            7,
+            900,
+            Ok(answer("  A very long perspective indeed.  ")),
+            DateTime::UNIX_EPOCH,
+        ) else {
+            panic!("recorded")
+        };
+        assert!(summary.text.chars().count() <= 10, "{}", summary.text);
+        assert_eq!((summary.span.end, summary.before_chars), (7, 900));
+        assert_eq!(summary.temperature_centi, Some(30));
+        for answer in [Ok(answer("   ")), Err("timed out".to_owned())] {
+            assert_eq!(
+                summary_event(&job(), 7, 900, answer, DateTime::UNIX_EPOCH).name(),
+                "step_failed"
+            );
+        }
+    }
+
+    #[test]
+    fn the_plain_text_synthesis_records_why_and_an_empty_one_nothing() {
+        let judge = PersonaId::new("judge");
+        let failures = vec!["no JSON".to_owned(), "no JSON again".to_owned()];
+        let events = plain_solution_events(
+            3,
+            &judge,
+            &failures,
+            " Use a token bucket. ",
+            DateTime::UNIX_EPOCH,
+        )
+        .unwrap();
+        let names: Vec<&str> = events.iter().map(DebateEvent::name).collect();
+        assert_eq!(names, ["step_failed", "solution_recorded"]);
+        assert!(plain_solution_events(3, &judge, &failures, "  ", DateTime::UNIX_EPOCH).is_none());
+        assert!(
+            solution_events(3, &judge, Ok(serde_json::json!({})), DateTime::UNIX_EPOCH).is_err()
+        );
+    }
+}
