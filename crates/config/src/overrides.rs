@@ -64,48 +64,41 @@ pub struct DeliberationOverrides {
     pub preset: Option<Preset>,
 }
 
+/// The names of the settings that are given.
+fn given(settings: &[(&'static str, bool)]) -> Vec<&'static str> {
+    settings
+        .iter()
+        .filter(|(_, is_given)| *is_given)
+        .map(|(name, _)| *name)
+        .collect()
+}
+
 impl StructuredOverrides {
     fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if self.aspects.is_some() {
-            given.push("aspects");
-        }
-        if self.minirounds.is_some() {
-            given.push("minirounds");
-        }
-        given
+        given(&[
+            ("aspects", self.aspects.is_some()),
+            ("minirounds", self.minirounds.is_some()),
+        ])
     }
 }
 
 impl DialecticOverrides {
     fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if self.agents.is_some() {
-            given.push("agents");
-        }
-        if self.rounds.is_some() {
-            given.push("rounds");
-        }
-        if self.clarify {
-            given.push("clarify");
-        }
-        given
+        given(&[
+            ("agents", self.agents.is_some()),
+            ("rounds", self.rounds.is_some()),
+            ("clarify", self.clarify),
+        ])
     }
 }
 
 impl DeliberationOverrides {
     fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if self.turns.is_some() {
-            given.push("turns");
-        }
-        if self.mode.is_some() {
-            given.push("mode");
-        }
-        if self.preset.is_some() {
-            given.push("preset");
-        }
-        given
+        given(&[
+            ("turns", self.turns.is_some()),
+            ("mode", self.mode.is_some()),
+            ("preset", self.preset.is_some()),
+        ])
     }
 }
 
@@ -135,7 +128,7 @@ impl DebateConfig {
         let structured = overrides.structured.given();
         let dialectic = overrides.dialectic.given();
         let deliberation = overrides.deliberation.given();
-        let personas: Vec<&'static str> = overrides.personas.iter().map(|_| "personas").collect();
+        let personas = given(&[("personas", overrides.personas.is_some())]);
         let wrong = match protocol {
             ProtocolKind::Structured => not_for(&[
                 (deliberation, "is for --protocol deliberation"),

@@ -70,6 +70,14 @@ string_id!(
     /// Identifies one message of the transcript.
     MessageId
 );
+
+impl MessageId {
+    /// The id of the transcript's `n`-th message (1-based): `msg-N`, the
+    /// one spelling every protocol gives a new message.
+    pub fn numbered(n: usize) -> Self {
+        Self::new(format!("msg-{n}"))
+    }
+}
 string_id!(
     /// Identifies a contested claim.
     ClaimId

@@ -49,7 +49,7 @@ pub fn clarification_events(
     let mut message = |persona: &PersonaId, kind, content: String, reply_to| {
         n += 1;
         DialogueMessage {
-            id: MessageId::new(format!("msg-{n}")),
+            id: MessageId::numbered(n),
             persona: persona.clone(),
             kind,
             aspect: None,

@@ -445,7 +445,7 @@ impl Dialectic {
                 .enumerate()
                 .map(|(i, r)| DebateEvent::MessageAppended {
                     message: DialogueMessage {
-                        id: agon_core::MessageId::new(format!("msg-{}", base + i + 1)),
+                        id: agon_core::MessageId::numbered(base + i + 1),
                         persona: r.persona.clone(),
                         kind: MessageKind::Proposal,
                         aspect: None,

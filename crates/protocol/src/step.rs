@@ -59,7 +59,7 @@ impl Speak {
         time: DateTime<Utc>,
     ) -> DialogueMessage {
         DialogueMessage {
-            id: MessageId::new(format!("msg-{}", board.messages().len() + 1)),
+            id: MessageId::numbered(board.messages().len() + 1),
             persona: self.persona.clone(),
             kind: self.kind.clone(),
             aspect: self.aspect.clone(),
