@@ -156,3 +156,23 @@ fn the_interpreter_reads_no_protocols_own_settings() {
     }
     assert!(checked > 10, "read the orchestrator's sources");
 }
+
+#[test]
+fn the_interpreter_never_names_a_protocol() {
+    // The interpreter runs steps, background jobs and turns whatever the
+    // protocol; what each is for lives in agon-protocol (its prompts and
+    // the conversion of its answers).
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/orchestrator/src");
+    for file in ["interpreter.rs", "applier.rs", "speak.rs"] {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        let lower = text.to_lowercase();
+        for name in [
+            "dialectic",
+            "deliberation",
+            "structured debate",
+            "structureddebate",
+        ] {
+            assert!(!lower.contains(name), "{file} mentions `{name}`");
+        }
+    }
+}

@@ -568,6 +568,22 @@ impl DebateConfig {
         }
     }
 
+    /// The personas that have a temperature of their own, with it.
+    pub fn persona_temperatures(&self) -> Vec<(PersonaId, f32)> {
+        match self.protocol {
+            ProtocolKind::Structured | ProtocolKind::Deliberation => Vec::new(),
+            ProtocolKind::Dialectic => {
+                let judge = PersonaId::new(self.dialectic.judge.resolved_id(true));
+                self.dialectic
+                    .enabled_agents()
+                    .map(|a| PersonaId::new(a.resolved_id(false)))
+                    .chain(std::iter::once(judge))
+                    .filter_map(|p| Some((p.clone(), self.persona_temperature(&p)?)))
+                    .collect()
+            }
+        }
+    }
+
     /// A persona's own temperature, if it has one.
     pub fn persona_temperature(&self, persona: &PersonaId) -> Option<f32> {
         match self.protocol {

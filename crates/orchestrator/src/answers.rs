@@ -4,23 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agon_core::PersonaId;
 use async_trait::async_trait;
 
-/// One clarifying question to answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Question {
-    /// The agent who asks.
-    pub agent: PersonaId,
-    /// Its display name.
-    pub agent_name: String,
-    /// Its role, if it has one.
-    pub role: Option<String>,
-    /// `q1`, `q2`, … within the agent's questions.
-    pub id: String,
-    /// The question.
-    pub text: String,
-}
+pub use agon_protocol::Question;
 
 /// Answers that cannot be used, naming where they came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

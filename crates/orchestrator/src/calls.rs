@@ -1,6 +1,7 @@
-//! What a run needs to call models: the configuration, the protocol, the
+//! What a run needs to call models: the protocol-neutral settings, the protocol, the
 //! models by role, the context assembler and budget, the vector memory.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,15 +10,47 @@ use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_core::PersonaId;
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
 use agon_memory::Memory;
-use agon_protocol::{ModelFailure, ModelOutput, Protocol};
+use agon_protocol::{Limits, ModelFailure, ModelOutput, Protocol};
 use tracing::Instrument;
 
 use crate::models::{Models, Role};
-use agon_config::DebateConfig;
+use agon_config::{DebateConfig, TemperatureConfig};
+
+/// The protocol-neutral settings a run's calls are made with (a
+/// protocol's own settings reach the interpreter only inside its steps).
+#[derive(Debug, Clone)]
+pub(crate) struct RunSettings {
+    /// Each role's temperature.
+    pub(crate) temperature: TemperatureConfig,
+    /// Personas with a temperature of their own.
+    pub(crate) persona_temperatures: HashMap<PersonaId, f32>,
+    /// The word limit stated to speakers.
+    pub(crate) utterance_words: u32,
+    /// Most tokens of utterances and of structured answers.
+    pub(crate) limits: Limits,
+    /// Whether recall reaches other debates' memories.
+    pub(crate) cross_debate: bool,
+}
+
+impl RunSettings {
+    /// The settings of `config`.
+    pub(crate) fn of(config: &DebateConfig) -> Self {
+        Self {
+            temperature: config.temperature,
+            persona_temperatures: config.persona_temperatures().into_iter().collect(),
+            utterance_words: config.utterance_words(),
+            limits: Limits {
+                utterance_max_tokens: config.utterance_max_tokens(),
+                structured_max_tokens: config.budget.structured_max_tokens,
+            },
+            cross_debate: config.memory.cross_debate,
+        }
+    }
+}
 
 /// The fixed parts of one run.
 pub(crate) struct RunCtx {
-    pub(crate) config: DebateConfig,
+    pub(crate) settings: RunSettings,
     pub(crate) protocol: Arc<dyn Protocol>,
     pub(crate) models: Models,
     pub(crate) assembler: Assembler<CachedCounter<TiktokenCounter>>,
@@ -36,7 +69,7 @@ pub(crate) struct RunCtx {
 impl RunCtx {
     /// The configured temperature of a role.
     pub(crate) fn temperature(&self, role: Role) -> f32 {
-        let t = &self.config.temperature;
+        let t = &self.settings.temperature;
         match role {
             Role::Debater => t.debater,
             Role::Extractor => t.extractor,
@@ -52,8 +85,46 @@ impl RunCtx {
     /// configuration gives it one).
     pub(crate) fn temperature_for(&self, role: Role, persona: Option<&PersonaId>) -> f32 {
         persona
-            .and_then(|p| self.config.persona_temperature(p))
+            .and_then(|p| self.settings.persona_temperatures.get(p).copied())
             .unwrap_or_else(|| self.temperature(role))
+    }
+
+    /// The run's limits on answers.
+    pub(crate) fn limits(&self) -> Limits {
+        self.settings.limits
+    }
+
+    /// A free-text call to the model of `role` (with `persona`'s own model
+    /// and temperature when it has them): the text and the call's
+    /// metadata, or the provider's error rendered.
+    pub(crate) async fn text_call(
+        &self,
+        role: Role,
+        persona: Option<&PersonaId>,
+        prompt: Prompt,
+        max_tokens: u32,
+    ) -> Result<agon_protocol::TextAnswer, ModelFailure> {
+        let model: Arc<dyn ChatModel> = self.models.get(role, persona);
+        let temperature = self.temperature_for(role, persona);
+        let request = ChatRequest::new(prompt.user)
+            .with_system(prompt.system)
+            .with_temperature(temperature)
+            .with_max_tokens(max_tokens);
+        let span =
+            tracing::debug_span!("model_call", role = role.as_str(), model = model.model_id());
+        let started = Instant::now();
+        model
+            .complete(request)
+            .instrument(span)
+            .await
+            .map(|response| agon_protocol::TextAnswer {
+                text: response.content,
+                temperature,
+                latency_ms: started.elapsed().as_millis() as u64,
+                tokens: response.usage.input_tokens + response.usage.output_tokens,
+                model: response.model,
+            })
+            .map_err(|e| ModelFailure::new(failure_kind(&e), e.to_string()))
     }
 
     /// A structured call to the model of `role`: the JSON value matching
@@ -82,7 +153,7 @@ impl RunCtx {
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
             .with_temperature(self.temperature_for(role, persona))
-            .with_max_tokens(self.config.budget.structured_max_tokens);
+            .with_max_tokens(self.settings.limits.structured_max_tokens);
         let span = tracing::debug_span!(
             "model_call",
             role = role.as_str(),

@@ -116,6 +116,16 @@ pub enum OrchestratorError {
         #[source]
         source: crate::answers::AnswerError,
     },
+    /// A step's answers cannot become events (a call the debate cannot do
+    /// without failed, or could not be made).
+    #[error("debate `{debate}`: {source}")]
+    Step {
+        /// The debate.
+        debate: String,
+        /// Why.
+        #[source]
+        source: agon_protocol::ConvertError,
+    },
     /// The protocol waits for background work but none is pending: a bug
     /// in the protocol's rules.
     #[error("debate `{debate}`: the protocol is waiting with nothing pending ({phase})")]
@@ -150,12 +160,17 @@ impl OrchestratorError {
             | Self::StoredConfig { .. }
             | Self::Answers { .. } => ErrorKind::Config,
             Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
+            Self::Step {
+                source: agon_protocol::ConvertError::Model { .. },
+                ..
+            } => ErrorKind::Provider,
             Self::Store(_) | Self::Log(_) | Self::Replay { .. } | Self::Background { .. } => {
                 ErrorKind::Store
             }
             Self::UnknownPersona { .. }
             | Self::RoomWithoutClaim { .. }
             | Self::Context { .. }
+            | Self::Step { .. }
             | Self::Stalled { .. } => ErrorKind::Internal,
         }
     }

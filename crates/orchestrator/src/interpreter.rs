@@ -6,21 +6,16 @@
 
 use std::sync::Arc;
 
-use agon_context::prompts;
-use agon_core::{ClaimId, CruxRoomId, DebateEvent, StepId};
-use agon_extract::{
-    AspectPlan, ConvergenceCheck, CruxCardPayload, Payload, PersonaCast, with_persona_names,
-};
+use agon_core::{DebateEvent, StepId};
 use agon_protocol::{
-    AspectSource, Deadline, Finish, ModelOutput, Next, Progress, Speak, Start, Step,
-    aspects_from_output, cast_from_output, crux, start_event,
+    Answer, AnswerForm, Answers, Ask, BudgetNeed, ConvertError, Deadline, Finish, Next, Progress,
+    Request, Speak, Step, TrustRead,
 };
 use tracing::Instrument;
 
 use crate::calls::RunCtx;
 use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
-use crate::models::Role;
 use crate::shared::Shared;
 use crate::speak::{Speaker, Spoken};
 use crate::update::DebateUpdate;
@@ -138,45 +133,6 @@ impl Interpreter {
         }
     }
 
-    /// Draws the round's devil's advocate from the trust memory and records
-    /// it; when the trust memory cannot be read, everyone counts as new (a
-    /// `trust_memory` warning), and the draw still happens.
-    async fn choose_devils_advocate(
-        &self,
-        round: u32,
-        candidates: &[agon_core::PersonaId],
-    ) -> Result<(), OrchestratorError> {
-        let names: Vec<(agon_core::PersonaId, String)> = self
-            .shared
-            .read(|bb| {
-                candidates
-                    .iter()
-                    .map(|p| (p.clone(), bb.persona_name(p).to_owned()))
-                    .collect()
-            })
-            .await;
-        let mut events = Vec::new();
-        // `None` only without candidates, which the protocols never ask for.
-        let chosen = match self
-            .ctx
-            .trust
-            .devils_advocate(&self.shared.debate, round, &names)
-            .await
-        {
-            Ok(event) => event,
-            Err(e) => {
-                events.push(agon_protocol::step_failed(
-                    StepId::TrustMemory,
-                    format!("devil's advocate of round {round} drawn without trust scores: {e}"),
-                    chrono::Utc::now(),
-                ));
-                crate::trust::draw(&self.shared.debate, round, &names, &[])
-            }
-        };
-        events.extend(chosen);
-        self.shared.append(events).await
-    }
-
     /// Records once per debate that memory could not be set up.
     async fn note_memory_unavailable(&self) -> Result<(), OrchestratorError> {
         let Some(reason) = &self.ctx.memory_unavailable else {
@@ -198,76 +154,191 @@ impl Interpreter {
             .await
     }
 
+    /// Runs a step, and the steps its answers lead to (a crux card after
+    /// a convergence, the person's answers after the agents' questions).
     async fn execute(&self, step: Step) -> Result<Flow, OrchestratorError> {
-        let span =
-            tracing::info_span!("step", debate = %self.shared.debate, step = step_label(&step));
+        let span = tracing::info_span!("step", debate = %self.shared.debate, step = step.label());
         async {
-            match step {
-                Step::Start(start) => self.start(&start).await.map(|()| Flow::Continue),
-                Step::Speak(speak) => self.speak(&speak).await,
-                Step::Parallel { turns, deadline } => {
-                    let deadline = deadline.and_then(|d| self.deadline(d));
-                    Ok(Flow::after(
-                        self.speaker().speak_all(&turns, deadline).await?,
-                    ))
-                }
-                Step::Clarify {
-                    agents,
-                    max_questions,
-                } => self
-                    .clarify(&agents, max_questions)
-                    .await
-                    .map(|()| Flow::Continue),
-                Step::Summarize(jobs) => self.summarize(&jobs).await.map(|()| Flow::Continue),
-                Step::Judge { judge, round } => {
-                    self.judge(&judge, round).await.map(|()| Flow::Continue)
-                }
-                Step::Record { events, .. } => {
-                    self.shared.append(events).await?;
-                    Ok(Flow::Continue)
-                }
-                Step::CheckConvergence {
-                    claim,
-                    room,
-                    otherwise,
-                } => {
-                    if self.converged(&room).await? {
-                        self.crux_card(&claim, &room).await?;
-                        Ok(Flow::Continue)
-                    } else if self.stop_requested() {
-                        Ok(Flow::Stopped)
-                    } else {
-                        self.speak(&otherwise).await
+            let mut step = step;
+            loop {
+                let then = match step {
+                    Step::Speak(speak) => return self.speak(&speak).await,
+                    Step::Parallel { turns, deadline } => {
+                        let deadline = deadline.and_then(|d| self.deadline(d));
+                        return Ok(Flow::after(
+                            self.speaker().speak_all(&turns, deadline).await?,
+                        ));
                     }
-                }
-                Step::CruxCard { claim, room } => {
-                    self.crux_card(&claim, &room).await?;
-                    Ok(Flow::Continue)
-                }
-                Step::ChooseDevilsAdvocate { round, candidates } => {
-                    self.choose_devils_advocate(round, &candidates).await?;
-                    Ok(Flow::Continue)
-                }
-                Step::Listen {
-                    turn,
-                    agents,
-                    budget_tokens,
-                } => {
-                    self.listen(turn, &agents, budget_tokens).await?;
-                    Ok(Flow::Continue)
-                }
-                Step::RollingSummary { fold, max_tokens } => {
-                    self.rolling_summary(fold, max_tokens).await?;
-                    Ok(Flow::Continue)
-                }
-                Step::Finish(finish) => {
-                    self.finish(finish).await?;
-                    Ok(Flow::Continue)
+                    Step::Record { events, .. } => {
+                        self.shared.append(events).await?;
+                        return Ok(Flow::Continue);
+                    }
+                    Step::Finish(finish) => {
+                        self.finish(finish).await?;
+                        return Ok(Flow::Continue);
+                    }
+                    Step::Ask(ref ask) => {
+                        let answers = Answers::Models(self.ask_models(ask).await);
+                        self.settle(&step, answers).await?
+                    }
+                    Step::AskHuman(ref human) => {
+                        let answers = self.ask_human(&human.questions).await?;
+                        self.settle(&step, Answers::Human(answers)).await?
+                    }
+                    Step::ReadTrust(ref read) => {
+                        let memories = self.read_trust(read).await;
+                        self.settle(&step, Answers::Trust(memories)).await?
+                    }
+                };
+                match then {
+                    None => return Ok(Flow::Continue),
+                    Some(next) if next.is_stoppable() && self.stop_requested() => {
+                        return Ok(Flow::Stopped);
+                    }
+                    Some(next) => step = next,
                 }
             }
         }
         .instrument(span)
         .await
+    }
+
+    /// Has the protocol turn the answers to `step` into events, appends
+    /// them, and returns the step that follows, if any.
+    async fn settle(
+        &self,
+        step: &Step,
+        answers: Answers,
+    ) -> Result<Option<Step>, OrchestratorError> {
+        let converted = self
+            .shared
+            .append_with(|bb| {
+                match self.ctx.protocol.convert(
+                    bb,
+                    &self.shared.debate,
+                    step,
+                    answers,
+                    chrono::Utc::now(),
+                ) {
+                    Ok(outcome) => (outcome.events, Ok(outcome.then)),
+                    Err(e) => (Vec::new(), Err(e)),
+                }
+            })
+            .await?;
+        converted.map_err(|e| self.step_error(e))
+    }
+
+    fn step_error(&self, e: ConvertError) -> OrchestratorError {
+        let debate = self.debate();
+        match e {
+            ConvertError::AspectPlan(reason) => OrchestratorError::AspectPlan { debate, reason },
+            ConvertError::RoomWithoutClaim(room) => OrchestratorError::RoomWithoutClaim {
+                debate,
+                room: room.to_string(),
+            },
+            source => OrchestratorError::Step { debate, source },
+        }
+    }
+
+    /// Makes the calls of `ask` concurrently: each call's context is
+    /// assembled and its prompt rendered from the blackboard as it is.
+    async fn ask_models(&self, ask: &Ask) -> Vec<Answer> {
+        let ctx = &self.ctx;
+        let calls = ask.calls();
+        let asks = calls.iter().enumerate().map(|(i, call)| async move {
+            let request = self
+                .shared
+                .read(|bb| {
+                    let context = match &call.context {
+                        None => None,
+                        Some(need) => {
+                            let budget = match need.budget {
+                                BudgetNeed::Double => {
+                                    agon_context::ContextBudget::new(ctx.budget.total() * 2)
+                                        .unwrap_or(ctx.budget)
+                                }
+                                BudgetNeed::Tokens(n) => {
+                                    agon_context::ContextBudget::new(n).unwrap_or(ctx.budget)
+                                }
+                            };
+                            let assembled = ctx.assembler.assemble(
+                                bb,
+                                need.persona.as_str(),
+                                &need.phase,
+                                budget,
+                                &Default::default(),
+                            );
+                            match assembled {
+                                Ok(c) => Some(c.text),
+                                Err(e) => return Err(e.to_string()),
+                            }
+                        }
+                    };
+                    ctx.protocol
+                        .request(bb, ask, i, context.as_deref(), ctx.limits())
+                })
+                .await;
+            match request {
+                Err(reason) => Answer::NotAsked(reason),
+                Ok(Request {
+                    prompt,
+                    answer: AnswerForm::Json { name, schema },
+                }) => Answer::Json(
+                    ctx.structured_call_as(call.role, call.persona.as_ref(), prompt, name, schema)
+                        .await,
+                ),
+                Ok(Request {
+                    prompt,
+                    answer: AnswerForm::Text { max_tokens },
+                }) => Answer::Text(
+                    ctx.text_call(call.role, call.persona.as_ref(), prompt, max_tokens)
+                        .await,
+                ),
+            }
+        });
+        futures::future::join_all(asks).await
+    }
+
+    /// The person's answers (none asked: none given; no person at hand:
+    /// every answer "NA").
+    async fn ask_human(
+        &self,
+        questions: &[agon_protocol::Question],
+    ) -> Result<Vec<String>, OrchestratorError> {
+        match (&self.ctx.answerer, questions.is_empty()) {
+            (_, true) => Ok(Vec::new()),
+            (Some(answerer), false) => {
+                answerer
+                    .answer(questions)
+                    .await
+                    .map_err(|e| OrchestratorError::Answers {
+                        debate: self.debate(),
+                        source: e,
+                    })
+            }
+            (None, false) => Ok(vec![String::new(); questions.len()]),
+        }
+    }
+
+    /// The trust memories of the agents `read` names, by their names.
+    async fn read_trust(
+        &self,
+        read: &TrustRead,
+    ) -> Result<Vec<Option<agon_core::trust::AgentMemory>>, String> {
+        let names: Vec<String> = self
+            .shared
+            .read(|bb| {
+                read.agents()
+                    .iter()
+                    .map(|p| bb.persona_name(p).to_owned())
+                    .collect()
+            })
+            .await;
+        let mut known = Vec::with_capacity(names.len());
+        for name in &names {
+            known.push(self.ctx.trust.get(name).await.map_err(|e| e.to_string())?);
+        }
+        Ok(known)
     }
 
     /// When a group under `deadline` must be done: its clock starts when
@@ -298,124 +369,6 @@ impl Interpreter {
         Ok(Flow::after(self.speaker().speak(speak).await?))
     }
 
-    /// Plans the aspects if asked to, then records `debate_started`.
-    async fn start(&self, start: &Start) -> Result<(), OrchestratorError> {
-        let (planned, mut after) = match start.aspects {
-            AspectSource::Configured(_) => (None, Vec::new()),
-            AspectSource::Planned { count } => {
-                let output = self
-                    .ctx
-                    .structured_call(
-                        Role::Judge,
-                        prompts::aspect_plan(&start.topic.question, count),
-                        AspectPlan::NAME,
-                        AspectPlan::json_schema(),
-                    )
-                    .await;
-                let (aspects, repaired) = aspects_from_output(count, output).map_err(|e| {
-                    OrchestratorError::AspectPlan {
-                        debate: self.debate(),
-                        reason: e.to_string(),
-                    }
-                })?;
-                (Some(aspects), repaired)
-            }
-        };
-        let (cast, cast_after) = match start.cast {
-            None => (None, Vec::new()),
-            Some(count) => {
-                let output = self
-                    .ctx
-                    .structured_call(
-                        Role::Judge,
-                        prompts::persona_cast(
-                            &start.topic.question,
-                            start.topic.context.as_deref(),
-                            count,
-                        ),
-                        PersonaCast::NAME,
-                        PersonaCast::json_schema(),
-                    )
-                    .await;
-                cast_from_output(start, output, chrono::Utc::now())
-            }
-        };
-        let event = start_event(
-            &self.shared.debate,
-            start,
-            planned,
-            cast,
-            chrono::Utc::now(),
-            self.ctx.protocol.kind(),
-        );
-        after.extend(cast_after);
-        let mut events = vec![event];
-        events.extend(after);
-        self.shared.append(events).await
-    }
-
-    /// Asks the crux model whether the room's parties converged; a failed
-    /// check is recorded and counts as "not converged".
-    async fn converged(&self, room: &CruxRoomId) -> Result<bool, OrchestratorError> {
-        let Some(prompt) = self.shared.read(|bb| prompts::convergence(bb, room)).await else {
-            return Ok(false);
-        };
-        let output = self
-            .ctx
-            .structured_call(
-                Role::Crux,
-                prompt,
-                ConvergenceCheck::NAME,
-                ConvergenceCheck::json_schema(),
-            )
-            .await;
-        let found = crux::convergence(room, output, chrono::Utc::now());
-        if let Some(failure) = found.failure {
-            self.shared.append(vec![failure]).await?;
-        }
-        Ok(found.converged)
-    }
-
-    /// Writes the room's crux card (or records its failure and abandons
-    /// the claim).
-    async fn crux_card(&self, claim: &ClaimId, room: &CruxRoomId) -> Result<(), OrchestratorError> {
-        let built = self
-            .shared
-            .read(|bb| {
-                let prompt = prompts::crux_card(bb, room)?;
-                let parties: Vec<String> = bb
-                    .claim(claim)
-                    .map(|c| {
-                        c.personas
-                            .iter()
-                            .map(|p| bb.persona_name(p).to_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Some((prompt, parties))
-            })
-            .await;
-        let Some((prompt, parties)) = built else {
-            return Err(OrchestratorError::RoomWithoutClaim {
-                debate: self.debate(),
-                room: room.to_string(),
-            });
-        };
-        let schema = with_persona_names(&CruxCardPayload::json_schema(), &parties);
-        let output: ModelOutput = self
-            .ctx
-            .structured_call(Role::Crux, prompt, CruxCardPayload::NAME, schema)
-            .await;
-        self.shared
-            .append_with(|bb| {
-                (
-                    crux::card_events(bb, claim, room, output, chrono::Utc::now()),
-                    (),
-                )
-            })
-            .await
-    }
-
     /// Stores the harvested memories, records the run's usage, the debate
     /// in its agents' trust memory and `debate_finished`.
     async fn finish(&self, finish: Finish) -> Result<(), OrchestratorError> {
@@ -427,32 +380,5 @@ impl Interpreter {
                 time: chrono::Utc::now(),
             }])
             .await
-    }
-}
-
-/// A short name of a step for spans.
-fn step_label(step: &Step) -> String {
-    match step {
-        Step::Start(_) => "start".into(),
-        Step::Speak(speak) => speak.key.to_string(),
-        Step::Parallel { turns, .. } => format!("{} turns in parallel", turns.len()),
-        Step::Record { label, .. } => label.clone(),
-        Step::CheckConvergence { room, .. } => format!("convergence check {room}"),
-        Step::CruxCard { room, .. } => format!("crux card {room}"),
-        Step::Clarify { agents, .. } => format!("clarifying questions of {} agents", agents.len()),
-        Step::Summarize(jobs) => format!("{} summaries", jobs.len()),
-        Step::Judge { round, .. } => format!("solution after round {round}"),
-        Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
-        Step::Listen { turn, agents, .. } => {
-            format!("{} agents listening before turn {turn}", agents.len())
-        }
-        Step::RollingSummary { fold, .. } => {
-            format!(
-                "rolling summary of messages {}–{}",
-                fold.start + 1,
-                fold.end
-            )
-        }
-        Step::Finish(_) => "finish".into(),
     }
 }

@@ -19,8 +19,6 @@ mod answers;
 mod applier;
 mod calls;
 mod control;
-mod deliberation_steps;
-mod dialectic_steps;
 mod error;
 mod interpreter;
 mod lease;

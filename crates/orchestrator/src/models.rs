@@ -11,57 +11,8 @@ use agon_llm::{
 
 use agon_config::{DebateConfig, parse_chain};
 
-/// What a model call is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    /// Debaters' utterances (openings, takes, crux turns, closings).
-    Debater,
-    /// Position extraction (and the combined disagreement judgement).
-    Extractor,
-    /// Separate disagreement detection.
-    Detector,
-    /// Round records and reflections.
-    Reflector,
-    /// Crux convergence checks and cards.
-    Crux,
-    /// Aspect decomposition and synthesis.
-    Judge,
-    /// A listening agent's "should I respond?" (deliberation, seed 002):
-    /// the cheap model (default: the extractor's).
-    Evaluator,
-}
-
-impl Role {
-    /// Every role.
-    pub const ALL: [Role; 7] = [
-        Role::Debater,
-        Role::Extractor,
-        Role::Detector,
-        Role::Reflector,
-        Role::Crux,
-        Role::Judge,
-        Role::Evaluator,
-    ];
-
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debater => "debater",
-            Self::Extractor => "extractor",
-            Self::Detector => "detector",
-            Self::Reflector => "reflector",
-            Self::Crux => "crux",
-            Self::Judge => "judge",
-            Self::Evaluator => "evaluator",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// What a model call is for (the protocols name the role of each call).
+pub use agon_protocol::ModelRole as Role;
 
 /// The models of one debate: one per role, optional per-persona debater
 /// models, every call metered into one ledger (scope: the role and the

@@ -14,7 +14,7 @@ use agon_store::{DebateLog, EventStore, NewDebate, RunStatus, SnapshotPolicy};
 use tokio::sync::{broadcast, mpsc};
 use tracing::Instrument;
 
-use crate::calls::RunCtx;
+use crate::calls::{RunCtx, RunSettings};
 pub use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
 use crate::interpreter::Interpreter;
@@ -216,7 +216,7 @@ impl Orchestrator {
             .flatten();
         let ctx = Arc::new(RunCtx {
             protocol,
-            config,
+            settings: RunSettings::of(&config),
             models: models.clone(),
             assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),
             budget,

@@ -96,7 +96,7 @@ impl Speaker<'_> {
             &self.shared.debate,
             &speak.persona,
             &query,
-            self.ctx.config.memory.cross_debate,
+            self.ctx.settings.cross_debate,
         )
         .await
         {
@@ -119,7 +119,7 @@ impl Speaker<'_> {
     async fn prompt_for(&self, speak: &Speak) -> Result<Prompt, OrchestratorError> {
         let extras = self.memories_for(speak).await?;
         let ctx = self.ctx;
-        let words = ctx.config.utterance_words();
+        let words = ctx.settings.utterance_words;
         self.shared
             .read(|bb| {
                 let persona = bb.persona(&speak.persona).ok_or_else(|| {
@@ -132,7 +132,7 @@ impl Speaker<'_> {
                 if speak.voice == Voice::Judge {
                     let brief = prompts::judge_brief(bb, ctx.budget.total() * 4);
                     return Ok(Prompt {
-                        system: prompts::judge_system(bb, words.max(150)),
+                        system: speak.voice.system_prompt(bb, persona, words),
                         user: format!("{brief}\n\n{instruction}"),
                     });
                 }
@@ -149,10 +149,7 @@ impl Speaker<'_> {
                     }
                     None => String::new(),
                 };
-                let system = match speak.voice {
-                    Voice::Agent => prompts::dialectic::agent_system(bb, persona, words),
-                    _ => prompts::persona_system(bb, persona, words),
-                };
+                let system = speak.voice.system_prompt(bb, persona, words);
                 Ok(Prompt {
                     system,
                     user: if context.is_empty() {
@@ -241,7 +238,7 @@ impl Speaker<'_> {
             ChatRequest::new(user)
                 .with_system(prompt.system.clone())
                 .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
-                .with_max_tokens(self.ctx.config.utterance_max_tokens())
+                .with_max_tokens(self.ctx.settings.limits.utterance_max_tokens)
         };
         let mut user = prompt.user.clone();
         let mut discarded: Vec<String> = Vec::new();
@@ -359,7 +356,7 @@ impl Speaker<'_> {
                         message.meta = Some(meta);
                         let id = message.id.clone();
                         // What the protocol derives from the message by its
-                        // own rules (deliberation patterns) goes in the same batch.
+                        // own rules (its detection patterns) goes in the same batch.
                         let derived = self.ctx.protocol.message_events(bb, &message);
                         let mut events = vec![agon_core::DebateEvent::MessageAppended { message }];
                         events.extend(derived);

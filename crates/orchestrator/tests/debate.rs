@@ -521,7 +521,7 @@ impl agon_protocol::Protocol for RoundTable {
     fn plan(&self, board: &agon_core::Blackboard) -> agon_protocol::Plan {
         use agon_protocol::{Next, Speak, Step, Voice};
         let next = if board.topic().is_none() {
-            Next::step(Step::Start(self.start.clone()))
+            Next::step(Step::start(self.start.clone()))
         } else if board.status() == agon_core::DebateStatus::Finished {
             Next::Finished
         } else if board.messages().is_empty() {

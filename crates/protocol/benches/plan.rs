@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use agon_context::rolling::RollingSummaryPolicy;
 use agon_core::{Blackboard, DebateEvent, DebateSummary, Persona, SummaryScope, Topic};
 use agon_protocol::{
-    AspectSource, Deliberation, DeliberationRules, Next, Patterns, Protocol, Start, Step,
+    Ask, AspectSource, Deliberation, DeliberationRules, Next, Patterns, Protocol, Start, Step,
     StopRules, TurnMode, start_event,
 };
 use chrono::DateTime;
@@ -68,7 +68,7 @@ fn main() {
             Next::Finished => break,
             Next::Wait => panic!("nothing runs in the background here"),
             Next::Step(step) => match *step {
-                Step::Start(start) => vec![start_event(
+                Step::Ask(Ask::Start(start)) => vec![start_event(
                     &"d-bench".into(),
                     &start,
                     None,
@@ -93,7 +93,7 @@ fn main() {
                     events.extend(derived);
                     events
                 }
-                Step::RollingSummary { fold, .. } => vec![DebateEvent::SummaryRecorded {
+                Step::Ask(Ask::RollingSummary { fold, .. }) => vec![DebateEvent::SummaryRecorded {
                     summary: DebateSummary {
                         scope: SummaryScope::Rolling,
                         span: fold,

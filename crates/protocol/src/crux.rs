@@ -17,6 +17,7 @@ use agon_core::{
 use agon_extract::{ConvergenceCheck, CruxCardPayload, ExtractionContext};
 use chrono::{DateTime, Utc};
 
+use crate::ask::Ask;
 use crate::extract::{Converted, ModelOutput, extract, step_failed};
 use crate::rules::CruxRules;
 use crate::step::{Speak, Step, Voice};
@@ -129,18 +130,18 @@ pub fn rooms(
 /// turn, a convergence check before a turn, or the crux card.
 pub fn room_step(board: &Blackboard, claim: &ClaimId, room: &CruxRoomId, rules: CruxRules) -> Step {
     let Some(live) = board.claim(claim) else {
-        return Step::CruxCard {
+        return Step::Ask(Ask::CruxCard {
             claim: claim.clone(),
             room: room.clone(),
-        };
+        });
     };
     let total = 2 + rules.max_turns;
     let taken = turns_taken(board, room);
     if taken >= total {
-        return Step::CruxCard {
+        return Step::Ask(Ask::CruxCard {
             claim: claim.clone(),
             room: room.clone(),
-        };
+        });
     }
     let persona = live.personas[(taken % 2) as usize].clone();
     let key = TurnKey::Crux {
@@ -179,11 +180,11 @@ pub fn room_step(board: &Blackboard, claim: &ClaimId, room: &CruxRoomId, rules: 
     };
     let exchanged = taken.saturating_sub(2);
     if exchanged > 0 && rules.check_every > 0 && exchanged.is_multiple_of(rules.check_every) {
-        Step::CheckConvergence {
+        Step::Ask(Ask::Convergence {
             claim: claim.clone(),
             room: room.clone(),
             otherwise: speak,
-        }
+        })
     } else {
         Step::Speak(speak)
     }

@@ -43,6 +43,7 @@ use agon_core::{
     StepId, SummaryScope, TurnKey,
 };
 
+use crate::ask::{Ask, TrustRead};
 use crate::rules::DetectionRules;
 use crate::step::{
     AnalysisMode, Background, Finish, Next, Plan, Progress, Protocol, Speak, Start, Step,
@@ -417,7 +418,7 @@ impl Dialectic {
             progress.phase = "summaries".into();
             let jobs = self.summaries(board, agents, round);
             if !jobs.is_empty() {
-                return Next::step(Step::Summarize(jobs));
+                return Next::step(Step::Ask(Ask::Summaries(jobs)));
             }
         }
         // 2. Proposals.
@@ -492,10 +493,10 @@ impl Dialectic {
             && !critiquing
             && board.devils_advocate(round).is_none()
         {
-            return Next::step(Step::ChooseDevilsAdvocate {
+            return Next::step(Step::ReadTrust(TrustRead::DevilsAdvocate {
                 round,
                 candidates: agents.to_vec(),
-            });
+            }));
         }
         if !critiques.is_empty() {
             return Next::step(self.parallel(round, critiques));
@@ -521,17 +522,18 @@ impl Dialectic {
         if judged {
             progress.phase = "synthesis".into();
             if let Some(job) = self.judge_summary(board, round) {
-                return Next::step(Step::Summarize(vec![job]));
+                return Next::step(Step::Ask(Ask::Summaries(vec![job])));
             }
             if !idle {
                 return Next::Wait;
             }
             let solution = board.solutions().iter().find(|s| s.round == round);
             let Some(solution) = solution else {
-                return Next::step(Step::Judge {
+                return Next::step(Step::Ask(Ask::Solution {
                     judge: self.rules.judge.clone(),
                     round,
-                });
+                    failures: Vec::new(),
+                }));
             };
             let converged = match self.rules.termination {
                 Termination::Convergence { threshold } => {
@@ -682,17 +684,17 @@ impl Protocol for Dialectic {
         };
         let next = if board.topic().is_none() {
             progress.phase = "starting".into();
-            Next::step(Step::Start(self.rules.start.clone()))
+            Next::step(Step::start(self.rules.start.clone()))
         } else if board.status() == DebateStatus::Finished {
             Next::Finished
         } else {
             match (board.current_round(), self.rules.clarify) {
                 (0, Some(max_questions)) => {
                     progress.phase = "clarifications".into();
-                    Next::step(Step::Clarify {
+                    Next::step(Step::Ask(Ask::Clarify {
                         agents,
                         max_questions,
-                    })
+                    }))
                 }
                 (0, None) => Next::step(Step::Record {
                     label: "round 1".into(),

@@ -21,7 +21,9 @@
 //! This crate knows nothing of HTTP, SQL, async runtimes, files or the
 //! clock: times are passed in.
 
+pub mod ask;
 pub mod background;
+pub mod background_job;
 pub mod clarify;
 pub mod crux;
 pub mod deliberation;
@@ -34,6 +36,10 @@ mod structured;
 pub mod synthesis;
 pub mod trust_harvest;
 
+pub use ask::{
+    Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, ConvertError, HumanAsk,
+    Limits, ModelRole, Outcome, Question, Request, TextAnswer, TrustRead,
+};
 pub use deliberation::{
     Deliberation, DeliberationRules, DetectionSource, PatternError, Patterns, StopReason,
     StopRules, TurnMode, pick_volunteer,

@@ -10,8 +10,8 @@
 use agon_context::Phase;
 use agon_context::prompts::Utterance;
 use agon_core::{
-    AspectId, Blackboard, ClaimId, CruxRoomId, DebateAspect, DebateEvent, DialogueMessage,
-    MessageId, MessageKind, Persona, PersonaId, Topic, TurnKey,
+    AspectId, Blackboard, CruxRoomId, DebateAspect, DebateEvent, DialogueMessage, MessageId,
+    MessageKind, Persona, PersonaId, Topic, TurnKey,
 };
 use chrono::{DateTime, Utc};
 
@@ -24,6 +24,18 @@ pub enum Voice {
     Judge,
     /// A dialectic agent: its role brief is its system prompt.
     Agent,
+}
+
+impl Voice {
+    /// The system prompt of `persona` speaking in this voice, with answers
+    /// of about `words` words (the judge's at least 150).
+    pub fn system_prompt(self, board: &Blackboard, persona: &Persona, words: u32) -> String {
+        match self {
+            Self::Debater => agon_context::prompts::persona_system(board, persona, words),
+            Self::Judge => agon_context::prompts::judge_system(board, words.max(150)),
+            Self::Agent => agon_context::prompts::dialectic::agent_system(board, persona, words),
+        }
+    }
 }
 
 /// One utterance: who speaks, in which phase, as which kind of message.
@@ -104,8 +116,6 @@ pub struct Start {
 /// A step on the critical path: the interpreter runs one at a time, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    /// Record `debate_started` (after planning the aspects, if asked to).
-    Start(Start),
     /// Generate one utterance and append it.
     Speak(Speak),
     /// Generate several utterances concurrently, each from the blackboard
@@ -125,74 +135,13 @@ pub enum Step {
         /// The events.
         events: Vec<DebateEvent>,
     },
-    /// Ask the crux model whether the room's parties converged: if they
-    /// did, write the card; otherwise take `otherwise`.
-    CheckConvergence {
-        /// The claim disputed.
-        claim: ClaimId,
-        /// The room.
-        room: CruxRoomId,
-        /// The turn to take when they did not converge.
-        otherwise: Speak,
-    },
-    /// Ask the crux model for the room's crux card and close the claim.
-    CruxCard {
-        /// The claim disputed.
-        claim: ClaimId,
-        /// The room.
-        room: CruxRoomId,
-    },
-    /// Ask each agent for clarifying questions (concurrently), collect the
-    /// user's answers, and append the questions, the answers and the
-    /// `round_started` of round 1 in one batch (so the phase is never run
-    /// twice, even when nobody asked anything).
-    Clarify {
-        /// Who asks, in order.
-        agents: Vec<PersonaId>,
-        /// Most questions per agent.
-        max_questions: usize,
-    },
-    /// Write summaries concurrently; each appends its `summary_recorded`,
-    /// or a `step_failed` warning (the full history is used instead).
-    Summarize(Vec<SummaryJob>),
-    /// The judge synthesizes the solution after `round`: a structured
-    /// solution, retried once, else a plain-text one and a warning.
-    Judge {
-        /// The judge.
-        judge: PersonaId,
-        /// The round synthesized.
-        round: u32,
-    },
-    /// Draw the round's devil's advocate from the trust memory (seed 003:
-    /// trust-weighted, without low-trust agents or agents on probation)
-    /// and record `devils_advocate_chosen`.
-    ChooseDevilsAdvocate {
-        /// The round.
-        round: u32,
-        /// Who may be chosen.
-        candidates: Vec<PersonaId>,
-    },
-    /// Ask each agent (concurrently, with the evaluation model) whether it
-    /// wants to speak at deliberation turn `turn`, from the brief context,
-    /// and record their answers as `speakers_evaluated` (a failed answer is
-    /// a decline and a `listen` warning).
-    Listen {
-        /// The turn.
-        turn: u32,
-        /// Who is asked, in order.
-        agents: Vec<PersonaId>,
-        /// Tokens of each agent's brief context.
-        budget_tokens: usize,
-    },
-    /// Fold the messages of `fold` into the rolling summary (seed 001) and
-    /// record it as `summary_recorded` with `fold` as its span, or record a
-    /// `rolling_summary` warning.
-    RollingSummary {
-        /// The messages to fold (right after the previous summary's span).
-        fold: agon_core::MessageSpan,
-        /// Most tokens of the summary.
-        max_tokens: usize,
-    },
+    /// Ask models (concurrently); the protocol turns the answers into
+    /// events ([`crate::ask::convert`]).
+    Ask(crate::ask::Ask),
+    /// Ask the person at hand (the answers to clarifying questions).
+    AskHuman(crate::ask::HumanAsk),
+    /// Read the agents' trust memories.
+    ReadTrust(crate::ask::TrustRead),
     /// Everything is done: record usage, the debate in its agents' trust
     /// memory, and `debate_finished`.
     Finish(Finish),
@@ -255,16 +204,37 @@ impl Step {
     /// Whether a stop request may take effect before this step (a started
     /// debate always finishes its bookkeeping; starting is never stopped).
     pub fn is_stoppable(&self) -> bool {
-        !matches!(self, Self::Start(_) | Self::Finish(_))
+        !matches!(
+            self,
+            Self::Ask(crate::ask::Ask::Start(_)) | Self::AskHuman(_) | Self::Finish(_)
+        )
+    }
+
+    /// The step that starts a debate: [`crate::ask::Ask::Start`].
+    pub fn start(start: Start) -> Self {
+        Self::Ask(crate::ask::Ask::Start(start))
+    }
+
+    /// A short name for progress displays and spans.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Speak(speak) => speak.key.to_string(),
+            Self::Parallel { turns, .. } => format!("{} turns in parallel", turns.len()),
+            Self::Record { label, .. } => label.clone(),
+            Self::Ask(ask) => ask.label(),
+            Self::AskHuman(human) => format!("{} clarifying questions", human.questions.len()),
+            Self::ReadTrust(read) => read.label(),
+            Self::Finish(_) => "finish".into(),
+        }
     }
 
     /// Who speaks in this step, for steps with one speaker.
     pub fn speaker(&self) -> Option<&PersonaId> {
         match self {
             Self::Speak(speak)
-            | Self::CheckConvergence {
+            | Self::Ask(crate::ask::Ask::Convergence {
                 otherwise: speak, ..
-            } => Some(&speak.persona),
+            }) => Some(&speak.persona),
             _ => None,
         }
     }
@@ -454,5 +424,31 @@ pub trait Protocol: Send + Sync {
     fn message_events(&self, board: &Blackboard, message: &DialogueMessage) -> Vec<DebateEvent> {
         let _ = (board, message);
         Vec::new()
+    }
+
+    /// The prompt and answer form of call `call` of `ask`
+    /// ([`crate::ask::request`] by default).
+    fn request(
+        &self,
+        board: &Blackboard,
+        ask: &crate::ask::Ask,
+        call: usize,
+        context: Option<&str>,
+        limits: crate::ask::Limits,
+    ) -> Result<crate::ask::Request, String> {
+        crate::ask::request(board, ask, call, context, limits)
+    }
+
+    /// The events the answers to a question `step` become, and the step
+    /// that follows, if any ([`crate::ask::convert`] by default).
+    fn convert(
+        &self,
+        board: &Blackboard,
+        debate: &agon_core::DebateId,
+        step: &Step,
+        answers: crate::ask::Answers,
+        now: DateTime<Utc>,
+    ) -> Result<crate::ask::Outcome, crate::ask::ConvertError> {
+        crate::ask::convert(board, debate, self.kind(), step, answers, now)
     }
 }

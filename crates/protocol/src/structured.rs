@@ -421,7 +421,7 @@ impl StructuredDebate {
                 crate::step::AspectSource::Planned { .. } => "planning aspects".into(),
                 crate::step::AspectSource::Configured(_) => "openings".into(),
             };
-            return Next::step(Step::Start(self.rules.start.clone()));
+            return Next::step(Step::start(self.rules.start.clone()));
         }
         if board.status() == DebateStatus::Finished {
             return Next::Finished;

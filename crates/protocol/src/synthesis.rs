@@ -10,21 +10,6 @@ use chrono::{DateTime, Utc};
 use crate::extract::{ModelOutput, extract, step_failed};
 use crate::step::SummaryJob;
 
-/// A summary a model wrote, with the metadata of its call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryAnswer {
-    /// The text as the model wrote it.
-    pub text: String,
-    /// The temperature of the call.
-    pub temperature: f32,
-    /// How long the call took.
-    pub latency_ms: u64,
-    /// Input and output tokens of the call.
-    pub tokens: u64,
-    /// The model that answered.
-    pub model: String,
-}
-
 /// The event of a summary job: `summary_recorded` (the text trimmed and cut
 /// to the job's `max_chars`, spanning the transcript's first `end`
 /// messages), or a `summary` warning when the call failed or came back
@@ -33,7 +18,7 @@ pub fn summary_event(
     job: &SummaryJob,
     end: usize,
     before_chars: usize,
-    answer: Result<SummaryAnswer, String>,
+    answer: Result<crate::ask::TextAnswer, String>,
     time: DateTime<Utc>,
 ) -> DebateEvent {
     match answer {
@@ -155,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_summary_is_cut_to_its_budget_and_a_blank_one_is_a_warning() {
-        let answer = |text: &str| SummaryAnswer {
+        let answer = |text: &str| crate::ask::TextAnswer {
             text: text.into(),
             temperature: 0.3,
             latency_ms: 5,

@@ -45,7 +45,7 @@ fn play(bb: &mut Blackboard, rules: CruxRules, n: usize) -> Vec<String> {
         let step = room_step(bb, &"claim-1".into(), &"room-1".into(), rules);
         steps.push(describe_step(&step));
         let speak = match step {
-            Step::Speak(s) | Step::CheckConvergence { otherwise: s, .. } => s,
+            Step::Speak(s) | Step::Ask(agon_protocol::Ask::Convergence { otherwise: s, .. }) => s,
             _ => break,
         };
         let message = speak.message(bb, format!("{} speaks", speak.persona), T0);

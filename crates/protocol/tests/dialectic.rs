@@ -19,7 +19,7 @@ fn agent(id: &str, name: &str, role: &str) -> Persona {
 }
 
 /// Architect, performance and kiss agents and a judge; `rounds` rounds.
-fn rules(rounds: u32) -> DialecticRules {
+pub(crate) fn rules(rounds: u32) -> DialecticRules {
     DialecticRules {
         start: Start {
             topic: Topic::new("Design a rate limiting system"),
@@ -264,7 +264,9 @@ fn the_devil_advocate_is_drawn_before_the_critiques_and_recorded() {
     let Next::Step(step) = s.protocol.plan(&s.board).next else {
         panic!("a step")
     };
-    let Step::ChooseDevilsAdvocate { round, candidates } = *step.clone() else {
+    let Step::ReadTrust(agon_protocol::TrustRead::DevilsAdvocate { round, candidates }) =
+        *step.clone()
+    else {
         panic!("the draw comes first: {step:?}")
     };
     assert_eq!((round, candidates), (1, agents.clone()));

@@ -235,7 +235,7 @@ fn a_finished_debate_plans_nothing() {
         .protocol
         .plan(&Blackboard::new())
         .next,
-        Next::Step(step) if matches!(*step, Step::Start(_))
+        Next::Step(step) if matches!(*step, Step::Ask(agon_protocol::Ask::Start(_)))
     ));
 }
 

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod ask;
 mod crux;
 mod deliberation;
 mod dialectic;

@@ -7,7 +7,7 @@
 //! - `listen` (seed 002): before each turn after the first, every
 //!   participant except the last speaker is asked from the brief context
 //!   (decisions, active proposals, the last 5 messages) whether it wants to
-//!   respond ([`Step::Listen`]); the answers are recorded as
+//!   respond ([`Ask::Listen`]); the answers are recorded as
 //!   `speakers_evaluated`. The speaker is the volunteer with the highest
 //!   urgency, ties broken by who spoke least recently, then by order; when
 //!   nobody volunteers, the participant after the last speaker. The last
@@ -17,7 +17,7 @@
 //!
 //! ## Memory
 //! - The full transcript is the event log.
-//! - A rolling summary ([`Step::RollingSummary`]) is due when seed 001's
+//! - A rolling summary ([`Ask::RollingSummary`]) is due when seed 001's
 //!   planner ([`agon_context::rolling::plan`]) says so for the messages
 //!   after the latest summary: every `resummarize_every` messages once
 //!   `keep_recent_turns` are kept verbatim, or earlier once
@@ -49,6 +49,7 @@ use agon_context::rolling::{DueReason, RollingSummaryPolicy, plan as rolling_pla
 use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey};
 
+use crate::ask::Ask;
 use crate::rules::DetectionRules;
 use crate::step::{
     AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
@@ -282,7 +283,7 @@ impl Deliberation {
             )),
             TurnMode::Listen if last.is_none() => Step::Speak(Self::speak(turn, after_last())),
             TurnMode::Listen => match board.bids(turn) {
-                None => Step::Listen {
+                None => Step::Ask(Ask::Listen {
                     turn,
                     agents: agents
                         .iter()
@@ -290,7 +291,7 @@ impl Deliberation {
                         .cloned()
                         .collect(),
                     budget_tokens: self.rules.listen_tokens,
-                },
+                }),
                 Some(bids) => {
                     let last_spoke =
                         |p: &PersonaId| board.messages().iter().rposition(|m| &m.persona == p);
@@ -412,7 +413,7 @@ impl Protocol for Deliberation {
         };
         let next = if board.topic().is_none() {
             progress.phase = "starting".into();
-            Next::step(Step::Start(self.rules.start.clone()))
+            Next::step(Step::start(self.rules.start.clone()))
         } else if board.status() == DebateStatus::Finished {
             progress.phase = "finished".into();
             Next::Finished
@@ -427,7 +428,7 @@ impl Protocol for Deliberation {
             }
         } else if let Some((fold, max_tokens)) = self.summary_due(board) {
             progress.phase = format!("summarizing messages {}–{}", fold.start + 1, fold.end);
-            Next::step(Step::RollingSummary { fold, max_tokens })
+            Next::step(Step::Ask(Ask::RollingSummary { fold, max_tokens }))
         } else {
             Next::step(self.turn_step(board, &agents, turn))
         };

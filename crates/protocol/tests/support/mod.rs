@@ -7,10 +7,10 @@
 
 use agon_core::{Blackboard, DebateAspect, DebateEvent, DebateStatus, Persona, PersonaId, Topic};
 use agon_protocol::background::{self, AnalysisOutput};
-use agon_protocol::crux;
 use agon_protocol::{
-    AspectSource, Background, CruxRules, DetectionRules, JUDGE_ID, ModelFailure, ModelOutput, Next,
-    Plan, Protocol, Speak, Start, Step, StructuredDebate, StructuredRules, start_event,
+    Answer, Answers, Ask, AspectSource, Background, CruxRules, DetectionRules, JUDGE_ID,
+    ModelFailure, ModelOutput, Next, Plan, Protocol, Speak, Start, Step, StructuredDebate,
+    StructuredRules, TextAnswer, TrustRead,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -184,25 +184,30 @@ pub fn describe(plan: &Plan) -> String {
 
 pub fn describe_step(step: &Step) -> String {
     match step {
-        Step::Start(_) => "start".into(),
         Step::Speak(s) => format!("speak {}", s.key),
         Step::Parallel { turns, .. } => format!("speak {} in parallel", turns.len()),
         Step::Record { label, .. } => format!("record ({label})"),
-        Step::CheckConvergence {
-            room, otherwise, ..
-        } => {
-            format!("check {room} else speak {}", otherwise.key)
+        Step::Ask(ask) => match ask {
+            Ask::Start(_) => "start".into(),
+            Ask::Convergence {
+                room, otherwise, ..
+            } => format!("check {room} else speak {}", otherwise.key),
+            Ask::CruxCard { room, .. } => format!("card {room}"),
+            Ask::Clarify { agents, .. } => format!("clarify {}", agents.len()),
+            Ask::Summaries(jobs) => {
+                let whose: Vec<String> = jobs.iter().map(|j| j.step_id().to_string()).collect();
+                format!("summarize {}", whose.join(", "))
+            }
+            Ask::Solution { round, .. } => format!("judge round {round}"),
+            Ask::Listen { turn, agents, .. } => {
+                format!("listen {} before turn {turn}", agents.len())
+            }
+            Ask::RollingSummary { fold, .. } => format!("summarize {}..{}", fold.start, fold.end),
+        },
+        Step::AskHuman(human) => format!("answer {} questions", human.questions.len()),
+        Step::ReadTrust(TrustRead::DevilsAdvocate { round, .. }) => {
+            format!("devil's advocate of round {round}")
         }
-        Step::CruxCard { room, .. } => format!("card {room}"),
-        Step::Clarify { agents, .. } => format!("clarify {}", agents.len()),
-        Step::Summarize(jobs) => {
-            let whose: Vec<String> = jobs.iter().map(|j| j.step_id().to_string()).collect();
-            format!("summarize {}", whose.join(", "))
-        }
-        Step::Judge { round, .. } => format!("judge round {round}"),
-        Step::ChooseDevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
-        Step::Listen { turn, agents, .. } => format!("listen {} before turn {turn}", agents.len()),
-        Step::RollingSummary { fold, .. } => format!("summarize {}..{}", fold.start, fold.end),
         Step::Finish(_) => "finish".into(),
     }
 }
@@ -215,6 +220,9 @@ pub struct Sim {
     pub lag: Lag,
     pub trace: Vec<String>,
     checks: usize,
+    /// Whether the last convergence check converged (the card after it
+    /// resolves the claim).
+    converged: bool,
 }
 
 impl Sim {
@@ -231,6 +239,7 @@ impl Sim {
             lag,
             trace: Vec::new(),
             checks: 0,
+            converged: false,
         }
     }
 
@@ -344,208 +353,136 @@ impl Sim {
         self.apply(events);
     }
 
-    fn card(&mut self, claim: &agon_core::ClaimId, room: &agon_core::CruxRoomId, resolved: bool) {
-        let out = self.script.card(&self.board, claim, resolved);
-        let events = crux::card_events(&self.board, claim, room, out, T0);
-        self.apply(events);
+    /// Executes one critical-path step, and the steps its answers lead to.
+    pub fn execute(&mut self, step: Step) {
+        let mut step = step;
+        loop {
+            let answers = match &step {
+                Step::Speak(speak) => return self.speak(speak),
+                Step::Parallel { turns: group, .. } => return self.speak_all(group),
+                Step::Record { events, .. } => return self.apply(events.clone()),
+                Step::Finish(_) => {
+                    return self.apply(vec![DebateEvent::DebateFinished { time: T0 }]);
+                }
+                Step::Ask(ask) => Answers::Models(self.answers(ask)),
+                // The person answers every question.
+                Step::AskHuman(human) => {
+                    Answers::Human(vec!["10k requests/s".into(); human.questions.len()])
+                }
+                // Agents with no trust memory yet.
+                Step::ReadTrust(read) => Answers::Trust(Ok(vec![None; read.agents().len()])),
+            };
+            let outcome = self
+                .protocol
+                .convert(&self.board, &"d-test".into(), &step, answers, T0)
+                .unwrap_or_else(|e| panic!("{e}: {step:?}"));
+            self.apply(outcome.events);
+            match outcome.then {
+                Some(next) => step = next,
+                None => return,
+            }
+        }
     }
 
-    /// Executes one critical-path step.
-    pub fn execute(&mut self, step: Step) {
-        match step {
-            Step::Start(start) => {
-                let event = start_event(&"d-test".into(), &start, None, None, T0, None);
-                self.apply(vec![event]);
-            }
-            Step::Speak(speak) => self.speak(&speak),
-            Step::Parallel { turns: group, .. } => {
-                // Generated from the board as it is when the group starts,
-                // appended in the listed order.
-                let board = self.board.clone();
-                let mut n = board.messages().len();
-                let events: Vec<_> = group
-                    .iter()
-                    .map(|s| {
-                        if self.script.mute == Some(s.persona.as_str()) {
-                            return agon_protocol::step_failed(
-                                agon_core::StepId::Utterance(s.key.clone()),
-                                "empty utterance twice",
-                                T0,
-                            );
-                        }
-                        n += 1;
-                        let mut m = s.message(&board, format!("{} says {}", s.persona, s.key), T0);
-                        m.id = format!("msg-{n}").into();
-                        DebateEvent::MessageAppended { message: m }
-                    })
-                    .collect();
-                for event in events {
-                    self.apply(vec![event]);
+    /// Generated from the board as it is when the group starts, appended
+    /// in the listed order.
+    fn speak_all(&mut self, group: &[Speak]) {
+        let board = self.board.clone();
+        let mut n = board.messages().len();
+        let events: Vec<_> = group
+            .iter()
+            .map(|s| {
+                if self.script.mute == Some(s.persona.as_str()) {
+                    return agon_protocol::step_failed(
+                        agon_core::StepId::Utterance(s.key.clone()),
+                        "empty utterance twice",
+                        T0,
+                    );
                 }
-            }
-            Step::Record { events, .. } => self.apply(events),
-            Step::CheckConvergence {
-                claim,
-                room,
-                otherwise,
-            } => {
+                n += 1;
+                let mut m = s.message(&board, format!("{} says {}", s.persona, s.key), T0);
+                m.id = format!("msg-{n}").into();
+                DebateEvent::MessageAppended { message: m }
+            })
+            .collect();
+        for event in events {
+            self.apply(vec![event]);
+        }
+    }
+
+    /// The scripted answers to each call of `ask`.
+    fn answers(&mut self, ask: &Ask) -> Vec<Answer> {
+        let text = |s: &Script, text: String| {
+            Answer::Text(if s.broken {
+                Err(ModelFailure::other("scripted failure"))
+            } else {
+                Ok(TextAnswer {
+                    text,
+                    temperature: 0.0,
+                    latency_ms: 0,
+                    tokens: 0,
+                    model: "scripted".into(),
+                })
+            })
+        };
+        match ask {
+            Ask::Start(_) => Vec::new(),
+            Ask::Convergence { .. } => {
                 self.checks += 1;
                 let converged = self
                     .script
                     .converge_at_check
                     .is_some_and(|at| self.checks >= at);
-                let out = if self.script.broken {
-                    Err(ModelFailure::other("scripted failure"))
-                } else {
-                    Ok(json!({"converged": converged, "reason": "scripted"}))
-                };
-                let found = crux::convergence(&room, out, T0);
-                if let Some(failure) = found.failure {
-                    self.apply(vec![failure]);
-                }
-                if found.converged {
-                    self.card(&claim, &room, true);
-                } else {
-                    self.speak(&otherwise);
-                }
+                self.converged = converged;
+                vec![Answer::Json(self.script.output(
+                    json!({"converged": converged, "reason": "scripted"}),
+                ))]
             }
-            Step::CruxCard { claim, room } => self.card(&claim, &room, false),
-            Step::Clarify { agents, .. } => {
-                let mut events = Vec::new();
-                for a in &agents {
-                    let n = self.board.messages().len() + events.len();
-                    let q = agon_core::DialogueMessage {
-                        id: format!("msg-{}", n + 1).into(),
-                        persona: a.clone(),
-                        kind: agon_core::MessageKind::ClarificationQuestion,
-                        aspect: None,
-                        round: 0,
-                        miniround: None,
-                        crux_room: None,
-                        content: format!("{a} asks about the load"),
-                        time: T0,
-                        reply_to: None,
-                        meta: None,
-                    };
-                    let answer = agon_core::DialogueMessage {
-                        id: format!("msg-{}", n + 2).into(),
-                        kind: agon_core::MessageKind::ClarificationAnswer,
-                        content: "10k requests/s".into(),
-                        reply_to: Some(q.id.clone()),
-                        ..q.clone()
-                    };
-                    events.push(DebateEvent::MessageAppended { message: q });
-                    events.push(DebateEvent::MessageAppended { message: answer });
-                }
-                events.push(DebateEvent::RoundStarted { round: 1 });
-                self.apply(events);
+            Ask::CruxCard { claim, .. } => {
+                let resolved = std::mem::take(&mut self.converged);
+                vec![Answer::Json(self.script.card(&self.board, claim, resolved))]
             }
-            Step::Summarize(jobs) => {
-                let events = jobs
-                    .iter()
-                    .map(|job| {
-                        if self.script.broken {
-                            return agon_protocol::step_failed(
-                                job.step_id(),
-                                "scripted failure",
-                                T0,
-                            );
-                        }
-                        DebateEvent::SummaryRecorded {
-                            summary: agon_core::DebateSummary {
-                                scope: job.scope.clone(),
-                                span: agon_core::MessageSpan {
-                                    start: 0,
-                                    end: self.board.messages().len(),
-                                },
-                                text: format!("summary by {}", job.persona),
-                                before_chars: 1_000,
-                                after_chars: 20,
-                                method: job.method.clone(),
-                                round: Some(job.round),
-                                temperature_centi: None,
-                                latency_ms: None,
-                                tokens: None,
-                                model: None,
-                                time: T0,
-                            },
-                        }
-                    })
-                    .collect();
-                self.apply(events);
-            }
-            Step::Judge { judge, round } => {
+            Ask::Clarify { agents, .. } => agents
+                .iter()
+                .map(|a| {
+                    Answer::Json(Ok(
+                        json!({"questions": [format!("{a} asks about the load")]}),
+                    ))
+                })
+                .collect(),
+            Ask::Summaries(jobs) => jobs
+                .iter()
+                .map(|job| text(&self.script, format!("summary by {}", job.persona)))
+                .collect(),
+            Ask::Solution { round, .. } => {
                 let confidence = self
                     .script
                     .confidence
-                    .get(round as usize - 1)
+                    .get(*round as usize - 1)
                     .copied()
                     .unwrap_or(70);
-                self.apply(vec![DebateEvent::SolutionRecorded {
-                    solution: agon_core::Solution {
-                        round,
-                        description: format!("solution after round {round}"),
-                        tradeoffs: vec![],
-                        recommendations: vec![],
-                        confidence: Some(confidence),
-                        unfinished_requirements: vec![],
-                        synthesized_by: judge,
-                        time: T0,
-                    },
-                }]);
+                vec![Answer::Json(Ok(json!({
+                    "description": format!("solution after round {round}"),
+                    "tradeoffs": [], "recommendations": [],
+                    "confidence": confidence, "unfinishedRequirements": []
+                })))]
             }
-            Step::ChooseDevilsAdvocate { round, candidates } => {
-                // Agents with no trust memory: 0.6 and on probation.
-                let pool: Vec<agon_core::trust::Candidate> = candidates
-                    .iter()
-                    .map(|p| agon_core::trust::Candidate {
-                        name: p.to_string(),
-                        trust: 0.6,
-                        on_probation: true,
-                    })
-                    .collect();
-                let chosen =
-                    agon_core::trust::select_devils_advocate(&pool, u64::from(round)).unwrap();
-                self.apply(vec![DebateEvent::DevilsAdvocateChosen {
-                    round,
-                    persona: chosen.chosen.as_str().into(),
-                    pool: candidates.iter().map(|p| (p.clone(), 600)).collect(),
-                    fallback: chosen.fallback,
-                    seed: chosen.seed,
-                }]);
-            }
-            Step::Listen { turn, agents, .. } => {
-                // Everyone volunteers; urgency by the length of the id.
-                let bids = agents
-                    .iter()
-                    .map(|p| agon_core::Bid {
-                        persona: p.clone(),
-                        respond: true,
-                        urgency: (p.as_str().len() % 11) as u8,
-                        reason: String::new(),
-                    })
-                    .collect();
-                self.apply(vec![DebateEvent::SpeakersEvaluated { turn, bids }]);
-            }
-            Step::RollingSummary { fold, .. } => {
-                self.apply(vec![DebateEvent::SummaryRecorded {
-                    summary: agon_core::DebateSummary {
-                        scope: agon_core::SummaryScope::Rolling,
-                        span: fold,
-                        text: format!("summary up to {}", fold.end),
-                        before_chars: 0,
-                        after_chars: 0,
-                        method: "rolling".into(),
-                        round: None,
-                        temperature_centi: None,
-                        latency_ms: None,
-                        tokens: None,
-                        model: None,
-                        time: T0,
-                    },
-                }]);
-            }
-            Step::Finish(_) => self.apply(vec![DebateEvent::DebateFinished { time: T0 }]),
+            // Everyone volunteers; urgency by the length of the id.
+            Ask::Listen { agents, .. } => agents
+                .iter()
+                .map(|p| {
+                    Answer::Json(Ok(json!({
+                        "respond": true,
+                        "urgency": p.as_str().len() % 11,
+                        "reason": ""
+                    })))
+                })
+                .collect(),
+            // Rolling summaries never fail here.
+            Ask::RollingSummary { fold, .. } => vec![text(
+                &Script::default(),
+                format!("summary up to {}", fold.end),
+            )],
         }
     }
 
