@@ -1,16 +1,16 @@
-//! The live view of a running debate: a progress bar for aspects and
-//! minirounds, each utterance streamed under its speaker's name, a running
-//! token and cost count, and notices for claims, crux cards, reflections and
-//! failed optional steps. Ctrl-C handling lives here too.
+//! The terminal's live view of a running debate, for every protocol: it
+//! draws what `agon_view::live::LiveView` makes of the run's updates.
+//! Ctrl-C handling lives here too.
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::time::Duration;
 
-use agon_config::DebateConfig;
-use agon_core::{Blackboard, DebateEvent};
+use agon_core::{Blackboard, TurnKey};
 use agon_orchestrator::{DebateUpdate, DebateUpdates, RunControl};
+use agon_view::live::{LiveView, Shown};
 use futures::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tokio::task::JoinHandle;
 
 /// First Ctrl-C: finish the current message, then stop. Second: discard it
@@ -75,11 +75,6 @@ pub struct Display {
 }
 
 impl Display {
-    /// A display run by `task`, told to finish through `done`.
-    pub fn new(task: JoinHandle<()>, done: tokio::sync::oneshot::Sender<()>) -> Self {
-        Self { task, done }
-    }
-
     /// Stops the display once the updates already sent are shown.
     pub async fn finish(self) {
         let _ = self.done.send(());
@@ -87,130 +82,110 @@ impl Display {
     }
 }
 
-/// The turns the bar counts: openings, takes and closings of `debaters`
-/// over `aspects`, and the synthesis.
-fn expected_turns(config: &DebateConfig, debaters: usize, aspects: usize) -> u64 {
-    if config.protocol == agon_config::ProtocolKind::Deliberation {
-        return u64::from(config.deliberation.turns);
+/// Prints what the view shows (on standard output, the bars suspended).
+fn show(bars: &MultiProgress, shown: Vec<Shown>, quiet: bool) {
+    if quiet {
+        return;
     }
-    let debaters = debaters as u64;
-    debaters * 2
-        + aspects as u64 * u64::from(config.minirounds) * debaters
-        + u64::from(config.synthesis)
+    for item in shown {
+        bars.suspend(|| {
+            match item {
+                Shown::StreamStart(heading) => print!("\n\x1b[1m{heading}\x1b[0m:\n"),
+                Shown::StreamText(text) => print!("{text}"),
+                Shown::StreamEnd(None) => println!(),
+                Shown::StreamEnd(Some(reason)) => println!("\n  (discarded: {reason})"),
+                Shown::Message { heading, text } => {
+                    println!("\n\x1b[1m{heading}\x1b[0m\n{text}");
+                }
+                Shown::Notice(notice) => println!("  {notice}"),
+            }
+            let _ = std::io::stdout().flush();
+        });
+    }
 }
 
 /// Starts showing `updates` of the debate whose blackboard is `board` (as
-/// loaded before the run: empty for a new debate).
+/// loaded before the run: empty for a new debate), for every protocol: a
+/// bar of the contributions planned, a turn that runs alone streamed
+/// under its speaker's name, turns that run side by side as spinners with
+/// their token counts (each printed once recorded), the running usage and
+/// cost, and notices. Bars draw on standard error (`bars`, which the
+/// terminal answerer suspends while it asks its questions); text goes to
+/// standard output, none of it when `quiet`.
 pub fn spawn(
     mut updates: DebateUpdates,
-    config: &DebateConfig,
     board: &Blackboard,
     quiet: bool,
+    verbose: bool,
+    bars: MultiProgress,
 ) -> Display {
-    // A started debate knows its cast and aspects; a new one will have
-    // what the configuration lists or asks for.
-    let (debaters, aspects) = if board.topic().is_some() {
-        (board.debaters().count(), board.aspects().len())
-    } else {
-        (
-            match config.personas.len() {
-                0 => config.persona_count,
-                n => n,
-            },
-            match config.aspects.len() {
-                0 => config.aspect_count,
-                n => n,
-            },
-        )
-    };
-    let bar = ProgressBar::new(expected_turns(config, debaters, aspects));
-    bar.set_position(
-        board
-            .messages()
-            .iter()
-            .filter(|m| m.crux_room.is_none())
-            .count() as u64,
-    );
-    let mut board = board.clone();
-    let config = config.clone();
-    bar.set_style(
+    let mut view = LiveView::new(board.clone(), verbose);
+    let main = bars.add(ProgressBar::new(0));
+    main.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} turns · {msg}",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} contributions · {msg}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.enable_steady_tick(Duration::from_millis(200));
+    main.set_position(view.done());
+    main.enable_steady_tick(Duration::from_millis(200));
+    let turn_style = ProgressStyle::with_template("  {spinner} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
     let (done, mut done_rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(async move {
-        let mut phase = String::from("starting");
         let mut usage = String::new();
+        let mut spinners: HashMap<TurnKey, ProgressBar> = HashMap::new();
         let mut finishing = false;
         while let Some(update) = next_update(&mut updates, &mut done_rx, &mut finishing).await {
-            match update {
-                DebateUpdate::Progress {
-                    aspect,
-                    aspects,
-                    miniround,
-                    phase: p,
-                } => {
-                    phase = if aspect > 0 && p == "takes" {
-                        format!("aspect {aspect}/{aspects} · miniround {}", miniround + 1)
-                    } else {
-                        p
-                    };
+            let shown = match update {
+                DebateUpdate::Progress(progress) => {
+                    view.progress(progress);
+                    Vec::new()
                 }
-                DebateUpdate::TurnStarted { name, key, .. } if !quiet => {
-                    bar.suspend(|| {
-                        print!("\n\x1b[1m{name}\x1b[0m ({key}):\n");
-                        let _ = std::io::stdout().flush();
-                    });
+                DebateUpdate::TurnStarted { key, persona, .. } => view.turn_started(key, persona),
+                DebateUpdate::Token { turn, delta, .. } => view.token(&turn, &delta),
+                DebateUpdate::TurnDiscarded { turn, reason, .. } => {
+                    view.turn_discarded(&turn, &reason)
                 }
-                DebateUpdate::Token { delta, .. } if !quiet => {
-                    bar.suspend(|| {
-                        print!("{delta}");
-                        let _ = std::io::stdout().flush();
-                    });
+                DebateUpdate::Usage(u) => {
+                    usage = usage_line(&u);
+                    Vec::new()
                 }
-                DebateUpdate::TurnDiscarded { reason, .. } if !quiet => {
-                    bar.suspend(|| println!("\n  (discarded: {reason})"));
-                }
-                DebateUpdate::Usage(u) => usage = usage_line(&u),
-                DebateUpdate::Event { event, .. } => {
-                    // The view's own blackboard: what every notice is read
-                    // against (a resumed debate's starts from the stored one).
-                    let _ = board.apply(&event);
-                    match event.as_ref() {
-                        DebateEvent::MessageAppended { message } => {
-                            if message.crux_room.is_none() {
-                                bar.inc(1);
-                            }
-                            if !quiet {
-                                bar.suspend(|| println!());
-                            }
-                        }
-                        DebateEvent::DebateStarted {
-                            personas, aspects, ..
-                        } => {
-                            let debaters = personas.iter().filter(|p| p.is_debater()).count();
-                            bar.set_length(expected_turns(&config, debaters, aspects.len()));
-                        }
-                        _ => {}
-                    }
-                    let notice = agon_view::live::notice(&board, &event);
-                    if let Some(n) = notice
-                        && !quiet
-                    {
-                        bar.suspend(|| println!("  {n}"));
-                    }
-                }
+                DebateUpdate::Event { event, .. } => view.event(&event),
                 DebateUpdate::Lagged(n) => {
-                    bar.suspend(|| eprintln!("  (display skipped {n} updates)"))
+                    bars.suspend(|| eprintln!("  (display skipped {n} updates)"));
+                    Vec::new()
                 }
-                _ => {}
+            };
+            show(&bars, shown, quiet);
+            // One spinner per turn running beside others.
+            spinners.retain(|key, bar| {
+                let running = view.active().any(|(k, _)| k == key);
+                if !running {
+                    bar.finish_and_clear();
+                    bars.remove(bar);
+                }
+                running
+            });
+            for (key, turn) in view.active() {
+                let bar = spinners.entry(key.clone()).or_insert_with(|| {
+                    let bar = bars.add(ProgressBar::new_spinner());
+                    bar.set_style(turn_style.clone());
+                    bar.enable_steady_tick(Duration::from_millis(120));
+                    bar
+                });
+                bar.set_message(format!("{} · {} tokens", turn.label, turn.tokens));
             }
-            bar.set_message(format!("{phase} · {usage}"));
+            if let Some(planned) = view.planned() {
+                main.set_length(planned.max(view.done()));
+            }
+            main.set_position(view.done());
+            main.set_message(format!("{} · {usage}", view.phase()));
         }
-        bar.finish_and_clear();
+        for bar in spinners.into_values() {
+            bar.finish_and_clear();
+        }
+        main.finish_and_clear();
     });
     Display { task, done }
 }

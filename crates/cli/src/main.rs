@@ -9,7 +9,6 @@ mod debate_args;
 mod dialectic;
 mod eval;
 mod live;
-mod live_dialectic;
 mod memory;
 
 use std::path::PathBuf;
@@ -276,11 +275,7 @@ async fn run(
     let orch = orch.with_answerer(dialectic::answerer(view.answers.as_deref(), &bars)?);
     let models = build_models(config).await?;
     let (board, _) = orch.store().load(id).await?;
-    let display = if dialectic {
-        live_dialectic::spawn(orch.subscribe(), config, &board, view.quiet, verbose, bars)
-    } else {
-        live::spawn(orch.subscribe(), config, &board, view.quiet)
-    };
+    let display = live::spawn(orch.subscribe(), &board, view.quiet, verbose, bars);
     let outcome = orch.run(id, &models, control).await;
     interrupts.abort();
     display.finish().await;

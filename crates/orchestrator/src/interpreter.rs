@@ -79,12 +79,7 @@ impl Interpreter {
                 self.note_memory_unavailable().await?;
             }
             if shown.as_ref() != Some(&progress) {
-                self.shared.send(DebateUpdate::Progress {
-                    aspect: progress.aspect,
-                    aspects: progress.aspects,
-                    miniround: progress.miniround,
-                    phase: progress.phase.clone(),
-                });
+                self.shared.send(DebateUpdate::Progress(progress.clone()));
                 shown = Some(progress.clone());
             }
             match next {

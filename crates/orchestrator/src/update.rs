@@ -51,17 +51,8 @@ pub enum DebateUpdate {
     },
     /// Usage so far in this run (all roles).
     Usage(ScopeUsage),
-    /// Progress through the protocol.
-    Progress {
-        /// Aspect number (1-based; 0 before the aspects).
-        aspect: usize,
-        /// Aspects in all.
-        aspects: usize,
-        /// Miniround within the aspect.
-        miniround: u32,
-        /// A label for the current phase.
-        phase: String,
-    },
+    /// Progress through the protocol (sent when it changes).
+    Progress(agon_protocol::Progress),
     /// The subscriber fell behind and missed this many updates.
     Lagged(u64),
 }

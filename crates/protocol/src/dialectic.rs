@@ -46,8 +46,8 @@ use agon_core::{
 use crate::ask::{Ask, TrustRead};
 use crate::rules::DetectionRules;
 use crate::step::{
-    AnalysisMode, Background, Finish, Next, Plan, Progress, Protocol, Speak, Start, Step,
-    SummaryJob, Voice,
+    AnalysisMode, Background, Finish, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Start,
+    Step, SummaryJob, Voice,
 };
 
 /// When a dialectic debate stops.
@@ -676,11 +676,25 @@ impl Protocol for Dialectic {
     fn plan(&self, board: &Blackboard) -> Plan {
         let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
         let background = self.background(board, &agents);
+        // Each round: a proposal, a critique of every other agent and a
+        // refinement per agent.
+        let n = if board.topic().is_some() {
+            agents.len()
+        } else {
+            self.rules
+                .start
+                .personas
+                .iter()
+                .filter(|p| p.is_debater())
+                .count()
+        } as u64;
         let mut progress = Progress {
-            aspect: board.current_round() as usize,
-            aspects: self.rules.rounds as usize,
+            unit: ProgressUnit::Round,
+            at: board.current_round() as usize,
+            of: self.rules.rounds as usize,
             miniround: 0,
             phase: String::new(),
+            contributions: Some(u64::from(self.rules.rounds) * (n + n * n.saturating_sub(1) + n)),
         };
         let next = if board.topic().is_none() {
             progress.phase = "starting".into();

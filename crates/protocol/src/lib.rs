@@ -55,6 +55,6 @@ pub use start::{
 };
 pub use step::{
     AnalysisMode, AspectSource, Background, BackgroundId, BatchShape, Deadline, Finish, Next, Plan,
-    Progress, Protocol, Speak, Start, Step, SummaryJob, Voice,
+    Progress, ProgressUnit, Protocol, Speak, Start, Step, SummaryJob, Voice, is_contribution,
 };
 pub use structured::{JUDGE_ID, StructuredDebate};

@@ -380,17 +380,64 @@ impl Next {
     }
 }
 
-/// Where the debate stands, for progress displays.
+/// The unit a protocol's progress is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressUnit {
+    /// Aspects of a structured debate (with minirounds).
+    #[default]
+    Aspect,
+    /// Rounds of a dialectic debate.
+    Round,
+    /// Turns of a deliberation.
+    Turn,
+}
+
+/// Where the debate stands, for progress displays (the same for every
+/// protocol).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Progress {
-    /// Aspect number (1-based; 0 before the aspects).
-    pub aspect: usize,
-    /// Aspects in all.
-    pub aspects: usize,
-    /// Miniround within the aspect.
+    /// What `at` and `of` count.
+    pub unit: ProgressUnit,
+    /// The current aspect, round or turn (1-based; 0 before the first).
+    pub at: usize,
+    /// How many there are (at most, for a debate that may stop early).
+    pub of: usize,
+    /// Miniround within the aspect (structured debate).
     pub miniround: u32,
-    /// The phase ("openings", "takes", "crux room on claim-1", …).
+    /// The phase ("openings", "takes", "critiques", "crux room on claim-1", …).
     pub phase: String,
+    /// The contributions the debate is planned to have, when known: every
+    /// message outside crux rooms and clarifications (at most, for a
+    /// debate that may stop early).
+    pub contributions: Option<u64>,
+}
+
+impl Progress {
+    /// One line: "aspect 2/3 · miniround 1", "round 2/5 · critiques",
+    /// "turn 4 of 40", or the phase alone.
+    pub fn describe(&self) -> String {
+        match self.unit {
+            ProgressUnit::Aspect if self.at > 0 && self.phase == "takes" => format!(
+                "aspect {}/{} · miniround {}",
+                self.at,
+                self.of,
+                self.miniround + 1
+            ),
+            ProgressUnit::Round if self.at > 0 => {
+                format!("round {}/{} · {}", self.at, self.of, self.phase)
+            }
+            _ => self.phase.clone(),
+        }
+    }
+}
+
+/// Whether a message counts towards [`Progress::contributions`].
+pub fn is_contribution(message: &DialogueMessage) -> bool {
+    message.crux_room.is_none()
+        && !matches!(
+            message.kind,
+            MessageKind::ClarificationQuestion | MessageKind::ClarificationAnswer
+        )
 }
 
 /// A protocol's answer for one blackboard.

@@ -32,7 +32,9 @@ use agon_core::{
 
 use crate::crux::Rooms;
 use crate::rules::{AnalysisCadence, DetectionMode, StructuredRules};
-use crate::step::{AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Step, Voice};
+use crate::step::{
+    AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Step, Voice,
+};
 
 /// The judge's persona id (added when the rules ask for a synthesis).
 pub const JUDGE_ID: &str = "judge";
@@ -128,6 +130,29 @@ impl StructuredDebate {
     /// Its rules.
     pub fn rules(&self) -> &StructuredRules {
         &self.rules
+    }
+
+    /// The contributions the debate is planned to have: each debater's
+    /// opening, takes and closing, and the synthesis. A started debate
+    /// counts its cast and aspects; a new one what the start lists or asks
+    /// for.
+    fn contributions(&self, board: &Blackboard, debaters: usize) -> u64 {
+        let start = &self.rules.start;
+        let (debaters, aspects) = if board.topic().is_some() {
+            (debaters, board.aspects().len())
+        } else {
+            (
+                start.cast.unwrap_or(0) + start.personas.iter().filter(|p| p.is_debater()).count(),
+                match &start.aspects {
+                    crate::step::AspectSource::Configured(a) => a.len(),
+                    crate::step::AspectSource::Planned { count } => *count,
+                },
+            )
+        };
+        let (debaters, aspects) = (debaters as u64, aspects as u64);
+        debaters * 2
+            + aspects * u64::from(self.rules.minirounds) * debaters
+            + u64::from(self.rules.synthesis)
     }
 
     fn opening(persona: &PersonaId) -> Speak {
@@ -436,10 +461,10 @@ impl StructuredDebate {
         for (k, aspect) in board.aspects().iter().enumerate() {
             let round = k as u32 + 1;
             *progress = Progress {
-                aspect: k + 1,
-                aspects: board.aspects().len(),
+                at: k + 1,
                 miniround: 0,
                 phase: "takes".into(),
+                ..progress.clone()
             };
             if board.current_round() < round {
                 return Next::step(Step::Record {
@@ -461,10 +486,10 @@ impl StructuredDebate {
             }
         }
         *progress = Progress {
-            aspect: board.aspects().len(),
-            aspects: board.aspects().len(),
+            at: board.aspects().len(),
             miniround: 0,
             phase: "waiting for analyses".into(),
+            ..progress.clone()
         };
         let closings_begun = debaters.iter().any(|p| taken.has(&Self::closing(p)));
         if self.rules.crux.enabled
@@ -542,7 +567,9 @@ impl Protocol for StructuredDebate {
         let debaters: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
         let background = self.background(board, &taken, &debaters);
         let mut progress = Progress {
-            aspects: board.aspects().len(),
+            unit: ProgressUnit::Aspect,
+            of: board.aspects().len(),
+            contributions: Some(self.contributions(board, debaters.len())),
             ..Progress::default()
         };
         let next = self.next(board, &taken, &debaters, &background, &mut progress);

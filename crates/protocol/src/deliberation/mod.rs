@@ -52,7 +52,8 @@ use agon_core::{Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, S
 use crate::ask::Ask;
 use crate::rules::DetectionRules;
 use crate::step::{
-    AnalysisMode, Background, Next, Plan, Progress, Protocol, Speak, Start, Step, Voice,
+    AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Start, Step,
+    Voice,
 };
 pub use detect::{DetectionSource, PatternError, Patterns};
 pub use listen::{Heard, bid_from_output, listen_events};
@@ -402,8 +403,10 @@ impl Protocol for Deliberation {
         };
         let background = self.background(board, stop.is_some());
         let mut progress = Progress {
-            aspect: turn.min(self.rules.turns) as usize,
-            aspects: self.rules.turns as usize,
+            unit: ProgressUnit::Turn,
+            at: turn.min(self.rules.turns) as usize,
+            of: self.rules.turns as usize,
+            contributions: Some(u64::from(self.rules.turns)),
             miniround: 0,
             phase: format!(
                 "turn {} of {}",
