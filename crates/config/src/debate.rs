@@ -15,6 +15,7 @@ use agon_protocol::{
 use crate::ReadFile;
 use crate::deliberation::DeliberationConfig;
 use crate::dialectic::DialecticConfig;
+use crate::resolved::{ProtocolConfig, Resolved, RunConfig};
 pub use agon_protocol::{DetectionSource, TurnMode};
 use serde::{Deserialize, Serialize};
 
@@ -486,110 +487,83 @@ impl DebateConfig {
         }
     }
 
-    /// The protocol this configuration runs.
-    pub fn protocol(&self) -> std::sync::Arc<dyn agon_protocol::Protocol> {
-        match self.protocol {
-            ProtocolKind::Structured => {
-                std::sync::Arc::new(agon_protocol::StructuredDebate::new(self.rules()))
-            }
-            ProtocolKind::Dialectic => {
-                let topic = Topic {
-                    question: self.topic.trim().to_owned(),
-                    context: self.context.clone(),
-                };
-                let detection = DetectionRules {
-                    mode: self.detection.mode,
-                    window: self.detection.window,
-                    detector: self.detection.detector(),
-                };
-                std::sync::Arc::new(agon_protocol::Dialectic::new(self.dialectic.rules(
-                    topic,
-                    Some(detection),
-                    self.crux,
-                )))
-            }
-            ProtocolKind::Deliberation => {
-                let rules = self.rules();
-                let mut start = rules.start;
-                // A session has no aspects and no judge.
-                start.aspects = AspectSource::Configured(Vec::new());
-                start.personas.retain(Persona::is_debater);
-                std::sync::Arc::new(agon_protocol::Deliberation::new(
-                    self.deliberation.rules(start, rules.detection),
-                ))
-            }
-        }
-    }
-
-    /// Tokens of assembled context per utterance call.
-    pub fn context_tokens(&self) -> usize {
-        match self.protocol {
-            ProtocolKind::Structured => self.budget.context_tokens,
-            ProtocolKind::Dialectic => self.dialectic.context_tokens,
-            ProtocolKind::Deliberation => self.deliberation.context_tokens(),
-        }
-    }
-
-    /// The word limit stated to speakers.
-    pub fn utterance_words(&self) -> u32 {
-        match self.protocol {
-            ProtocolKind::Structured => self.budget.utterance_words,
-            ProtocolKind::Dialectic => self.dialectic.answer_words,
-            ProtocolKind::Deliberation => self.deliberation.answer_words,
-        }
-    }
-
-    /// The most tokens an utterance may generate.
-    pub fn utterance_max_tokens(&self) -> u32 {
-        match self.protocol {
-            ProtocolKind::Structured => self.budget.utterance_max_tokens,
-            ProtocolKind::Dialectic => self.dialectic.answer_max_tokens,
-            ProtocolKind::Deliberation => self.deliberation.answer_max_tokens,
-        }
-    }
-
-    /// Model specs of individual personas (by persona id).
-    pub fn persona_models(&self) -> Vec<(String, String)> {
-        match self.protocol {
-            ProtocolKind::Structured | ProtocolKind::Deliberation => self
-                .personas
+    /// The configuration resolved for its protocol: the protocol's own
+    /// rules, one variant per protocol, and the settings every run has.
+    /// The one place that reads the file by its protocol.
+    pub fn resolve(&self) -> Resolved {
+        let topic = || Topic {
+            question: self.topic.trim().to_owned(),
+            context: self.context.clone(),
+        };
+        let detection = DetectionRules {
+            mode: self.detection.mode,
+            window: self.detection.window,
+            detector: self.detection.detector(),
+        };
+        let structured_personas = || {
+            self.personas
                 .iter()
                 .filter_map(|p| Some((p.resolved_id(), p.model.clone()?)))
-                .collect(),
-            ProtocolKind::Dialectic => self.dialectic.persona_models(),
-        }
-    }
-
-    /// The judge's own model spec, if it has one.
-    pub fn judge_model(&self) -> Option<&str> {
-        match self.protocol {
-            ProtocolKind::Structured | ProtocolKind::Deliberation => None,
-            ProtocolKind::Dialectic => self.dialectic.judge.model.as_deref(),
-        }
-    }
-
-    /// The personas that have a temperature of their own, with it.
-    pub fn persona_temperatures(&self) -> Vec<(PersonaId, f32)> {
-        match self.protocol {
-            ProtocolKind::Structured | ProtocolKind::Deliberation => Vec::new(),
+                .collect()
+        };
+        let (protocol, run) = match self.protocol {
+            ProtocolKind::Structured => (
+                ProtocolConfig::Structured(self.rules()),
+                RunConfig {
+                    context_tokens: self.budget.context_tokens,
+                    utterance_words: self.budget.utterance_words,
+                    utterance_max_tokens: self.budget.utterance_max_tokens,
+                    persona_models: structured_personas(),
+                    judge_model: None,
+                    persona_temperatures: Vec::new(),
+                },
+            ),
             ProtocolKind::Dialectic => {
-                let judge = PersonaId::new(self.dialectic.judge.resolved_id(true));
-                self.dialectic
+                let d = &self.dialectic;
+                let judge = PersonaId::new(d.judge.resolved_id(true));
+                let persona_temperatures = d
                     .enabled_agents()
                     .map(|a| PersonaId::new(a.resolved_id(false)))
                     .chain(std::iter::once(judge))
-                    .filter_map(|p| Some((p.clone(), self.persona_temperature(&p)?)))
-                    .collect()
+                    .filter_map(|p| Some((p.clone(), d.temperature_of(&p)?)))
+                    .collect();
+                (
+                    ProtocolConfig::Dialectic(d.rules(topic(), Some(detection), self.crux)),
+                    RunConfig {
+                        context_tokens: d.context_tokens,
+                        utterance_words: d.answer_words,
+                        utterance_max_tokens: d.answer_max_tokens,
+                        persona_models: d.persona_models(),
+                        judge_model: d.judge.model.clone(),
+                        persona_temperatures,
+                    },
+                )
             }
-        }
+            ProtocolKind::Deliberation => {
+                let mut start = self.rules().start;
+                // A session has no aspects and no judge.
+                start.aspects = AspectSource::Configured(Vec::new());
+                start.personas.retain(Persona::is_debater);
+                let d = &self.deliberation;
+                (
+                    ProtocolConfig::Deliberation(d.rules(start, detection)),
+                    RunConfig {
+                        context_tokens: d.context_tokens(),
+                        utterance_words: d.answer_words,
+                        utterance_max_tokens: d.answer_max_tokens,
+                        persona_models: structured_personas(),
+                        judge_model: None,
+                        persona_temperatures: Vec::new(),
+                    },
+                )
+            }
+        };
+        Resolved { protocol, run }
     }
 
-    /// A persona's own temperature, if it has one.
-    pub fn persona_temperature(&self, persona: &PersonaId) -> Option<f32> {
-        match self.protocol {
-            ProtocolKind::Structured | ProtocolKind::Deliberation => None,
-            ProtocolKind::Dialectic => self.dialectic.temperature_of(persona),
-        }
+    /// The protocol this configuration runs.
+    pub fn protocol(&self) -> std::sync::Arc<dyn agon_protocol::Protocol> {
+        self.resolve().protocol.into_protocol()
     }
 
     /// Parses TOML; `file` names the source in errors. Validates the result.
@@ -828,8 +802,13 @@ impl DebateConfig {
         .into_iter()
         .flatten()
         .cloned()
-        .chain(self.persona_models().into_iter().map(|(_, spec)| spec))
-        .chain(self.judge_model().map(str::to_owned))
+        .chain({
+            let run = self.resolve().run;
+            run.persona_models
+                .into_iter()
+                .map(|(_, spec)| spec)
+                .chain(run.judge_model)
+        })
         .any(|s| crate::parse_chain(&s).is_ok_and(|chain| chain.iter().any(ModelSpec::is_local)))
     }
 }
@@ -850,6 +829,65 @@ mod tests {
         c.validate("x").unwrap();
         let text = toml::to_string(&c).unwrap();
         assert_eq!(DebateConfig::from_toml(&text, "x").unwrap(), c);
+    }
+
+    #[test]
+    fn each_protocol_resolves_to_its_own_rules_and_run_settings() {
+        let structured = DebateConfig::default().resolve();
+        assert_eq!(structured.protocol.kind(), ProtocolKind::Structured);
+        assert_eq!(
+            structured.run.context_tokens,
+            DebateConfig::default().budget.context_tokens
+        );
+        assert!(structured.run.persona_temperatures.is_empty());
+
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dialectic");
+        let text =
+            std::fs::read_to_string(Path::new(root).join("debate-config-kata1.json")).unwrap();
+        let (dialectic, _) = crate::from_dialectic_json(&text, "kata1.json").unwrap();
+        let resolved = dialectic.resolve();
+        let ProtocolConfig::Dialectic(rules) = &resolved.protocol else {
+            panic!("{:?}", resolved.protocol)
+        };
+        assert_eq!(rules.rounds, 3);
+        let run = &resolved.run;
+        assert_eq!(run.utterance_words, dialectic.dialectic.answer_words);
+        assert_eq!(
+            run.judge_model.as_deref(),
+            Some("openrouter:anthropic/claude-3-opus")
+        );
+        let temperatures: Vec<(String, f32)> = run
+            .persona_temperatures
+            .iter()
+            .map(|(p, t)| (p.to_string(), *t))
+            .collect();
+        assert_eq!(
+            temperatures,
+            [
+                ("agent-architect".to_owned(), 0.5),
+                ("agent-performance".to_owned(), 0.6),
+                ("agent-security".to_owned(), 0.4),
+                ("judge-main".to_owned(), 0.5),
+            ]
+        );
+        assert_eq!(run.persona_models.len(), 3);
+
+        let deliberation = DebateConfig {
+            protocol: ProtocolKind::Deliberation,
+            ..DebateConfig::default()
+        }
+        .resolve();
+        let ProtocolConfig::Deliberation(rules) = &deliberation.protocol else {
+            panic!("{:?}", deliberation.protocol)
+        };
+        assert!(
+            rules.start.personas.iter().all(Persona::is_debater),
+            "a session has no judge"
+        );
+        assert_eq!(
+            deliberation.run.utterance_max_tokens,
+            DeliberationConfig::default().answer_max_tokens
+        );
     }
 
     #[test]

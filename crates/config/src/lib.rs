@@ -25,6 +25,7 @@ mod deliberation;
 mod dialectic;
 mod dialectic_json;
 mod overrides;
+mod resolved;
 
 use std::path::Path;
 
@@ -40,6 +41,7 @@ pub use dialectic_json::from_dialectic_json;
 pub use overrides::{
     DeliberationOverrides, DialecticOverrides, OVERRIDES_SOURCE, Overrides, StructuredOverrides,
 };
+pub use resolved::{ProtocolConfig, Resolved, RunConfig};
 
 /// How a config's files are read: `&|p| std::fs::read_to_string(p)` in
 /// the CLI, a map of strings in a test or a server.

@@ -14,7 +14,7 @@ use agon_protocol::{Limits, ModelFailure, ModelOutput, Protocol};
 use tracing::Instrument;
 
 use crate::models::{Models, Role};
-use agon_config::{DebateConfig, TemperatureConfig};
+use agon_config::{DebateConfig, RunConfig, TemperatureConfig};
 
 /// The protocol-neutral settings a run's calls are made with (a
 /// protocol's own settings reach the interpreter only inside its steps).
@@ -33,14 +33,14 @@ pub(crate) struct RunSettings {
 }
 
 impl RunSettings {
-    /// The settings of `config`.
-    pub(crate) fn of(config: &DebateConfig) -> Self {
+    /// The settings of `config`, as its protocol sets them (`run`).
+    pub(crate) fn of(config: &DebateConfig, run: RunConfig) -> Self {
         Self {
             temperature: config.temperature,
-            persona_temperatures: config.persona_temperatures().into_iter().collect(),
-            utterance_words: config.utterance_words(),
+            persona_temperatures: run.persona_temperatures.into_iter().collect(),
+            utterance_words: run.utterance_words,
             limits: Limits {
-                utterance_max_tokens: config.utterance_max_tokens(),
+                utterance_max_tokens: run.utterance_max_tokens,
                 structured_max_tokens: config.budget.structured_max_tokens,
             },
             cross_debate: config.memory.cross_debate,

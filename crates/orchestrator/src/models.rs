@@ -110,6 +110,7 @@ impl Models {
         prices: PriceTable,
     ) -> Result<Self, ModelError> {
         let ledger = Arc::new(UsageLedger::new(prices));
+        let run = config.resolve().run;
         let m = &config.models;
         let build = |what: String, spec: &str| build_chain(&what, spec, factory, lookup);
         let mut roles = HashMap::new();
@@ -124,7 +125,7 @@ impl Models {
                 Role::Evaluator => m.evaluator.as_ref().or(m.extractor.as_ref()),
             }
             .unwrap_or(&m.default);
-            let spec = match (role, config.judge_model()) {
+            let spec = match (role, run.judge_model.as_deref()) {
                 (Role::Judge, Some(judge)) => judge,
                 _ => spec.as_str(),
             };
@@ -132,7 +133,7 @@ impl Models {
             roles.insert(role, metered(model, &ledger, role));
         }
         let mut personas = HashMap::new();
-        for (id, spec) in config.persona_models() {
+        for (id, spec) in run.persona_models {
             let model = build(format!("persona {id}"), &spec)?;
             personas.insert(PersonaId::new(id), metered(model, &ledger, Role::Debater));
         }

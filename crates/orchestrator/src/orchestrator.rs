@@ -175,12 +175,12 @@ impl Orchestrator {
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
-        let budget = ContextBudget::new(config.context_tokens()).map_err(|source| {
-            OrchestratorError::Budget {
+        let run = config.resolve().run;
+        let budget =
+            ContextBudget::new(run.context_tokens).map_err(|source| OrchestratorError::Budget {
                 debate: id.to_string(),
                 source,
-            }
-        })?;
+            })?;
         let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
         self.store.set_status(id, RunStatus::Running).await?;
         let log = DebateLog::open(
@@ -216,7 +216,7 @@ impl Orchestrator {
             .flatten();
         let ctx = Arc::new(RunCtx {
             protocol,
-            settings: RunSettings::of(&config),
+            settings: RunSettings::of(&config, run),
             models: models.clone(),
             assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),
             budget,
