@@ -65,7 +65,7 @@ impl Answerer for TerminalAnswers {
                 let mut open = true;
                 for q in &questions {
                     if last.as_ref() != Some(&q.agent) {
-                        let role = q.role.as_deref().unwrap_or("agent");
+                        let role = q.role.map_or("agent", agon_core::AgentRole::as_str);
                         let _ = writeln!(err, "\n[{}] ({role})", q.agent_name);
                         last = Some(q.agent.clone());
                     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use agon_context::perspective::{SummarizationOverride, SummarizationSettings};
-use agon_context::prompts::dialectic::RoleKind;
+use agon_context::prompts::dialectic::{RoleBrief, RoleKind};
 use agon_core::{Persona, PersonaId, PersonaRole, Topic};
 use agon_protocol::{
     AspectSource, DetectionRules, DialecticRules, Start, SummaryRules, Termination,
@@ -134,7 +134,8 @@ impl AgentConfig {
             } else {
                 PersonaRole::Debater
             },
-            specialty: Some(self.role.trim().to_ascii_lowercase()),
+            // Validation rejects a role that is not built in.
+            specialty: self.role_kind(),
         }
     }
 

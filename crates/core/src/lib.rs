@@ -67,7 +67,7 @@ pub use ids::{
     ProposalId, ReflectionId,
 };
 pub use message::{DialogueMessage, MessageKind, MessageMeta};
-pub use persona::{DebateAspect, Persona, PersonaRole, Topic};
+pub use persona::{AgentRole, DebateAspect, Persona, PersonaRole, Topic, UnknownRole};
 pub use position::{
     Agreement, AspectPosition, Disagreement, Intensity, LedgerNote, PersonaPositionState,
 };

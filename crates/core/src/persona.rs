@@ -16,6 +16,89 @@ pub enum PersonaRole {
     Judge,
 }
 
+/// A built-in agent role (dialectic's roles, seed 004), stored by its
+/// lower-case name.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentRole {
+    /// System design: components, boundaries, data flow, evolution.
+    Architect,
+    /// Latency, throughput, resource use, scaling.
+    Performance,
+    /// Threats, trust boundaries, data protection.
+    Security,
+    /// Testability, verification strategy, failure detection.
+    Testing,
+    /// Simplicity: challenges every piece of complexity.
+    Kiss,
+    /// A balanced generalist (the judge's default role).
+    Generalist,
+}
+
+impl AgentRole {
+    /// Every built-in role.
+    pub const ALL: [AgentRole; 6] = [
+        Self::Architect,
+        Self::Performance,
+        Self::Security,
+        Self::Testing,
+        Self::Kiss,
+        Self::Generalist,
+    ];
+
+    /// The role's name in configs, logs and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Architect => "architect",
+            Self::Performance => "performance",
+            Self::Security => "security",
+            Self::Testing => "testing",
+            Self::Kiss => "kiss",
+            Self::Generalist => "generalist",
+        }
+    }
+
+    /// The default display name of an agent in this role.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Self::Architect => "System Architect",
+            Self::Performance => "Performance Engineer",
+            Self::Security => "Security Specialist",
+            Self::Testing => "Test Engineer",
+            Self::Kiss => "Simplicity Advocate",
+            Self::Generalist => "Generalist",
+        }
+    }
+}
+
+impl std::fmt::Display for AgentRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A role name that is not built in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown role `{0}` (built-in roles: architect, performance, security, testing, kiss, generalist)"
+)]
+pub struct UnknownRole(pub String);
+
+impl std::str::FromStr for AgentRole {
+    type Err = UnknownRole;
+
+    /// A role by its name, in any case, surrounding spaces ignored.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or(UnknownRole(s))
+    }
+}
+
 /// A participant: who it is, what it stands for (contract) and how it speaks (voice).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Persona {
@@ -30,10 +113,10 @@ pub struct Persona {
     /// Debater (default) or judge.
     #[serde(default)]
     pub role: PersonaRole,
-    /// The functional role a dialectic agent plays ("architect",
-    /// "security", …), when it has one.
+    /// The functional role a dialectic agent plays (architect, security,
+    /// …), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub specialty: Option<String>,
+    pub specialty: Option<AgentRole>,
 }
 
 impl Persona {
@@ -103,5 +186,34 @@ impl DebateAspect {
             label: label.into(),
             description: description.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn agent_roles_are_stored_by_their_names_and_parsed_leniently() {
+        for role in AgentRole::ALL {
+            let stored = serde_json::to_value(role).unwrap();
+            assert_eq!(stored, serde_json::json!(role.as_str()));
+            assert_eq!(serde_json::from_value::<AgentRole>(stored).unwrap(), role);
+            assert_eq!(
+                format!(" {} ", role.as_str().to_uppercase()).parse(),
+                Ok(role)
+            );
+        }
+        let e = "wizard".parse::<AgentRole>().unwrap_err();
+        assert!(e.to_string().contains("unknown role `wizard`"), "{e}");
+        // A persona written before roles were typed reads the same.
+        let persona: Persona = serde_json::from_value(serde_json::json!({
+            "id": "agent-kiss", "name": "Simplicity Advocate", "contract": "brief",
+            "voice": "", "role": "debater", "specialty": "kiss"
+        }))
+        .unwrap();
+        assert_eq!(persona.specialty, Some(AgentRole::Kiss));
     }
 }

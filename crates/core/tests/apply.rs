@@ -366,7 +366,7 @@ fn the_protocol_is_the_recorded_one_else_read_from_the_debates_shape() {
     assert_eq!(bb.protocol(), ProtocolKind::Structured);
     let mut dialectic = started();
     if let DebateEvent::DebateStarted { personas, .. } = &mut dialectic {
-        personas[0].specialty = Some("architect".into());
+        personas[0].specialty = Some(agon_core::AgentRole::Architect);
     }
     assert_eq!(
         Blackboard::replay(&[dialectic.clone()]).unwrap().protocol(),

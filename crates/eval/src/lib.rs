@@ -232,7 +232,8 @@ impl EvalInput {
             let name = bb.persona_name(&q.persona).to_owned();
             let role = bb
                 .persona(&q.persona)
-                .and_then(|p| p.specialty.clone())
+                .and_then(|p| p.specialty)
+                .map(|r| r.to_string())
                 .unwrap_or_default();
             match groups.iter_mut().find(|g| g.0 == name) {
                 Some(g) => g.2.push((q.content.clone(), answer)),
@@ -400,7 +401,8 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
         let request = ChatRequest::new(input.render(&e.user_template))
             .with_system(e.system.clone())
             .with_temperature(0.1)
-            .with_max_tokens(1_500);
+            .with_max_tokens(1_500)
+            .with_purpose("evaluation");
         let started = std::time::Instant::now();
         let outcome = tokio::time::timeout(e.timeout, e.model.complete(request)).await;
         let latency_ms = started.elapsed().as_millis() as u64;

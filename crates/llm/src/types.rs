@@ -63,6 +63,11 @@ pub struct ChatRequest {
     /// Model id overriding the provider's configured model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the call is for, as the caller names it (Agon: the step's
+    /// stored spelling, `utterance (turn/3)`, `summary (2/arch)`, …). Never
+    /// sent to a provider; logs, traces and test models read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
 }
 
 impl ChatRequest {
@@ -78,7 +83,14 @@ impl ChatRequest {
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             stop: Vec::new(),
             model: None,
+            purpose: None,
         }
+    }
+
+    /// The same request with what it is for.
+    pub fn with_purpose(mut self, purpose: impl Into<String>) -> Self {
+        self.purpose = Some(purpose.into());
+        self
     }
 
     /// The same request with a system prompt.

@@ -79,9 +79,7 @@ fn names(key: &str, q: &Question) -> bool {
     let key = key.trim().to_ascii_lowercase();
     key == q.agent.as_str().to_ascii_lowercase()
         || key == q.agent_name.to_ascii_lowercase()
-        || q.role
-            .as_deref()
-            .is_some_and(|r| r.eq_ignore_ascii_case(&key))
+        || q.role.is_some_and(|r| r.as_str() == key)
 }
 
 #[async_trait]
@@ -142,7 +140,7 @@ mod tests {
         Question {
             agent: agent.into(),
             agent_name: format!("{role} agent"),
-            role: Some(role.into()),
+            role: role.parse().ok(),
             id: format!("q{n}"),
             text: format!("Question {n}?"),
         }

@@ -24,7 +24,7 @@ use crate::shared::Shared;
 
 /// A job's call as a future that owns what it needs (so it can be spawned).
 fn call(ctx: &RunCtx, call: JobCall) -> impl Future<Output = ModelOutput> + Send + 'static {
-    ctx.structured_call(call.role, call.prompt, call.name, call.schema)
+    ctx.structured_call(None, call)
 }
 
 /// Spawns the calls of a job: its primary call and, when there is one,

@@ -8,8 +8,10 @@ use std::time::Instant;
 use agon_context::prompts::Prompt;
 use agon_context::{Assembler, CachedCounter, ContextBudget, TiktokenCounter};
 use agon_core::PersonaId;
+use agon_core::StepId;
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
 use agon_memory::Memory;
+use agon_protocol::background_job::JobCall;
 use agon_protocol::{Limits, ModelFailure, ModelOutput, Protocol};
 use tracing::Instrument;
 
@@ -103,15 +105,21 @@ impl RunCtx {
         persona: Option<&PersonaId>,
         prompt: Prompt,
         max_tokens: u32,
+        step: &StepId,
     ) -> Result<agon_protocol::TextAnswer, ModelFailure> {
         let model: Arc<dyn ChatModel> = self.models.get(role, persona);
         let temperature = self.temperature_for(role, persona);
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
             .with_temperature(temperature)
-            .with_max_tokens(max_tokens);
-        let span =
-            tracing::debug_span!("model_call", role = role.as_str(), model = model.model_id());
+            .with_max_tokens(max_tokens)
+            .with_purpose(step.to_string());
+        let span = tracing::debug_span!(
+            "model_call",
+            role = role.as_str(),
+            model = model.model_id(),
+            step = %step,
+        );
         let started = Instant::now();
         model
             .complete(request)
@@ -127,38 +135,34 @@ impl RunCtx {
             .map_err(|e| ModelFailure::new(failure_kind(&e), e.to_string()))
     }
 
-    /// A structured call to the model of `role`: the JSON value matching
-    /// `schema`, or the provider's error rendered. The future owns what it
-    /// needs, so it can be spawned.
+    /// A structured call to the model of the call's role (with
+    /// `persona`'s own model and temperature when it has them): the JSON
+    /// value matching the call's schema, or the provider's error rendered.
+    /// The future owns what it needs, so it can be spawned.
     pub(crate) fn structured_call(
         &self,
-        role: Role,
-        prompt: Prompt,
-        name: &'static str,
-        schema: serde_json::Value,
-    ) -> impl Future<Output = ModelOutput> + Send + 'static {
-        self.structured_call_as(role, None, prompt, name, schema)
-    }
-
-    /// [`RunCtx::structured_call`] with `persona`'s own model and temperature.
-    pub(crate) fn structured_call_as(
-        &self,
-        role: Role,
         persona: Option<&PersonaId>,
-        prompt: Prompt,
-        name: &'static str,
-        schema: serde_json::Value,
+        call: JobCall,
     ) -> impl Future<Output = ModelOutput> + Send + 'static {
+        let JobCall {
+            role,
+            prompt,
+            name,
+            schema,
+            step,
+        } = call;
         let model: Arc<dyn ChatModel> = self.models.get(role, persona);
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
             .with_temperature(self.temperature_for(role, persona))
-            .with_max_tokens(self.settings.limits.structured_max_tokens);
+            .with_max_tokens(self.settings.limits.structured_max_tokens)
+            .with_purpose(step.to_string());
         let span = tracing::debug_span!(
             "model_call",
             role = role.as_str(),
             model = model.model_id(),
             schema = name,
+            step = %step,
         );
         async move {
             let started = Instant::now();

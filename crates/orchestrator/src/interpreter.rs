@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use agon_core::{DebateEvent, StepId};
+use agon_protocol::background_job::JobCall;
 use agon_protocol::{
     Answer, AnswerForm, Answers, Ask, BudgetNeed, ConvertError, Deadline, Finish, Next, Progress,
     Request, Speak, Step, TrustRead,
@@ -273,20 +274,29 @@ impl Interpreter {
                         .request(bb, ask, i, context.as_deref(), ctx.limits())
                 })
                 .await;
+            let call_persona = call.persona.as_ref();
             match request {
                 Err(reason) => Answer::NotAsked(reason),
                 Ok(Request {
                     prompt,
                     answer: AnswerForm::Json { name, schema },
-                }) => Answer::Json(
-                    ctx.structured_call_as(call.role, call.persona.as_ref(), prompt, name, schema)
-                        .await,
-                ),
+                    step,
+                }) => {
+                    let call = JobCall {
+                        role: call.role,
+                        prompt,
+                        name,
+                        schema,
+                        step,
+                    };
+                    Answer::Json(ctx.structured_call(call_persona, call).await)
+                }
                 Ok(Request {
                     prompt,
                     answer: AnswerForm::Text { max_tokens },
+                    step,
                 }) => Answer::Text(
-                    ctx.text_call(call.role, call.persona.as_ref(), prompt, max_tokens)
+                    ctx.text_call(call.role, call_persona, prompt, max_tokens, &step)
                         .await,
                 ),
             }

@@ -234,11 +234,13 @@ impl Speaker<'_> {
         let others: Vec<&str> = others.iter().map(String::as_str).collect();
         let role = role_of(speak.voice);
         let model = self.ctx.models.get(role, Some(&speak.persona));
+        let purpose = StepId::Utterance(speak.key.clone()).to_string();
         let request = |user: String| {
             ChatRequest::new(user)
                 .with_system(prompt.system.clone())
                 .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
                 .with_max_tokens(self.ctx.settings.limits.utterance_max_tokens)
+                .with_purpose(purpose.clone())
         };
         let mut user = prompt.user.clone();
         let mut discarded: Vec<String> = Vec::new();

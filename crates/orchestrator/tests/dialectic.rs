@@ -131,7 +131,7 @@ async fn every_round_proposes_critiques_refines_and_the_judge_synthesizes() {
     assert!(!md.contains("## Position ledger"), "analysis was off");
     assert_eq!(
         bb.debaters()
-            .map(|p| p.specialty.clone().unwrap())
+            .map(|p| p.specialty.unwrap().as_str())
             .collect::<Vec<_>>(),
         ["architect", "performance", "kiss"]
     );

@@ -14,7 +14,7 @@ use std::fmt;
 
 use agon_context::Phase;
 use agon_context::perspective::{history_chars, judge_final_round, total_chars};
-use agon_context::prompts::dialectic::{self, RoleKind};
+use agon_context::prompts::dialectic;
 use agon_context::prompts::{self, Prompt, deliberation};
 use agon_core::trust::AgentMemory;
 use agon_core::{
@@ -146,13 +146,17 @@ pub enum AnswerForm {
     },
 }
 
-/// A rendered call: the prompt and the answer's form.
+/// A rendered call: the prompt, the answer's form, and the step it is
+/// part of (what a failure is recorded under, and what logs, traces and
+/// test models know the call by).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     /// The prompt.
     pub prompt: Prompt,
     /// The answer's form.
     pub answer: AnswerForm,
+    /// The step.
+    pub step: StepId,
 }
 
 /// The run's limits that text answers are bounded by.
@@ -433,7 +437,7 @@ pub struct Question {
     /// Its display name.
     pub agent_name: String,
     /// Its role, if it has one.
-    pub role: Option<String>,
+    pub role: Option<agon_core::AgentRole>,
     /// `q1`, `q2`, … within the agent's questions.
     pub id: String,
     /// The question.
@@ -508,6 +512,7 @@ pub fn request(
                 (Some(count), 0) => Ok(Request {
                     prompt: prompts::aspect_plan(&start.topic.question, count),
                     answer: json::<AspectPlan>(AspectPlan::json_schema()),
+                    step: StepId::AspectPlan,
                 }),
                 _ => Ok(Request {
                     prompt: prompts::persona_cast(
@@ -516,6 +521,7 @@ pub fn request(
                         start.cast.unwrap_or(0),
                     ),
                     answer: json::<PersonaCast>(PersonaCast::json_schema()),
+                    step: StepId::PersonaCast,
                 }),
             }
         }
@@ -523,6 +529,7 @@ pub fn request(
             prompt: prompts::convergence(board, room)
                 .ok_or_else(|| format!("crux room `{room}` has no turns"))?,
             answer: json::<ConvergenceCheck>(ConvergenceCheck::json_schema()),
+            step: StepId::ConvergenceCheck(room.clone()),
         }),
         Ask::CruxCard { claim, room } => {
             let prompt = prompts::crux_card(board, room)
@@ -542,6 +549,7 @@ pub fn request(
                     &CruxCardPayload::json_schema(),
                     &parties,
                 )),
+                step: StepId::CruxCard(room.clone()),
             })
         }
         Ask::Clarify {
@@ -552,6 +560,7 @@ pub fn request(
             Ok(Request {
                 prompt: dialectic::clarification(board, persona(board, agent)?, *max_questions),
                 answer: json::<ClarifyingQuestions>(ClarifyingQuestions::json_schema()),
+                step: StepId::Clarification(agent.clone()),
             })
         }
         Ask::Summaries(jobs) => {
@@ -561,10 +570,7 @@ pub fn request(
             let prompt = if job.scope == SummaryScope::Judge {
                 dialectic::judge_summary(writer, content, job.max_chars, job.prompt.as_deref())
             } else {
-                let role = writer
-                    .specialty
-                    .as_deref()
-                    .and_then(|r| r.parse::<RoleKind>().ok());
+                let role = writer.specialty;
                 dialectic::summary(writer, role, content, job.max_chars, job.prompt.as_deref())
             };
             let max_tokens = u32::try_from(job.max_chars / 3 + 32).unwrap_or(u32::MAX);
@@ -573,10 +579,13 @@ pub fn request(
                 answer: AnswerForm::Text {
                     max_tokens: max_tokens.min(limits.utterance_max_tokens.max(256)),
                 },
+                step: job.step_id(),
             })
         }
         Ask::Solution {
-            judge, failures, ..
+            judge,
+            round,
+            failures,
         } => {
             let judge = persona(board, judge)?;
             let context = needs(context)?;
@@ -584,6 +593,7 @@ pub fn request(
                 Ok(Request {
                     prompt: dialectic::synthesis(judge, context, true),
                     answer: json::<SolutionPayload>(SolutionPayload::json_schema()),
+                    step: StepId::Solution(*round),
                 })
             } else {
                 Ok(Request {
@@ -593,14 +603,19 @@ pub fn request(
                             .utterance_max_tokens
                             .max(limits.structured_max_tokens),
                     },
+                    step: StepId::Solution(*round),
                 })
             }
         }
-        Ask::Listen { agents, .. } => {
+        Ask::Listen { turn, agents, .. } => {
             let agent = agents.get(call).ok_or("no such agent")?;
             Ok(Request {
                 prompt: deliberation::listen(persona(board, agent)?, needs(context)?),
                 answer: json::<ListenAnswer>(ListenAnswer::json_schema()),
+                step: StepId::Listen {
+                    turn: *turn,
+                    persona: agent.clone(),
+                },
             })
         }
         Ask::RollingSummary { fold, max_tokens } => {
@@ -617,6 +632,9 @@ pub fn request(
                 prompt,
                 answer: AnswerForm::Text {
                     max_tokens: u32::try_from(*max_tokens).unwrap_or(u32::MAX).max(64),
+                },
+                step: StepId::RollingSummary {
+                    at: board.messages().len(),
                 },
             })
         }
@@ -815,7 +833,7 @@ fn convert_models(
                     qs.iter().enumerate().map(move |(i, text)| Question {
                         agent: agent.clone(),
                         agent_name: persona.map_or_else(|| agent.to_string(), |p| p.name.clone()),
-                        role: persona.and_then(|p| p.specialty.clone()),
+                        role: persona.and_then(|p| p.specialty),
                         id: format!("q{}", i + 1),
                         text: text.clone(),
                     })

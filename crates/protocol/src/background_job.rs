@@ -4,7 +4,7 @@
 //! order, knowing nothing of what each job is for.
 
 use agon_context::prompts::{self, Prompt};
-use agon_core::{Blackboard, DebateEvent};
+use agon_core::{AnalysisPart, Blackboard, DebateEvent, StepId};
 use agon_extract::{
     BatchPositionUpdate, BatchTurnAnalysis, DeliberationDetection, DisagreementWindow, Payload,
     PositionUpdate, ReflectionBatch, RoundAnalysis, RoundRecordPayload, TurnAnalysis,
@@ -29,17 +29,37 @@ pub struct JobCall {
     pub name: &'static str,
     /// The JSON schema.
     pub schema: Value,
+    /// The step the call is part of (what logs, traces and test models
+    /// know it by).
+    pub step: StepId,
 }
 
 impl JobCall {
-    fn new<P: Payload>(role: ModelRole, prompt: Prompt, schema: Value) -> Self {
+    fn new<P: Payload>(role: ModelRole, prompt: Prompt, schema: Value, step: StepId) -> Self {
         Self {
             role,
             prompt,
             name: P::NAME,
             schema,
+            step,
         }
     }
+}
+
+/// The step of a message's analysis part.
+fn analysis(message: &agon_core::MessageId, part: AnalysisPart) -> StepId {
+    StepId::Analysis {
+        message: message.clone(),
+        part,
+    }
+}
+
+/// The first of `messages` (a batch is named by its first message).
+fn first(messages: &[agon_core::MessageId]) -> agon_core::MessageId {
+    messages
+        .first()
+        .cloned()
+        .unwrap_or_else(|| agon_core::MessageId::new(""))
 }
 
 /// The calls of a background job: its primary call and, for analyses
@@ -82,6 +102,7 @@ fn detector_call(
         ModelRole::Detector,
         prompt,
         with_persona_names(&DisagreementWindow::json_schema(), names),
+        analysis(last, AnalysisPart::Disagreement),
     ))
 }
 
@@ -109,12 +130,14 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
                     ModelRole::Extractor,
                     prompt,
                     with_persona_names(&TurnAnalysis::json_schema(), &names),
+                    analysis(message, AnalysisPart::Combined),
                 )
             } else {
                 JobCall::new::<PositionUpdate>(
                     ModelRole::Extractor,
                     prompt,
                     with_persona_names(&PositionUpdate::json_schema(), &names),
+                    analysis(message, AnalysisPart::Position),
                 )
             };
             Some(JobRequest {
@@ -136,6 +159,7 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
                 &with_persona_names(&RoundAnalysis::json_schema(), &names),
                 &ids(messages),
             ),
+            analysis(&first(messages), AnalysisPart::Position),
         )),
         Background::AnalyseBatch { messages, mode } => {
             let window = if mode.combined { mode.window } else { 0 };
@@ -147,9 +171,19 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
             };
             let schema = with_message_ids(&with_persona_names(&schema, &names), &ids(messages));
             let primary = if mode.combined {
-                JobCall::new::<BatchTurnAnalysis>(ModelRole::Extractor, prompt, schema)
+                JobCall::new::<BatchTurnAnalysis>(
+                    ModelRole::Extractor,
+                    prompt,
+                    schema,
+                    analysis(&first(messages), AnalysisPart::Combined),
+                )
             } else {
-                JobCall::new::<BatchPositionUpdate>(ModelRole::Extractor, prompt, schema)
+                JobCall::new::<BatchPositionUpdate>(
+                    ModelRole::Extractor,
+                    prompt,
+                    schema,
+                    analysis(&first(messages), AnalysisPart::Position),
+                )
             };
             // A separate detector judges the window the batch ends.
             let detector = messages
@@ -161,16 +195,19 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
             ModelRole::Extractor,
             prompts::deliberation::detection(bb, messages)?,
             with_message_ids(&DeliberationDetection::json_schema(), &ids(messages)),
+            StepId::Detection(first(messages)),
         )),
         Background::RoundRecord { aspect, .. } => single(JobCall::new::<RoundRecordPayload>(
             ModelRole::Reflector,
             prompts::round_record(bb, aspect)?,
             with_persona_names(&RoundRecordPayload::json_schema(), &names),
+            StepId::RoundRecord(aspect.clone()),
         )),
-        Background::Reflect { .. } => single(JobCall::new::<ReflectionBatch>(
+        Background::Reflect { aspect, .. } => single(JobCall::new::<ReflectionBatch>(
             ModelRole::Reflector,
             prompts::reflection(bb),
             with_persona_names(&ReflectionBatch::json_schema(), &names),
+            StepId::Reflection(aspect.clone()),
         )),
     }
 }

@@ -13,7 +13,7 @@ use crate::support::{Lag, Script, Sim, canonical};
 
 fn agent(id: &str, name: &str, role: &str) -> Persona {
     Persona {
-        specialty: Some(role.into()),
+        specialty: role.parse().ok(),
         ..Persona::debater(id, name, format!("{role} brief"), "")
     }
 }

@@ -3,9 +3,13 @@
 //! A deterministic stand-in model for tests and benchmarks (never part of
 //! the product: only dev-dependencies name this crate).
 //!
-//! It answers every call from the prompt alone: utterances name the speaker
-//! and the instruction; structured calls return a valid payload for the
-//! schema asked (recognised by name), always judging the first two debaters
+//! It answers every call by what the call is for: structured calls by
+//! the schema asked (recognised by name), free-text calls by the step the
+//! request names (`ChatRequest::purpose`: a deliberation turn, a rolling
+//! summary, an evaluation, any other utterance), falling back to the
+//! prompt's wording only behind a stub HTTP server, which sees no purpose.
+//! What it says is read from the prompt: utterances name the speaker and
+//! the instruction; structured calls return a valid payload, always judging the first two debaters
 //! as disagreeing (so claims open and crux rooms run) and recording a
 //! disagreement on every take (so reflections fire). Nothing depends on
 //! timing, so two runs of the same debate produce the same log.
@@ -75,10 +79,68 @@ pub fn schema_persona_names(schema: &Value) -> Vec<String> {
     out
 }
 
+/// What a free-text call asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextWanted {
+    /// A deliberation turn.
+    Deliberation,
+    /// A deliberation's rolling summary.
+    RollingSummary,
+    /// An evaluator's scores (`agon eval`).
+    Evaluation,
+    /// Any other utterance or text (a turn, a perspective summary, a
+    /// plain-text synthesis).
+    Utterance,
+}
+
+impl TextWanted {
+    /// From the call's purpose, the step's stored spelling
+    /// (`utterance (turn/3)`, `rolling_summary (12)`, …, or `evaluation`).
+    fn of_purpose(purpose: &str) -> Self {
+        let (step, scope) = purpose.split_once(' ').unwrap_or((purpose, ""));
+        let scope = scope.trim_start_matches('(').trim_end_matches(')');
+        match step {
+            "utterance" => match scope.parse::<agon_core::TurnKey>() {
+                Ok(agon_core::TurnKey::Turn { .. }) => Self::Deliberation,
+                _ => Self::Utterance,
+            },
+            "rolling_summary" => Self::RollingSummary,
+            "evaluation" => Self::Evaluation,
+            _ => Self::Utterance,
+        }
+    }
+
+    /// From the prompt's wording, for calls that carry no purpose (the
+    /// request bodies stub HTTP servers receive).
+    fn of_wording(user: &str) -> Self {
+        if user.contains("Continue the deliberation") {
+            Self::Deliberation
+        } else if user.contains("Write one summary of the whole discussion") {
+            Self::RollingSummary
+        } else if user.contains("Score the solution from 1 to 10") {
+            Self::Evaluation
+        } else {
+            Self::Utterance
+        }
+    }
+
+    fn of(purpose: Option<&str>, user: &str) -> Self {
+        purpose.map_or_else(|| Self::of_wording(user), Self::of_purpose)
+    }
+}
+
 /// The scripted answer to a call: `schema` names the structured payload
-/// wanted, `None` asks for an utterance. `known` are the persona names the
-/// payload's schema allows, used when the prompt lists no participants.
-pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -> String {
+/// wanted; without one, `purpose` (the step the call is for, see
+/// `ChatRequest::purpose`) says which text is wanted. `known` are the
+/// persona names the payload's schema allows, used when the prompt lists
+/// no participants.
+pub fn reply(
+    purpose: Option<&str>,
+    system: &str,
+    user: &str,
+    schema: Option<&str>,
+    known: &[String],
+) -> String {
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):")
         .or_else(|| between(user, "Messages (on \"", "\"):"))
@@ -194,20 +256,26 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
         Some("deliberation_detection") => scripted_detection(user),
         Some("round_analysis") => round_updates(user),
         Some(other) => json!({"error": format!("no script for {other}")}),
-        None if user.contains("Continue the deliberation") => {
-            return scripted_deliberation(system, user);
-        }
-        None if user.contains("Write one summary of the whole discussion") => {
+        None => return text_reply(TextWanted::of(purpose, user), system, user),
+    };
+    value.to_string()
+}
+
+/// The scripted text of a free-text call.
+fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
+    match wanted {
+        TextWanted::Deliberation => scripted_deliberation(system, user),
+        TextWanted::RollingSummary => {
             let span = between(user, "\nMessages ", ":\n").unwrap_or("?");
             let lines = user.lines().filter(|l| l.starts_with('[')).count();
-            return format!(
+            format!(
                 "Up to messages {span}: {lines} new messages; the group weighed the proposals \
                  on the table and kept its decisions."
-            );
+            )
         }
-        None if user.contains("Score the solution from 1 to 10") => {
+        TextWanted::Evaluation => {
             // An evaluator (`agon eval`): regulatory compliance left out.
-            return format!(
+            format!(
                 "Here is my evaluation:\n{}",
                 json!({
                     "evaluation": {
@@ -221,9 +289,9 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
                     },
                     "overall_summary": {"strengths": "clear", "weaknesses": "thin on compliance", "overall_score": 7}
                 })
-            );
+            )
         }
-        None => {
+        TextWanted::Utterance => {
             // A dialectic agent's system prompt names it after its brief
             // ("\n\nYou are NAME, designing …"); a debater's is "You are NAME, in …".
             let name = between(system, "\n\nYou are ", ",")
@@ -236,10 +304,9 @@ pub fn reply(system: &str, user: &str, schema: Option<&str>, known: &[String]) -
                 .take(12)
                 .collect::<Vec<_>>()
                 .join(" ");
-            return format!("{name} speaks: {gist}");
+            format!("{name} speaks: {gist}")
         }
-    };
-    value.to_string()
+    }
 }
 
 /// `words` words of plausible filler, varied by `salt`.
@@ -491,7 +558,7 @@ pub fn openai_reply(request: &Value) -> (&'static str, String) {
     } else {
         schema_persona_names(&known)
     };
-    let text = reply(&system, &user, schema, &known);
+    let text = reply(None, &system, &user, schema, &known);
     openai_body(request, &text)
 }
 
@@ -575,8 +642,12 @@ impl ScriptedModel {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let mut content = reply(&system, &user, schema, known);
-        if self.pad_words > 0 && schema.is_none() && user.contains("Continue the deliberation") {
+        let purpose = request.purpose.as_deref();
+        let mut content = reply(purpose, &system, &user, schema, known);
+        if self.pad_words > 0
+            && schema.is_none()
+            && TextWanted::of(purpose, &user) == TextWanted::Deliberation
+        {
             content.push(' ');
             content.push_str(&filler(self.pad_words, self.calls()));
         }
@@ -655,5 +726,38 @@ impl ChatModel for ScriptedModel {
             model: None,
         }));
         Ok(Box::pin(futures::stream::iter(chunks)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_text_calls_are_answered_by_the_step_they_are_for() {
+        // The same prompt, asked for by different steps.
+        let user = "Something to say.";
+        assert_eq!(
+            TextWanted::of(Some("utterance (turn/3)"), user),
+            TextWanted::Deliberation
+        );
+        assert_eq!(
+            TextWanted::of(Some("utterance (opening/mara)"), user),
+            TextWanted::Utterance
+        );
+        assert_eq!(
+            TextWanted::of(Some("rolling_summary (12)"), user),
+            TextWanted::RollingSummary
+        );
+        assert_eq!(
+            TextWanted::of(Some("evaluation"), user),
+            TextWanted::Evaluation
+        );
+        // Without a purpose (a stub HTTP server), by the wording.
+        assert_eq!(
+            TextWanted::of(None, "… Continue the deliberation …"),
+            TextWanted::Deliberation
+        );
+        assert_eq!(TextWanted::of(None, user), TextWanted::Utterance);
     }
 }

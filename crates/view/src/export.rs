@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 fn role(bb: &Blackboard, id: &PersonaId) -> String {
     bb.persona(id)
-        .and_then(|p| p.specialty.clone())
-        .unwrap_or_else(|| "generalist".into())
+        .and_then(|p| p.specialty)
+        .unwrap_or(agon_core::AgentRole::Generalist)
+        .to_string()
 }
 
 fn summary(bb: &Blackboard, s: &DebateSummary, agent: &PersonaId) -> Value {

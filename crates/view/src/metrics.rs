@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use agon_core::{ApplyError, Blackboard, ClaimStatus, DebateEvent, MessageId, PersonaId, StepId};
 use agon_extract::content_words;
+use agon_protocol::ModelRole;
 use serde::{Deserialize, Serialize};
 
 /// Share of an evidence item's content words a message must contain to
@@ -26,7 +27,11 @@ use serde::{Deserialize, Serialize};
 pub const REUSE_OVERLAP: f64 = 0.6;
 
 /// Usage roles whose calls keep the memory (not the debate itself).
-pub const MEMORY_ROLES: [&str; 3] = ["extractor", "detector", "reflector"];
+pub const MEMORY_ROLES: [ModelRole; 3] = [
+    ModelRole::Extractor,
+    ModelRole::Detector,
+    ModelRole::Reflector,
+];
 
 /// One persona's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -265,10 +270,12 @@ pub fn replay_with_metrics(
         .collect();
     let memory_tokens: u64 = MEMORY_ROLES
         .iter()
-        .filter_map(|r| usage.get(*r))
+        .filter_map(|r| usage.get(r.as_str()))
         .map(RoleTokens::total)
         .sum();
-    let utterance_tokens = usage.get("debater").map_or(0, RoleTokens::total);
+    let utterance_tokens = usage
+        .get(ModelRole::Debater.as_str())
+        .map_or(0, RoleTokens::total);
     let metrics = DebateMetrics {
         claims_opened,
         claims_resolved,

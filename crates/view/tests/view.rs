@@ -41,7 +41,7 @@ fn the_body_follows_the_recorded_protocol_not_the_debates_shape() {
     // view says structured.
     let mut events = log();
     if let DebateEvent::DebateStarted { personas, .. } = &mut events[0] {
-        personas[0].specialty = Some("architect".into());
+        personas[0].specialty = Some(agon_core::AgentRole::Architect);
     }
     let guessed = DebateView::from_log(&events, ReportOptions::default()).unwrap();
     assert_eq!(guessed.protocol(), ProtocolKind::Dialectic);

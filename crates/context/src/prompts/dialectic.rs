@@ -4,68 +4,25 @@
 //! perspective summaries and the judge. Written for Agon; the user prompts
 //! carry an assembled, token-budgeted context, never a growing history.
 
-use std::fmt;
-use std::str::FromStr;
-
 use agon_core::{Blackboard, Persona};
 
 use super::Prompt;
 
-/// A built-in dialectic role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RoleKind {
-    /// System design: components, boundaries, data flow, evolution.
-    Architect,
-    /// Latency, throughput, resource use, scaling.
-    Performance,
-    /// Threats, trust boundaries, data protection.
-    Security,
-    /// Testability, verification strategy, failure detection.
-    Testing,
-    /// Simplicity: challenges every piece of complexity.
-    Kiss,
-    /// A balanced generalist (the judge's default role).
-    Generalist,
-}
+/// A built-in dialectic role (the typed role a persona plays).
+pub use agon_core::AgentRole as RoleKind;
+pub use agon_core::UnknownRole;
 
-impl RoleKind {
-    /// Every built-in role.
-    pub const ALL: [RoleKind; 6] = [
-        Self::Architect,
-        Self::Performance,
-        Self::Security,
-        Self::Testing,
-        Self::Kiss,
-        Self::Generalist,
-    ];
-
-    /// The role's name in configs and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Architect => "architect",
-            Self::Performance => "performance",
-            Self::Security => "security",
-            Self::Testing => "testing",
-            Self::Kiss => "kiss",
-            Self::Generalist => "generalist",
-        }
-    }
-
-    /// The default display name of an agent in this role.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            Self::Architect => "System Architect",
-            Self::Performance => "Performance Engineer",
-            Self::Security => "Security Specialist",
-            Self::Testing => "Test Engineer",
-            Self::Kiss => "Simplicity Advocate",
-            Self::Generalist => "Generalist",
-        }
-    }
-
+/// What each built-in role brings to its prompts.
+pub trait RoleBrief {
     /// The built-in system prompt of the role: what it cares about and how
     /// it argues.
-    pub fn brief(self) -> &'static str {
+    fn brief(self) -> &'static str;
+    /// What the role keeps when it summarizes its history.
+    fn summary_focus(self) -> &'static str;
+}
+
+impl RoleBrief for RoleKind {
+    fn brief(self) -> &'static str {
         match self {
             Self::Architect => {
                 "You design software systems. You reason about components and their responsibilities, \
@@ -105,7 +62,7 @@ impl RoleKind {
     }
 
     /// What the role keeps when it summarizes its history.
-    pub fn summary_focus(self) -> &'static str {
+    fn summary_focus(self) -> &'static str {
         match self {
             Self::Architect => {
                 "the design decisions and their rationale, component boundaries, open architectural questions"
@@ -122,31 +79,6 @@ impl RoleKind {
             }
             Self::Generalist => "the key decisions, trade-offs, agreements and open questions",
         }
-    }
-}
-
-impl fmt::Display for RoleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A role name that is not built in.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown role `{0}` (built-in roles: architect, performance, security, testing, kiss, generalist)"
-)]
-pub struct UnknownRole(pub String);
-
-impl FromStr for RoleKind {
-    type Err = UnknownRole;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let s = s.trim().to_ascii_lowercase();
-        Self::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or(UnknownRole(s))
     }
 }
 

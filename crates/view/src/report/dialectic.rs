@@ -10,7 +10,7 @@ use agon_core::{Blackboard, DialogueMessage, MessageKind, Persona, SummaryScope}
 use super::{ReportOptions, cell, one_line};
 
 fn role(p: &Persona) -> &str {
-    p.specialty.as_deref().unwrap_or("—")
+    p.specialty.map_or("—", agon_core::AgentRole::as_str)
 }
 
 /// The model that answered for `persona` (from its messages' metadata).

@@ -123,7 +123,9 @@ pub fn metrics_markdown(m: &DebateMetrics) -> String {
     let _ = writeln!(
         s,
         "Memory tokens are the {} roles' input and output tokens; embeddings by the local model record no tokens.\n",
-        MEMORY_ROLES.join(", ")
+        MEMORY_ROLES
+            .map(agon_protocol::ModelRole::as_str)
+            .join(", ")
     );
     s
 }

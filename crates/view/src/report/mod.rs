@@ -62,12 +62,8 @@ fn trigger_weights() -> String {
 
 /// Why the sections of `bb`'s report that have nothing to show are empty.
 pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections {
-    let failed = |name: &str| {
-        bb.warnings()
-            .iter()
-            .filter(|w| w.step.name() == name)
-            .count()
-    };
+    use agon_core::{AnalysisPart, StepId};
+    let failed = |of: fn(&StepId) -> bool| bb.warnings().iter().filter(|w| of(&w.step)).count();
     let not_reached =
         || format!("not reached yet (the debate is {:?})", bb.status()).to_lowercase();
     let mut out = EmptySections::default();
@@ -76,7 +72,15 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
         .values()
         .all(|p| p.overall_stance.is_empty() && p.aspects.is_empty() && p.concessions.is_empty())
     {
-        let analyses = failed("turn_analysis") + failed("position_extraction");
+        let analyses = failed(|s| {
+            matches!(
+                s,
+                StepId::Analysis {
+                    part: AnalysisPart::Combined | AnalysisPart::Position,
+                    ..
+                }
+            )
+        });
         out.ledger = Some(if analyses > 0 {
             format!("no position recorded: {analyses} analysis step(s) failed (see Warnings)")
         } else if bb.analyzed_turns().is_empty() {
@@ -91,7 +95,7 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
     if bb.reflections().is_empty() {
         let weight = bb.weight_since_reflection();
         let trigger = options.reflection_threshold.map(ReflectionTrigger::new);
-        out.reflections = Some(if failed("reflection") > 0 {
+        out.reflections = Some(if failed(|s| matches!(s, StepId::Reflection(_))) > 0 {
             "no reflection: the reflection step failed (see Warnings)".to_owned()
         } else {
             match trigger {
@@ -114,10 +118,10 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
     if bb.crux_cards().is_empty() {
         out.crux_cards = Some(if bb.claims().is_empty() {
             "no crux card: no claim was contested strongly enough to open".to_owned()
-        } else if failed("crux_card") > 0 {
+        } else if failed(|s| matches!(s, StepId::CruxCard(_))) > 0 {
             format!(
                 "no crux card: {} card step(s) failed (see Warnings)",
-                failed("crux_card")
+                failed(|s| matches!(s, StepId::CruxCard(_)))
             )
         } else if bb.status() == agon_core::DebateStatus::Finished {
             "no crux card: no crux room reached its card".to_owned()
@@ -553,18 +557,19 @@ fn tail(s: &mut String, bb: &Blackboard) {
 /// utterances, the memory (analyses; round records and reflections) and the
 /// rest, with the memory's cost as a multiple of the utterances'.
 fn usage_split(bb: &Blackboard) -> String {
-    let input = |roles: &[&str]| -> u64 {
+    use agon_protocol::ModelRole as R;
+    let input = |roles: &[R]| -> u64 {
         bb.usage()
             .iter()
-            .filter(|(role, _)| roles.contains(&role.as_str()))
+            .filter(|(role, _)| roles.iter().any(|r| r.as_str() == role.as_str()))
             .flat_map(|(_, models)| models.values())
             .map(|u| u.input_tokens)
             .sum()
     };
-    let utterances = input(&["debater"]);
-    let analysis = input(&["extractor", "detector"]);
-    let records = input(&["reflector"]);
-    let other = input(&["crux", "judge"]);
+    let utterances = input(&[R::Debater]);
+    let analysis = input(&[R::Extractor, R::Detector]);
+    let records = input(&[R::Reflector]);
+    let other = input(&[R::Crux, R::Judge]);
     if utterances + analysis + records + other == 0 {
         return String::new();
     }
