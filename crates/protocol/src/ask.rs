@@ -1,24 +1,19 @@
-//! The questions a protocol asks: of models ([`Ask`]), of the person at
-//! hand ([`HumanAsk`]) and of the trust memory ([`TrustRead`]).
-//!
-//! A question step says who is asked with which model and which assembled
-//! context ([`Ask::calls`]); the prompt and the answer's form come from
-//! [`request`], and the answers become events in [`convert`], both pure.
-//! The interpreter only assembles contexts, makes the calls and appends
-//! what `convert` returns, so it needs to know nothing of any protocol.
-//! A conversion may hand back a follow-up step ([`Outcome::then`]): the
-//! crux card after a convergence check that converged, the person's
-//! answers after the agents' questions, the judge's next attempt.
-
-use std::fmt;
+//! What each question's calls are ([`request`]: the prompt and the
+//! answer's form) and what their answers become ([`convert`]: events, and
+//! the step that follows, if any), both pure. The interpreter only
+//! assembles contexts, makes the calls and appends what `convert` returns,
+//! so it needs to know nothing of any protocol. A conversion may hand back
+//! a follow-up step ([`Outcome::then`]): the crux card after a convergence
+//! check that converged, the person's answers after the agents' questions,
+//! the judge's next attempt.
 
 use agon_context::Phase;
 use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic;
-use agon_context::prompts::{self, Prompt, deliberation};
+use agon_context::prompts::{self, deliberation};
 use agon_core::trust::AgentMemory;
 use agon_core::{
-    Blackboard, ClaimId, CruxRoomId, DebateEvent, DebateId, DebateSummary, MessageSpan, PersonaId,
+    Blackboard, CruxRoomId, DebateEvent, DebateId, DebateSummary, MessageSpan, PersonaId,
     ProtocolKind, StepId, SummaryScope,
 };
 use agon_extract::{
@@ -29,183 +24,16 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::clarify::{self, Asked};
-use crate::deliberation::{bid_from_output, listen_events};
+use crate::crux;
+use crate::deliberation::listen::{bid_from_output, listen_events};
 use crate::extract::{ModelFailure, ModelOutput, step_failed};
-use crate::step::{Speak, Start, Step, SummaryJob};
+use crate::question::{
+    Answer, AnswerForm, Answers, Ask, HumanAsk, Limits, Question, Request, TextAnswer, TrustRead,
+};
+use crate::start::{aspects_from_output, cast_from_output, start_event};
+use crate::step::Step;
 use crate::synthesis;
-use crate::{AspectSource, aspects_from_output, cast_from_output, crux, start_event};
-
-/// What a model call is for: which of the debate's models answers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModelRole {
-    /// Debaters' utterances (openings, takes, crux turns, closings).
-    Debater,
-    /// Position extraction (and the combined disagreement judgement).
-    Extractor,
-    /// Separate disagreement detection.
-    Detector,
-    /// Round records and reflections.
-    Reflector,
-    /// Crux convergence checks and cards.
-    Crux,
-    /// Aspect decomposition and synthesis.
-    Judge,
-    /// A listening agent's "should I respond?" (deliberation, seed 002):
-    /// the cheap model (default: the extractor's).
-    Evaluator,
-}
-
-impl ModelRole {
-    /// Every role.
-    pub const ALL: [ModelRole; 7] = [
-        ModelRole::Debater,
-        ModelRole::Extractor,
-        ModelRole::Detector,
-        ModelRole::Reflector,
-        ModelRole::Crux,
-        ModelRole::Judge,
-        ModelRole::Evaluator,
-    ];
-
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debater => "debater",
-            Self::Extractor => "extractor",
-            Self::Detector => "detector",
-            Self::Reflector => "reflector",
-            Self::Crux => "crux",
-            Self::Judge => "judge",
-            Self::Evaluator => "evaluator",
-        }
-    }
-}
-
-impl fmt::Display for ModelRole {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How large an assembled context may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetNeed {
-    /// Twice the run's context budget: inputs that are summarized or
-    /// judged whole (a perspective, the final round).
-    Double,
-    /// This many tokens (the run's budget when it is unusable).
-    Tokens(usize),
-}
-
-/// An assembled context a prompt is built around.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextNeed {
-    /// Whose view.
-    pub persona: PersonaId,
-    /// Which phase's view.
-    pub phase: Phase,
-    /// How large.
-    pub budget: BudgetNeed,
-}
-
-/// One model call of a question step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    /// Which model answers.
-    pub role: ModelRole,
-    /// Whose own model and temperature are used, when the persona has them.
-    pub persona: Option<PersonaId>,
-    /// The assembled context handed to [`request`], if the prompt has one.
-    pub context: Option<ContextNeed>,
-}
-
-impl Call {
-    fn plain(role: ModelRole) -> Self {
-        Self {
-            role,
-            persona: None,
-            context: None,
-        }
-    }
-}
-
-/// What form the answer takes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AnswerForm {
-    /// A JSON value matching `schema` (at most the run's structured tokens).
-    Json {
-        /// The schema's name.
-        name: &'static str,
-        /// The JSON schema.
-        schema: Value,
-    },
-    /// Free text of at most `max_tokens`.
-    Text {
-        /// Most tokens of the answer.
-        max_tokens: u32,
-    },
-}
-
-/// A rendered call: the prompt, the answer's form, and the step it is
-/// part of (what a failure is recorded under, and what logs, traces and
-/// test models know the call by).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    /// The prompt.
-    pub prompt: Prompt,
-    /// The answer's form.
-    pub answer: AnswerForm,
-    /// The step.
-    pub step: StepId,
-}
-
-/// The run's limits that text answers are bounded by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Most tokens of an utterance.
-    pub utterance_max_tokens: u32,
-    /// Most tokens of a structured answer.
-    pub structured_max_tokens: u32,
-}
-
-/// A free-text answer with the metadata of its call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TextAnswer {
-    /// The text as the model wrote it.
-    pub text: String,
-    /// The temperature of the call.
-    pub temperature: f32,
-    /// How long the call took.
-    pub latency_ms: u64,
-    /// Input and output tokens of the call.
-    pub tokens: u64,
-    /// The model that answered.
-    pub model: String,
-}
-
-/// What came back from one call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
-    /// A structured call's value, or why it failed.
-    Json(ModelOutput),
-    /// A text call's answer, or why it failed.
-    Text(Result<TextAnswer, ModelFailure>),
-    /// The call could not be made (its context could not be assembled,
-    /// or [`request`] had no prompt): why.
-    NotAsked(String),
-}
-
-/// The answers to a question step.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answers {
-    /// One per [`Ask::calls`], in order.
-    Models(Vec<Answer>),
-    /// One per [`HumanAsk::questions`], in order (empty: "NA").
-    Human(Vec<String>),
-    /// The trust memories of [`TrustRead::agents`], in order (`None`: an
-    /// agent with no memory yet), or why they could not be read.
-    Trust(Result<Vec<Option<AgentMemory>>, String>),
-}
+use crate::turn::AspectSource;
 
 /// What a question step's answers became.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -253,227 +81,12 @@ pub enum ConvertError {
     Mismatch(String),
 }
 
-/// The model calls a protocol asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Ask {
-    /// Start the debate: plan the aspects and cast the debaters when the
-    /// start asks for it (no call otherwise), then `debate_started`.
-    Start(Start),
-    /// Ask the crux model whether the room's parties converged: if they
-    /// did, write the card; otherwise take `otherwise`.
-    Convergence {
-        /// The claim disputed.
-        claim: ClaimId,
-        /// The room.
-        room: CruxRoomId,
-        /// The turn to take when they did not converge.
-        otherwise: Speak,
-    },
-    /// Ask the crux model for the room's crux card and close the claim.
-    CruxCard {
-        /// The claim disputed.
-        claim: ClaimId,
-        /// The room.
-        room: CruxRoomId,
-    },
-    /// Ask each agent for clarifying questions (concurrently); the user's
-    /// answers follow ([`HumanAsk`]), and the questions, the answers and
-    /// the `round_started` of round 1 are appended in one batch (so the
-    /// phase is never run twice, even when nobody asked anything).
-    Clarify {
-        /// Who asks, in order.
-        agents: Vec<PersonaId>,
-        /// Most questions per agent.
-        max_questions: usize,
-    },
-    /// Write summaries concurrently; each becomes its `summary_recorded`,
-    /// or a `step_failed` warning (the full history is used instead).
-    Summaries(Vec<SummaryJob>),
-    /// The judge synthesizes the solution after `round`: a structured
-    /// solution; after two failed attempts (`failures`), a plain-text one
-    /// and a warning.
-    Solution {
-        /// The judge.
-        judge: PersonaId,
-        /// The round synthesized.
-        round: u32,
-        /// Why each earlier attempt failed.
-        failures: Vec<String>,
-    },
-    /// Ask each agent (concurrently, with the evaluation model) whether it
-    /// wants to speak at deliberation turn `turn`, from the brief context,
-    /// and record their answers as `speakers_evaluated` (a failed answer is
-    /// a decline and a `listen` warning).
-    Listen {
-        /// The turn.
-        turn: u32,
-        /// Who is asked, in order.
-        agents: Vec<PersonaId>,
-        /// Tokens of each agent's brief context.
-        budget_tokens: usize,
-    },
-    /// Fold the messages of `fold` into the rolling summary (seed 001) and
-    /// record it as `summary_recorded` with `fold` as its span, or record a
-    /// `rolling_summary` warning.
-    RollingSummary {
-        /// The messages to fold (right after the previous summary's span).
-        fold: MessageSpan,
-        /// Most tokens of the summary.
-        max_tokens: usize,
-    },
-}
-
 /// Most structured attempts at the judge's solution before the plain-text
 /// synthesis replaces it.
 const SOLUTION_ATTEMPTS: usize = 2;
 
 /// Words per token assumed when a word limit is derived from tokens.
 const WORDS_PER_TOKEN: f64 = 0.75;
-
-impl Ask {
-    /// The calls, in the order their answers are passed to [`convert`].
-    pub fn calls(&self) -> Vec<Call> {
-        match self {
-            Self::Start(start) => {
-                let planned = matches!(start.aspects, AspectSource::Planned { .. });
-                let cast = start.cast.is_some();
-                [planned, cast]
-                    .into_iter()
-                    .filter(|asked| *asked)
-                    .map(|_| Call::plain(ModelRole::Judge))
-                    .collect()
-            }
-            Self::Convergence { .. } | Self::CruxCard { .. } => vec![Call::plain(ModelRole::Crux)],
-            Self::Clarify { agents, .. } => agents
-                .iter()
-                .map(|agent| Call {
-                    role: ModelRole::Debater,
-                    persona: Some(agent.clone()),
-                    context: None,
-                })
-                .collect(),
-            Self::Summaries(jobs) => jobs
-                .iter()
-                .map(|job| Call {
-                    role: if job.scope == SummaryScope::Judge {
-                        ModelRole::Judge
-                    } else {
-                        ModelRole::Debater
-                    },
-                    persona: Some(job.persona.clone()),
-                    context: Some(ContextNeed {
-                        persona: job.persona.clone(),
-                        phase: job.phase.clone(),
-                        budget: BudgetNeed::Double,
-                    }),
-                })
-                .collect(),
-            Self::Solution { judge, round, .. } => vec![Call {
-                role: ModelRole::Judge,
-                persona: Some(judge.clone()),
-                context: Some(ContextNeed {
-                    persona: judge.clone(),
-                    phase: Phase::Judgement { round: *round },
-                    budget: BudgetNeed::Double,
-                }),
-            }],
-            Self::Listen {
-                turn,
-                agents,
-                budget_tokens,
-            } => agents
-                .iter()
-                .map(|agent| Call {
-                    role: ModelRole::Evaluator,
-                    persona: None,
-                    context: Some(ContextNeed {
-                        persona: agent.clone(),
-                        phase: Phase::Listen { turn: *turn },
-                        budget: BudgetNeed::Tokens(*budget_tokens),
-                    }),
-                })
-                .collect(),
-            Self::RollingSummary { .. } => vec![Call::plain(ModelRole::Reflector)],
-        }
-    }
-
-    /// A short name for progress displays and spans.
-    pub fn label(&self) -> String {
-        match self {
-            Self::Start(_) => "start".into(),
-            Self::Convergence { room, .. } => format!("convergence check {room}"),
-            Self::CruxCard { room, .. } => format!("crux card {room}"),
-            Self::Clarify { agents, .. } => {
-                format!("clarifying questions of {} agents", agents.len())
-            }
-            Self::Summaries(jobs) => format!("{} summaries", jobs.len()),
-            Self::Solution { round, .. } => format!("solution after round {round}"),
-            Self::Listen { turn, agents, .. } => {
-                format!("{} agents listening before turn {turn}", agents.len())
-            }
-            Self::RollingSummary { fold, .. } => format!(
-                "rolling summary of messages {}–{}",
-                fold.start + 1,
-                fold.end
-            ),
-        }
-    }
-}
-
-/// The person's answers to the agents' clarifying questions.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HumanAsk {
-    /// The questions, in order.
-    pub questions: Vec<Question>,
-    /// What each agent asked (or why it asked nothing usable).
-    pub asked: Vec<(PersonaId, Asked)>,
-}
-
-/// One clarifying question to answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Question {
-    /// The agent who asks.
-    pub agent: PersonaId,
-    /// Its display name.
-    pub agent_name: String,
-    /// Its role, if it has one.
-    pub role: Option<agon_core::AgentRole>,
-    /// `q1`, `q2`, … within the agent's questions.
-    pub id: String,
-    /// The question.
-    pub text: String,
-}
-
-/// A read of the agents' trust memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TrustRead {
-    /// Draw the round's devil's advocate (seed 003: trust-weighted, without
-    /// low-trust agents or agents on probation) and record
-    /// `devils_advocate_chosen`; without the memories everyone counts as
-    /// new (a `trust_memory` warning), and the draw still happens.
-    DevilsAdvocate {
-        /// The round.
-        round: u32,
-        /// Who may be chosen.
-        candidates: Vec<PersonaId>,
-    },
-}
-
-impl TrustRead {
-    /// Whose memories are read, in order.
-    pub fn agents(&self) -> &[PersonaId] {
-        match self {
-            Self::DevilsAdvocate { candidates, .. } => candidates,
-        }
-    }
-
-    /// A short name for progress displays and spans.
-    pub fn label(&self) -> String {
-        match self {
-            Self::DevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
-        }
-    }
-}
 
 fn persona<'a>(board: &'a Blackboard, id: &PersonaId) -> Result<&'a agon_core::Persona, String> {
     board

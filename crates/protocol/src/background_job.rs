@@ -13,9 +13,9 @@ use agon_extract::{
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::ask::ModelRole;
 use crate::background::{self, AnalysisOutput};
 use crate::extract::ModelOutput;
+use crate::question::ModelRole;
 use crate::step::{AnalysisMode, Background, BatchShape};
 
 /// One structured call of a background job.

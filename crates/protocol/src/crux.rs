@@ -17,10 +17,11 @@ use agon_core::{
 use agon_extract::{ConvergenceCheck, CruxCardPayload, ExtractionContext};
 use chrono::{DateTime, Utc};
 
-use crate::ask::Ask;
 use crate::extract::{Converted, ModelOutput, extract, step_failed};
+use crate::question::Ask;
 use crate::rules::CruxRules;
-use crate::step::{Speak, Step, Voice};
+use crate::step::Step;
+use crate::turn::{Speak, Voice};
 
 /// Turns already taken in `room`: its messages plus recorded skips.
 pub fn turns_taken(board: &Blackboard, room: &CruxRoomId) -> u32 {

@@ -43,12 +43,11 @@ use agon_core::{
     StepId, SummaryScope, TurnKey,
 };
 
-use crate::ask::{Ask, TrustRead};
+use crate::protocol::Protocol;
+use crate::question::{Ask, TrustRead};
 use crate::rules::DetectionRules;
-use crate::step::{
-    AnalysisMode, Background, Finish, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Start,
-    Step, SummaryJob, Voice,
-};
+use crate::step::{AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Step};
+use crate::turn::{Finish, Speak, Start, SummaryJob, Voice};
 
 /// When a dialectic debate stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

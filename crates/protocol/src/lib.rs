@@ -29,17 +29,17 @@ pub mod crux;
 pub mod deliberation;
 mod dialectic;
 mod extract;
+mod protocol;
+mod question;
 mod rules;
 mod start;
 mod step;
 mod structured;
 pub mod synthesis;
 pub mod trust_harvest;
+mod turn;
 
-pub use ask::{
-    Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, ConvertError, HumanAsk,
-    Limits, ModelRole, Outcome, Question, Request, TextAnswer, TrustRead,
-};
+pub use ask::{ConvertError, Outcome};
 pub use deliberation::{
     Deliberation, DeliberationRules, DetectionSource, PatternError, Patterns, StopReason,
     StopRules, TurnMode, pick_volunteer,
@@ -48,13 +48,19 @@ pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{
     Converted, ExtractFailure, FailureKind, ModelFailure, ModelOutput, extract, step_failed,
 };
+pub use protocol::Protocol;
+pub use question::{
+    Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, HumanAsk, Limits, ModelRole,
+    Question, Request, TextAnswer, TrustRead,
+};
 pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{
     aspects_from_output, aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects,
     persona_slug, personas_from_cast, start_event,
 };
 pub use step::{
-    AnalysisMode, AspectSource, Background, BackgroundId, BatchShape, Deadline, Finish, Next, Plan,
-    Progress, ProgressUnit, Protocol, Speak, Start, Step, SummaryJob, Voice, is_contribution,
+    AnalysisMode, Background, BackgroundId, BatchShape, Next, Plan, Progress, ProgressUnit, Step,
+    is_contribution,
 };
 pub use structured::{JUDGE_ID, StructuredDebate};
+pub use turn::{AspectSource, Deadline, Finish, Speak, Start, SummaryJob, Voice};

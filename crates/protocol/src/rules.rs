@@ -4,7 +4,7 @@
 use agon_core::{ClaimDetector, ReflectionTrigger};
 use serde::{Deserialize, Serialize};
 
-use crate::step::Start;
+use crate::turn::Start;
 
 /// How each message's disagreements are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -4,7 +4,7 @@ use agon_core::{DebateAspect, DebateEvent, DebateId, Persona, ProtocolKind, Step
 use agon_extract::{AspectPlan, PersonaCast, Validated};
 use chrono::{DateTime, Utc};
 
-use crate::step::{AspectSource, Start};
+use crate::turn::{AspectSource, Start};
 
 /// Aspects from (label, description) pairs, with ids `aspect-1`,
 /// `aspect-2`, … in order (labels and descriptions trimmed).

@@ -1,117 +1,16 @@
 //! The step vocabulary: what a protocol asks the interpreter to do next.
 //!
 //! A step says *what* happens (speak as P in phase X with message kind K,
-//! analyse message M, record a round, reflect, check a room's convergence,
-//! write its crux card, finish), never *how*: no prompts, no model calls,
-//! no SQL. The interpreter builds prompts from the step's ids with
-//! `agon-context` and converts model output back into events with the
-//! functions of this crate.
+//! ask models or the person a question, read the trust memory, record
+//! events, finish), never *how*: no model calls, no SQL. The interpreter
+//! builds turn prompts from the step's ids with `agon-context`, has the
+//! protocol render each question's prompt and convert its answers
+//! (`crate::ask`), and appends what comes back.
 
-use agon_context::Phase;
-use agon_context::prompts::Utterance;
-use agon_core::{
-    AspectId, Blackboard, CruxRoomId, DebateAspect, DebateEvent, DialogueMessage, MessageId,
-    MessageKind, Persona, PersonaId, Topic, TurnKey,
-};
-use chrono::{DateTime, Utc};
+use agon_core::{AspectId, DebateEvent, DialogueMessage, MessageId, MessageKind, PersonaId};
 
-/// Which model voices a speak step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Voice {
-    /// A debater (the persona's own model if it has one).
-    Debater,
-    /// The judge (synthesis): sees the judge's brief, not an assembled context.
-    Judge,
-    /// A dialectic agent: its role brief is its system prompt.
-    Agent,
-}
-
-impl Voice {
-    /// The system prompt of `persona` speaking in this voice, with answers
-    /// of about `words` words (the judge's at least 150).
-    pub fn system_prompt(self, board: &Blackboard, persona: &Persona, words: u32) -> String {
-        match self {
-            Self::Debater => agon_context::prompts::persona_system(board, persona, words),
-            Self::Judge => agon_context::prompts::judge_system(board, words.max(150)),
-            Self::Agent => agon_context::prompts::dialectic::agent_system(board, persona, words),
-        }
-    }
-}
-
-/// One utterance: who speaks, in which phase, as which kind of message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Speak {
-    /// The turn's identity (used to record a skipped turn).
-    pub key: TurnKey,
-    /// Who speaks.
-    pub persona: PersonaId,
-    /// The kind of message it becomes.
-    pub kind: MessageKind,
-    /// The context phase to assemble (`None`: the judge's brief).
-    pub phase: Option<Phase>,
-    /// The instruction the speaker is given.
-    pub instruction: Utterance,
-    /// The aspect the message belongs to, if any.
-    pub aspect: Option<AspectId>,
-    /// The miniround, for takes.
-    pub miniround: Option<u32>,
-    /// The crux room, for room turns.
-    pub room: Option<CruxRoomId>,
-    /// Which model voices it.
-    pub voice: Voice,
-}
-
-impl Speak {
-    /// The message this turn becomes once the model has answered: the next
-    /// `msg-N` id, the blackboard's current round, `content`, at `time`.
-    pub fn message(
-        &self,
-        board: &Blackboard,
-        content: String,
-        time: DateTime<Utc>,
-    ) -> DialogueMessage {
-        DialogueMessage {
-            id: MessageId::numbered(board.messages().len() + 1),
-            persona: self.persona.clone(),
-            kind: self.kind.clone(),
-            aspect: self.aspect.clone(),
-            round: board.current_round(),
-            miniround: self.miniround,
-            crux_room: self.room.clone(),
-            content,
-            time,
-            reply_to: None,
-            meta: None,
-        }
-    }
-}
-
-/// Where the aspects of a debate come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AspectSource {
-    /// Listed in the configuration.
-    Configured(Vec<DebateAspect>),
-    /// Decomposed from the topic by the judge model (this many).
-    Planned {
-        /// How many aspects to ask for.
-        count: usize,
-    },
-}
-
-/// What the `debate_started` event will hold (the interpreter adds the
-/// debate id, the time and, for planned aspects, the judge's aspects).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Start {
-    /// The question and its context.
-    pub topic: Topic,
-    /// Debaters, and the judge when a synthesis is asked for.
-    pub personas: Vec<Persona>,
-    /// Cast this many debaters for the topic (a structured call) and put
-    /// them before `personas`, when the configuration names none.
-    pub cast: Option<usize>,
-    /// The aspects, or how many to plan.
-    pub aspects: AspectSource,
-}
+use crate::question::{Ask, HumanAsk, TrustRead};
+use crate::turn::{Deadline, Finish, Speak, Start};
 
 /// A step on the critical path: the interpreter runs one at a time, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,67 +36,14 @@ pub enum Step {
     },
     /// Ask models (concurrently); the protocol turns the answers into
     /// events ([`crate::ask::convert`]).
-    Ask(crate::ask::Ask),
+    Ask(Ask),
     /// Ask the person at hand (the answers to clarifying questions).
-    AskHuman(crate::ask::HumanAsk),
+    AskHuman(HumanAsk),
     /// Read the agents' trust memories.
-    ReadTrust(crate::ask::TrustRead),
+    ReadTrust(TrustRead),
     /// Everything is done: record usage, the debate in its agents' trust
     /// memory, and `debate_finished`.
     Finish(Finish),
-}
-
-/// When a group of turns must be done: `secs` after this run first started
-/// a group with the same `clock` (a dialectic round: every group of the
-/// round shares its clock). Turns not done by then are recorded as
-/// skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deadline {
-    /// Groups with the same clock share one deadline.
-    pub clock: u32,
-    /// Seconds from the clock's start.
-    pub secs: u64,
-}
-
-/// What the finish needs to know of the protocol's own rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Finish {
-    /// Whether the round analyses were asked to judge each critique's
-    /// impact (`critiques_judged`), so a critique left unjudged counts as a
-    /// failed judgement.
-    pub critiques_judged_by_analysis: bool,
-}
-
-/// One summary to write: whose, for which round, from which context.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SummaryJob {
-    /// Who writes it (the agent, or the judge) and whose model is used.
-    pub persona: PersonaId,
-    /// Whose summary it is.
-    pub scope: agon_core::SummaryScope,
-    /// The round it is made for.
-    pub round: u32,
-    /// The context phase whose assembled text is summarized.
-    pub phase: Phase,
-    /// Longest summary kept, in characters.
-    pub max_chars: usize,
-    /// The strategy's name, recorded with the summary.
-    pub method: String,
-    /// The user's summary prompt, if any (`{content}` receives the text).
-    pub prompt: Option<String>,
-}
-
-impl SummaryJob {
-    /// The step id its failure is recorded under.
-    pub fn step_id(&self) -> agon_core::StepId {
-        agon_core::StepId::Summary {
-            persona: match &self.scope {
-                agon_core::SummaryScope::Persona { persona } => Some(persona.clone()),
-                _ => None,
-            },
-            round: self.round,
-        }
-    }
 }
 
 impl Step {
@@ -206,13 +52,13 @@ impl Step {
     pub fn is_stoppable(&self) -> bool {
         !matches!(
             self,
-            Self::Ask(crate::ask::Ask::Start(_)) | Self::AskHuman(_) | Self::Finish(_)
+            Self::Ask(Ask::Start(_)) | Self::AskHuman(_) | Self::Finish(_)
         )
     }
 
-    /// The step that starts a debate: [`crate::ask::Ask::Start`].
+    /// The step that starts a debate: [`Ask::Start`].
     pub fn start(start: Start) -> Self {
-        Self::Ask(crate::ask::Ask::Start(start))
+        Self::Ask(Ask::Start(start))
     }
 
     /// A short name for progress displays and spans.
@@ -232,7 +78,7 @@ impl Step {
     pub fn speaker(&self) -> Option<&PersonaId> {
         match self {
             Self::Speak(speak)
-            | Self::Ask(crate::ask::Ask::Convergence {
+            | Self::Ask(Ask::Convergence {
                 otherwise: speak, ..
             }) => Some(&speak.persona),
             _ => None,
@@ -449,53 +295,4 @@ pub struct Plan {
     pub next: Next,
     /// Where the debate stands.
     pub progress: Progress,
-}
-
-/// A protocol: a pure function from the blackboard to the next steps.
-/// Resume is "replay the log, ask the protocol again": a protocol keeps no
-/// state of its own beyond its rules.
-pub trait Protocol: Send + Sync {
-    /// The plan for this blackboard.
-    fn plan(&self, board: &Blackboard) -> Plan;
-
-    /// Which of Agon's protocols this is, recorded in `debate_started` so
-    /// views need not guess; `None` (the default) for a protocol of one's
-    /// own.
-    fn kind(&self) -> Option<agon_core::ProtocolKind> {
-        None
-    }
-
-    /// The events that follow from `message` by the protocol's own rules
-    /// (no model call), appended with it in one batch; `board` is the
-    /// blackboard before the message. None by default.
-    fn message_events(&self, board: &Blackboard, message: &DialogueMessage) -> Vec<DebateEvent> {
-        let _ = (board, message);
-        Vec::new()
-    }
-
-    /// The prompt and answer form of call `call` of `ask`
-    /// ([`crate::ask::request`] by default).
-    fn request(
-        &self,
-        board: &Blackboard,
-        ask: &crate::ask::Ask,
-        call: usize,
-        context: Option<&str>,
-        limits: crate::ask::Limits,
-    ) -> Result<crate::ask::Request, String> {
-        crate::ask::request(board, ask, call, context, limits)
-    }
-
-    /// The events the answers to a question `step` become, and the step
-    /// that follows, if any ([`crate::ask::convert`] by default).
-    fn convert(
-        &self,
-        board: &Blackboard,
-        debate: &agon_core::DebateId,
-        step: &Step,
-        answers: crate::ask::Answers,
-        now: DateTime<Utc>,
-    ) -> Result<crate::ask::Outcome, crate::ask::ConvertError> {
-        crate::ask::convert(board, debate, self.kind(), step, answers, now)
-    }
 }

@@ -31,10 +31,10 @@ use agon_core::{
 };
 
 use crate::crux::Rooms;
+use crate::protocol::Protocol;
 use crate::rules::{AnalysisCadence, DetectionMode, StructuredRules};
-use crate::step::{
-    AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Step, Voice,
-};
+use crate::step::{AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Step};
+use crate::turn::{AspectSource, Speak, Voice};
 
 /// The judge's persona id (added when the rules ask for a synthesis).
 pub const JUDGE_ID: &str = "judge";
@@ -144,8 +144,8 @@ impl StructuredDebate {
             (
                 start.cast.unwrap_or(0) + start.personas.iter().filter(|p| p.is_debater()).count(),
                 match &start.aspects {
-                    crate::step::AspectSource::Configured(a) => a.len(),
-                    crate::step::AspectSource::Planned { count } => *count,
+                    AspectSource::Configured(a) => a.len(),
+                    AspectSource::Planned { count } => *count,
                 },
             )
         };
@@ -443,8 +443,8 @@ impl StructuredDebate {
             .all(|b| matches!(b, Background::Reflect { .. }));
         if board.topic().is_none() {
             progress.phase = match self.rules.start.aspects {
-                crate::step::AspectSource::Planned { .. } => "planning aspects".into(),
-                crate::step::AspectSource::Configured(_) => "openings".into(),
+                AspectSource::Planned { .. } => "planning aspects".into(),
+                AspectSource::Configured(_) => "openings".into(),
             };
             return Next::step(Step::start(self.rules.start.clone()));
         }

@@ -8,7 +8,8 @@ use agon_extract::{SolutionPayload, truncate_chars};
 use chrono::{DateTime, Utc};
 
 use crate::extract::{ModelOutput, extract, step_failed};
-use crate::step::SummaryJob;
+use crate::question::TextAnswer;
+use crate::turn::SummaryJob;
 
 /// The event of a summary job: `summary_recorded` (the text trimmed and cut
 /// to the job's `max_chars`, spanning the transcript's first `end`
@@ -18,7 +19,7 @@ pub fn summary_event(
     job: &SummaryJob,
     end: usize,
     before_chars: usize,
-    answer: Result<crate::ask::TextAnswer, String>,
+    answer: Result<TextAnswer, String>,
     time: DateTime<Utc>,
 ) -> DebateEvent {
     match answer {
@@ -140,7 +141,7 @@ mod tests {
 
     #[test]
     fn a_summary_is_cut_to_its_budget_and_a_blank_one_is_a_warning() {
-        let answer = |text: &str| crate::ask::TextAnswer {
+        let answer = |text: &str| TextAnswer {
             text: text.into(),
             temperature: 0.3,
             latency_ms: 5,

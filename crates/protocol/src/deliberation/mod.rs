@@ -40,7 +40,7 @@
 //! passed between the start and the latest message.
 
 pub mod detect;
-mod listen;
+pub(crate) mod listen;
 mod volunteer;
 
 use agon_context::Phase;
@@ -49,12 +49,11 @@ use agon_context::rolling::{DueReason, RollingSummaryPolicy, plan as rolling_pla
 use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey};
 
-use crate::ask::Ask;
+use crate::protocol::Protocol;
+use crate::question::Ask;
 use crate::rules::DetectionRules;
-use crate::step::{
-    AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Protocol, Speak, Start, Step,
-    Voice,
-};
+use crate::step::{AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Step};
+use crate::turn::{Speak, Start, Voice};
 pub use detect::{DetectionSource, PatternError, Patterns};
 pub use listen::{Heard, bid_from_output, listen_events};
 pub use volunteer::pick_volunteer;

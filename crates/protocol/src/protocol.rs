@@ -1,0 +1,58 @@
+//! The seam: a protocol is a pure function from the blackboard to the
+//! next steps, and turns the answers to its questions into events.
+
+use agon_core::{Blackboard, DebateEvent, DialogueMessage};
+use chrono::{DateTime, Utc};
+
+use crate::ask::{ConvertError, Outcome};
+use crate::question::{Answers, Ask, Limits, Request};
+use crate::step::{Plan, Step};
+
+/// A protocol: a pure function from the blackboard to the next steps.
+/// Resume is "replay the log, ask the protocol again": a protocol keeps no
+/// state of its own beyond its rules.
+pub trait Protocol: Send + Sync {
+    /// The plan for this blackboard.
+    fn plan(&self, board: &Blackboard) -> Plan;
+
+    /// Which of Agon's protocols this is, recorded in `debate_started` so
+    /// views need not guess; `None` (the default) for a protocol of one's
+    /// own.
+    fn kind(&self) -> Option<agon_core::ProtocolKind> {
+        None
+    }
+
+    /// The events that follow from `message` by the protocol's own rules
+    /// (no model call), appended with it in one batch; `board` is the
+    /// blackboard before the message. None by default.
+    fn message_events(&self, board: &Blackboard, message: &DialogueMessage) -> Vec<DebateEvent> {
+        let _ = (board, message);
+        Vec::new()
+    }
+
+    /// The prompt and answer form of call `call` of `ask`
+    /// ([`crate::ask::request`] by default).
+    fn request(
+        &self,
+        board: &Blackboard,
+        ask: &Ask,
+        call: usize,
+        context: Option<&str>,
+        limits: Limits,
+    ) -> Result<Request, String> {
+        crate::ask::request(board, ask, call, context, limits)
+    }
+
+    /// The events the answers to a question `step` become, and the step
+    /// that follows, if any ([`crate::ask::convert`] by default).
+    fn convert(
+        &self,
+        board: &Blackboard,
+        debate: &agon_core::DebateId,
+        step: &Step,
+        answers: Answers,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome, ConvertError> {
+        crate::ask::convert(board, debate, self.kind(), step, answers, now)
+    }
+}
