@@ -484,18 +484,13 @@ fn convert_models(
                 Some(Answer::Json(out)) => {
                     match synthesis::solution_events(*round, judge, out, now) {
                         Ok(events) => Ok(Outcome::events(events)),
-                        Err(reason) => {
-                            let mut failures = failures.clone();
-                            failures.push(reason);
-                            Ok(Outcome {
-                                events: Vec::new(),
-                                then: Some(Step::Ask(Ask::Solution {
-                                    judge: judge.clone(),
-                                    round: *round,
-                                    failures,
-                                })),
-                            })
-                        }
+                        // Recorded, so the planner asks again with one
+                        // more failure (and a resumed run too).
+                        Err(reason) => Ok(Outcome::events(vec![step_failed(
+                            StepId::Solution(*round),
+                            format!("structured attempt {} failed: {reason}", failures.len() + 1),
+                            now,
+                        )])),
                     }
                 }
                 Some(Answer::Text(Err(failure))) => Err(ConvertError::Model {

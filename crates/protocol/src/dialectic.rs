@@ -528,10 +528,18 @@ impl Dialectic {
             }
             let solution = board.solutions().iter().find(|s| s.round == round);
             let Some(solution) = solution else {
+                // Each failed structured attempt is a warning in the log:
+                // a resumed run goes on from the attempts already made.
+                let failures = board
+                    .warnings()
+                    .iter()
+                    .filter(|w| w.step == StepId::Solution(round))
+                    .map(|w| w.reason.clone())
+                    .collect();
                 return Next::step(Step::Ask(Ask::Solution {
                     judge: self.rules.judge.clone(),
                     round,
-                    failures: Vec::new(),
+                    failures,
                 }));
             };
             let converged = match self.rules.termination {

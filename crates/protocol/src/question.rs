@@ -224,8 +224,9 @@ pub enum Ask {
     /// or a `step_failed` warning (the full history is used instead).
     Summaries(Vec<SummaryJob>),
     /// The judge synthesizes the solution after `round`: a structured
-    /// solution; after two failed attempts (`failures`), a plain-text one
-    /// and a warning.
+    /// solution; after two failed attempts (`failures`, the warnings the
+    /// log holds for the round's solution), a plain-text one and a
+    /// warning.
     Solution {
         /// The judge.
         judge: PersonaId,

@@ -78,16 +78,27 @@ fn the_judge_gets_two_structured_attempts_then_a_plain_text_one() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].role, ModelRole::Judge);
     assert_eq!(calls[0].persona.as_ref(), Some(&judge));
-    // A failed structured attempt records nothing and asks again.
+    // A failed structured attempt is a warning in the log; the planner
+    // reads the attempts made from there (so a resumed run goes on).
     let out = convert(
         &bb,
         &first,
         Answers::Models(vec![Answer::Json(Err(failed("timeout")))]),
     )
     .unwrap();
-    assert!(out.events.is_empty());
-    let Some(Step::Ask(second)) = out.then else {
-        panic!("a second attempt")
+    assert!(out.then.is_none());
+    let [DebateEvent::StepFailed { step, reason, .. }] = &out.events[..] else {
+        panic!("one warning: {:?}", out.events)
+    };
+    assert_eq!(step, &StepId::Solution(1));
+    assert!(
+        reason.contains("attempt 1") && reason.contains("timeout"),
+        "{reason}"
+    );
+    let second = Ask::Solution {
+        judge: judge.clone(),
+        round: 1,
+        failures: vec![reason.clone()],
     };
     let request = ask::request(&bb, &second, 0, Some("the round"), LIMITS).unwrap();
     assert!(matches!(request.answer, AnswerForm::Json { .. }));
@@ -97,8 +108,20 @@ fn the_judge_gets_two_structured_attempts_then_a_plain_text_one() {
         Answers::Models(vec![Answer::Json(Ok(json!({"nonsense": true})))]),
     )
     .unwrap();
-    let Some(Step::Ask(third)) = out.then else {
-        panic!("a plain-text attempt")
+    let [
+        DebateEvent::StepFailed {
+            reason: second_reason,
+            ..
+        },
+    ] = &out.events[..]
+    else {
+        panic!("one warning: {:?}", out.events)
+    };
+    assert!(second_reason.contains("attempt 2"), "{second_reason}");
+    let third = Ask::Solution {
+        judge: judge.clone(),
+        round: 1,
+        failures: vec![reason.clone(), second_reason.clone()],
     };
     // The third is plain text, as long as the longer of the two limits.
     let request = ask::request(&bb, &third, 0, Some("the round"), LIMITS).unwrap();
@@ -313,4 +336,44 @@ fn the_protocols_convert_through_the_same_pure_functions() {
         panic!("debate_started")
     };
     assert_eq!(*kind, Some(agon_core::ProtocolKind::Dialectic));
+}
+
+#[test]
+fn the_judges_attempts_are_read_from_the_log() {
+    use crate::support::{Lag, Script, Sim};
+    let mut sim = Sim::with(
+        Box::new(agon_protocol::Dialectic::new(crate::dialectic::rules(1))),
+        Script::default(),
+        Lag::Eager,
+    );
+    let solution = |sim: &Sim| match sim.protocol.plan(&sim.board).next {
+        agon_protocol::Next::Step(step) => match *step {
+            Step::Ask(Ask::Solution { failures, .. }) => Some(failures),
+            _ => None,
+        },
+        _ => None,
+    };
+    for _ in 0..100 {
+        if solution(&sim).is_some() {
+            break;
+        }
+        while sim.apply_background() {}
+        let agon_protocol::Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            break;
+        };
+        sim.execute(*step);
+    }
+    assert_eq!(solution(&sim), Some(vec![]), "the first attempt");
+    sim.board
+        .apply(&agon_protocol::step_failed(
+            StepId::Solution(1),
+            "structured attempt 1 failed: timeout",
+            T0,
+        ))
+        .unwrap();
+    assert_eq!(
+        solution(&sim),
+        Some(vec!["structured attempt 1 failed: timeout".to_owned()]),
+        "a resumed run knows the attempt was made"
+    );
 }
