@@ -10,6 +10,7 @@ mod dialectic;
 mod eval;
 mod live;
 mod memory;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +64,13 @@ enum Command {
     /// Score a finished debate's solution with evaluator agents (dialectic's
     /// eval-config.json).
     Eval(eval::EvalArgs),
+    /// Serve the HTTP API and the live event streams (docs/api.md).
+    Serve {
+        /// Where to listen. Any address but loopback needs a token: the
+        /// one in `AGON_SERVER_TOKEN`, or one generated and printed.
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: std::net::SocketAddr,
+    },
     /// List stored debates.
     List,
     /// Show a debate's transcript or blackboard (`--json`: the blackboard
@@ -429,6 +437,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         && matches!(
             cli.command,
             Command::Debate(_)
+                | Command::Serve { .. }
                 | Command::Resume { .. }
                 | Command::Eval(_)
                 | Command::Memory(_)
@@ -464,6 +473,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let orch = memory::attach(orch, &url, &config).await;
             run(orch, &id, &config, &view, verbose, control, interrupts).await
         }
+        Command::Serve { addr } => serve::run(store, url, addr).await,
         Command::List => {
             let debates = store.list_debates().await?;
             if cli.json {

@@ -1236,3 +1236,80 @@ fn deliberation_bad_input_names_the_flag_or_field() {
         stderr(&o)
     );
 }
+
+// ── The server ───────────────────────────────────────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agon_serve_runs_a_debate_posted_to_its_api() {
+    use tokio::io::AsyncBufReadExt;
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("serve");
+    let dir = dir_tmp.path();
+    let toml = std::fs::read_to_string(config(dir, &server.uri())).unwrap();
+    let mut child = tokio::process::Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .env_remove("AGON_SERVER_TOKEN")
+        .current_dir(dir)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("agon serve ended before it served")
+    })
+    .await
+    .expect("agon serve starts");
+    let client = reqwest::Client::new();
+    let created: serde_json::Value = client
+        .post(format!("{base}/api/debates"))
+        .json(&serde_json::json!({ "toml": toml }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().expect("an id").to_owned();
+    let finished = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let view: serde_json::Value = client
+                .get(format!("{base}/api/debates/{id}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if view["status"] == "finished" {
+                return view;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the debate finishes");
+    assert_eq!(finished["running_here"], false);
+    let report = client
+        .get(format!("{base}/api/debates/{id}/report"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(report.contains("Mara"), "{report}");
+    // The same debate, read by the CLI from the same store.
+    assert!(stdout(&agon(dir, &["list"])).contains(&id));
+    child.kill().await.unwrap();
+}

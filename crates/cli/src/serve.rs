@@ -1,0 +1,79 @@
+//! `agon serve`: the HTTP API and live event streams of `agon-server`,
+//! with runs prepared as `agon debate` prepares them (memory attached as
+//! the configuration asks, models built from its specs).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agon_config::DebateConfig;
+use agon_orchestrator::{Models, Orchestrator};
+use agon_server::{Runner, Server};
+use agon_store::EventStore;
+use anyhow::Context as _;
+use async_trait::async_trait;
+
+use crate::Failure;
+
+/// Prepares runs like `agon debate`.
+struct CliRunner {
+    url: String,
+}
+
+#[async_trait]
+impl Runner for CliRunner {
+    async fn prepare(
+        &self,
+        store: Arc<dyn EventStore>,
+        config: &DebateConfig,
+    ) -> Result<(Orchestrator, Models), String> {
+        // Opening the memory's store is a future the compiler cannot prove
+        // Send (sqlx's migrator): it runs on a blocking thread of its own.
+        let (url, memory_config) = (self.url.clone(), config.clone());
+        let handle = tokio::runtime::Handle::current();
+        let orch = tokio::task::spawn_blocking(move || {
+            handle.block_on(crate::memory::attach(
+                Orchestrator::new(store),
+                &url,
+                &memory_config,
+            ))
+        })
+        .await
+        .map_err(|e| format!("setting up memory: {e}"))?;
+        let models = crate::build_models(config)
+            .await
+            .map_err(|f| format!("{:#}", f.error))?;
+        Ok((orch, models))
+    }
+}
+
+/// Serves until the process is stopped.
+pub(crate) async fn run(
+    store: Arc<dyn EventStore>,
+    url: String,
+    addr: SocketAddr,
+) -> Result<ExitCode, Failure> {
+    let token = match std::env::var("AGON_SERVER_TOKEN") {
+        Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+        _ if agon_server::needs_token(&addr) => {
+            let token = agon_server::new_token().context("generating the server's token")?;
+            eprintln!("Token (send it as `Authorization: Bearer TOKEN`): {token}");
+            Some(token)
+        }
+        _ => None,
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening on {addr}"))?;
+    let local = listener.local_addr().context("the listening address")?;
+    eprintln!(
+        "Serving Agon on http://{local} (store {}); Ctrl-C to stop.",
+        store.url()
+    );
+    let server = Arc::new(Server::new(store, Arc::new(CliRunner { url }), token));
+    tokio::select! {
+        served = agon_server::serve(listener, server) => served.context("serving")?,
+        _ = tokio::signal::ctrl_c() => eprintln!("\nStopped."),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,136 @@
+//! The live event stream of a debate (Server-Sent Events).
+//!
+//! Each stored event is sent with its sequence number as the SSE `id`, in
+//! order, read from the store: a client that connects mid-debate first
+//! gets the history, and one that reconnects with `Last-Event-ID` gets
+//! exactly the events after it, nothing lost or repeated. New events are
+//! read when a run on this server appends (and every half second, for a
+//! debate another process runs). Tokens of the turn being generated come
+//! as `token` events without an id (they are not part of the log). When
+//! the debate is no longer running and everything is sent, an `end` event
+//! carries its status and the stream closes.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agon_core::DebateId;
+use agon_store::RunStatus;
+use axum::response::sse::Event;
+use futures::Stream;
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::state::{Live, Server};
+
+/// How often a stream looks for events another process appended.
+const POLL: Duration = Duration::from_millis(500);
+
+enum Phase {
+    Reading,
+    Ended,
+}
+
+struct Cursor {
+    server: Arc<Server>,
+    id: DebateId,
+    sent: u64,
+    live: broadcast::Receiver<(DebateId, Live)>,
+    pending: std::collections::VecDeque<Event>,
+    phase: Phase,
+}
+
+/// The stream of `id`'s events after sequence `after`.
+pub(crate) fn stream(
+    server: Arc<Server>,
+    id: DebateId,
+    after: u64,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let cursor = Cursor {
+        live: server.subscribe(),
+        server,
+        id,
+        sent: after,
+        pending: std::collections::VecDeque::new(),
+        phase: Phase::Reading,
+    };
+    futures::stream::unfold(cursor, |mut c| async move {
+        loop {
+            if let Some(event) = c.pending.pop_front() {
+                return Some((Ok(event), c));
+            }
+            if let Phase::Ended = c.phase {
+                return None;
+            }
+            c.fill().await;
+        }
+    })
+}
+
+impl Cursor {
+    /// Queues what is new; waits for a change when nothing is.
+    async fn fill(&mut self) {
+        // Whether the debate was still running before reading, so that
+        // nothing appended before it stopped can be missed.
+        let running = self.server.is_running(&self.id);
+        let status = match self.server.store.debate(&self.id).await {
+            Ok(record) => record.status,
+            Err(e) => {
+                self.end(json!({ "error": e.to_string() }));
+                return;
+            }
+        };
+        match self.server.store.events_after(&self.id, self.sent).await {
+            Ok(events) if !events.is_empty() => {
+                for stored in events {
+                    self.sent = stored.seq;
+                    let data = serde_json::to_string(&stored.event)
+                        .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string());
+                    self.pending.push_back(
+                        Event::default()
+                            .id(stored.seq.to_string())
+                            .event("event")
+                            .data(data),
+                    );
+                }
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.end(json!({ "error": e.to_string() }));
+                return;
+            }
+        }
+        if !running && status != RunStatus::Running {
+            self.end(json!({ "status": status.as_str(), "last": self.sent }));
+            return;
+        }
+        // Nothing new: wait for a change, a token, or the poll.
+        let wait = tokio::time::sleep(POLL);
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                () = &mut wait => return,
+                received = self.live.recv() => match received {
+                    Ok((debate, _)) if debate != self.id => {}
+                    Ok((_, Live::Appended)) | Err(broadcast::error::RecvError::Lagged(_)) => return,
+                    Ok((_, Live::Token { turn, persona, delta })) => {
+                        self.pending.push_back(
+                            Event::default()
+                                .event("token")
+                                .data(json!({ "turn": turn, "persona": persona, "delta": delta }).to_string()),
+                        );
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    }
+
+    fn end(&mut self, data: serde_json::Value) {
+        self.pending
+            .push_back(Event::default().event("end").data(data.to_string()));
+        self.phase = Phase::Ended;
+    }
+}

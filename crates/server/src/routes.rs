@@ -1,0 +1,223 @@
+//! The JSON API's routes.
+
+use std::sync::Arc;
+
+use agon_config::DebateConfig;
+use agon_core::DebateId;
+use agon_view::{DebateView, ReportOptions};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::Server;
+
+/// The API's routes over `server` (without the auth layer).
+pub(crate) fn api(server: Arc<Server>) -> Router {
+    Router::new()
+        .route("/api/health", get(health))
+        .route("/api/debates", get(list).post(start))
+        .route("/api/debates/{id}", get(view))
+        .route("/api/debates/{id}/report", get(report))
+        .route("/api/debates/{id}/metrics", get(metrics))
+        .route("/api/debates/{id}/events", get(events))
+        .route("/api/debates/{id}/stop", post(stop))
+        .route("/api/debates/{id}/resume", post(resume))
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .with_state(server)
+}
+
+async fn health(State(server): State<Arc<Server>>) -> Json<Value> {
+    Json(json!({ "ok": true, "store": server.store.backend() }))
+}
+
+/// Every stored debate, newest first, with whether this server runs it.
+async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError> {
+    let debates = server.store.list_debates().await?;
+    let rows: Vec<Value> = debates
+        .iter()
+        .map(|d| {
+            json!({
+                "id": d.id,
+                "topic": d.topic,
+                "protocol": d.config.get("protocol").cloned().unwrap_or_else(|| json!("structured")),
+                "status": d.status.as_str(),
+                "running_here": server.is_running(&d.id),
+                "messages": d.message_count,
+                "last_seq": d.last_seq,
+                "created_at": d.created_at,
+                "updated_at": d.updated_at,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "debates": rows })))
+}
+
+/// A new debate: its configuration as `agon debate` reads it, either as
+/// JSON (`{"config": {…}}`, the stored form) or as TOML
+/// (`{"toml": "…"}`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewDebate {
+    config: Option<Value>,
+    toml: Option<String>,
+}
+
+fn config_of(body: NewDebate) -> Result<DebateConfig, ApiError> {
+    let config = match (body.config, body.toml) {
+        (Some(value), None) => {
+            let config: DebateConfig = serde_json::from_value(value)
+                .map_err(|e| ApiError::bad_request(format!("config: {e}")))?;
+            config
+                .validate("config")
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            config
+        }
+        (None, Some(text)) => DebateConfig::from_toml(&text, "toml")
+            .map_err(|e| ApiError::bad_request(e.to_string()))?,
+        _ => {
+            return Err(ApiError::bad_request(
+                "give the configuration as `config` (JSON) or `toml` (text), one of them",
+            ));
+        }
+    };
+    Ok(config)
+}
+
+async fn start(
+    State(server): State<Arc<Server>>,
+    body: Result<Json<NewDebate>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let config = config_of(body)?;
+    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
+    let id = orch.create(&config).await?;
+    server.spawn_run(id.clone(), config).await?;
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, format!("/api/debates/{id}"))],
+        Json(json!({ "id": id })),
+    )
+        .into_response())
+}
+
+async fn replay(server: &Server, id: &DebateId) -> Result<DebateView, ApiError> {
+    server.store.debate(id).await?;
+    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
+    let events = orch.log(id).await?;
+    DebateView::from_log(&events, ReportOptions::default())
+        .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
+}
+
+/// The debate as the report's JSON (the blackboard, the transcript, the
+/// metrics), with its run status.
+async fn view(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = DebateId::new(id);
+    let view = replay(&server, &id).await?;
+    let record = server.store.debate(&id).await?;
+    Ok(Json(json!({
+        "id": id,
+        "status": record.status.as_str(),
+        "running_here": server.is_running(&id),
+        "last_seq": record.last_seq,
+        "view": view.json(),
+    })))
+}
+
+/// The Markdown report.
+async fn report(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = replay(&server, &DebateId::new(id)).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        view.markdown(),
+    )
+        .into_response())
+}
+
+/// The debate-quality metrics.
+async fn metrics(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let view = replay(&server, &DebateId::new(id)).await?;
+    serde_json::to_value(view.metrics())
+        .map(Json)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+#[derive(Debug, Deserialize)]
+struct After {
+    /// Events after this sequence (what `Last-Event-ID` says, for clients
+    /// that cannot set it).
+    after: Option<u64>,
+}
+
+async fn events(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    Query(query): Query<After>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    server.store.debate(&id).await?;
+    let last = match headers.get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    ApiError::bad_request("Last-Event-ID: not an event sequence number")
+                })?,
+        ),
+        None => None,
+    };
+    let after = last.or(query.after).unwrap_or(0);
+    let stream = crate::events::stream(Arc::clone(&server), id, after);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+async fn stop(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    server.store.debate(&id).await?;
+    server.stop(&id)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "id": id, "stopping": true })),
+    )
+        .into_response())
+}
+
+async fn resume(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    let record = server.store.debate(&id).await?;
+    if record.status == agon_store::RunStatus::Finished {
+        return Err(ApiError::conflict(format!("debate `{id}` is finished")));
+    }
+    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
+    let config = orch.config_of(&id).await?;
+    server.spawn_run(id.clone(), config).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "id": id, "resumed": true })),
+    )
+        .into_response())
+}

@@ -1,0 +1,169 @@
+//! What the server shares between requests: the store, how a run gets its
+//! orchestrator and models, the runs in progress, and a channel that says
+//! when a debate changed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use agon_config::DebateConfig;
+use agon_core::DebateId;
+use agon_orchestrator::{DebateUpdate, Models, Orchestrator, RunControl, RunOutcome};
+use agon_store::EventStore;
+use async_trait::async_trait;
+use futures::StreamExt;
+use tokio::sync::broadcast;
+
+use crate::error::ApiError;
+
+/// How a run gets its orchestrator (memory attached as the configuration
+/// asks) and its models. The CLI builds them as `agon debate` does; tests
+/// and embedders give their own.
+#[async_trait]
+pub trait Runner: Send + Sync {
+    /// An orchestrator over `store` and the models for a debate with
+    /// `config`, or why they cannot be had.
+    async fn prepare(
+        &self,
+        store: Arc<dyn EventStore>,
+        config: &DebateConfig,
+    ) -> Result<(Orchestrator, Models), String>;
+}
+
+/// A live update of one debate, for the event streams.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// Events were appended (the stream reads them from the store).
+    Appended,
+    /// A piece of a turn being generated.
+    Token {
+        /// The turn's key (its stored spelling).
+        turn: String,
+        /// Who speaks.
+        persona: String,
+        /// The text.
+        delta: String,
+    },
+}
+
+/// The server's shared state.
+pub struct Server {
+    pub(crate) store: Arc<dyn EventStore>,
+    runner: Arc<dyn Runner>,
+    runs: Mutex<HashMap<DebateId, RunControl>>,
+    live: broadcast::Sender<(DebateId, Live)>,
+    pub(crate) token: Option<String>,
+}
+
+impl Server {
+    /// A server over `store` whose runs are prepared by `runner`; with
+    /// `token`, every request must carry it.
+    pub fn new(store: Arc<dyn EventStore>, runner: Arc<dyn Runner>, token: Option<String>) -> Self {
+        let (live, _) = broadcast::channel(4_096);
+        Self {
+            store,
+            runner,
+            runs: Mutex::new(HashMap::new()),
+            live,
+            token,
+        }
+    }
+
+    /// The live updates of every debate this server runs.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<(DebateId, Live)> {
+        self.live.subscribe()
+    }
+
+    /// Whether this server is running `id`.
+    pub fn is_running(&self, id: &DebateId) -> bool {
+        self.runs.lock().is_ok_and(|runs| runs.contains_key(id))
+    }
+
+    /// Asks the run of `id` to stop after the current utterance.
+    pub(crate) fn stop(&self, id: &DebateId) -> Result<(), ApiError> {
+        let runs = self
+            .runs
+            .lock()
+            .map_err(|_| ApiError::internal("the run table is poisoned"))?;
+        match runs.get(id) {
+            Some(control) => {
+                control.stop.cancel();
+                Ok(())
+            }
+            None => Err(ApiError::conflict(format!(
+                "debate `{id}` is not running on this server"
+            ))),
+        }
+    }
+
+    /// Runs `id` (new or interrupted) in the background with `config`.
+    pub(crate) async fn spawn_run(
+        self: &Arc<Self>,
+        id: DebateId,
+        config: DebateConfig,
+    ) -> Result<(), ApiError> {
+        let control = RunControl::default();
+        {
+            let mut runs = self
+                .runs
+                .lock()
+                .map_err(|_| ApiError::internal("the run table is poisoned"))?;
+            if runs.contains_key(&id) {
+                return Err(ApiError::conflict(format!(
+                    "debate `{id}` is already running on this server"
+                )));
+            }
+            runs.insert(id.clone(), control.clone());
+        }
+        let server = Arc::clone(self);
+        tokio::spawn(async move {
+            let outcome = server.run(&id, &config, control).await;
+            match &outcome {
+                Ok(outcome) => tracing::info!(debate = %id, ?outcome, "run ended"),
+                Err(e) => tracing::warn!(debate = %id, error = %e, "run failed"),
+            }
+            if let Ok(mut runs) = server.runs.lock() {
+                runs.remove(&id);
+            }
+            // Wake the streams: the status changed.
+            let _ = server.live.send((id, Live::Appended));
+        });
+        Ok(())
+    }
+
+    async fn run(
+        &self,
+        id: &DebateId,
+        config: &DebateConfig,
+        control: RunControl,
+    ) -> Result<RunOutcome, String> {
+        let (orch, models) = self.runner.prepare(Arc::clone(&self.store), config).await?;
+        // Forward the run's updates to the streams.
+        let mut updates = orch.subscribe();
+        let live = self.live.clone();
+        let debate = id.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(update) = updates.next().await {
+                let item = match update {
+                    DebateUpdate::Event { debate, .. } => (debate, Live::Appended),
+                    DebateUpdate::Token {
+                        persona,
+                        turn,
+                        delta,
+                    } => (
+                        debate.clone(),
+                        Live::Token {
+                            turn: turn.to_string(),
+                            persona: persona.to_string(),
+                            delta,
+                        },
+                    ),
+                    _ => continue,
+                };
+                let _ = live.send(item);
+            }
+        });
+        let outcome = orch.run(id, &models, control).await;
+        forward.abort();
+        outcome.map_err(|e| e.to_string())
+    }
+}

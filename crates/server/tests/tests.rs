@@ -1,0 +1,486 @@
+//! agon-server over real HTTP: every route, bad input, the event streams
+//! (history, reconnects, many clients, many debates), stop and resume,
+//! and the token. Debates run on the scripted test model and SQLite.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use agon_config::{AspectConfig, DebateConfig};
+use agon_llm::PriceTable;
+use agon_orchestrator::{Models, Orchestrator};
+use agon_server::{Runner, Server};
+use agon_store::EventStore;
+use agon_testkit::ScriptedModel;
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+async fn sqlite() -> Arc<dyn EventStore> {
+    let dir = std::env::temp_dir().join("agon-server-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!(
+        "t_{}_{}.db",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let url = format!("sqlite://{}", dir.join(name).display());
+    agon_store::open(&url).await.unwrap()
+}
+
+/// Runs on the scripted model, each call after `delay`.
+struct Scripted {
+    delay: Duration,
+}
+
+#[async_trait]
+impl Runner for Scripted {
+    async fn prepare(
+        &self,
+        store: Arc<dyn EventStore>,
+        _config: &DebateConfig,
+    ) -> Result<(Orchestrator, Models), String> {
+        Ok((
+            Orchestrator::new(store),
+            Models::uniform(
+                Arc::new(ScriptedModel::new(self.delay)),
+                PriceTable::with_defaults(),
+            ),
+        ))
+    }
+}
+
+/// A server on a free loopback port: its base URL.
+async fn start(delay: Duration, token: Option<&str>) -> String {
+    let server = Arc::new(Server::new(
+        sqlite().await,
+        Arc::new(Scripted { delay }),
+        token.map(ToOwned::to_owned),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(agon_server::serve(listener, server));
+    format!("http://{addr}")
+}
+
+/// 3 personas, one aspect, one miniround, no crux room: ~10 turns.
+fn config() -> Value {
+    let mut c = DebateConfig {
+        personas: agon_config::default_personas(),
+        aspects: vec![AspectConfig {
+            label: "Cost".into(),
+            description: "Who pays.".into(),
+        }],
+        minirounds: 1,
+        ..DebateConfig::default()
+    };
+    c.crux.enabled = false;
+    serde_json::to_value(c).unwrap()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+async fn get_json(base: &str, path: &str) -> Value {
+    client()
+        .get(format!("{base}{path}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn post(base: &str, path: &str, body: Value) -> reqwest::Response {
+    client()
+        .post(format!("{base}{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn start_debate(base: &str) -> String {
+    let r = post(base, "/api/debates", json!({ "config": config() })).await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let body: Value = r.json().await.unwrap();
+    body["id"].as_str().unwrap().to_owned()
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+struct Sse {
+    id: Option<u64>,
+    kind: String,
+    data: String,
+}
+
+/// Reads a stream's events until `end` (or `limit` events with an id),
+/// then drops the connection.
+async fn read_stream(base: &str, id: &str, last: Option<u64>, limit: Option<usize>) -> Vec<Sse> {
+    let mut request = client().get(format!("{base}/api/debates/{id}/events"));
+    if let Some(last) = last {
+        request = request.header("Last-Event-ID", last.to_string());
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let mut bytes = response.bytes_stream();
+    let mut buffer = String::new();
+    let mut out = Vec::new();
+    let read = async {
+        while let Some(chunk) = bytes.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let mut event = Sse {
+                    id: None,
+                    kind: "message".into(),
+                    data: String::new(),
+                };
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        event.id = v.trim().parse().ok();
+                    } else if let Some(v) = line.strip_prefix("event:") {
+                        event.kind = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        event.data.push_str(v.trim_start());
+                    }
+                }
+                if block.trim_start().starts_with(':') {
+                    continue; // a keep-alive comment
+                }
+                let done = event.kind == "end";
+                out.push(event);
+                let enough =
+                    limit.is_some_and(|n| out.iter().filter(|e| e.id.is_some()).count() >= n);
+                if done || enough {
+                    return;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("the stream ends in time");
+    out
+}
+
+fn ids(events: &[Sse]) -> Vec<u64> {
+    events.iter().filter_map(|e| e.id).collect()
+}
+
+fn end_status(events: &[Sse]) -> String {
+    let end = events.last().expect("an end event");
+    assert_eq!(end.kind, "end", "{events:?}");
+    let v: Value = serde_json::from_str(&end.data).unwrap();
+    v["status"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_starts_streams_lists_and_reads_a_debate() {
+    let base = start(Duration::ZERO, None).await;
+    let health: Value = get_json(&base, "/api/health").await;
+    assert_eq!(health, json!({"ok": true, "store": "sqlite"}));
+    let listed: Value = get_json(&base, "/api/debates").await;
+    assert_eq!(listed["debates"], json!([]));
+
+    let id = start_debate(&base).await;
+    let events = read_stream(&base, &id, None, None).await;
+    let seqs = ids(&events);
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "the whole log, in order"
+    );
+    assert_eq!(end_status(&events), "finished");
+    let first: Value = serde_json::from_str(&events[0].data).unwrap();
+    assert_eq!(first["type"], "debate_started", "{first}");
+
+    let listed: Value = get_json(&base, "/api/debates").await;
+    let row = &listed["debates"][0];
+    assert_eq!(
+        (row["id"].as_str(), row["status"].as_str()),
+        (Some(id.as_str()), Some("finished"))
+    );
+    assert_eq!(row["last_seq"], json!(seqs.len()));
+
+    let view: Value = get_json(&base, &format!("/api/debates/{id}")).await;
+    assert_eq!(view["status"], "finished");
+    assert!(view["view"].is_object(), "{view}");
+
+    let report = client()
+        .get(format!("{base}/api/debates/{id}/report"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        report.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/markdown")
+    );
+    let md = report.text().await.unwrap();
+    assert!(md.contains("Mara"), "{md}");
+
+    let metrics: Value = get_json(&base, &format!("/api/debates/{id}/metrics")).await;
+    assert!(metrics.get("ledger_coverage").is_some(), "{metrics}");
+
+    // A TOML configuration runs the same way.
+    let toml = "topic = \"Should the city tax sugar?\"\nminirounds = 1\nsynthesis = false\n\
+                [[aspects]]\nlabel = \"Cost\"\ndescription = \"Who pays.\"\n\
+                [[personas]]\nname = \"Ada\"\ncontract = \"For.\"\nvoice = \"brisk\"\n\
+                [[personas]]\nname = \"Bo\"\ncontract = \"Against.\"\nvoice = \"warm\"\n\
+                [crux]\nenabled = false\n";
+    let r = post(&base, "/api/debates", json!({ "toml": toml })).await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let toml_id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        end_status(&read_stream(&base, &toml_id, None, None).await),
+        "finished"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
+    let base = start(Duration::ZERO, None).await;
+    let error = |r: reqwest::Response| async move {
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap();
+        (
+            status,
+            body["error"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    // Not JSON: refused before any route (cross-site forms cannot send JSON).
+    let r = client()
+        .post(format!("{base}/api/debates"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("toml=x")
+        .send()
+        .await
+        .unwrap();
+    let (status, message) = error(r).await;
+    assert_eq!(status, 415);
+    assert!(message.contains("application/json"), "{message}");
+    // A cross-site origin.
+    let r = client()
+        .post(format!("{base}/api/debates"))
+        .header("origin", "http://evil.example")
+        .json(&json!({ "config": config() }))
+        .send()
+        .await
+        .unwrap();
+    let (status, message) = error(r).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("evil.example"), "{message}");
+    // Unusable configurations name the field.
+    let (status, message) = error(
+        post(
+            &base,
+            "/api/debates",
+            json!({ "toml": "minirounds = \"three\"" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("minirounds"), "{message}");
+    let mut bad = config();
+    bad["minirounds"] = json!(0);
+    let (status, message) =
+        error(post(&base, "/api/debates", json!({ "config": bad })).await).await;
+    assert_eq!(status, 400);
+    assert!(message.contains("minirounds"), "{message}");
+    let (status, message) = error(post(&base, "/api/debates", json!({})).await).await;
+    assert_eq!(status, 400);
+    assert!(message.contains("`config`"), "{message}");
+    let (status, message) = error(post(&base, "/api/debates", json!({ "confg": {} })).await).await;
+    assert_eq!(status, 400);
+    assert!(message.contains("confg"), "{message}");
+    // Unknown debates and routes.
+    for path in [
+        "/api/debates/d-nope",
+        "/api/debates/d-nope/report",
+        "/api/debates/d-nope/events",
+    ] {
+        let (status, message) =
+            error(client().get(format!("{base}{path}")).send().await.unwrap()).await;
+        assert_eq!(status, 404, "{path}");
+        assert!(message.contains("d-nope"), "{path}: {message}");
+    }
+    let (status, _) = error(
+        client()
+            .get(format!("{base}/api/nothing"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    // A finished debate cannot be stopped or resumed; a bad Last-Event-ID.
+    let id = start_debate(&base).await;
+    read_stream(&base, &id, None, None).await;
+    let (status, message) =
+        error(post(&base, &format!("/api/debates/{id}/stop"), json!({})).await).await;
+    assert_eq!(status, 409);
+    assert!(message.contains("not running"), "{message}");
+    let (status, message) =
+        error(post(&base, &format!("/api/debates/{id}/resume"), json!({})).await).await;
+    assert_eq!(status, 409);
+    assert!(message.contains("finished"), "{message}");
+    let r = client()
+        .get(format!("{base}/api/debates/{id}/events"))
+        .header("Last-Event-ID", "seven")
+        .send()
+        .await
+        .unwrap();
+    let (status, message) = error(r).await;
+    assert_eq!(status, 400);
+    assert!(message.contains("Last-Event-ID"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_with_last_event_id_gets_exactly_the_missing_events() {
+    let base = start(Duration::from_millis(15), None).await;
+    let id = start_debate(&base).await;
+    // Drop the connection mid-debate, after 4 events.
+    let first = read_stream(&base, &id, None, Some(4)).await;
+    let seen = ids(&first);
+    assert_eq!(seen, [1, 2, 3, 4]);
+    let rest = read_stream(&base, &id, Some(4), None).await;
+    assert_eq!(end_status(&rest), "finished");
+    let after = ids(&rest);
+    assert_eq!(after.first(), Some(&5), "nothing lost");
+    assert_eq!(
+        after,
+        (5..5 + after.len() as u64).collect::<Vec<_>>(),
+        "nothing repeated"
+    );
+    // The whole log read afresh is the two halves.
+    let whole = ids(&read_stream(&base, &id, None, None).await);
+    assert_eq!(whole, [seen, after].concat());
+    // The live stream also carried the tokens of the turns being written,
+    // without ids (they are not part of the log).
+    let tokens: Vec<Value> = rest
+        .iter()
+        .filter(|e| e.kind == "token")
+        .map(|e| {
+            assert_eq!(e.id, None);
+            serde_json::from_str(&e.data).unwrap()
+        })
+        .collect();
+    assert!(!tokens.is_empty(), "{rest:?}");
+    assert!(
+        tokens
+            .iter()
+            .all(|t| t["turn"].is_string() && t["persona"].is_string() && t["delta"].is_string()),
+        "{tokens:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_clients_on_one_debate_and_ten_debates_at_once() {
+    let base = start(Duration::from_millis(2), None).await;
+    let mut ids_of_debates = Vec::new();
+    for _ in 0..10 {
+        ids_of_debates.push(start_debate(&base).await);
+    }
+    let watched = ids_of_debates[0].clone();
+    let clients = (0..20).map(|_| {
+        let (base, id) = (base.clone(), watched.clone());
+        tokio::spawn(async move { read_stream(&base, &id, None, None).await })
+    });
+    let others = ids_of_debates[1..].iter().map(|id| {
+        let (base, id) = (base.clone(), id.clone());
+        tokio::spawn(async move { read_stream(&base, &id, None, None).await })
+    });
+    let seen: Vec<Vec<Sse>> = futures::future::join_all(clients)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let expected = ids(&seen[0]);
+    assert!(expected.len() > 10, "{expected:?}");
+    for events in &seen {
+        assert_eq!(ids(events), expected, "every client gets the same log");
+        assert_eq!(end_status(events), "finished");
+    }
+    for events in futures::future::join_all(others).await {
+        let events = events.unwrap();
+        assert_eq!(end_status(&events), "finished");
+        let seqs = ids(&events);
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_stops_on_request_and_resumes_to_the_end() {
+    let base = start(Duration::from_millis(40), None).await;
+    let id = start_debate(&base).await;
+    // Wait until it has started speaking, then stop it.
+    read_stream(&base, &id, None, Some(3)).await;
+    let r = post(&base, &format!("/api/debates/{id}/stop"), json!({})).await;
+    assert_eq!(r.status(), 202);
+    let stopped = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&stopped), "interrupted");
+    let r = post(&base, &format!("/api/debates/{id}/resume"), json!({})).await;
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    let resumed = read_stream(&base, &id, ids(&stopped).last().copied(), None).await;
+    assert_eq!(end_status(&resumed), "finished");
+    let whole = ids(&read_stream(&base, &id, None, None).await);
+    assert_eq!(whole, (1..=whole.len() as u64).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_a_token_refuses_requests_without_it() {
+    let token = agon_server::new_token().unwrap();
+    assert_eq!(token.len(), 64);
+    let base = start(Duration::ZERO, Some(&token)).await;
+    let r = client()
+        .get(format!("{base}/api/debates"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = client()
+        .get(format!("{base}/api/debates"))
+        .bearer_auth("wrong")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = client()
+        .get(format!("{base}/api/debates"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // An EventSource passes it in the query.
+    let r = client()
+        .get(format!("{base}/api/health?token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(agon_server::needs_token(&"0.0.0.0:7878".parse().unwrap()));
+    assert!(!agon_server::needs_token(
+        &"127.0.0.1:7878".parse().unwrap()
+    ));
+    assert!(!agon_server::needs_token(&"[::1]:7878".parse().unwrap()));
+}
