@@ -114,6 +114,15 @@ impl Cursor {
                 received = self.live.recv() => match received {
                     Ok((debate, _)) if debate != self.id => {}
                     Ok((_, Live::Appended)) | Err(broadcast::error::RecvError::Lagged(_)) => return,
+                    Ok((_, Live::Questions)) => {
+                        let questions = self.server.pending.questions(&self.id);
+                        self.pending.push_back(
+                            Event::default()
+                                .event("questions")
+                                .data(crate::routes::questions_json(&questions).to_string()),
+                        );
+                        return;
+                    }
                     Ok((_, Live::Token { turn, persona, delta })) => {
                         self.pending.push_back(
                             Event::default()

@@ -28,6 +28,8 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/events", get(events))
         .route("/api/debates/{id}/stop", post(stop))
         .route("/api/debates/{id}/resume", post(resume))
+        .route("/api/debates/{id}/questions", get(questions))
+        .route("/api/debates/{id}/answers", post(answers))
         .fallback(|| async { ApiError::not_found("no such route") })
         .with_state(server)
 }
@@ -218,6 +220,56 @@ async fn resume(
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "resumed": true })),
+    )
+        .into_response())
+}
+
+/// Questions as the API shows them.
+pub(crate) fn questions_json(questions: &[agon_orchestrator::Question]) -> Value {
+    json!({
+        "questions": questions
+            .iter()
+            .map(|q| json!({
+                "agent": q.agent,
+                "agent_name": q.agent_name,
+                "role": q.role.map(|r| r.as_str()),
+                "id": q.id,
+                "text": q.text,
+            }))
+            .collect::<Vec<_>>()
+    })
+}
+
+/// The clarifying questions the debate waits on (none when it waits on
+/// nothing).
+async fn questions(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = DebateId::new(id);
+    server.store.debate(&id).await?;
+    Ok(Json(questions_json(&server.pending.questions(&id))))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answers {
+    /// One answer per question, in order ("" for NA).
+    answers: Vec<String>,
+}
+
+async fn answers(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<Answers>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    server.store.debate(&id).await?;
+    let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    server.pending.answer(&id, body.answers)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "id": id, "answered": true })),
     )
         .into_response())
 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agon_config::DebateConfig;
 use agon_core::DebateId;
@@ -13,7 +14,11 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 
+use crate::answers::{ApiAnswerer, Pending};
 use crate::error::ApiError;
+
+/// How long clarifying questions wait for a person by default.
+const DEFAULT_ANSWER_WAIT: Duration = Duration::from_secs(600);
 
 /// How a run gets its orchestrator (memory attached as the configuration
 /// asks) and its models. The CLI builds them as `agon debate` does; tests
@@ -34,6 +39,8 @@ pub trait Runner: Send + Sync {
 pub enum Live {
     /// Events were appended (the stream reads them from the store).
     Appended,
+    /// The run waits for answers to clarifying questions.
+    Questions,
     /// A piece of a turn being generated.
     Token {
         /// The turn's key (its stored spelling).
@@ -52,6 +59,8 @@ pub struct Server {
     runs: Mutex<HashMap<DebateId, RunControl>>,
     live: broadcast::Sender<(DebateId, Live)>,
     pub(crate) token: Option<String>,
+    pub(crate) pending: Arc<Pending>,
+    answer_wait: Duration,
 }
 
 impl Server {
@@ -65,7 +74,16 @@ impl Server {
             runs: Mutex::new(HashMap::new()),
             live,
             token,
+            pending: Arc::new(Pending::default()),
+            answer_wait: DEFAULT_ANSWER_WAIT,
         }
+    }
+
+    /// The same server, with clarifying questions waiting `wait` for
+    /// their answers (default ten minutes) before they are answered "NA".
+    pub fn with_answer_wait(mut self, wait: Duration) -> Self {
+        self.answer_wait = wait;
+        self
     }
 
     /// The live updates of every debate this server runs.
@@ -137,6 +155,12 @@ impl Server {
         control: RunControl,
     ) -> Result<RunOutcome, String> {
         let (orch, models) = self.runner.prepare(Arc::clone(&self.store), config).await?;
+        let orch = orch.with_answerer(Arc::new(ApiAnswerer {
+            debate: id.clone(),
+            pending: Arc::clone(&self.pending),
+            live: self.live.clone(),
+            wait: self.answer_wait,
+        }));
         // Forward the run's updates to the streams.
         let mut updates = orch.subscribe();
         let live = self.live.clone();

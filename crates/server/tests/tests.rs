@@ -56,11 +56,16 @@ impl Runner for Scripted {
 
 /// A server on a free loopback port: its base URL.
 async fn start(delay: Duration, token: Option<&str>) -> String {
-    let server = Arc::new(Server::new(
+    serve(Server::new(
         sqlite().await,
         Arc::new(Scripted { delay }),
         token.map(ToOwned::to_owned),
-    ));
+    ))
+    .await
+}
+
+async fn serve(server: Server) -> String {
+    let server = Arc::new(server);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(agon_server::serve(listener, server));
@@ -79,6 +84,19 @@ fn config() -> Value {
         ..DebateConfig::default()
     };
     c.crux.enabled = false;
+    serde_json::to_value(c).unwrap()
+}
+
+/// A one-round dialectic debate (architect, performance, kiss), asking
+/// clarifying questions when `clarify`.
+fn dialectic_config(clarify: bool) -> Value {
+    let mut c = DebateConfig {
+        protocol: agon_config::ProtocolKind::Dialectic,
+        topic: "Design a rate limiter for a public API.".into(),
+        ..DebateConfig::default()
+    };
+    c.dialectic.rounds = 1;
+    c.dialectic.clarify = clarify;
     serde_json::to_value(c).unwrap()
 }
 
@@ -483,4 +501,143 @@ async fn a_server_with_a_token_refuses_requests_without_it() {
         &"127.0.0.1:7878".parse().unwrap()
     ));
     assert!(!agon_server::needs_token(&"[::1]:7878".parse().unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarifying_questions_are_answered_over_the_api() {
+    let base = start(Duration::from_millis(30), None).await;
+    let r = post(
+        &base,
+        "/api/debates",
+        json!({ "config": dialectic_config(true) }),
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A watcher is told when the questions are asked.
+    let watcher = {
+        let (base, id) = (base.clone(), id.clone());
+        tokio::spawn(async move { read_stream(&base, &id, None, None).await })
+    };
+    let questions = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let q = get_json(&base, &format!("/api/debates/{id}/questions")).await;
+            if !q["questions"].as_array().unwrap().is_empty() {
+                return q["questions"].as_array().unwrap().clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the agents ask");
+    assert!(
+        questions
+            .iter()
+            .all(|q| q["text"].is_string() && q["agent"].is_string())
+    );
+    assert!(
+        questions.iter().any(|q| q["role"] == "architect"),
+        "{questions:?}"
+    );
+    // One answer per question, in order.
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/answers"),
+        json!({ "answers": ["only one"] }),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .contains(&format!("for {} questions", questions.len()))
+    );
+    let answers: Vec<String> = (1..=questions.len())
+        .map(|i| format!("Answer number {i}."))
+        .collect();
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/answers"),
+        json!({ "answers": answers }),
+    )
+    .await;
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/answers"),
+        json!({ "answers": answers }),
+    )
+    .await;
+    assert_eq!(r.status(), 409, "answered once");
+    let events = watcher.await.unwrap();
+    assert_eq!(end_status(&events), "finished");
+    let asked = events
+        .iter()
+        .find(|e| e.kind == "questions")
+        .expect("a questions event");
+    let asked: Value = serde_json::from_str(&asked.data).unwrap();
+    assert_eq!(
+        asked["questions"].as_array().unwrap().len(),
+        questions.len()
+    );
+    // The answers are in the transcript, each replying to its question.
+    let recorded: Vec<Value> = events
+        .iter()
+        .filter(|e| e.kind == "event")
+        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+        .filter(|e| e["message"]["kind"] == "clarification_answer")
+        .collect();
+    let texts: Vec<&str> = recorded
+        .iter()
+        .map(|e| e["message"]["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        answers.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert!(
+        recorded
+            .iter()
+            .all(|e| e["message"]["reply_to"].is_string())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unanswered_questions_are_answered_na_when_the_wait_runs_out() {
+    let base = serve(
+        Server::new(
+            sqlite().await,
+            Arc::new(Scripted {
+                delay: Duration::ZERO,
+            }),
+            None,
+        )
+        .with_answer_wait(Duration::from_millis(200)),
+    )
+    .await;
+    let r = post(
+        &base,
+        "/api/debates",
+        json!({ "config": dialectic_config(true) }),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let events = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&events), "finished");
+    let answers: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == "event")
+        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+        .filter(|e| e["message"]["kind"] == "clarification_answer")
+        .map(|e| e["message"]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!answers.is_empty());
+    assert!(answers.iter().all(|a| a == "NA"), "{answers:?}");
 }
