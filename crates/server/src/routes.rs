@@ -30,8 +30,9 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/resume", post(resume))
         .route("/api/debates/{id}/questions", get(questions))
         .route("/api/debates/{id}/answers", post(answers))
+        .with_state(Arc::clone(&server))
+        .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
-        .with_state(server)
 }
 
 async fn health(State(server): State<Arc<Server>>) -> Json<Value> {
@@ -108,7 +109,7 @@ async fn start(
         .into_response())
 }
 
-async fn replay(server: &Server, id: &DebateId) -> Result<DebateView, ApiError> {
+pub(crate) async fn replay(server: &Server, id: &DebateId) -> Result<DebateView, ApiError> {
     server.store.debate(id).await?;
     let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
     let events = orch.log(id).await?;

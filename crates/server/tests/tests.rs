@@ -104,15 +104,16 @@ fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+async fn get(base: &str, path: &str) -> reqwest::Response {
+    client().get(format!("{base}{path}")).send().await.unwrap()
+}
+
+fn content_type(r: &reqwest::Response) -> String {
+    r.headers()["content-type"].to_str().unwrap().to_owned()
+}
+
 async fn get_json(base: &str, path: &str) -> Value {
-    client()
-        .get(format!("{base}{path}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    get(base, path).await.json().await.unwrap()
 }
 
 async fn post(base: &str, path: &str, body: Value) -> reqwest::Response {
@@ -148,12 +149,7 @@ async fn read_stream(base: &str, id: &str, last: Option<u64>, limit: Option<usiz
     }
     let response = request.send().await.unwrap();
     assert_eq!(response.status(), 200);
-    assert!(
-        response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream")
-    );
+    assert!(content_type(&response).starts_with("text/event-stream"));
     let mut bytes = response.bytes_stream();
     let mut buffer = String::new();
     let mut out = Vec::new();
@@ -238,17 +234,8 @@ async fn the_api_starts_streams_lists_and_reads_a_debate() {
     assert_eq!(view["status"], "finished");
     assert!(view["view"].is_object(), "{view}");
 
-    let report = client()
-        .get(format!("{base}/api/debates/{id}/report"))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        report.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/markdown")
-    );
+    let report = get(&base, &format!("/api/debates/{id}/report")).await;
+    assert!(content_type(&report).starts_with("text/markdown"));
     let md = report.text().await.unwrap();
     assert!(md.contains("Mara"), "{md}");
 
@@ -336,19 +323,11 @@ async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
         "/api/debates/d-nope/report",
         "/api/debates/d-nope/events",
     ] {
-        let (status, message) =
-            error(client().get(format!("{base}{path}")).send().await.unwrap()).await;
+        let (status, message) = error(get(&base, path).await).await;
         assert_eq!(status, 404, "{path}");
         assert!(message.contains("d-nope"), "{path}: {message}");
     }
-    let (status, _) = error(
-        client()
-            .get(format!("{base}/api/nothing"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = error(get(&base, "/api/nothing").await).await;
     assert_eq!(status, 404);
     // A finished debate cannot be stopped or resumed; a bad Last-Event-ID.
     let id = start_debate(&base).await;
@@ -469,11 +448,7 @@ async fn a_server_with_a_token_refuses_requests_without_it() {
     let token = agon_server::new_token().unwrap();
     assert_eq!(token.len(), 64);
     let base = start(Duration::ZERO, Some(&token)).await;
-    let r = client()
-        .get(format!("{base}/api/debates"))
-        .send()
-        .await
-        .unwrap();
+    let r = get(&base, "/api/debates").await;
     assert_eq!(r.status(), 401);
     let r = client()
         .get(format!("{base}/api/debates"))
@@ -490,11 +465,7 @@ async fn a_server_with_a_token_refuses_requests_without_it() {
         .unwrap();
     assert_eq!(r.status(), 200);
     // An EventSource passes it in the query.
-    let r = client()
-        .get(format!("{base}/api/health?token={token}"))
-        .send()
-        .await
-        .unwrap();
+    let r = get(&base, &format!("/api/health?token={token}")).await;
     assert_eq!(r.status(), 200);
     assert!(agon_server::needs_token(&"0.0.0.0:7878".parse().unwrap()));
     assert!(!agon_server::needs_token(
@@ -640,4 +611,57 @@ async fn unanswered_questions_are_answered_na_when_the_wait_runs_out() {
         .collect();
     assert!(!answers.is_empty());
     assert!(answers.iter().all(|a| a == "NA"), "{answers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_render_a_debate_with_hostile_text_as_text() {
+    let base = start(Duration::ZERO, None).await;
+    let mut hostile = config();
+    hostile["topic"] = json!("<script>alert(1)</script> Should the city ban cars?");
+    hostile["personas"][0]["name"] = json!("<img src=x onerror=alert(2)>");
+    let r = post(&base, "/api/debates", json!({ "config": hostile })).await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        end_status(&read_stream(&base, &id, None, None).await),
+        "finished"
+    );
+
+    let page = get(&base, &format!("/debates/{id}")).await;
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(content_type(&page).starts_with("text/html"));
+    let html = page.text().await.unwrap();
+    assert!(
+        !html.contains("<script>alert") && !html.contains("<img src=x"),
+        "{html}"
+    );
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(2)&gt;"),
+        "the name, as text"
+    );
+    assert!(html.contains("class=\"msg\""), "the transcript");
+    assert!(html.contains("Position ledger"));
+
+    let list = get(&base, "/").await.text().await.unwrap();
+    assert!(list.contains(&format!("/debates/{id}")));
+    assert!(!list.contains("<script>alert"));
+    let panels = get(&base, &format!("/debates/{id}/panels"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(panels.contains("<h2>Usage</h2>"), "{panels}");
+    let script = get(&base, "/static/debate.js").await;
+    assert!(content_type(&script).starts_with("text/javascript"));
+    assert!(script.text().await.unwrap().contains("new EventSource"));
+    let missing = get(&base, "/debates/d-nope").await;
+    assert_eq!(missing.status(), 404);
 }

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod export;
+pub mod html;
 pub mod live;
 mod memory_stats;
 pub mod metrics;

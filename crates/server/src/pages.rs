@@ -1,0 +1,103 @@
+//! The web pages, rendered from the same view as the reports
+//! (`agon_view::html`), with a content security policy that allows no
+//! inline script: even a text that escaped the escaping could not run.
+
+use std::sync::Arc;
+
+use agon_core::DebateId;
+use agon_view::html;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::error::ApiError;
+use crate::state::Server;
+
+const POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                      connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+
+fn html(body: String) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The pages' routes.
+pub(crate) fn routes(server: Arc<Server>) -> Router {
+    Router::new()
+        .route("/", get(list))
+        .route("/debates/{id}", get(debate))
+        .route("/debates/{id}/panels", get(panels))
+        .route("/static/debate.js", get(script))
+        .with_state(server)
+}
+
+async fn list(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
+    let rows: Vec<html::ListRow> = server
+        .store
+        .list_debates()
+        .await?
+        .into_iter()
+        .map(|d| html::ListRow {
+            protocol: d
+                .config
+                .get("protocol")
+                .and_then(|p| p.as_str())
+                .unwrap_or("structured")
+                .to_owned(),
+            id: d.id.to_string(),
+            topic: d.topic,
+            status: d.status.as_str().to_owned(),
+            messages: d.message_count,
+            updated: d.updated_at.to_rfc3339(),
+        })
+        .collect();
+    Ok(html(html::list_page(&rows)))
+}
+
+async fn debate(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    let record = server.store.debate(&id).await?;
+    let view = crate::routes::replay(&server, &id).await?;
+    let status = if server.is_running(&id) {
+        "running"
+    } else {
+        record.status.as_str()
+    };
+    Ok(html(html::debate_page(
+        &view,
+        id.as_str(),
+        status,
+        record.last_seq,
+    )))
+}
+
+async fn panels(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = crate::routes::replay(&server, &DebateId::new(id)).await?;
+    Ok(html(html::panels(&view)))
+}
+
+async fn script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        html::SCRIPT,
+    )
+        .into_response()
+}

@@ -1,0 +1,454 @@
+//! The web page of a debate, rendered from the same view as the reports
+//! (so a section added to the view shows everywhere): plain HTML with one
+//! small script that follows the live event stream. Every text a model or
+//! a person wrote is HTML-escaped; the script adds live text only as text
+//! nodes.
+
+use std::fmt::Write as _;
+
+use agon_core::{Blackboard, ClaimStatus, DialogueMessage, MessageKind, PersonaId};
+
+use crate::DebateView;
+
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content
+/// and in quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f6f4}\
+header{background:#23262f;color:#fff;padding:.8em 1.5em}header a{color:#9fd3ff}\
+main{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1.2em;padding:1.2em 1.5em}\
+section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin-bottom:1em}\
+h2{font-size:1.05em;margin:.3em 0 .6em}.msg{border-left:3px solid #9bb;padding:.2em .7em;margin:.6em 0}\
+.who{font-weight:600}.kind{color:#667;font-size:.85em}.live{color:#667;font-style:italic;white-space:pre-wrap}\
+.status{display:inline-block;padding:0 .5em;border-radius:4px;background:#e5eef8;font-size:.85em}\
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .4em;text-align:left;vertical-align:top}\
+.warn{color:#9a4b00}";
+
+/// A whole page: `title` and `body` (already escaped where needed).
+fn page(title: &str, body: &str, script: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>{body}{script}</body></html>",
+        escape(title)
+    )
+}
+
+/// One row of the debate list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListRow {
+    /// The debate's id.
+    pub id: String,
+    /// Its topic.
+    pub topic: String,
+    /// Its protocol.
+    pub protocol: String,
+    /// Its run status.
+    pub status: String,
+    /// Messages in its transcript.
+    pub messages: u64,
+    /// When it last changed (RFC 3339).
+    pub updated: String,
+}
+
+/// The page listing debates.
+pub fn list_page(rows: &[ListRow]) -> String {
+    let mut body = String::from(
+        "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section><table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>updated</th></tr>",
+    );
+    for r in rows {
+        let _ = write!(
+            body,
+            "<tr><td><a href=\"/debates/{id}\">{id}</a></td><td>{topic}</td><td>{protocol}</td>\
+             <td><span class=\"status\">{status}</span></td><td>{messages}</td><td>{updated}</td></tr>",
+            id = escape(&r.id),
+            topic = escape(&r.topic),
+            protocol = escape(&r.protocol),
+            status = escape(&r.status),
+            messages = r.messages,
+            updated = escape(&r.updated),
+        );
+    }
+    if rows.is_empty() {
+        body.push_str("<tr><td colspan=\"6\">No debate yet: start one with <code>POST /api/debates</code>.</td></tr>");
+    }
+    body.push_str("</table></section></main>");
+    page("Agon: debates", &body, "")
+}
+
+fn name(board: &Blackboard, id: &PersonaId) -> String {
+    escape(board.persona_name(id))
+}
+
+fn message_html(board: &Blackboard, m: &DialogueMessage) -> String {
+    let what = match &m.kind {
+        MessageKind::Critique { target } => format!("critique of {}", name(board, target)),
+        k => k.label().to_owned(),
+    };
+    format!(
+        "<div class=\"msg\" id=\"{id}\"><span class=\"who\">{who}</span> <span class=\"kind\">{what} · round {round}</span><div>{text}</div></div>",
+        id = escape(m.id.as_str()),
+        who = name(board, &m.persona),
+        round = m.round,
+        text = escape(m.content.trim()).replace('\n', "<br>"),
+    )
+}
+
+/// The panels beside the transcript: the position ledger, claims and crux
+/// cards, the solution, deliberation's decisions and proposals, usage,
+/// metrics, warnings. Refetched by the page as the debate goes on.
+pub fn panels(view: &DebateView) -> String {
+    let board = view.board();
+    let mut out = String::new();
+    out.push_str("<section><h2>Position ledger</h2>");
+    if board
+        .positions()
+        .values()
+        .all(|p| p.overall_stance.is_empty())
+    {
+        out.push_str("<p>No position recorded yet.</p>");
+    }
+    for (persona, p) in board.positions() {
+        if p.overall_stance.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<h3>{}</h3><p>{}</p>",
+            name(board, persona),
+            escape(&p.overall_stance)
+        );
+        let mut list = |label: &str, items: Vec<String>| {
+            if !items.is_empty() {
+                let _ = write!(out, "<p><em>{label}</em>: {}</p>", items.join("; "));
+            }
+        };
+        list(
+            "concessions",
+            p.concessions.iter().map(|n| escape(&n.text)).collect(),
+        );
+        list("shifts", p.shifts.iter().map(|n| escape(&n.text)).collect());
+        list(
+            "agrees with",
+            p.agreements
+                .iter()
+                .map(|a| format!("{} on {}", name(board, &a.with), escape(&a.on)))
+                .collect(),
+        );
+        list(
+            "disagrees with",
+            p.disagreements
+                .iter()
+                .map(|d| format!("{} on {}", name(board, &d.with), escape(&d.on)))
+                .collect(),
+        );
+        list(
+            "evidence",
+            p.aspects
+                .values()
+                .flat_map(|a| a.evidence.iter().map(|e| escape(e)))
+                .collect(),
+        );
+    }
+    out.push_str("</section>");
+    if !board.claims().is_empty() {
+        out.push_str("<section><h2>Claims and crux cards</h2><table>");
+        for c in board.claims() {
+            let status = match c.status {
+                ClaimStatus::Active => "active",
+                ClaimStatus::InCruxRoom => "in a crux room",
+                ClaimStatus::Resolved => "resolved",
+                ClaimStatus::Abandoned => "abandoned",
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{} vs {}</td><td>{status}</td></tr>",
+                escape(&c.claim),
+                name(board, &c.personas[0]),
+                name(board, &c.personas[1])
+            );
+            if let Some(card) = &c.card {
+                let positions: Vec<String> = card
+                    .positions
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}: {:?} ({})",
+                            name(board, &p.persona),
+                            p.stance,
+                            escape(&p.reasoning)
+                        )
+                    })
+                    .collect();
+                let _ = write!(
+                    out,
+                    "<tr><td colspan=\"3\">◆ <strong>{}</strong><br>{}<br><em>{}</em></td></tr>",
+                    escape(&card.question),
+                    positions.join("<br>"),
+                    escape(&card.diagnosis)
+                );
+            }
+        }
+        out.push_str("</table></section>");
+    }
+    if let Some(s) = board.solutions().last() {
+        let _ = write!(
+            out,
+            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p></section>",
+            s.round,
+            escape(&s.description).replace('\n', "<br>"),
+            s.confidence
+                .map_or_else(|| "—".to_owned(), |c| c.to_string())
+        );
+    }
+    if !board.decisions().is_empty() || !board.proposals().is_empty() {
+        out.push_str("<section><h2>Decisions and proposals</h2><ul>");
+        for d in board.decisions() {
+            let _ = write!(
+                out,
+                "<li>✔ {}: {}</li>",
+                escape(&d.topic),
+                escape(&d.outcome)
+            );
+        }
+        for p in board.proposals() {
+            let _ = write!(
+                out,
+                "<li>✚ {} ({}): {}</li>",
+                escape(p.id.as_str()),
+                name(board, &p.proposer),
+                escape(&p.content)
+            );
+        }
+        out.push_str("</ul></section>");
+    }
+    let usage = board.usage_total();
+    let _ = write!(
+        out,
+        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${:.4}</p><table>",
+        usage.calls,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_micro_usd as f64 / 1e6
+    );
+    for (role, models) in board.usage() {
+        let (calls, tokens) = models.values().fold((0, 0), |(c, t), u| {
+            (c + u.calls, t + u.input_tokens + u.output_tokens)
+        });
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{calls} calls</td><td>{tokens} tokens</td></tr>",
+            escape(role)
+        );
+    }
+    let m = view.metrics();
+    let _ = write!(
+        out,
+        "</table><p>Ledger coverage {} · claims opened {} · resolved {}</p></section>",
+        m.ledger_coverage
+            .map_or_else(|| "—".to_owned(), |c| format!("{:.0} %", c * 100.0)),
+        m.claims_opened,
+        m.claims_resolved
+    );
+    if !board.warnings().is_empty() {
+        out.push_str("<section><h2>Warnings</h2><ul>");
+        for w in board.warnings() {
+            let _ = write!(
+                out,
+                "<li class=\"warn\">{}: {}</li>",
+                escape(&w.step.to_string()),
+                escape(&w.reason)
+            );
+        }
+        out.push_str("</ul></section>");
+    }
+    out
+}
+
+/// The script of the debate page (served as `/static/debate.js`, so a
+/// content security policy can forbid inline scripts): it follows the
+/// stream, appends new messages as text nodes, shows who is speaking from
+/// the tokens, and refetches the panels as events come.
+pub const SCRIPT: &str = r#"(function () {
+  var id = document.body.dataset.debate, last = Number(document.body.dataset.last);
+  var names = JSON.parse(document.body.dataset.names || '{}');
+  var token = new URLSearchParams(location.search).get('token');
+  function withToken(url) { return token ? url + (url.indexOf('?') < 0 ? '?' : '&') + 'token=' + encodeURIComponent(token) : url; }
+  var transcript = document.getElementById('transcript'), live = document.getElementById('live');
+  var status = document.getElementById('status'), timer = null;
+  function panels() {
+    clearTimeout(timer);
+    timer = setTimeout(function () {
+      fetch(withToken('/debates/' + encodeURIComponent(id) + '/panels')).then(function (r) { return r.text(); })
+        .then(function (html) { document.getElementById('panels').innerHTML = html; });
+    }, 500);
+  }
+  function add(m) {
+    var div = document.createElement('div'); div.className = 'msg';
+    var who = document.createElement('span'); who.className = 'who'; who.textContent = m.persona_name || m.persona;
+    var kind = document.createElement('span'); kind.className = 'kind'; kind.textContent = ' ' + m.kind_label + ' · round ' + m.round;
+    var text = document.createElement('div'); text.textContent = m.content;
+    div.appendChild(who); div.appendChild(kind); div.appendChild(text); transcript.appendChild(div);
+  }
+  var source = new EventSource(withToken('/api/debates/' + encodeURIComponent(id) + '/events?after=' + last));
+  source.addEventListener('event', function (e) {
+    var event = JSON.parse(e.data);
+    if (event.type === 'message_appended') {
+      live.textContent = '';
+      var m = event.message;
+      add({ persona: m.persona, persona_name: names[m.persona], content: m.content,
+            round: m.round, kind_label: typeof m.kind === 'string' ? m.kind : Object.keys(m.kind)[0] });
+    }
+    panels();
+  });
+  source.addEventListener('token', function (e) {
+    var t = JSON.parse(e.data);
+    if (live.dataset.turn !== t.turn) { live.dataset.turn = t.turn; live.textContent = (names[t.persona] || t.persona) + ': '; }
+    live.textContent += t.delta;
+  });
+  source.addEventListener('questions', function () { status.textContent = 'waiting for answers to clarifying questions'; });
+  source.addEventListener('end', function (e) { status.textContent = JSON.parse(e.data).status; live.textContent = ''; source.close(); panels(); });
+})();
+"#;
+
+/// The page of one debate: its transcript (followed live), and its panels.
+pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> String {
+    let board = view.board();
+    let topic = board.topic().map_or("", |t| t.question.as_str());
+    let names: serde_json::Map<String, serde_json::Value> = board
+        .personas()
+        .iter()
+        .map(|p| (p.id.to_string(), serde_json::Value::String(p.name.clone())))
+        .collect();
+    let names = serde_json::Value::Object(names).to_string();
+    let mut body = format!(
+        "<header><a href=\"/\">Agon</a> · {protocol} · <span class=\"status\" id=\"status\">{status}</span><h1 style=\"font-size:1.3em;margin:.3em 0\">{topic}</h1></header>\
+         <main><div><section><h2>Transcript</h2><div id=\"transcript\">",
+        protocol = escape(view.protocol().as_str()),
+        status = escape(status),
+        topic = escape(topic),
+    );
+    for m in board.messages() {
+        body.push_str(&message_html(board, m));
+    }
+    let _ = write!(
+        body,
+        "</div><p class=\"live\" id=\"live\"></p></section></div><div id=\"panels\">{}</div></main>",
+        panels(view)
+    );
+    let html = page(
+        &format!("Agon: {topic}"),
+        &body,
+        "<script src=\"/static/debate.js\"></script>",
+    );
+    // What the script needs: the debate, the last sequence the page
+    // shows, the personas' names (escaped as an attribute value).
+    html.replacen(
+        "<body>",
+        &format!(
+            "<body data-debate=\"{}\" data-last=\"{last_seq}\" data-names=\"{}\">",
+            escape(id),
+            escape(&names)
+        ),
+        1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use agon_core::DebateEvent;
+    use agon_core::synthetic::small;
+
+    use super::*;
+    use crate::ReportOptions;
+
+    const HOSTILE: &str = "<script>alert(1)</script> <img src=x onerror=alert(2)> \
+                           [click](javascript:alert(3)) \" onmouseover=\"alert(4)";
+
+    fn hostile_view() -> DebateView {
+        let mut log = small::log();
+        if let DebateEvent::DebateStarted {
+            personas, topic, ..
+        } = &mut log[0]
+        {
+            personas[0].name = "<b>Eve</b>".into();
+            topic.question = HOSTILE.into();
+        }
+        if let DebateEvent::MessageAppended { message } = &mut log[2] {
+            message.content = HOSTILE.into();
+        }
+        DebateView::from_log(&log, ReportOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn escape_covers_what_html_and_attributes_interpret() {
+        assert_eq!(
+            escape(r#"<a href="x" title='y'>&</a>"#),
+            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
+        );
+        assert_eq!(escape("plain text, ünïcode"), "plain text, ünïcode");
+    }
+
+    #[test]
+    fn model_written_text_renders_as_text_on_the_page() {
+        let page = debate_page(&hostile_view(), "d1", "running", 4);
+        for raw in [
+            "<script>alert",
+            "<img src=x",
+            "<b>Eve",
+            "\" onmouseover=\"",
+            "href=\"javascript:",
+        ] {
+            assert!(!page.contains(raw), "`{raw}` reached the page raw");
+        }
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(
+            page.contains("&lt;b&gt;Eve&lt;/b&gt;"),
+            "the persona's name, escaped"
+        );
+        // The only script is the page's own file; no inline script at all.
+        assert_eq!(page.matches("<script").count(), 1);
+        assert!(page.contains("<script src=\"/static/debate.js\"></script>"));
+        // What the script reads is in attributes, escaped.
+        assert!(page.contains("data-debate=\"d1\" data-last=\"4\""));
+        assert!(
+            page.contains("&quot;&lt;b&gt;Eve&lt;/b&gt;&quot;"),
+            "names as escaped JSON"
+        );
+    }
+
+    #[test]
+    fn the_page_shows_the_transcript_and_the_panels() {
+        let view = DebateView::from_log(&small::log(), ReportOptions::default()).unwrap();
+        let page = debate_page(&view, "d1", "finished", 4);
+        assert!(page.contains("Cars kill 40 people a year here."));
+        assert!(page.contains("Deliveries need vans"));
+        assert!(page.contains("<h2>Position ledger</h2>"));
+        assert!(page.contains("<h2>Usage</h2>"));
+        let list = list_page(&[ListRow {
+            id: "d1".into(),
+            topic: "<i>t</i>".into(),
+            protocol: "structured".into(),
+            status: "finished".into(),
+            messages: 2,
+            updated: "2026-11-25T00:00:00Z".into(),
+        }]);
+        assert!(list.contains("<a href=\"/debates/d1\">d1</a>"));
+        assert!(list.contains("&lt;i&gt;t&lt;/i&gt;"));
+    }
+}
