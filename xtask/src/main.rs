@@ -7,6 +7,7 @@
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
 
+mod browser;
 mod db;
 mod models;
 
@@ -106,6 +107,8 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     println!("== models");
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+    println!("== browser");
+    let _browser = sh.push_env("AGON_BROWSER", browser::ensure(sh)?);
     println!("== PostgreSQL");
     let pg = db::Postgres::new(root);
     let was_running = pg.running(sh);

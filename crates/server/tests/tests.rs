@@ -665,3 +665,68 @@ async fn the_pages_render_a_debate_with_hostile_text_as_text() {
     let missing = get(&base, "/debates/d-nope").await;
     assert_eq!(missing.status(), 404);
 }
+
+/// The headless browser `cargo xtask test` provides (`AGON_BROWSER`).
+fn browser() -> String {
+    std::env::var("AGON_BROWSER").expect(
+        "AGON_BROWSER is not set: run the suite with `cargo xtask test` (it installs a headless Chromium)",
+    )
+}
+
+/// The page at `url` as a real browser has it after `wait`: its DOM,
+/// serialized, once the page's script has run that long.
+async fn browse(url: &str, wait: Duration) -> String {
+    let out = tokio::process::Command::new(browser())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            &format!("--virtual-time-budget={}", wait.as_millis()),
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .await
+        .expect("run the browser");
+    assert!(
+        out.status.success(),
+        "the browser failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_sees_the_transcript_grow_and_hostile_text_as_text() {
+    let base = start(Duration::from_millis(80), None).await;
+    let mut hostile = config();
+    hostile["personas"][0]["name"] = json!("<img src=x onerror=alert(2)>");
+    let r = post(&base, "/api/debates", json!({ "config": hostile })).await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The page as served now, and as the browser has it a few seconds on.
+    let served = get(&base, &format!("/debates/{id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let shown = served.matches("class=\"msg\"").count();
+    let dom = browse(&format!("{base}/debates/{id}"), Duration::from_secs(6)).await;
+    let grown = dom.matches("class=\"msg\"").count();
+    assert!(
+        grown > shown,
+        "the transcript grew live: {shown} → {grown}\n{dom}"
+    );
+    // The script followed the stream to its end: every message is on the
+    // page, and the status says how it ended.
+    let listed = get_json(&base, "/api/debates").await;
+    let messages = listed["debates"][0]["messages"].as_u64().unwrap() as usize;
+    assert_eq!(grown, messages, "{dom}");
+    assert!(dom.contains("id=\"status\">finished</span>"), "{dom}");
+    // The script wrote the speaker's name as text, never as markup.
+    assert!(!dom.contains("<img src=\"x\""), "{dom}");
+    assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"), "{dom}");
+}
