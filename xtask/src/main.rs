@@ -165,6 +165,7 @@ fn remove_test_scratch() -> Result<()> {
         "agon-store-tests",
         "agon-orchestrator-tests",
         "agon-memory-tests",
+        "agon-server-tests",
     ] {
         let dir = std::env::temp_dir().join(suite);
         if dir.exists() {

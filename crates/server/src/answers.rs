@@ -10,10 +10,11 @@ use std::time::Duration;
 use agon_core::DebateId;
 use agon_orchestrator::{AnswerError, Answerer, Question};
 use async_trait::async_trait;
+use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot};
 
 use crate::error::ApiError;
-use crate::state::Live;
+use crate::live::Live;
 
 /// Questions waiting for a person, by debate.
 #[derive(Default)]
@@ -99,4 +100,20 @@ impl Answerer for ApiAnswerer {
             }
         }
     }
+}
+
+/// Questions as the API shows them.
+pub(crate) fn questions_json(questions: &[agon_orchestrator::Question]) -> Value {
+    json!({
+        "questions": questions
+            .iter()
+            .map(|q| json!({
+                "agent": q.agent,
+                "agent_name": q.agent_name,
+                "role": q.role.map(|r| r.as_str()),
+                "id": q.id,
+                "text": q.text,
+            }))
+            .collect::<Vec<_>>()
+    })
 }

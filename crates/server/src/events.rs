@@ -21,7 +21,8 @@ use futures::Stream;
 use serde_json::json;
 use tokio::sync::broadcast;
 
-use crate::state::{Live, Server};
+use crate::live::Live;
+use crate::state::Server;
 
 /// How often a stream looks for events another process appended.
 const POLL: Duration = Duration::from_millis(500);
@@ -119,7 +120,7 @@ impl Cursor {
                         self.pending.push_back(
                             Event::default()
                                 .event("questions")
-                                .data(crate::routes::questions_json(&questions).to_string()),
+                                .data(crate::answers::questions_json(&questions).to_string()),
                         );
                         return;
                     }

@@ -18,6 +18,7 @@ mod answers;
 mod auth;
 mod error;
 mod events;
+mod live;
 mod pages;
 mod routes;
 mod state;

@@ -69,7 +69,7 @@ async fn debate(
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
     let record = server.store.debate(&id).await?;
-    let view = crate::routes::replay(&server, &id).await?;
+    let view = server.view(&id).await?;
     let status = if server.is_running(&id) {
         "running"
     } else {
@@ -87,7 +87,7 @@ async fn panels(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = crate::routes::replay(&server, &DebateId::new(id)).await?;
+    let view = server.view(&DebateId::new(id)).await?;
     Ok(html(html::panels(&view)))
 }
 

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use agon_config::DebateConfig;
 use agon_core::DebateId;
-use agon_view::{DebateView, ReportOptions};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{KeepAlive, Sse};
@@ -109,14 +108,6 @@ async fn start(
         .into_response())
 }
 
-pub(crate) async fn replay(server: &Server, id: &DebateId) -> Result<DebateView, ApiError> {
-    server.store.debate(id).await?;
-    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
-    let events = orch.log(id).await?;
-    DebateView::from_log(&events, ReportOptions::default())
-        .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
-}
-
 /// The debate as the report's JSON (the blackboard, the transcript, the
 /// metrics), with its run status.
 async fn view(
@@ -124,7 +115,7 @@ async fn view(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = DebateId::new(id);
-    let view = replay(&server, &id).await?;
+    let view = server.view(&id).await?;
     let record = server.store.debate(&id).await?;
     Ok(Json(json!({
         "id": id,
@@ -140,7 +131,7 @@ async fn report(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = replay(&server, &DebateId::new(id)).await?;
+    let view = server.view(&DebateId::new(id)).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
         view.markdown(),
@@ -153,7 +144,7 @@ async fn metrics(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let view = replay(&server, &DebateId::new(id)).await?;
+    let view = server.view(&DebateId::new(id)).await?;
     serde_json::to_value(view.metrics())
         .map(Json)
         .map_err(|e| ApiError::internal(e.to_string()))
@@ -225,22 +216,6 @@ async fn resume(
         .into_response())
 }
 
-/// Questions as the API shows them.
-pub(crate) fn questions_json(questions: &[agon_orchestrator::Question]) -> Value {
-    json!({
-        "questions": questions
-            .iter()
-            .map(|q| json!({
-                "agent": q.agent,
-                "agent_name": q.agent_name,
-                "role": q.role.map(|r| r.as_str()),
-                "id": q.id,
-                "text": q.text,
-            }))
-            .collect::<Vec<_>>()
-    })
-}
-
 /// The clarifying questions the debate waits on (none when it waits on
 /// nothing).
 async fn questions(
@@ -249,7 +224,9 @@ async fn questions(
 ) -> Result<Json<Value>, ApiError> {
     let id = DebateId::new(id);
     server.store.debate(&id).await?;
-    Ok(Json(questions_json(&server.pending.questions(&id))))
+    Ok(Json(crate::answers::questions_json(
+        &server.pending.questions(&id),
+    )))
 }
 
 #[derive(Debug, Deserialize)]

@@ -16,6 +16,7 @@ use tokio::sync::broadcast;
 
 use crate::answers::{ApiAnswerer, Pending};
 use crate::error::ApiError;
+use crate::live::Live;
 
 /// How long clarifying questions wait for a person by default.
 const DEFAULT_ANSWER_WAIT: Duration = Duration::from_secs(600);
@@ -32,24 +33,6 @@ pub trait Runner: Send + Sync {
         store: Arc<dyn EventStore>,
         config: &DebateConfig,
     ) -> Result<(Orchestrator, Models), String>;
-}
-
-/// A live update of one debate, for the event streams.
-#[derive(Debug, Clone)]
-pub enum Live {
-    /// Events were appended (the stream reads them from the store).
-    Appended,
-    /// The run waits for answers to clarifying questions.
-    Questions,
-    /// A piece of a turn being generated.
-    Token {
-        /// The turn's key (its stored spelling).
-        turn: String,
-        /// Who speaks.
-        persona: String,
-        /// The text.
-        delta: String,
-    },
 }
 
 /// The server's shared state.
@@ -89,6 +72,15 @@ impl Server {
     /// The live updates of every debate this server runs.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<(DebateId, Live)> {
         self.live.subscribe()
+    }
+
+    /// The view of `id` from its stored log (what the reports, the pages
+    /// and the JSON API render).
+    pub(crate) async fn view(&self, id: &DebateId) -> Result<agon_view::DebateView, ApiError> {
+        self.store.debate(id).await?;
+        let events = Orchestrator::new(Arc::clone(&self.store)).log(id).await?;
+        agon_view::DebateView::from_log(&events, agon_view::ReportOptions::default())
+            .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
     }
 
     /// Whether this server is running `id`.
