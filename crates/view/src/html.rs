@@ -33,7 +33,7 @@ main{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1.2em;pa
 section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin-bottom:1em}\
 h2{font-size:1.05em;margin:.3em 0 .6em}.msg{border-left:3px solid #9bb;padding:.2em .7em;margin:.6em 0}\
 .who{font-weight:600}.kind{color:#667;font-size:.85em}.live{color:#667;font-style:italic;white-space:pre-wrap}\
-.status{display:inline-block;padding:0 .5em;border-radius:4px;background:#e5eef8;font-size:.85em}\
+.status{display:inline-block;padding:0 .5em;border-radius:4px;background:#e5eef8;color:#23262f;font-size:.85em}\
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .4em;text-align:left;vertical-align:top}\
 .warn{color:#9a4b00}";
 
