@@ -14,6 +14,7 @@
 //! Many debates run and stream at once. On a loopback address no token is
 //! needed; on any other one the server requires one (`auth`).
 
+mod agents;
 mod answers;
 mod auth;
 mod error;

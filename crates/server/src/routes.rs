@@ -30,6 +30,7 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/questions", get(questions))
         .route("/api/debates/{id}/answers", post(answers))
         .with_state(Arc::clone(&server))
+        .merge(crate::agents::routes(Arc::clone(&server)))
         .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
 }

@@ -730,3 +730,68 @@ async fn a_browser_sees_the_transcript_grow_and_hostile_text_as_text() {
     assert!(!dom.contains("<img src=\"x\""), "{dom}");
     assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"), "{dom}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_memories_overrides_and_comparisons_over_the_api() {
+    let base = start(Duration::ZERO, None).await;
+    let first = start_debate(&base).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &first, None, None).await),
+        "finished"
+    );
+    let second = start_debate(&base).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &second, None, None).await),
+        "finished"
+    );
+
+    // The finished debates are in their agents' trust memory.
+    let agents = get_json(&base, "/api/agents").await;
+    let names: Vec<&str> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent"].as_str().unwrap())
+        .collect();
+    for name in ["Mara", "Theo", "Priya"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let mara = get_json(&base, "/api/agents/Mara").await;
+    assert_eq!(mara["agent_name"], "Mara", "{mara}");
+    let missing = get(&base, "/api/agents/Nobody").await;
+    assert_eq!(missing.status(), 404);
+    assert!(
+        missing.text().await.unwrap().contains("Mara"),
+        "names who is known"
+    );
+
+    // A person overrides the first debate's synthesis.
+    let path = format!("/api/debates/{first}/override");
+    let r = post(
+        &base,
+        &path,
+        json!({ "decision": "Keep the cars, price the parking." }),
+    )
+    .await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let changed: Value = r.json().await.unwrap();
+    assert_eq!(changed["agents"].as_array().unwrap().len(), 3, "{changed}");
+    let r = post(&base, &path, json!({ "decision": "  " })).await;
+    assert_eq!(r.status(), 400);
+    let r = post(&base, &path, json!({ "decision": "x", "agent": "Nobody" })).await;
+    assert_eq!(r.status(), 400);
+    let mara = get_json(&base, "/api/agents/Mara").await;
+    assert!(
+        !mara["override_history"].as_array().unwrap().is_empty(),
+        "{mara}"
+    );
+
+    // Both debates' metrics side by side.
+    let compared = get_json(&base, &format!("/api/compare?ids={first},{second}")).await;
+    let rows = compared["debates"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["debate"], first.as_str());
+    assert!(rows[1]["metrics"].get("ledger_coverage").is_some());
+    assert_eq!(get(&base, "/api/compare?ids=").await.status(), 400);
+    assert_eq!(get(&base, "/api/compare?ids=d-nope").await.status(), 404);
+}

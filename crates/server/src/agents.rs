@@ -1,0 +1,139 @@
+//! The agents' trust memory (seed 003) over the API: read every agent's
+//! memory or one, and record that a person overrode a debate's final
+//! output; and the metrics of several debates side by side.
+
+use std::sync::Arc;
+
+use agon_core::DebateId;
+use agon_orchestrator::trust::{TrustStore, TrustStoreError};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::Server;
+
+impl From<TrustStoreError> for ApiError {
+    fn from(e: TrustStoreError) -> Self {
+        match e {
+            TrustStoreError::Store(s) => Self::from(s),
+            e @ TrustStoreError::UnknownAgent { .. } => Self::not_found(e.to_string()),
+            e @ (TrustStoreError::EmptyDecision { .. }
+            | TrustStoreError::NotAParticipant { .. }) => Self::bad_request(e.to_string()),
+            e @ TrustStoreError::NoFinalOutput { .. } => Self::conflict(e.to_string()),
+            e => Self::internal(e.to_string()),
+        }
+    }
+}
+
+/// The routes of this module.
+pub(crate) fn routes(server: Arc<Server>) -> Router {
+    Router::new()
+        .route("/api/agents", get(list))
+        .route("/api/agents/{name}", get(one))
+        .route("/api/debates/{id}/override", post(record_override))
+        .route("/api/compare", get(compare))
+        .with_state(server)
+}
+
+fn trust(server: &Server) -> TrustStore {
+    TrustStore::new(Arc::clone(&server.store))
+}
+
+/// Every agent's memory, with its trust, probation and regret rate.
+async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError> {
+    let all = trust(&server).all().await?;
+    let rows: Vec<Value> = all
+        .iter()
+        .map(|m| {
+            json!({
+                "agent": m.agent_name,
+                "trust": m.trust_score,
+                "on_probation": m.on_probation(),
+                "regret_rate": m.regret_rate(),
+                "rounds": m.rounds_participated,
+                "memory": m,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "agents": rows })))
+}
+
+/// One agent's memory (seed 003's layout, as `agon agents export`).
+async fn one(
+    State(server): State<Arc<Server>>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let memory = trust(&server).require(&name).await?;
+    serde_json::to_value(memory)
+        .map(Json)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Override {
+    /// What the person decided instead of the debate's final output.
+    decision: String,
+    /// The one agent it concerns (default: every debater).
+    agent: Option<String>,
+}
+
+/// Records that a person overrode the debate's final output (as `agon
+/// override`); regret is inferred after 24 h by `agon trust check`.
+async fn record_override(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<Override>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let (board, _) = server.store.load(&id).await?;
+    let changed = trust(&server)
+        .record_override(
+            &id,
+            &board,
+            &body.decision,
+            body.agent.as_deref(),
+            chrono::Utc::now(),
+        )
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "id": id, "agents": changed })),
+    )
+        .into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct Ids {
+    /// Debate ids, comma-separated.
+    ids: String,
+}
+
+/// The debate-quality metrics of several debates side by side (`agon
+/// compare --json`).
+async fn compare(
+    State(server): State<Arc<Server>>,
+    Query(query): Query<Ids>,
+) -> Result<Json<Value>, ApiError> {
+    let ids: Vec<&str> = query
+        .ids
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if ids.is_empty() {
+        return Err(ApiError::bad_request("ids: name at least one debate"));
+    }
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        let view = server.view(&DebateId::new(id)).await?;
+        rows.push(json!({ "debate": id, "metrics": view.metrics() }));
+    }
+    Ok(Json(json!({ "debates": rows })))
+}
