@@ -107,12 +107,102 @@ fn message_html(board: &Blackboard, m: &DialogueMessage) -> String {
     )
 }
 
+/// The agreement and disagreement graph between the debaters, from their
+/// ledgers: the debaters on a circle, a green line for each pair that
+/// agreed on something, a red one for each pair that disagreed, thicker
+/// the more often (SVG, names escaped). `None` before any is recorded.
+pub fn stance_graph(board: &Blackboard) -> Option<String> {
+    use std::collections::BTreeMap;
+    let debaters: Vec<&agon_core::Persona> = board.debaters().collect();
+    let index: BTreeMap<&PersonaId, usize> = debaters
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (&p.id, i))
+        .collect();
+    // (low, high) pair → (agreements, disagreements), both directions.
+    let mut pairs: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+    for (persona, ledger) in board.positions() {
+        let Some(&a) = index.get(persona) else {
+            continue;
+        };
+        let mut count = |with: &PersonaId, agree: bool| {
+            if let Some(&b) = index.get(with)
+                && a != b
+            {
+                let entry = pairs.entry((a.min(b), a.max(b))).or_default();
+                if agree {
+                    entry.0 += 1;
+                } else {
+                    entry.1 += 1;
+                }
+            }
+        };
+        ledger.agreements.iter().for_each(|x| count(&x.with, true));
+        ledger
+            .disagreements
+            .iter()
+            .for_each(|x| count(&x.with, false));
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = debaters.len().max(1) as f64;
+    let at = |i: usize| {
+        let angle = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
+        (160.0 + 110.0 * angle.cos(), 130.0 + 95.0 * angle.sin())
+    };
+    let mut svg = String::from(
+        "<svg viewBox=\"0 0 320 260\" width=\"100%\" role=\"img\" aria-label=\"agreements and disagreements\">",
+    );
+    for (&(a, b), &(agree, disagree)) in &pairs {
+        let ((x1, y1), (x2, y2)) = (at(a), at(b));
+        // Two parallel lines when a pair both agreed and disagreed.
+        for (count, color, shift) in [(agree, "#2e8b57", -3.0), (disagree, "#c0392b", 3.0)] {
+            if count > 0 {
+                let _ = write!(
+                    svg,
+                    "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"{}\" stroke-opacity=\".8\"><title>{} {} {}: {count}</title></line>",
+                    x1 + shift,
+                    y1 + shift,
+                    x2 + shift,
+                    y2 + shift,
+                    1 + count.min(6),
+                    escape(&debaters[a].name),
+                    if color == "#2e8b57" {
+                        "agrees with"
+                    } else {
+                        "disagrees with"
+                    },
+                    escape(&debaters[b].name),
+                );
+            }
+        }
+    }
+    for (i, p) in debaters.iter().enumerate() {
+        let (x, y) = at(i);
+        let _ = write!(
+            svg,
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\" fill=\"#23262f\"></circle><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
+            y - 10.0,
+            escape(&p.name)
+        );
+    }
+    svg.push_str("</svg>");
+    Some(svg)
+}
+
 /// The panels beside the transcript: the position ledger, claims and crux
 /// cards, the solution, deliberation's decisions and proposals, usage,
 /// metrics, warnings. Refetched by the page as the debate goes on.
 pub fn panels(view: &DebateView) -> String {
     let board = view.board();
     let mut out = String::new();
+    if let Some(graph) = stance_graph(board) {
+        let _ = write!(
+            out,
+            "<section><h2>Agreements and disagreements</h2>{graph}<p class=\"kind\">green: agreed on something; red: disagreed; thicker: more often</p></section>"
+        );
+    }
     out.push_str("<section><h2>Position ledger</h2>");
     if board
         .positions()
@@ -430,6 +520,53 @@ mod tests {
             page.contains("&quot;&lt;b&gt;Eve&lt;/b&gt;&quot;"),
             "names as escaped JSON"
         );
+    }
+
+    #[test]
+    fn the_stance_graph_draws_each_pair_once_with_names_escaped() {
+        use agon_core::Intensity;
+        let mut log = small::log();
+        if let DebateEvent::DebateStarted { personas, .. } = &mut log[0] {
+            personas[0].name = "<b>Ada</b>".into();
+        }
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        assert_eq!(stance_graph(view.board()), None, "nothing recorded yet");
+        let disagree = |persona: &str, with: &str| DebateEvent::DisagreementRecorded {
+            persona: persona.into(),
+            with: with.into(),
+            on: "vans".into(),
+            intensity: Intensity::Strong,
+            round: 1,
+        };
+        log.extend([
+            disagree("ada", "bo"),
+            disagree("bo", "ada"),
+            DebateEvent::AgreementRecorded {
+                persona: "ada".into(),
+                with: "bo".into(),
+                on: "safety".into(),
+                round: 1,
+            },
+        ]);
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        let svg = stance_graph(view.board()).unwrap();
+        // One pair: one green line (1 agreement), one red (2 disagreements).
+        assert_eq!(svg.matches("<line").count(), 2, "{svg}");
+        assert!(
+            svg.contains("stroke=\"#c0392b\" stroke-width=\"3\""),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("stroke=\"#2e8b57\" stroke-width=\"2\""),
+            "{svg}"
+        );
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2,
+            "the debaters, not the judge"
+        );
+        assert!(svg.contains("&lt;b&gt;Ada&lt;/b&gt;") && !svg.contains("<b>Ada"));
+        assert!(panels(&view).contains("<h2>Agreements and disagreements</h2>"));
     }
 
     #[test]
