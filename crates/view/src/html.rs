@@ -191,12 +191,81 @@ pub fn stance_graph(board: &Blackboard) -> Option<String> {
     Some(svg)
 }
 
+/// Longest excerpt of a contribution in the rounds panel.
+const EXCERPT: usize = 320;
+
+/// A dialectic debate's rounds laid out per agent: its proposal, the
+/// critiques of it, its refinement, then the judge's solution of the
+/// round. `None` for other protocols or before round 1.
+pub fn dialectic_rounds(board: &Blackboard) -> Option<String> {
+    if board.protocol() != agon_core::ProtocolKind::Dialectic {
+        return None;
+    }
+    let last = board.messages().iter().map(|m| m.round).max().unwrap_or(0);
+    if last == 0 {
+        return None;
+    }
+    let excerpt =
+        |m: &DialogueMessage| escape(&agon_extract::truncate_chars(m.content.trim(), EXCERPT));
+    let mut out = String::from("<section><h2>Rounds</h2>");
+    for round in 1..=last {
+        let _ = write!(out, "<details open><summary>Round {round}</summary>");
+        for agent in board.debaters() {
+            let of = |kind: &MessageKind| {
+                board
+                    .messages()
+                    .iter()
+                    .find(|m| m.round == round && m.persona == agent.id && &m.kind == kind)
+            };
+            let _ = write!(out, "<h3>{}</h3>", escape(&agent.name));
+            if let Some(p) = of(&MessageKind::Proposal) {
+                let carried = if p.is_carried_proposal() {
+                    " (its refinement, carried over)"
+                } else {
+                    ""
+                };
+                let _ = write!(out, "<p><em>proposal{carried}</em>: {}</p>", excerpt(p));
+            }
+            let critiques: Vec<String> = board
+                .messages()
+                .iter()
+                .filter(|m| {
+                    m.round == round
+                        && matches!(&m.kind, MessageKind::Critique { target } if *target == agent.id)
+                })
+                .map(|m| format!("<li>{}: {}</li>", name(board, &m.persona), excerpt(m)))
+                .collect();
+            if !critiques.is_empty() {
+                let _ = write!(out, "<ul>{}</ul>", critiques.concat());
+            }
+            if let Some(r) = of(&MessageKind::Refinement) {
+                let _ = write!(out, "<p><em>refinement</em>: {}</p>", excerpt(r));
+            }
+        }
+        if let Some(s) = board.solutions().iter().find(|s| s.round == round) {
+            let _ = write!(
+                out,
+                "<p>✓ <strong>the judge</strong> (confidence {}): {}</p>",
+                s.confidence
+                    .map_or_else(|| "—".to_owned(), |c| c.to_string()),
+                escape(&agon_extract::truncate_chars(s.description.trim(), EXCERPT))
+            );
+        }
+        out.push_str("</details>");
+    }
+    out.push_str("</section>");
+    Some(out)
+}
+
 /// The panels beside the transcript: the position ledger, claims and crux
 /// cards, the solution, deliberation's decisions and proposals, usage,
 /// metrics, warnings. Refetched by the page as the debate goes on.
 pub fn panels(view: &DebateView) -> String {
     let board = view.board();
     let mut out = String::new();
+    if let Some(rounds) = dialectic_rounds(board) {
+        out.push_str(&rounds);
+    }
     if let Some(graph) = stance_graph(board) {
         let _ = write!(
             out,
@@ -567,6 +636,53 @@ mod tests {
         );
         assert!(svg.contains("&lt;b&gt;Ada&lt;/b&gt;") && !svg.contains("<b>Ada"));
         assert!(panels(&view).contains("<h2>Agreements and disagreements</h2>"));
+    }
+
+    #[test]
+    fn a_dialectic_round_is_laid_out_per_agent() {
+        let mut log = small::log();
+        if let DebateEvent::DebateStarted { protocol, .. } = &mut log[0] {
+            *protocol = Some(agon_core::ProtocolKind::Dialectic);
+        }
+        let message =
+            |id: &str, persona: &str, kind: MessageKind, text: &str| DebateEvent::MessageAppended {
+                message: DialogueMessage {
+                    kind,
+                    aspect: None,
+                    miniround: None,
+                    ..small::message(id, persona, text)
+                },
+            };
+        let log: Vec<DebateEvent> = vec![
+            log[0].clone(),
+            DebateEvent::RoundStarted { round: 1 },
+            message("m1", "ada", MessageKind::Proposal, "Ada's <design>"),
+            message("m2", "bo", MessageKind::Proposal, "Bo's design"),
+            message(
+                "m3",
+                "bo",
+                MessageKind::Critique {
+                    target: "ada".into(),
+                },
+                "Too slow.",
+            ),
+            message("m4", "ada", MessageKind::Refinement, "Ada's faster design"),
+        ];
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        let rounds = dialectic_rounds(view.board()).unwrap();
+        let ada = rounds.find("<h3>Ada</h3>").unwrap();
+        let bo = rounds.find("<h3>Bo</h3>").unwrap();
+        // Ada's section holds her proposal, Bo's critique of it, her refinement.
+        let section = &rounds[ada..bo];
+        assert!(section.contains("Ada&#39;s &lt;design&gt;"), "{section}");
+        assert!(section.contains("<li>Bo: Too slow.</li>"), "{section}");
+        assert!(section.contains("<em>refinement</em>: Ada&#39;s faster design"));
+        assert!(
+            !rounds[bo..].contains("Too slow."),
+            "a critique sits under its target"
+        );
+        let structured = DebateView::from_log(&small::log(), ReportOptions::default()).unwrap();
+        assert_eq!(dialectic_rounds(structured.board()), None);
     }
 
     #[test]
