@@ -257,6 +257,30 @@ pub fn dialectic_rounds(board: &Blackboard) -> Option<String> {
     Some(out)
 }
 
+/// A deliberation's latest "should I respond?" answers (seed 002): who
+/// wanted to speak, how urgently and why. `None` before any.
+pub fn latest_bids(board: &Blackboard) -> Option<String> {
+    let turns = u32::try_from(board.messages().len()).unwrap_or(u32::MAX);
+    let (turn, bids) = (1..=turns.saturating_add(1))
+        .rev()
+        .find_map(|t| board.bids(t).map(|b| (t, b)))?;
+    let mut out = format!(
+        "<section><h2>Who speaks at turn {turn}, and why</h2><table><tr><th>agent</th><th>wants to</th><th>urgency</th><th>why</th></tr>"
+    );
+    for b in bids {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            name(board, &b.persona),
+            if b.respond { "yes" } else { "no" },
+            b.urgency,
+            escape(&b.reason)
+        );
+    }
+    out.push_str("</table></section>");
+    Some(out)
+}
+
 /// The panels beside the transcript: the position ledger, claims and crux
 /// cards, the solution, deliberation's decisions and proposals, usage,
 /// metrics, warnings. Refetched by the page as the debate goes on.
@@ -265,6 +289,9 @@ pub fn panels(view: &DebateView) -> String {
     let mut out = String::new();
     if let Some(rounds) = dialectic_rounds(board) {
         out.push_str(&rounds);
+    }
+    if let Some(bids) = latest_bids(board) {
+        out.push_str(&bids);
     }
     if let Some(graph) = stance_graph(board) {
         let _ = write!(
@@ -683,6 +710,43 @@ mod tests {
         );
         let structured = DebateView::from_log(&small::log(), ReportOptions::default()).unwrap();
         assert_eq!(dialectic_rounds(structured.board()), None);
+    }
+
+    #[test]
+    fn a_deliberation_shows_its_latest_bids() {
+        let mut log = small::log();
+        assert_eq!(
+            latest_bids(
+                DebateView::from_log(&log, ReportOptions::default())
+                    .unwrap()
+                    .board()
+            ),
+            None
+        );
+        let bid = |persona: &str, respond: bool, urgency: u8, reason: &str| agon_core::Bid {
+            persona: persona.into(),
+            respond,
+            urgency,
+            reason: reason.into(),
+        };
+        log.push(DebateEvent::SpeakersEvaluated {
+            turn: 2,
+            bids: vec![bid("ada", false, 0, "old")],
+        });
+        log.push(DebateEvent::SpeakersEvaluated {
+            turn: 3,
+            bids: vec![
+                bid("ada", true, 8, "<b>urgent</b>"),
+                bid("bo", false, 0, ""),
+            ],
+        });
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        let bids = latest_bids(view.board()).unwrap();
+        assert!(bids.contains("turn 3"), "{bids}");
+        assert!(
+            bids.contains("<td>Ada</td><td>yes</td><td>8</td><td>&lt;b&gt;urgent&lt;/b&gt;</td>")
+        );
+        assert!(!bids.contains("old"), "only the latest turn");
     }
 
     #[test]
