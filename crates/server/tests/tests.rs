@@ -795,3 +795,180 @@ async fn trust_memories_overrides_and_comparisons_over_the_api() {
     assert_eq!(get(&base, "/api/compare?ids=").await.status(), 400);
     assert_eq!(get(&base, "/api/compare?ids=d-nope").await.status(), 404);
 }
+
+/// A page in the headless browser, driven over the DevTools protocol: it
+/// evaluates script in the page as a person's clicks and typing would.
+struct Tab {
+    browser: tokio::process::Child,
+    socket: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    session: String,
+    next: u64,
+}
+
+impl Tab {
+    async fn open(url: &str) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut browser = tokio::process::Command::new(browser())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ])
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the browser");
+        let mut lines = tokio::io::BufReader::new(browser.stderr.take().unwrap()).lines();
+        let endpoint = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(at) = line.find("ws://") {
+                    return line[at..].trim().to_owned();
+                }
+            }
+            panic!("the browser ended before it listened")
+        })
+        .await
+        .expect("the browser listens");
+        // Keep reading its stderr so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (socket, _) = tokio_tungstenite::connect_async(endpoint.as_str())
+            .await
+            .unwrap();
+        let mut tab = Self {
+            browser,
+            socket,
+            session: String::new(),
+            next: 0,
+        };
+        let target = tab.call("Target.createTarget", json!({ "url": url })).await;
+        let attached = tab
+            .call(
+                "Target.attachToTarget",
+                json!({ "targetId": target["targetId"], "flatten": true }),
+            )
+            .await;
+        tab.session = attached["sessionId"].as_str().unwrap().to_owned();
+        tab
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        use futures::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        self.next += 1;
+        let id = self.next;
+        let mut request = json!({ "id": id, "method": method, "params": params });
+        if !self.session.is_empty() {
+            request["sessionId"] = json!(self.session);
+        }
+        self.socket
+            .send(Message::text(request.to_string()))
+            .await
+            .unwrap();
+        loop {
+            let message = self
+                .socket
+                .next()
+                .await
+                .expect("the browser answers")
+                .unwrap();
+            let Ok(text) = message.to_text() else {
+                continue;
+            };
+            let reply: Value = serde_json::from_str(text).unwrap_or_default();
+            if reply["id"] == json!(id) {
+                assert!(reply.get("error").is_none(), "{method}: {reply}");
+                return reply["result"].clone();
+            }
+        }
+    }
+
+    /// The value of `expression` in the page.
+    async fn eval(&mut self, expression: &str) -> Value {
+        let result = self
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": expression, "returnByValue": true }),
+            )
+            .await;
+        result["result"]["value"].clone()
+    }
+
+    /// Closes the browser and waits for it (and its helpers) to exit.
+    async fn close(mut self) {
+        self.session.clear();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            self.call("Browser.close", json!({})),
+        )
+        .await;
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.browser.wait()).await;
+    }
+
+    /// Waits until `expression` is true in the page.
+    async fn until(&mut self, expression: &str) {
+        for _ in 0..300 {
+            if self.eval(expression).await == json!(true) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("never true in the page: {expression}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_the_clarifying_questions_on_the_page() {
+    let base = start(Duration::from_millis(20), None).await;
+    let r = post(
+        &base,
+        "/api/debates",
+        json!({ "config": dialectic_config(true) }),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut tab = Tab::open(&format!("{base}/debates/{id}")).await;
+    // The form appears with a field per question, and the person types.
+    tab.until("document.querySelectorAll('#answer-form textarea').length > 0")
+        .await;
+    let fields = tab
+        .eval("document.querySelectorAll('#answer-form textarea').length")
+        .await;
+    let asked = get_json(&base, &format!("/api/debates/{id}/questions")).await;
+    assert_eq!(fields, json!(asked["questions"].as_array().unwrap().len()));
+    tab.eval(
+        "document.querySelectorAll('#answer-form textarea').forEach(function (t, i) { t.value = 'Typed on the page ' + (i + 1); }); \
+         document.querySelector('#answer-form button').click(); true",
+    )
+    .await;
+    tab.until("document.getElementById('questions').hidden")
+        .await;
+    // The answers reach the debate, which runs to its end on the page.
+    let events = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&events), "finished");
+    let answers: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == "event")
+        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+        .filter(|e| e["message"]["kind"] == "clarification_answer")
+        .map(|e| e["message"]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        answers.first().map(String::as_str),
+        Some("Typed on the page 1")
+    );
+    assert!(
+        answers.iter().all(|a| a.starts_with("Typed on the page")),
+        "{answers:?}"
+    );
+    tab.until("document.getElementById('status').textContent === 'finished'")
+        .await;
+    tab.close().await;
+}

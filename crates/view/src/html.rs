@@ -505,7 +505,37 @@ pub const SCRIPT: &str = r#"(function () {
     if (live.dataset.turn !== t.turn) { live.dataset.turn = t.turn; live.textContent = (names[t.persona] || t.persona) + ': '; }
     live.textContent += t.delta;
   });
-  source.addEventListener('questions', function () { status.textContent = 'waiting for answers to clarifying questions'; });
+  // Clarifying questions the debate waits on: a form, posted as JSON.
+  var section = document.getElementById('questions'), form = document.getElementById('answer-form');
+  function questions() {
+    fetch(withToken('/api/debates/' + encodeURIComponent(id) + '/questions'))
+      .then(function (r) { return r.json(); })
+      .then(function (q) {
+        form.textContent = '';
+        if (!q.questions || !q.questions.length) { section.hidden = true; return; }
+        q.questions.forEach(function (question, i) {
+          var label = document.createElement('label'); label.textContent = question.agent_name + ': ' + question.text;
+          var answer = document.createElement('textarea'); answer.name = 'a' + i; answer.rows = 2; answer.style.width = '100%';
+          form.appendChild(label); form.appendChild(answer);
+        });
+        var send = document.createElement('button'); send.type = 'submit'; send.textContent = 'Send the answers (blank: NA)';
+        form.appendChild(send);
+        section.hidden = false;
+        status.textContent = 'waiting for answers to clarifying questions';
+      });
+  }
+  form.addEventListener('submit', function (e) {
+    e.preventDefault();
+    var answers = Array.prototype.map.call(form.querySelectorAll('textarea'), function (t) { return t.value; });
+    fetch(withToken('/api/debates/' + encodeURIComponent(id) + '/answers'), {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answers: answers })
+    }).then(function (r) {
+      if (r.ok) { section.hidden = true; status.textContent = 'running'; }
+      else { r.json().then(function (b) { status.textContent = b.error; }); }
+    });
+  });
+  questions();
+  source.addEventListener('questions', questions);
   source.addEventListener('end', function (e) { status.textContent = JSON.parse(e.data).status; live.textContent = ''; source.close(); panels(); });
 })();
 "#;
@@ -532,7 +562,9 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
     }
     let _ = write!(
         body,
-        "</div><p class=\"live\" id=\"live\"></p></section></div><div id=\"panels\">{}</div></main>",
+        "</div><p class=\"live\" id=\"live\"></p></section>\
+         <section id=\"questions\" hidden><h2>Clarifying questions</h2><form id=\"answer-form\"></form></section>\
+         </div><div id=\"panels\">{}</div></main>",
         panels(view)
     );
     let html = page(
@@ -757,6 +789,10 @@ mod tests {
         assert!(page.contains("Deliveries need vans"));
         assert!(page.contains("<h2>Position ledger</h2>"));
         assert!(page.contains("<h2>Usage</h2>"));
+        assert!(
+            page.contains("<section id=\"questions\" hidden>"),
+            "the answers' form, shown by the script when questions wait"
+        );
         let list = list_page(&[ListRow {
             id: "d1".into(),
             topic: "<i>t</i>".into(),
