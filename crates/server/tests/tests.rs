@@ -191,6 +191,16 @@ async fn read_stream(base: &str, id: &str, last: Option<u64>, limit: Option<usiz
     out
 }
 
+/// The recorded answers to clarifying questions in a stream, in order.
+fn answer_events(events: &[Sse]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e.kind == "event")
+        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+        .filter(|e| e["message"]["kind"] == "clarification_answer")
+        .collect()
+}
+
 fn ids(events: &[Sse]) -> Vec<u64> {
     events.iter().filter_map(|e| e.id).collect()
 }
@@ -556,12 +566,7 @@ async fn clarifying_questions_are_answered_over_the_api() {
         questions.len()
     );
     // The answers are in the transcript, each replying to its question.
-    let recorded: Vec<Value> = events
-        .iter()
-        .filter(|e| e.kind == "event")
-        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
-        .filter(|e| e["message"]["kind"] == "clarification_answer")
-        .collect();
+    let recorded = answer_events(&events);
     let texts: Vec<&str> = recorded
         .iter()
         .map(|e| e["message"]["content"].as_str().unwrap())
@@ -602,11 +607,8 @@ async fn unanswered_questions_are_answered_na_when_the_wait_runs_out() {
         .to_owned();
     let events = read_stream(&base, &id, None, None).await;
     assert_eq!(end_status(&events), "finished");
-    let answers: Vec<String> = events
+    let answers: Vec<String> = answer_events(&events)
         .iter()
-        .filter(|e| e.kind == "event")
-        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
-        .filter(|e| e["message"]["kind"] == "clarification_answer")
         .map(|e| e["message"]["content"].as_str().unwrap().to_owned())
         .collect();
     assert!(!answers.is_empty());
@@ -953,11 +955,8 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
     // The answers reach the debate, which runs to its end on the page.
     let events = read_stream(&base, &id, None, None).await;
     assert_eq!(end_status(&events), "finished");
-    let answers: Vec<String> = events
+    let answers: Vec<String> = answer_events(&events)
         .iter()
-        .filter(|e| e.kind == "event")
-        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
-        .filter(|e| e["message"]["kind"] == "clarification_answer")
         .map(|e| e["message"]["content"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(
