@@ -91,6 +91,30 @@ impl RunCtx {
             .unwrap_or_else(|| self.temperature(role))
     }
 
+    /// The assembled context a question's call needs, from `board`; why
+    /// not, when it cannot be assembled.
+    pub(crate) fn context_for(
+        &self,
+        board: &agon_core::Blackboard,
+        need: &agon_protocol::ContextNeed,
+    ) -> Result<String, String> {
+        let budget = match need.budget {
+            agon_protocol::BudgetNeed::Double => ContextBudget::new(self.budget.total() * 2),
+            agon_protocol::BudgetNeed::Tokens(n) => ContextBudget::new(n),
+        }
+        .unwrap_or(self.budget);
+        self.assembler
+            .assemble(
+                board,
+                need.persona.as_str(),
+                &need.phase,
+                budget,
+                &Default::default(),
+            )
+            .map(|c| c.text)
+            .map_err(|e| e.to_string())
+    }
+
     /// The run's limits on answers.
     pub(crate) fn limits(&self) -> Limits {
         self.settings.limits

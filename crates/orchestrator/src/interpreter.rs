@@ -9,8 +9,8 @@ use std::sync::Arc;
 use agon_core::{DebateEvent, StepId};
 use agon_protocol::background_job::JobCall;
 use agon_protocol::{
-    Answer, AnswerForm, Answers, Ask, BudgetNeed, ConvertError, Deadline, Finish, Next, Progress,
-    Request, Speak, Step, TrustRead,
+    Answer, AnswerForm, Answers, Ask, ConvertError, Deadline, Finish, Next, Progress, Request,
+    Speak, Step, TrustRead,
 };
 use tracing::Instrument;
 
@@ -245,31 +245,11 @@ impl Interpreter {
             let request = self
                 .shared
                 .read(|bb| {
-                    let context = match &call.context {
-                        None => None,
-                        Some(need) => {
-                            let budget = match need.budget {
-                                BudgetNeed::Double => {
-                                    agon_context::ContextBudget::new(ctx.budget.total() * 2)
-                                        .unwrap_or(ctx.budget)
-                                }
-                                BudgetNeed::Tokens(n) => {
-                                    agon_context::ContextBudget::new(n).unwrap_or(ctx.budget)
-                                }
-                            };
-                            let assembled = ctx.assembler.assemble(
-                                bb,
-                                need.persona.as_str(),
-                                &need.phase,
-                                budget,
-                                &Default::default(),
-                            );
-                            match assembled {
-                                Ok(c) => Some(c.text),
-                                Err(e) => return Err(e.to_string()),
-                            }
-                        }
-                    };
+                    let context = call
+                        .context
+                        .as_ref()
+                        .map(|need| ctx.context_for(bb, need))
+                        .transpose()?;
                     ctx.protocol
                         .request(bb, ask, i, context.as_deref(), ctx.limits())
                 })

@@ -339,22 +339,6 @@ impl TrustStore {
         Ok((records.iter().map(|r| r.agent.clone()).collect(), warning))
     }
 
-    /// The `devils_advocate_chosen` event of `round`: the candidates'
-    /// trust and probation read from their memories (an agent without one
-    /// is new: 0.6, on probation), then seed 003's draw ([`draw`]).
-    pub async fn devils_advocate(
-        &self,
-        debate: &DebateId,
-        round: u32,
-        candidates: &[(PersonaId, String)],
-    ) -> Result<Option<agon_core::DebateEvent>, TrustStoreError> {
-        let mut known = Vec::new();
-        for (_, name) in candidates {
-            known.push(self.get(name).await?);
-        }
-        Ok(draw(debate, round, candidates, &known))
-    }
-
     /// Seed 003's regret inference at `now` over every agent: an override
     /// whose deadline has passed is regretted when the output of its round
     /// (the latest human decision on it, by anyone) is no longer its

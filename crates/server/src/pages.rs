@@ -47,12 +47,7 @@ async fn list(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
         .await?
         .into_iter()
         .map(|d| html::ListRow {
-            protocol: d
-                .config
-                .get("protocol")
-                .and_then(|p| p.as_str())
-                .unwrap_or("structured")
-                .to_owned(),
+            protocol: crate::state::protocol_of(&d).to_owned(),
             id: d.id.to_string(),
             topic: d.topic,
             status: d.status.as_str().to_owned(),

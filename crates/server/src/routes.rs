@@ -48,7 +48,7 @@ async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError
             json!({
                 "id": d.id,
                 "topic": d.topic,
-                "protocol": d.config.get("protocol").cloned().unwrap_or_else(|| json!("structured")),
+                "protocol": crate::state::protocol_of(d),
                 "status": d.status.as_str(),
                 "running_here": server.is_running(&d.id),
                 "messages": d.message_count,
@@ -98,8 +98,7 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let config = config_of(body)?;
-    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
-    let id = orch.create(&config).await?;
+    let id = server.orchestrator().create(&config).await?;
     server.spawn_run(id.clone(), config).await?;
     Ok((
         StatusCode::CREATED,
@@ -207,8 +206,7 @@ async fn resume(
     if record.status == agon_store::RunStatus::Finished {
         return Err(ApiError::conflict(format!("debate `{id}` is finished")));
     }
-    let orch = agon_orchestrator::Orchestrator::new(Arc::clone(&server.store));
-    let config = orch.config_of(&id).await?;
+    let config = server.orchestrator().config_of(&id).await?;
     server.spawn_run(id.clone(), config).await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -35,6 +35,15 @@ pub trait Runner: Send + Sync {
     ) -> Result<(Orchestrator, Models), String>;
 }
 
+/// The protocol a stored debate runs, by its configuration's name.
+pub(crate) fn protocol_of(record: &agon_store::DebateRecord) -> &str {
+    record
+        .config
+        .get("protocol")
+        .and_then(|p| p.as_str())
+        .unwrap_or("structured")
+}
+
 /// The server's shared state.
 pub struct Server {
     pub(crate) store: Arc<dyn EventStore>,
@@ -74,11 +83,17 @@ impl Server {
         self.live.subscribe()
     }
 
+    /// An orchestrator over the server's store (for creating debates and
+    /// reading their logs and configurations).
+    pub(crate) fn orchestrator(&self) -> Orchestrator {
+        Orchestrator::new(Arc::clone(&self.store))
+    }
+
     /// The view of `id` from its stored log (what the reports, the pages
     /// and the JSON API render).
     pub(crate) async fn view(&self, id: &DebateId) -> Result<agon_view::DebateView, ApiError> {
         self.store.debate(id).await?;
-        let events = Orchestrator::new(Arc::clone(&self.store)).log(id).await?;
+        let events = self.orchestrator().log(id).await?;
         agon_view::DebateView::from_log(&events, agon_view::ReportOptions::default())
             .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
     }

@@ -126,7 +126,12 @@ async fn post(base: &str, path: &str, body: Value) -> reqwest::Response {
 }
 
 async fn start_debate(base: &str) -> String {
-    let r = post(base, "/api/debates", json!({ "config": config() })).await;
+    start_with(base, config()).await
+}
+
+/// Starts a debate with `config` (JSON); its id.
+async fn start_with(base: &str, config: Value) -> String {
+    let r = post(base, "/api/debates", json!({ "config": config })).await;
     assert_eq!(r.status(), 201, "{:?}", r.text().await);
     let body: Value = r.json().await.unwrap();
     body["id"].as_str().unwrap().to_owned()
@@ -487,17 +492,7 @@ async fn a_server_with_a_token_refuses_requests_without_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clarifying_questions_are_answered_over_the_api() {
     let base = start(Duration::from_millis(30), None).await;
-    let r = post(
-        &base,
-        "/api/debates",
-        json!({ "config": dialectic_config(true) }),
-    )
-    .await;
-    assert_eq!(r.status(), 201);
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_with(&base, dialectic_config(true)).await;
     // A watcher is told when the questions are asked.
     let watcher = {
         let (base, id) = (base.clone(), id.clone());
@@ -595,16 +590,7 @@ async fn unanswered_questions_are_answered_na_when_the_wait_runs_out() {
         .with_answer_wait(Duration::from_millis(200)),
     )
     .await;
-    let r = post(
-        &base,
-        "/api/debates",
-        json!({ "config": dialectic_config(true) }),
-    )
-    .await;
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_with(&base, dialectic_config(true)).await;
     let events = read_stream(&base, &id, None, None).await;
     assert_eq!(end_status(&events), "finished");
     let answers: Vec<String> = answer_events(&events)
@@ -621,12 +607,7 @@ async fn the_pages_render_a_debate_with_hostile_text_as_text() {
     let mut hostile = config();
     hostile["topic"] = json!("<script>alert(1)</script> Should the city ban cars?");
     hostile["personas"][0]["name"] = json!("<img src=x onerror=alert(2)>");
-    let r = post(&base, "/api/debates", json!({ "config": hostile })).await;
-    assert_eq!(r.status(), 201, "{:?}", r.text().await);
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_with(&base, hostile).await;
     assert_eq!(
         end_status(&read_stream(&base, &id, None, None).await),
         "finished"
@@ -704,11 +685,7 @@ async fn a_browser_sees_the_transcript_grow_and_hostile_text_as_text() {
     let base = start(Duration::from_millis(80), None).await;
     let mut hostile = config();
     hostile["personas"][0]["name"] = json!("<img src=x onerror=alert(2)>");
-    let r = post(&base, "/api/debates", json!({ "config": hostile })).await;
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_with(&base, hostile).await;
     // The page as served now, and as the browser has it a few seconds on.
     let served = get(&base, &format!("/debates/{id}"))
         .await
@@ -926,16 +903,7 @@ impl Tab {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_the_clarifying_questions_on_the_page() {
     let base = start(Duration::from_millis(20), None).await;
-    let r = post(
-        &base,
-        "/api/debates",
-        json!({ "config": dialectic_config(true) }),
-    )
-    .await;
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_with(&base, dialectic_config(true)).await;
     let mut tab = Tab::open(&format!("{base}/debates/{id}")).await;
     // The form appears with a field per question, and the person types.
     tab.until("document.querySelectorAll('#answer-form textarea').length > 0")
