@@ -19,7 +19,7 @@ use std::sync::Arc;
 use agon_config::{ConfigError, DebateConfig, ProtocolKind};
 use agon_core::{Blackboard, DebateId};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome};
+use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome, Steer};
 use agon_store::{EventStore, StoreError};
 use agon_view::{DebateView, ReportOptions, report};
 use anyhow::Context as _;
@@ -469,6 +469,11 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let config = orch.config_of(&id).await?;
             eprintln!("Resuming debate {id}: {}", first_line(&config.topic));
             let control = RunControl::default();
+            // Resuming lifts a pause the debate was stopped in (a resume
+            // of a debate that was not paused records nothing).
+            if let Err(e) = control.steering.post(Steer::Resume { by: None }) {
+                eprintln!("warning: debate {id}: the resume was refused: {e}");
+            }
             let interrupts = live::watch_ctrl_c(control.clone());
             let orch = memory::attach(orch, &url, &config).await;
             run(orch, &id, &config, &view, verbose, control, interrupts).await

@@ -15,6 +15,10 @@ use crate::section::{Section, SectionKind, render};
 use crate::sources::{self, Scope};
 use crate::tokens::{TiktokenCounter, TokenCounter};
 
+/// The budget weight of MODERATOR NOTES in every phase that shows them
+/// (weights are relative: a phase's own weights sum to about 100).
+const NOTE_SHARE: u32 = 8;
+
 /// Tunables of the assembler (the budget shares live in [`Phase::shares`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AssemblyOptions {
@@ -119,8 +123,13 @@ impl<C: TokenCounter> Assembler<C> {
         extras: &ContextExtras,
     ) -> Result<AssembledContext, ContextError> {
         let me = resolve_persona(blackboard, persona, phase)?;
-        let drafts = self.drafts(blackboard, me, phase, extras)?;
-        let (fitted, total_tokens) = fit(drafts, phase.shares(), budget.total(), &self.counter);
+        let mut drafts = self.drafts(blackboard, me, phase, extras)?;
+        let mut shares = phase.shares().to_vec();
+        if phase.shows_notes() {
+            drafts.push(sources::moderator_notes(blackboard));
+            shares.push((SectionKind::ModeratorNotes, NOTE_SHARE));
+        }
+        let (fitted, total_tokens) = fit(drafts, &shares, budget.total(), &self.counter);
         let sections: Vec<Section> = {
             let mut s: Vec<Section> = fitted.iter().map(|f| f.section.clone()).collect();
             s.sort_by_key(|s| s.kind.render_rank());
@@ -355,4 +364,80 @@ fn party_opponent<'a>(
             persona: me.id.to_string(),
             claim: claim.id.to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use agon_core::{AspectId, Blackboard, DebateEvent};
+    use chrono::DateTime;
+
+    use super::*;
+
+    fn context(bb: &Blackboard, phase: &Phase) -> AssembledContext {
+        assemble(
+            bb,
+            "p0",
+            phase,
+            ContextBudget::new(4_000).unwrap(),
+            &ContextExtras::default(),
+        )
+        .unwrap()
+    }
+
+    fn board_with_notes(notes: usize) -> Blackboard {
+        let mut bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        for i in 0..notes {
+            bb.apply(&DebateEvent::NoteAdded {
+                text: format!("note {i}: weigh the audit cost"),
+                author: (i == 0).then(|| "moderator".to_owned()),
+                time: DateTime::UNIX_EPOCH,
+            })
+            .unwrap();
+        }
+        bb
+    }
+
+    #[test]
+    fn every_phase_an_agent_acts_in_shows_the_latest_notes_in_order() {
+        let bb = board_with_notes(7);
+        let phases = [
+            Phase::Opening,
+            Phase::Take {
+                aspect: AspectId::new("accounting"),
+                miniround: 1,
+            },
+            Phase::Closing,
+            Phase::Propose { round: 1 },
+            Phase::Deliberate { turn: 3 },
+            Phase::Listen { turn: 3 },
+        ];
+        for phase in phases {
+            let ctx = context(&bb, &phase);
+            let notes = ctx.section(SectionKind::ModeratorNotes).unwrap();
+            // The latest five, oldest first.
+            assert_eq!(notes.items.len(), 5, "{phase:?}");
+            assert!(notes.items[0].starts_with("• note 2:"), "{phase:?}");
+            assert!(notes.items[4].starts_with("• note 6:"), "{phase:?}");
+            assert!(ctx.text.contains("── MODERATOR NOTES"));
+        }
+        let one = board_with_notes(1);
+        let ctx = context(&one, &Phase::Closing);
+        assert_eq!(
+            ctx.section(SectionKind::ModeratorNotes).unwrap().items,
+            vec![
+                "• note 0: weigh the audit cost — moderator (after message 30; take it into account)"
+            ]
+        );
+        let summary = context(&one, &Phase::PerspectiveSummary);
+        assert!(summary.section(SectionKind::ModeratorNotes).is_none());
+    }
+
+    #[test]
+    fn without_notes_the_context_is_what_it_was() {
+        let bb = board_with_notes(0);
+        let ctx = context(&bb, &Phase::Closing);
+        assert!(!ctx.text.contains("MODERATOR NOTES"));
+    }
 }

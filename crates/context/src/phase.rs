@@ -107,6 +107,13 @@ impl Phase {
         }
     }
 
+    /// Whether an agent acts in this phase, so its context shows the
+    /// moderator's notes (not in the summaries of one's own or the
+    /// judge's, which condense what was said).
+    pub fn shows_notes(&self) -> bool {
+        !matches!(self, Self::PerspectiveSummary | Self::JudgeSummary { .. })
+    }
+
     /// Budget weights per section for this phase. A section's share is its
     /// weight over the sum of the weights of the sections that have content.
     pub fn shares(&self) -> &'static [(SectionKind, u32)] {

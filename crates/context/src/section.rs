@@ -52,12 +52,16 @@ pub enum SectionKind {
     Decisions,
     /// Active proposals and their reactions (deliberation).
     Proposals,
+    /// The notes a moderator posted while the debate runs (every phase an
+    /// agent acts in).
+    ModeratorNotes,
 }
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 19] = [
+    pub const RENDER_ORDER: [SectionKind; 20] = [
         Self::DebateState,
+        Self::ModeratorNotes,
         Self::Clarifications,
         Self::TheDispute,
         Self::WhereEveryoneStands,
@@ -82,7 +86,7 @@ impl SectionKind {
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 19] = [
+    pub const SHRINK_ORDER: [SectionKind; 20] = [
         Self::NotYetAnalysed,
         Self::RelevantEarlierContext,
         Self::EarlierSummary,
@@ -101,6 +105,7 @@ impl SectionKind {
         Self::RecentExchange,
         Self::CruxExchange,
         Self::UnderReview,
+        Self::ModeratorNotes,
         Self::DebateState,
     ];
 
@@ -126,6 +131,7 @@ impl SectionKind {
             Self::CritiquesReceived => "CRITIQUES OF YOUR PROPOSAL",
             Self::Decisions => "DECISIONS MADE",
             Self::Proposals => "ACTIVE PROPOSALS",
+            Self::ModeratorNotes => "MODERATOR NOTES",
         }
     }
 

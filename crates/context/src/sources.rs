@@ -489,6 +489,32 @@ pub(crate) fn rolling_summary(bb: &Blackboard) -> Draft {
     draft
 }
 
+// ── MODERATOR NOTES ──────────────────────────────────────────────────────
+
+/// At most this many of the latest moderator notes are candidates.
+pub(crate) const NOTE_CANDIDATES: usize = 5;
+
+pub(crate) fn moderator_notes(bb: &Blackboard) -> Draft {
+    let mut draft = Draft::new(SectionKind::ModeratorNotes);
+    let notes = bb.notes();
+    let first = notes.len().saturating_sub(NOTE_CANDIDATES);
+    // The newest note is the most important; they display in order.
+    for (order, note) in notes.iter().enumerate().skip(first).rev() {
+        let by = note
+            .author
+            .as_deref()
+            .map_or_else(String::new, |a| format!(" — {a}"));
+        draft.push_at(
+            format!(
+                "• {}{by} (after message {}; take it into account)",
+                note.text, note.after_messages
+            ),
+            order,
+        );
+    }
+    draft
+}
+
 // ── KEY INSIGHTS ─────────────────────────────────────────────────────────
 
 pub(crate) fn insights(bb: &Blackboard, top: Option<usize>) -> Draft {

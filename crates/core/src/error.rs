@@ -157,4 +157,23 @@ pub enum ApplyError {
         /// The value given.
         value: u8,
     },
+    /// `debate_paused` on a paused debate, or `debate_resumed` on one
+    /// that is not paused.
+    #[error("debate `{debate}` is {state}; `{event}` rejected")]
+    PauseState {
+        /// The debate.
+        debate: String,
+        /// "already paused" or "not paused".
+        state: &'static str,
+        /// The rejected event.
+        event: &'static str,
+    },
+    /// A moderator note longer than [`crate::steering::MAX_NOTE_CHARS`].
+    #[error("note_added: the note has {chars} characters, more than the {max} allowed")]
+    NoteTooLong {
+        /// Its length in characters.
+        chars: usize,
+        /// The limit.
+        max: usize,
+    },
 }

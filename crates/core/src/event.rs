@@ -325,6 +325,34 @@ pub enum DebateEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_micro_usd: Option<u64>,
     },
+    /// A moderator posted a note that every agent's next context shows.
+    NoteAdded {
+        /// The note (at most [`crate::steering::MAX_NOTE_CHARS`] characters).
+        text: String,
+        /// Who posted it, when they gave a name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        author: Option<String>,
+        /// When.
+        time: DateTime<Utc>,
+    },
+    /// A person paused the debate: no further step on the critical path
+    /// runs until [`DebateEvent::DebateResumed`] (background analyses of
+    /// what was said still finish).
+    DebatePaused {
+        /// Who paused it, when they gave a name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        /// When.
+        time: DateTime<Utc>,
+    },
+    /// A paused debate goes on.
+    DebateResumed {
+        /// Who resumed it, when they gave a name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        /// When.
+        time: DateTime<Utc>,
+    },
     /// The debate ended; no event may follow.
     DebateFinished {
         /// When.
@@ -365,6 +393,9 @@ impl DebateEvent {
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",
             Self::UsageRecorded { .. } => "usage_recorded",
+            Self::NoteAdded { .. } => "note_added",
+            Self::DebatePaused { .. } => "debate_paused",
+            Self::DebateResumed { .. } => "debate_resumed",
             Self::DebateFinished { .. } => "debate_finished",
         }
     }

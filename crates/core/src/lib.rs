@@ -45,6 +45,7 @@ mod protocol;
 mod reflection;
 mod round;
 mod solution;
+mod steering;
 mod step;
 mod summary;
 #[cfg(feature = "synthetic")]
@@ -75,6 +76,7 @@ pub use protocol::ProtocolKind;
 pub use reflection::{Reflection, ReflectionKind};
 pub use round::{PersonaTake, RoundRecord};
 pub use solution::Solution;
+pub use steering::{MAX_NOTE_CHARS, ModeratorNote};
 pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
 pub use summary::{DebateSummary, MessageSpan, SummaryScope};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};

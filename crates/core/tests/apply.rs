@@ -386,3 +386,76 @@ fn the_protocol_is_the_recorded_one_else_read_from_the_debates_shape() {
         assert_eq!(snapshot.protocol(), kind);
     }
 }
+
+#[test]
+fn moderator_notes_and_pauses_are_checked_and_survive_a_snapshot() {
+    let mut b = board();
+    let before = b.messages().len();
+    b.apply(&DebateEvent::NoteAdded {
+        text: "Stay on cost; ignore branding.".into(),
+        author: Some("mod".into()),
+        time: t(5),
+    })
+    .unwrap();
+    assert_eq!(b.notes().len(), 1);
+    assert_eq!(b.notes()[0].after_messages, before);
+    assert_eq!(b.notes()[0].author.as_deref(), Some("mod"));
+
+    let err = rejects(
+        &mut b,
+        DebateEvent::NoteAdded {
+            text: "  ".into(),
+            author: None,
+            time: t(6),
+        },
+    );
+    assert_eq!(err.to_string(), "text must not be empty (in note_added)");
+    let err = rejects(
+        &mut b,
+        DebateEvent::NoteAdded {
+            text: "x".repeat(agon_core::MAX_NOTE_CHARS + 1),
+            author: None,
+            time: t(6),
+        },
+    );
+    assert!(err.to_string().contains("2001 characters"), "{err}");
+
+    assert!(!b.is_paused());
+    let err = rejects(
+        &mut b,
+        DebateEvent::DebateResumed {
+            by: None,
+            time: t(6),
+        },
+    );
+    assert_eq!(
+        err.to_string(),
+        "debate `d1` is not paused; `debate_resumed` rejected"
+    );
+    b.apply(&DebateEvent::DebatePaused {
+        by: None,
+        time: t(7),
+    })
+    .unwrap();
+    assert!(b.is_paused());
+    let err = rejects(
+        &mut b,
+        DebateEvent::DebatePaused {
+            by: None,
+            time: t(8),
+        },
+    );
+    assert_eq!(
+        err.to_string(),
+        "debate `d1` is already paused; `debate_paused` rejected"
+    );
+    let snapshot: Blackboard = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
+    assert_eq!(snapshot, b);
+    assert!(snapshot.is_paused());
+    b.apply(&DebateEvent::DebateResumed {
+        by: Some("mod".into()),
+        time: t(9),
+    })
+    .unwrap();
+    assert!(!b.is_paused());
+}

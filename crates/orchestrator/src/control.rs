@@ -1,14 +1,58 @@
 //! Controlling a run from outside, and how it ended.
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use agon_protocol::{Steer, SteerError};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// Stops a run from outside (the CLI wires Ctrl-C to it).
+/// Stops and steers a run from outside (the CLI wires Ctrl-C to `stop`;
+/// the server its stop, pause, resume and note requests).
 #[derive(Debug, Clone, Default)]
 pub struct RunControl {
     /// Finish the current utterance, then stop cleanly (resumable).
     pub stop: CancellationToken,
     /// Discard the utterance being generated and stop now (resumable).
     pub abort: CancellationToken,
+    /// Notes, pauses and resumes for the run to record.
+    pub steering: Steering,
+}
+
+/// A queue of steering requests ([`Steer`]) a run records as events
+/// between steps: a note reaches every context assembled after it, a
+/// pause holds the run before its next critical-path step.
+#[derive(Debug, Clone, Default)]
+pub struct Steering {
+    queue: Arc<Mutex<VecDeque<Steer>>>,
+    posted: Arc<Notify>,
+}
+
+impl Steering {
+    /// Queues `steer` for the run, after checking it (an empty or
+    /// over-long note, a bad name are refused here).
+    pub fn post(&self, steer: Steer) -> Result<(), SteerError> {
+        let steer = steer.checked()?;
+        if let Ok(mut queue) = self.queue.lock() {
+            queue.push_back(steer);
+        }
+        self.posted.notify_one();
+        Ok(())
+    }
+
+    /// Everything queued so far, in order.
+    pub(crate) fn take(&self) -> Vec<Steer> {
+        self.queue
+            .lock()
+            .map(|mut queue| queue.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// Resolves when something is posted (at once if something was posted
+    /// since the last wait).
+    pub(crate) async fn posted(&self) {
+        self.posted.notified().await;
+    }
 }
 
 /// How a run ended.

@@ -63,10 +63,11 @@ impl Interpreter {
         let mut memory_noted = false;
         loop {
             self.shared.check()?;
+            self.record_steering().await?;
             let (next, progress, pending, started) = self
                 .shared
                 .read(|bb| {
-                    let plan = self.ctx.protocol.plan(bb);
+                    let plan = self.ctx.protocol.next(bb);
                     (
                         plan.next,
                         plan.progress,
@@ -94,6 +95,16 @@ impl Interpreter {
                     }
                     tokio::select! {
                         _ = changed.changed() => {}
+                        () = self.control.steering.posted() => {}
+                        () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
+                        () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
+                    }
+                }
+                Next::Paused => {
+                    // Background work goes on; a resume (or a stop) ends the wait.
+                    tokio::select! {
+                        _ = changed.changed() => {}
+                        () = self.control.steering.posted() => {}
                         () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
                         () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
                     }
@@ -127,6 +138,34 @@ impl Interpreter {
                 return self.shared.check();
             }
         }
+    }
+
+    /// Records the notes, pauses and resumes posted since the last step
+    /// (once the debate has started), as the protocol turns them into events. A request the debate can no
+    /// longer take (it finished) is dropped with a log line: the poster
+    /// was told the debate runs when it was queued.
+    async fn record_steering(&self) -> Result<(), OrchestratorError> {
+        // Requests posted before the debate started wait for its start.
+        let started = self
+            .shared
+            .read(|bb| bb.status() != agon_core::DebateStatus::NotStarted)
+            .await;
+        if !started {
+            return Ok(());
+        }
+        for steer in self.control.steering.take() {
+            let refused = self
+                .shared
+                .append_with(|bb| match steer.events(bb, chrono::Utc::now()) {
+                    Ok(events) => (events, None),
+                    Err(e) => (Vec::new(), Some(e)),
+                })
+                .await?;
+            if let Some(e) = refused {
+                tracing::warn!(debate = %self.shared.debate, error = %e, "steering request dropped");
+            }
+        }
+        Ok(())
     }
 
     /// Records once per debate that memory could not be set up.

@@ -32,9 +32,9 @@ mod trust_steps;
 mod update;
 mod usage;
 
-pub use agon_protocol::JUDGE_ID;
+pub use agon_protocol::{JUDGE_ID, Steer, SteerError};
 pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
-pub use control::{RunControl, RunOutcome};
+pub use control::{RunControl, RunOutcome, Steering};
 pub use error::{ErrorKind, OrchestratorError};
 pub use lease::LEASE_TTL;
 pub use models::{ModelError, Models, Role, build_chain};

@@ -634,3 +634,29 @@ async fn any_protocol_runs_on_the_interpreter_and_parallel_turns_overlap() {
         "the three openings were generated at once"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_posted_before_the_start_is_recorded_once_the_debate_starts() {
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&small_config()).await.unwrap();
+    let control = RunControl::default();
+    control
+        .steering
+        .post(agon_orchestrator::Steer::Note {
+            text: "Early: keep it short.".into(),
+            author: None,
+        })
+        .unwrap();
+    // A resume of a debate that is not paused records nothing.
+    control
+        .steering
+        .post(agon_orchestrator::Steer::Resume { by: None })
+        .unwrap();
+    let outcome = orch.run(&id, &scripted(), control).await.unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let events = orch.log(&id).await.unwrap();
+    assert_eq!(events[1].name(), "note_added", "right after the start");
+    assert!(!events.iter().any(|e| e.name() == "debate_resumed"));
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    assert_eq!(bb.notes()[0].after_messages, 0);
+}

@@ -66,7 +66,7 @@ fn main() {
         let took = started.elapsed();
         let events = match plan.next {
             Next::Finished => break,
-            Next::Wait => panic!("nothing runs in the background here"),
+            Next::Wait | Next::Paused => panic!("nothing runs in the background or pauses here"),
             Next::Step(step) => match *step {
                 Step::Ask(Ask::Start(start)) => vec![start_event(
                     &"d-bench".into(),

@@ -33,6 +33,7 @@ mod protocol;
 mod question;
 mod rules;
 mod start;
+pub mod steer;
 mod step;
 mod structured;
 pub mod synthesis;
@@ -58,6 +59,7 @@ pub use start::{
     aspects_from_output, aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects,
     persona_slug, personas_from_cast, start_event,
 };
+pub use steer::{Steer, SteerError};
 pub use step::{
     AnalysisMode, Background, BackgroundId, BatchShape, Next, Plan, Progress, ProgressUnit, Step,
     is_contribution,

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use crate::ask::{ConvertError, Outcome};
 use crate::question::{Answers, Ask, Limits, Request};
-use crate::step::{Plan, Step};
+use crate::step::{Next, Plan, Step};
 
 /// A protocol: a pure function from the blackboard to the next steps.
 /// Resume is "replay the log, ask the protocol again": a protocol keeps no
@@ -14,6 +14,18 @@ use crate::step::{Plan, Step};
 pub trait Protocol: Send + Sync {
     /// The plan for this blackboard.
     fn plan(&self, board: &Blackboard) -> Plan;
+
+    /// The plan as the interpreter runs it: [`Protocol::plan`], except that
+    /// a paused debate ([`agon_core::Blackboard::is_paused`]) runs no step a
+    /// stop may precede ([`Step::is_stoppable`]) and waits instead
+    /// ([`Next::Paused`]). Background work is planned as usual.
+    fn next(&self, board: &Blackboard) -> Plan {
+        let mut plan = self.plan(board);
+        if board.is_paused() && matches!(&plan.next, Next::Step(step) if step.is_stoppable()) {
+            plan.next = Next::Paused;
+        }
+        plan
+    }
 
     /// Which of Agon's protocols this is, recorded in `debate_started` so
     /// views need not guess; `None` (the default) for a protocol of one's

@@ -215,6 +215,9 @@ pub enum Next {
     /// Nothing can run until background work is applied (a barrier, or a
     /// speaker whose previous message is not analysed yet).
     Wait,
+    /// A person paused the debate: no critical-path step runs until it is
+    /// resumed (background work still runs).
+    Paused,
     /// The debate is finished.
     Finished,
 }

@@ -9,7 +9,7 @@ use agon_protocol::{
     AspectSource, Deliberation, DeliberationRules, Patterns, Start, StopRules, TurnMode,
 };
 
-fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> DeliberationRules {
+pub(crate) fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> DeliberationRules {
     DeliberationRules {
         start: Start {
             topic: Topic::new("Transport budget"),

@@ -9,5 +9,6 @@ mod ask;
 mod crux;
 mod deliberation;
 mod dialectic;
+mod steer;
 mod structured;
 mod trust_harvest;

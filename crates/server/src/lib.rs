@@ -9,7 +9,12 @@
 //! - a live Server-Sent Events stream per debate: every event with its
 //!   sequence number as the SSE id, the history first, `Last-Event-ID`
 //!   resuming a broken connection with nothing lost or repeated, and the
-//!   tokens of the turn being generated.
+//!   tokens of the turn being generated;
+//! - steering while a debate runs: clarifying questions answered over
+//!   HTTP, moderator notes every agent's next context shows, pause and
+//!   resume, stop; each one an event of the debate's log;
+//! - the web pages (a debate list with a form to start one, and a page per
+//!   debate that follows it live), rendered from `agon_view`.
 //!
 //! Many debates run and stream at once. On a loopback address no token is
 //! needed; on any other one the server requires one (`auth`).
@@ -23,6 +28,7 @@ mod live;
 mod pages;
 mod routes;
 mod state;
+mod steer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -36,7 +36,11 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .route("/", get(list))
         .route("/debates/{id}", get(debate))
         .route("/debates/{id}/panels", get(panels))
-        .route("/static/debate.js", get(script))
+        .route("/static/debate.js", get(|| async { script(html::SCRIPT) }))
+        .route(
+            "/static/list.js",
+            get(|| async { script(html::LIST_SCRIPT) }),
+        )
         .with_state(server)
 }
 
@@ -66,7 +70,11 @@ async fn debate(
     let record = server.store.debate(&id).await?;
     let view = server.view(&id).await?;
     let status = if server.is_running(&id) {
-        "running"
+        if view.board().is_paused() {
+            "paused"
+        } else {
+            "running"
+        }
     } else {
         record.status.as_str()
     };
@@ -86,13 +94,13 @@ async fn panels(
     Ok(html(html::panels(&view)))
 }
 
-async fn script() -> Response {
+fn script(text: &'static str) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
-        html::SCRIPT,
+        text,
     )
         .into_response()
 }

@@ -26,11 +26,11 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/metrics", get(metrics))
         .route("/api/debates/{id}/events", get(events))
         .route("/api/debates/{id}/stop", post(stop))
-        .route("/api/debates/{id}/resume", post(resume))
         .route("/api/debates/{id}/questions", get(questions))
         .route("/api/debates/{id}/answers", post(answers))
         .with_state(Arc::clone(&server))
         .merge(crate::agents::routes(Arc::clone(&server)))
+        .merge(crate::steer::routes(Arc::clone(&server)))
         .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
 }
@@ -193,24 +193,6 @@ async fn stop(
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "stopping": true })),
-    )
-        .into_response())
-}
-
-async fn resume(
-    State(server): State<Arc<Server>>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let id = DebateId::new(id);
-    let record = server.store.debate(&id).await?;
-    if record.status == agon_store::RunStatus::Finished {
-        return Err(ApiError::conflict(format!("debate `{id}` is finished")));
-    }
-    let config = server.orchestrator().config_of(&id).await?;
-    server.spawn_run(id.clone(), config).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "resumed": true })),
     )
         .into_response())
 }

@@ -120,6 +120,24 @@ impl Server {
         }
     }
 
+    /// Queues a note, pause or resume for the run of `id`: recorded as an
+    /// event before its next step.
+    pub(crate) fn steer(&self, id: &DebateId, steer: agon_protocol::Steer) -> Result<(), ApiError> {
+        let runs = self
+            .runs
+            .lock()
+            .map_err(|_| ApiError::internal("the run table is poisoned"))?;
+        let control = runs.get(id).ok_or_else(|| {
+            ApiError::conflict(format!(
+                "debate `{id}` is not running on this server (resume it first)"
+            ))
+        })?;
+        control
+            .steering
+            .post(steer)
+            .map_err(|e| ApiError::bad_request(format!("debate `{id}`: {e}")))
+    }
+
     /// Runs `id` (new or interrupted) in the background with `config`.
     pub(crate) async fn spawn_run(
         self: &Arc<Self>,

@@ -645,6 +645,17 @@ async fn the_pages_render_a_debate_with_hostile_text_as_text() {
     let script = get(&base, "/static/debate.js").await;
     assert!(content_type(&script).starts_with("text/javascript"));
     assert!(script.text().await.unwrap().contains("new EventSource"));
+    let list_script = get(&base, "/static/list.js").await;
+    assert!(content_type(&list_script).starts_with("text/javascript"));
+    assert!(list_script.text().await.unwrap().contains("start-form"));
+    // The start form's first configuration runs as it is.
+    let r = post(
+        &base,
+        "/api/debates",
+        json!({ "toml": agon_view::html::START_TEMPLATE }),
+    )
+    .await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
     let missing = get(&base, "/debates/d-nope").await;
     assert_eq!(missing.status(), 404);
 }
@@ -896,7 +907,10 @@ impl Tab {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("never true in the page: {expression}");
+        let status = self
+            .eval("(document.getElementById('status') || {}).textContent + ' | ' + (document.getElementById('steer-status') || {}).textContent")
+            .await;
+        panic!("never true in the page: {expression} (status | steering: {status})");
     }
 }
 
@@ -938,4 +952,399 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
     tab.until("document.getElementById('status').textContent === 'finished'")
         .await;
     tab.close().await;
+}
+
+/// The scripted model, keeping every prompt it is sent.
+struct Recording {
+    inner: ScriptedModel,
+    prompts: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Recording {
+    fn keep(&self, request: &agon_llm::ChatRequest) {
+        let text: Vec<&str> = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        self.prompts.lock().unwrap().push(text.join("\n"));
+    }
+}
+
+#[async_trait]
+impl agon_llm::ChatModel for Recording {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    async fn complete(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        self.keep(&request);
+        self.inner.complete(request).await
+    }
+
+    async fn complete_json(
+        &self,
+        request: agon_llm::ChatRequest,
+        schema: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        self.keep(&request);
+        self.inner.complete_json(request, schema).await
+    }
+
+    async fn stream(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        self.keep(&request);
+        self.inner.stream(request).await
+    }
+}
+
+/// Runs on a [`Recording`] model sharing `prompts`.
+struct Recorded {
+    prompts: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[async_trait]
+impl Runner for Recorded {
+    async fn prepare(
+        &self,
+        store: Arc<dyn EventStore>,
+        _config: &DebateConfig,
+    ) -> Result<(Orchestrator, Models), String> {
+        let model = Recording {
+            inner: ScriptedModel::new(Duration::from_millis(60)),
+            prompts: Arc::clone(&self.prompts),
+        };
+        Ok((
+            Orchestrator::new(store),
+            Models::uniform(Arc::new(model), PriceTable::with_defaults()),
+        ))
+    }
+}
+
+/// Waits (up to 30 s) until the debate's log records the pause.
+async fn wait_until_paused(base: &str, id: &str) {
+    for _ in 0..600 {
+        let view: Value = get_json(base, &format!("/api/debates/{id}")).await;
+        if view["view"]["paused"] == true {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("debate {id} was not paused in time");
+}
+
+/// The messages in the debate's transcript so far.
+async fn message_count(base: &str, id: &str) -> u64 {
+    let listed: Value = get_json(base, "/api/debates").await;
+    listed["debates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == id)
+        .and_then(|d| d["messages"].as_u64())
+        .unwrap()
+}
+
+/// The events of a stream with their types, in order.
+fn typed(events: &[Sse]) -> Vec<(u64, Value)> {
+    events
+        .iter()
+        .filter(|e| e.kind == "event")
+        .map(|e| {
+            (
+                e.id.unwrap(),
+                serde_json::from_str::<Value>(&e.data).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moderator_pauses_notes_and_resumes_a_running_debate() {
+    let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let base = serve(Server::new(
+        sqlite().await,
+        Arc::new(Recorded {
+            prompts: Arc::clone(&prompts),
+        }),
+        None,
+    ))
+    .await;
+    let id = start_debate(&base).await;
+    read_stream(&base, &id, None, Some(4)).await;
+
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/pause"),
+        json!({ "by": "Chair" }),
+    )
+    .await;
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    // Wait for the pause to be recorded, then check that it holds.
+    wait_until_paused(&base, &id).await;
+    let page = get(&base, &format!("/debates/{id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("id=\"status\">paused<"),
+        "the page says paused"
+    );
+    let before = message_count(&base, &id).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        message_count(&base, &id).await,
+        before,
+        "nobody spoke while paused"
+    );
+
+    // Bad notes are refused with a reason; a good one is queued.
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/notes"),
+        json!({ "text": "  " }),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("the note is empty"));
+    let long = "x".repeat(agon_core::MAX_NOTE_CHARS + 1);
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/notes"),
+        json!({ "text": long }),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/pause"),
+        json!({ "who": 1 }),
+    )
+    .await;
+    assert_eq!(r.status(), 400, "an unknown field");
+    let note = "Weigh the cost to small shops before anything else.";
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/notes"),
+        json!({ "text": note, "author": "Chair" }),
+    )
+    .await;
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    let prompts_before_resume = prompts.lock().unwrap().len();
+
+    let r = post(&base, &format!("/api/debates/{id}/resume"), json!({})).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["restarted"], false);
+    let all = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&all), "finished");
+    let events = typed(&all);
+    let seq_of = |kind: &str| {
+        events
+            .iter()
+            .find(|(_, e)| e["type"] == kind)
+            .map(|(s, _)| *s)
+            .unwrap_or_else(|| panic!("no {kind}"))
+    };
+    let paused_at = seq_of("debate_paused");
+    let (noted, resumed) = (seq_of("note_added"), seq_of("debate_resumed"));
+    assert!(
+        paused_at < noted && noted < resumed,
+        "{paused_at} {noted} {resumed}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|(s, e)| *s > paused_at && *s < resumed && e["type"] == "message_appended"),
+        "no message between the pause and the resume"
+    );
+    let (_, paused) = events.iter().find(|(s, _)| *s == paused_at).unwrap();
+    assert_eq!(paused["by"], "Chair");
+
+    // Every turn after the note showed it.
+    let later: Vec<String> = prompts.lock().unwrap()[prompts_before_resume..].to_vec();
+    let turns: Vec<&String> = later
+        .iter()
+        .filter(|p| p.contains("── DEBATE STATE"))
+        .collect();
+    assert!(!turns.is_empty(), "turns spoke after the resume");
+    for prompt in &turns {
+        assert!(prompt.contains("── MODERATOR NOTES"), "{prompt}");
+        assert!(prompt.contains(note), "{prompt}");
+    }
+    let md = get(&base, &format!("/api/debates/{id}/report"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(md.contains(&format!("{note} — Chair")), "{md}");
+
+    // A finished debate takes no note and no resume.
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/notes"),
+        json!({ "text": "late" }),
+    )
+    .await;
+    assert_eq!(r.status(), 409);
+    assert!(r.text().await.unwrap().contains("not running"));
+    let r = post(&base, &format!("/api/debates/{id}/resume"), json!({})).await;
+    assert_eq!(r.status(), 409);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_stopped_while_paused_resumes_unpaused() {
+    let base = start(Duration::from_millis(40), None).await;
+    let id = start_debate(&base).await;
+    read_stream(&base, &id, None, Some(3)).await;
+    let r = post(&base, &format!("/api/debates/{id}/pause"), json!({})).await;
+    assert_eq!(r.status(), 202);
+    wait_until_paused(&base, &id).await;
+    let r = post(&base, &format!("/api/debates/{id}/stop"), json!({})).await;
+    assert_eq!(r.status(), 202);
+    let stopped = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&stopped), "interrupted");
+    let r = post(&base, &format!("/api/debates/{id}/resume"), json!({})).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["restarted"], true);
+    let resumed = read_stream(&base, &id, None, None).await;
+    assert_eq!(end_status(&resumed), "finished");
+    assert!(
+        typed(&resumed)
+            .iter()
+            .any(|(_, e)| e["type"] == "debate_resumed")
+    );
+}
+
+/// The structured debate the start form's test types: three personas, two
+/// aspects, a crux room (the scripted model opens a claim between Mara and
+/// Theo and writes its card).
+const CRUX_TOML: &str = r#"topic = "Should cities ban private cars from their centres?"
+minirounds = 2
+
+[crux]
+max_turns = 2
+check_every = 2
+max_rooms = 1
+
+[[personas]]
+name = "Mara"
+contract = "Urban planner for car-free centres."
+voice = "direct"
+
+[[personas]]
+name = "Theo"
+contract = "Economist skeptical of bans."
+voice = "dry"
+
+[[personas]]
+name = "Priya"
+contract = "Public-health physician."
+voice = "warm"
+
+[[aspects]]
+label = "Cost"
+description = "Who pays."
+
+[[aspects]]
+label = "Health"
+description = "Air and safety."
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_starts_steers_and_overrides_a_debate_on_the_page() {
+    let base = start(Duration::from_millis(60), None).await;
+    let mut tab = Tab::open(&format!("{base}/")).await;
+    tab.until("!!document.getElementById('start-form')").await;
+    // The person writes a configuration into the start form and starts it.
+    tab.eval(&format!(
+        "document.querySelector('#start-form textarea').value = {}; \
+         document.querySelector('#start-form button').click(); true",
+        json!(CRUX_TOML)
+    ))
+    .await;
+    tab.until(
+        "location.pathname.indexOf('/debates/') === 0 && !!document.getElementById('note-form')",
+    )
+    .await;
+    let path = tab.eval("location.pathname").await;
+    let id = path
+        .as_str()
+        .unwrap()
+        .trim_start_matches("/debates/")
+        .to_owned();
+    assert_eq!(
+        tab.eval("document.body.innerHTML.indexOf('◆') < 0").await,
+        json!(true)
+    );
+
+    // A note and a pause from the page.
+    let note = "Keep it to what the city can afford this decade.";
+    tab.eval(&format!(
+        "var f = document.getElementById('note-form'); f.elements.text.value = {}; \
+         f.elements.author.value = 'Chair'; f.querySelector('button').click(); true",
+        json!(note)
+    ))
+    .await;
+    tab.until("document.getElementById('steer-status').textContent.indexOf('note queued') === 0")
+        .await;
+    tab.eval("document.getElementById('pause').click(); true")
+        .await;
+    tab.until("document.getElementById('status').textContent === 'paused'")
+        .await;
+    let view: Value = get_json(&base, &format!("/api/debates/{id}")).await;
+    assert_eq!(view["view"]["paused"], true);
+    // The note sits in the transcript, as text.
+    tab.until(&format!(
+        "Array.prototype.some.call(document.querySelectorAll('#transcript .note'), function (n) {{ return n.textContent === 'Moderator (Chair): ' + {}; }})",
+        json!(note)
+    ))
+    .await;
+    tab.eval("document.getElementById('resume').click(); true")
+        .await;
+
+    // The ledger and the crux card appear as the debate goes on, and the
+    // page follows it to its end.
+    tab.until("document.querySelectorAll('#panels h3').length > 0")
+        .await;
+    tab.until("document.getElementById('panels').textContent.indexOf('◆') >= 0")
+        .await;
+    tab.until("document.getElementById('status').textContent === 'finished'")
+        .await;
+    let card = tab
+        .eval("document.getElementById('panels').textContent")
+        .await;
+    assert!(
+        card.as_str().unwrap().contains("Claims and crux cards"),
+        "{card}"
+    );
+
+    // Finished: the override form replaces the steering one.
+    tab.until(
+        "document.getElementById('steer').hidden && !document.getElementById('override').hidden",
+    )
+    .await;
+    tab.eval(
+        "var o = document.getElementById('override-form'); o.elements.decision.value = 'We chose congestion pricing.'; \
+         o.elements.agent.value = 'Theo'; o.querySelector('button').click(); true",
+    )
+    .await;
+    tab.until("document.getElementById('override-status').textContent === 'recorded in the trust memory of Theo'")
+        .await;
+    tab.close().await;
+
+    let theo = get_json(&base, "/api/agents/Theo").await;
+    assert!(
+        theo.to_string().contains("We chose congestion pricing."),
+        "{theo}"
+    );
 }

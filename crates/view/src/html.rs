@@ -35,7 +35,8 @@ h2{font-size:1.05em;margin:.3em 0 .6em}.msg{border-left:3px solid #9bb;padding:.
 .who{font-weight:600}.kind{color:#667;font-size:.85em}.live{color:#667;font-style:italic;white-space:pre-wrap}\
 .status{display:inline-block;padding:0 .5em;border-radius:4px;background:#e5eef8;color:#23262f;font-size:.85em}\
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .4em;text-align:left;vertical-align:top}\
-.warn{color:#9a4b00}";
+.warn{color:#9a4b00}.note{background:#fff8e1;border-left:3px solid #e0a800;padding:.2em .7em;margin:.6em 0}\
+form textarea,form input{width:100%;box-sizing:border-box;margin:.2em 0;font:inherit}button{font:inherit;margin:.2em .3em .2em 0}";
 
 /// A whole page: `title` and `body` (already escaped where needed).
 fn page(title: &str, body: &str, script: &str) -> String {
@@ -64,7 +65,16 @@ pub struct ListRow {
     pub updated: String,
 }
 
-/// The page listing debates.
+/// The configuration the start form shows first: a small structured
+/// debate on the default models (any configuration `agon debate` reads
+/// works, of every protocol; see docs/configuration.md).
+pub const START_TEMPLATE: &str = "# Any configuration `agon debate` reads (docs/configuration.md).
+# protocol = \"dialectic\" or \"deliberation\" runs the other protocols.
+topic = \"Should cities ban private cars from their centres?\"
+minirounds = 1
+";
+
+/// The page listing debates, with a form to start one.
 pub fn list_page(rows: &[ListRow]) -> String {
     let mut body = String::from(
         "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section><table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>updated</th></tr>",
@@ -83,11 +93,25 @@ pub fn list_page(rows: &[ListRow]) -> String {
         );
     }
     if rows.is_empty() {
-        body.push_str("<tr><td colspan=\"6\">No debate yet: start one with <code>POST /api/debates</code>.</td></tr>");
+        body.push_str("<tr><td colspan=\"6\">No debate yet: start one below.</td></tr>");
     }
-    body.push_str("</table></section></main>");
-    page("Agon: debates", &body, "")
+    let _ = write!(
+        body,
+        "</table></section><section><h2>Start a debate</h2><form id=\"start-form\">\
+         <textarea name=\"toml\" rows=\"8\" spellcheck=\"false\" style=\"font-family:monospace\">{}</textarea>\
+         <button type=\"submit\">Start</button> <span class=\"kind\" id=\"start-status\"></span></form></section></main>",
+        escape(START_TEMPLATE)
+    );
+    page(
+        "Agon: debates",
+        &body,
+        "<script src=\"/static/list.js\"></script>",
+    )
 }
+
+/// The script of the debate list (served as `/static/list.js`): posts the
+/// start form's configuration and opens the new debate's page.
+pub const LIST_SCRIPT: &str = include_str!("../assets/list.js");
 
 fn name(board: &Blackboard, id: &PersonaId) -> String {
     escape(board.persona_name(id))
@@ -104,6 +128,44 @@ fn message_html(board: &Blackboard, m: &DialogueMessage) -> String {
         who = name(board, &m.persona),
         round = m.round,
         text = escape(m.content.trim()).replace('\n', "<br>"),
+    )
+}
+
+fn note_html(note: &agon_core::ModeratorNote) -> String {
+    let by = note
+        .author
+        .as_deref()
+        .map_or_else(String::new, |a| format!(" ({})", escape(a)));
+    format!(
+        "<div class=\"note\"><span class=\"who\">Moderator{by}: </span><span>{}</span></div>",
+        escape(&note.text)
+    )
+}
+
+/// Steering a running debate: a note every agent's next context shows,
+/// pause, resume and stop (hidden once the debate is finished).
+fn steer_section(hidden: bool) -> String {
+    format!(
+        "<section id=\"steer\"{}><h2>Steer</h2><form id=\"note-form\">\
+         <textarea name=\"text\" rows=\"2\" maxlength=\"{max}\" required placeholder=\"A note every agent sees from its next turn\"></textarea>\
+         <input name=\"author\" maxlength=\"80\" placeholder=\"Your name (optional)\">\
+         <button type=\"submit\">Post the note</button></form>\
+         <p><button type=\"button\" id=\"pause\">Pause</button><button type=\"button\" id=\"resume\">Resume</button>\
+         <button type=\"button\" id=\"stop\">Stop</button> <span class=\"kind\" id=\"steer-status\"></span></p></section>",
+        if hidden { " hidden" } else { "" },
+        max = agon_core::MAX_NOTE_CHARS,
+    )
+}
+
+/// Recording that a person overrode the outcome (the trust memory infers
+/// regret from it); shown once the debate is finished.
+fn override_section(hidden: bool) -> String {
+    format!(
+        "<section id=\"override\"{}><h2>Override the outcome</h2><form id=\"override-form\">\
+         <textarea name=\"decision\" rows=\"2\" required placeholder=\"What you decided instead\"></textarea>\
+         <input name=\"agent\" placeholder=\"The one agent it concerns (default: every debater)\">\
+         <button type=\"submit\">Record the override</button> <span class=\"kind\" id=\"override-status\"></span></form></section>",
+        if hidden { " hidden" } else { "" },
     )
 }
 
@@ -468,77 +530,7 @@ pub fn panels(view: &DebateView) -> String {
 /// content security policy can forbid inline scripts): it follows the
 /// stream, appends new messages as text nodes, shows who is speaking from
 /// the tokens, and refetches the panels as events come.
-pub const SCRIPT: &str = r#"(function () {
-  var id = document.body.dataset.debate, last = Number(document.body.dataset.last);
-  var names = JSON.parse(document.body.dataset.names || '{}');
-  var token = new URLSearchParams(location.search).get('token');
-  function withToken(url) { return token ? url + (url.indexOf('?') < 0 ? '?' : '&') + 'token=' + encodeURIComponent(token) : url; }
-  var transcript = document.getElementById('transcript'), live = document.getElementById('live');
-  var status = document.getElementById('status'), timer = null;
-  function panels() {
-    clearTimeout(timer);
-    timer = setTimeout(function () {
-      fetch(withToken('/debates/' + encodeURIComponent(id) + '/panels')).then(function (r) { return r.text(); })
-        .then(function (html) { document.getElementById('panels').innerHTML = html; });
-    }, 500);
-  }
-  function add(m) {
-    var div = document.createElement('div'); div.className = 'msg';
-    var who = document.createElement('span'); who.className = 'who'; who.textContent = m.persona_name || m.persona;
-    var kind = document.createElement('span'); kind.className = 'kind'; kind.textContent = ' ' + m.kind_label + ' · round ' + m.round;
-    var text = document.createElement('div'); text.textContent = m.content;
-    div.appendChild(who); div.appendChild(kind); div.appendChild(text); transcript.appendChild(div);
-  }
-  var source = new EventSource(withToken('/api/debates/' + encodeURIComponent(id) + '/events?after=' + last));
-  source.addEventListener('event', function (e) {
-    var event = JSON.parse(e.data);
-    if (event.type === 'message_appended') {
-      live.textContent = '';
-      var m = event.message;
-      add({ persona: m.persona, persona_name: names[m.persona], content: m.content,
-            round: m.round, kind_label: typeof m.kind === 'string' ? m.kind : Object.keys(m.kind)[0] });
-    }
-    panels();
-  });
-  source.addEventListener('token', function (e) {
-    var t = JSON.parse(e.data);
-    if (live.dataset.turn !== t.turn) { live.dataset.turn = t.turn; live.textContent = (names[t.persona] || t.persona) + ': '; }
-    live.textContent += t.delta;
-  });
-  // Clarifying questions the debate waits on: a form, posted as JSON.
-  var section = document.getElementById('questions'), form = document.getElementById('answer-form');
-  function questions() {
-    fetch(withToken('/api/debates/' + encodeURIComponent(id) + '/questions'))
-      .then(function (r) { return r.json(); })
-      .then(function (q) {
-        form.textContent = '';
-        if (!q.questions || !q.questions.length) { section.hidden = true; return; }
-        q.questions.forEach(function (question, i) {
-          var label = document.createElement('label'); label.textContent = question.agent_name + ': ' + question.text;
-          var answer = document.createElement('textarea'); answer.name = 'a' + i; answer.rows = 2; answer.style.width = '100%';
-          form.appendChild(label); form.appendChild(answer);
-        });
-        var send = document.createElement('button'); send.type = 'submit'; send.textContent = 'Send the answers (blank: NA)';
-        form.appendChild(send);
-        section.hidden = false;
-        status.textContent = 'waiting for answers to clarifying questions';
-      });
-  }
-  form.addEventListener('submit', function (e) {
-    e.preventDefault();
-    var answers = Array.prototype.map.call(form.querySelectorAll('textarea'), function (t) { return t.value; });
-    fetch(withToken('/api/debates/' + encodeURIComponent(id) + '/answers'), {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answers: answers })
-    }).then(function (r) {
-      if (r.ok) { section.hidden = true; status.textContent = 'running'; }
-      else { r.json().then(function (b) { status.textContent = b.error; }); }
-    });
-  });
-  questions();
-  source.addEventListener('questions', questions);
-  source.addEventListener('end', function (e) { status.textContent = JSON.parse(e.data).status; live.textContent = ''; source.close(); panels(); });
-})();
-"#;
+pub const SCRIPT: &str = include_str!("../assets/debate.js");
 
 /// The page of one debate: its transcript (followed live), and its panels.
 pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> String {
@@ -557,15 +549,25 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
         status = escape(status),
         topic = escape(topic),
     );
-    for m in board.messages() {
+    let mut notes = board.notes().iter().peekable();
+    for (i, m) in board.messages().iter().enumerate() {
+        while let Some(n) = notes.next_if(|n| n.after_messages <= i) {
+            body.push_str(&note_html(n));
+        }
         body.push_str(&message_html(board, m));
     }
+    for n in notes {
+        body.push_str(&note_html(n));
+    }
+    let finished = status == "finished";
     let _ = write!(
         body,
         "</div><p class=\"live\" id=\"live\"></p></section>\
          <section id=\"questions\" hidden><h2>Clarifying questions</h2><form id=\"answer-form\"></form></section>\
-         </div><div id=\"panels\">{}</div></main>",
-        panels(view)
+         {steer}{override_form}</div><div id=\"panels\">{}</div></main>",
+        panels(view),
+        steer = steer_section(finished),
+        override_form = override_section(!finished),
     );
     let html = page(
         &format!("Agon: {topic}"),
@@ -803,5 +805,42 @@ mod tests {
         }]);
         assert!(list.contains("<a href=\"/debates/d1\">d1</a>"));
         assert!(list.contains("&lt;i&gt;t&lt;/i&gt;"));
+    }
+
+    #[test]
+    fn moderator_notes_sit_in_the_transcript_where_they_were_posted() {
+        let mut log = small::log();
+        // After the first message (log[2] is the first message_appended).
+        log.insert(
+            3,
+            DebateEvent::NoteAdded {
+                text: HOSTILE.into(),
+                author: Some("<i>Chair</i>".into()),
+                time: chrono::DateTime::UNIX_EPOCH,
+            },
+        );
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        let page = debate_page(&view, "d1", "running", 5);
+        let note = page.find("<div class=\"note\">").unwrap();
+        let first = page.find("Cars kill 40 people").unwrap();
+        let second = page.find("Deliveries need vans").unwrap();
+        assert!(first < note && note < second, "between the messages");
+        assert!(page.contains("Moderator (&lt;i&gt;Chair&lt;/i&gt;): </span><span>&lt;script&gt;"));
+        assert!(!page.contains("<script>alert"));
+        // Running: the steering forms show, the override waits for the end.
+        assert!(page.contains("<section id=\"steer\"><h2>Steer</h2>"));
+        assert!(page.contains("<section id=\"override\" hidden>"));
+        let finished = debate_page(&view, "d1", "finished", 5);
+        assert!(finished.contains("<section id=\"steer\" hidden>"));
+        assert!(finished.contains("<section id=\"override\"><h2>Override the outcome</h2>"));
+    }
+
+    #[test]
+    fn the_list_page_has_a_start_form_and_its_own_script() {
+        let list = list_page(&[]);
+        assert!(list.contains("<form id=\"start-form\">"));
+        assert!(list.contains("topic = &quot;Should cities ban private cars"));
+        assert!(list.contains("<script src=\"/static/list.js\"></script>"));
+        assert_eq!(list.matches("<script").count(), 1);
     }
 }

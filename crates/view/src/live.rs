@@ -322,6 +322,15 @@ pub fn notice(board: &Blackboard, event: &DebateEvent) -> Option<String> {
             Some(format!("  proposal {proposal} is now {status:?}").to_lowercase())
         }
         DebateEvent::StepFailed { step, reason, .. } => Some(format!("⚠ {step} failed: {reason}")),
+        DebateEvent::NoteAdded { text, author, .. } => Some(match author {
+            Some(author) => format!("✎ moderator ({author}): {text}"),
+            None => format!("✎ moderator: {text}"),
+        }),
+        DebateEvent::DebatePaused { by, .. } => Some(match by {
+            Some(by) => format!("⏸ paused by {by}"),
+            None => "⏸ paused".to_owned(),
+        }),
+        DebateEvent::DebateResumed { .. } => Some("▶ resumed".to_owned()),
         _ => None,
     }
 }
@@ -359,6 +368,15 @@ mod tests {
         assert_eq!(
             notice(&board, &failed).unwrap(),
             "⚠ trust_memory failed: store down"
+        );
+        let note = DebateEvent::NoteAdded {
+            text: "Stay on safety.".into(),
+            author: Some("Chair".into()),
+            time: small::t(4),
+        };
+        assert_eq!(
+            notice(&board, &note).unwrap(),
+            "✎ moderator (Chair): Stay on safety."
         );
     }
 

@@ -390,7 +390,39 @@ impl Blackboard {
                     None => totals.unpriced |= *calls > 0,
                 }
             }
+            DebateEvent::NoteAdded { text, author, time } => {
+                require_text(text, "text", "note_added")?;
+                let chars = text.chars().count();
+                if chars > crate::steering::MAX_NOTE_CHARS {
+                    return Err(ApplyError::NoteTooLong {
+                        chars,
+                        max: crate::steering::MAX_NOTE_CHARS,
+                    });
+                }
+                self.data.notes.push(crate::steering::ModeratorNote {
+                    text: text.clone(),
+                    author: author.clone(),
+                    time: *time,
+                    after_messages: self.data.messages.len(),
+                });
+            }
+            DebateEvent::DebatePaused { .. } | DebateEvent::DebateResumed { .. } => {
+                let pause = matches!(event, DebateEvent::DebatePaused { .. });
+                if self.data.paused == pause {
+                    return Err(ApplyError::PauseState {
+                        debate: self.debate_label(),
+                        state: if pause {
+                            "already paused"
+                        } else {
+                            "not paused"
+                        },
+                        event: event.name(),
+                    });
+                }
+                self.data.paused = pause;
+            }
             DebateEvent::DebateFinished { time } => {
+                self.data.paused = false;
                 self.data.status = DebateStatus::Finished;
                 self.data.finished_at = Some(*time);
             }

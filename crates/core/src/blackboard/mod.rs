@@ -121,6 +121,12 @@ struct BlackboardData {
     #[serde(default)]
     detected: std::collections::BTreeSet<MessageId>,
     warnings: Vec<StepWarning>,
+    /// Moderator notes, in order.
+    #[serde(default)]
+    notes: Vec<crate::steering::ModeratorNote>,
+    /// Whether a person paused the debate.
+    #[serde(default)]
+    paused: bool,
     #[serde(default)]
     repairs: Vec<StepRepair>,
     #[serde(default)]
@@ -462,6 +468,17 @@ impl Blackboard {
     /// Failures of optional steps, in order.
     pub fn warnings(&self) -> &[StepWarning] {
         &self.data.warnings
+    }
+
+    /// Moderator notes, in the order they were posted.
+    pub fn notes(&self) -> &[crate::steering::ModeratorNote] {
+        &self.data.notes
+    }
+
+    /// Whether a person paused the debate (no critical-path step runs
+    /// until it is resumed).
+    pub fn is_paused(&self) -> bool {
+        self.data.paused
     }
 
     /// Repairs validation made to model outputs, in order.

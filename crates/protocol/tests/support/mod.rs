@@ -177,6 +177,7 @@ pub fn describe(plan: &Plan) -> String {
     let next = match &plan.next {
         Next::Finished => "finished".into(),
         Next::Wait => "wait".into(),
+        Next::Paused => "paused".into(),
         Next::Step(step) => describe_step(step),
     };
     format!("[{}] -> {next}", background.join(", "))
@@ -493,10 +494,11 @@ impl Sim {
             if self.lag == Lag::Eager {
                 while self.apply_background() {}
             }
-            let plan = self.protocol.plan(&self.board);
+            let plan = self.protocol.next(&self.board);
             self.trace.push(describe(&plan));
             match plan.next {
-                Next::Finished => break,
+                // Nobody here resumes a paused debate.
+                Next::Finished | Next::Paused => break,
                 Next::Wait => {
                     assert!(self.apply_background(), "waiting with nothing pending");
                 }

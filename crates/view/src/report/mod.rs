@@ -186,6 +186,8 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "closings": messages(MessageKind::Closing),
         "synthesis": messages(MessageKind::Synthesis).last(),
         "solution": bb.solution(),
+        "moderator_notes": bb.notes(),
+        "paused": bb.is_paused(),
         "warnings": bb.warnings(),
         "repairs": bb.repairs(),
         "usage": bb.usage(),
@@ -484,6 +486,22 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
 }
 
 fn tail(s: &mut String, bb: &Blackboard) {
+    if !bb.notes().is_empty() {
+        s.push_str("## Moderator notes\n\nShown to every agent from the next context on.\n\n");
+        for n in bb.notes() {
+            let by = n
+                .author
+                .as_deref()
+                .map_or_else(String::new, |a| format!(" — {}", one_line(a)));
+            let _ = writeln!(
+                s,
+                "- after message {}: {}{by}",
+                n.after_messages,
+                one_line(&n.text)
+            );
+        }
+        s.push('\n');
+    }
     if !bb.warnings().is_empty() {
         let _ = writeln!(
             s,
@@ -690,5 +708,24 @@ mod tests {
         // With a judge, a missing synthesis is one not reached yet.
         let with_judge = empty_sections(&started(true), options);
         assert!(with_judge.synthesis.unwrap().contains("not reached yet"));
+    }
+
+    #[test]
+    fn moderator_notes_are_listed_where_they_were_posted() {
+        let mut bb = started(false);
+        bb.apply(&DebateEvent::NoteAdded {
+            text: "Weigh the\nadministration cost.".into(),
+            author: Some("Chair".into()),
+            time: chrono::DateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let md = markdown(&bb);
+        assert!(
+            md.contains("## Moderator notes\n\nShown to every agent from the next context on.\n\n- after message 0: Weigh the administration cost. — Chair\n"),
+            "{md}"
+        );
+        let json = json(&bb, ReportOptions::default());
+        assert_eq!(json["moderator_notes"][0]["author"], "Chair");
+        assert_eq!(json["paused"], false);
     }
 }
