@@ -49,7 +49,11 @@ pub(crate) async fn embedder(spec: &str) -> Result<Arc<dyn Embedder>, Failure> {
     })
 }
 
-async fn open(url: &str, spec: &str, retrieval: RetrievalConfig) -> Result<Memory, Failure> {
+pub(crate) async fn open(
+    url: &str,
+    spec: &str,
+    retrieval: RetrievalConfig,
+) -> Result<Memory, Failure> {
     let index = agon_memory::open(url).await.map_err(memory_failure)?;
     let embedder = embedder(spec).await?;
     Memory::open(index, embedder, retrieval)

@@ -2,11 +2,13 @@
 //! with runs prepared as `agon debate` prepares them (memory attached as
 //! the configuration asks, models built from its specs).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_config::DebateConfig;
+use agon_memory::Memory;
 use agon_orchestrator::{Models, Orchestrator};
 use agon_server::{Runner, Server};
 use agon_store::EventStore;
@@ -15,9 +17,11 @@ use async_trait::async_trait;
 
 use crate::Failure;
 
-/// Prepares runs like `agon debate`.
+/// Prepares runs like `agon debate`, and recalls from the store's memory.
 struct CliRunner {
     url: String,
+    /// The memory recall reads, by embedder spec (an embedder loads once).
+    memories: tokio::sync::Mutex<HashMap<String, Memory>>,
 }
 
 #[async_trait]
@@ -45,6 +49,28 @@ impl Runner for CliRunner {
             .map_err(|f| format!("{:#}", f.error))?;
         Ok((orch, models))
     }
+
+    async fn memory(&self, embedder: &str) -> Result<Memory, String> {
+        let mut memories = self.memories.lock().await;
+        if let Some(memory) = memories.get(embedder) {
+            return Ok(memory.clone());
+        }
+        // On a blocking thread of its own, as above.
+        let (url, spec) = (self.url.clone(), embedder.to_owned());
+        let handle = tokio::runtime::Handle::current();
+        let memory = tokio::task::spawn_blocking(move || {
+            handle.block_on(crate::memory::open(
+                &url,
+                &spec,
+                agon_memory::RetrievalConfig::default(),
+            ))
+        })
+        .await
+        .map_err(|e| format!("opening the memory: {e}"))?
+        .map_err(|f| format!("{:#}", f.error))?;
+        memories.insert(embedder.to_owned(), memory.clone());
+        Ok(memory)
+    }
 }
 
 /// Serves until the process is stopped.
@@ -70,7 +96,11 @@ pub(crate) async fn run(
         "Serving Agon on http://{local} (store {}); Ctrl-C to stop.",
         store.url()
     );
-    let server = Arc::new(Server::new(store, Arc::new(CliRunner { url }), token));
+    let runner = CliRunner {
+        url,
+        memories: tokio::sync::Mutex::default(),
+    };
+    let server = Arc::new(Server::new(store, Arc::new(runner), token));
     tokio::select! {
         served = agon_server::serve(listener, server) => served.context("serving")?,
         _ = tokio::signal::ctrl_c() => eprintln!("\nStopped."),

@@ -1251,7 +1251,12 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
             "AGON_STORE",
             format!("sqlite://{}", dir.join("agon.db").display()),
         )
-        .env_remove("AGON_MODELS_DIR")
+        // The local embedder, for the debate's memory and recall.
+        .env(
+            "AGON_MODELS_DIR",
+            std::env::var("AGON_MODELS_DIR")
+                .expect("AGON_MODELS_DIR is not set: run the suite with `cargo xtask test`"),
+        )
         .env_remove("AGON_SERVER_TOKEN")
         .current_dir(dir)
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -1309,6 +1314,24 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
         .await
         .unwrap();
     assert!(report.contains("Mara"), "{report}");
+    // Recall over the API reads the memories the debate left (the local
+    // embedder, loaded once by the server).
+    let recalled: serde_json::Value = client
+        .get(format!(
+            "{base}/api/recall?q=who%20pays&persona=Mara&debate={id}&k=2"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let memories = recalled["memories"].as_array().expect("memories");
+    assert!(!memories.is_empty(), "{recalled}");
+    assert!(
+        memories.iter().all(|m| m["memory"]["persona"] == "mara"),
+        "{recalled}"
+    );
     // The same debate, read by the CLI from the same store.
     assert!(stdout(&agon(dir, &["list"])).contains(&id));
     child.kill().await.unwrap();

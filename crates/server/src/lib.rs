@@ -26,6 +26,7 @@ mod error;
 mod events;
 mod live;
 mod pages;
+mod recall;
 mod routes;
 mod state;
 mod steer;

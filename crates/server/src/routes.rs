@@ -31,6 +31,7 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .with_state(Arc::clone(&server))
         .merge(crate::agents::routes(Arc::clone(&server)))
         .merge(crate::steer::routes(Arc::clone(&server)))
+        .merge(crate::recall::routes(Arc::clone(&server)))
         .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
 }

@@ -33,6 +33,14 @@ pub trait Runner: Send + Sync {
         store: Arc<dyn EventStore>,
         config: &DebateConfig,
     ) -> Result<(Orchestrator, Models), String>;
+
+    /// The vector memory recall reads, with the embedder `embedder` names
+    /// (the one its memories were written with), or why there is none
+    /// (by default: this runner has no vector memory).
+    async fn memory(&self, embedder: &str) -> Result<agon_memory::Memory, String> {
+        let _ = embedder;
+        Err("this server has no vector memory to recall from".into())
+    }
 }
 
 /// The protocol a stored debate runs, by its configuration's name.
@@ -96,6 +104,14 @@ impl Server {
         let events = self.orchestrator().log(id).await?;
         agon_view::DebateView::from_log(&events, agon_view::ReportOptions::default())
             .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
+    }
+
+    /// The vector memory recall reads (`503` when the runner has none).
+    pub(crate) async fn memory(&self, embedder: &str) -> Result<agon_memory::Memory, ApiError> {
+        self.runner
+            .memory(embedder)
+            .await
+            .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e))
     }
 
     /// Whether this server is running `id`.

@@ -1348,3 +1348,116 @@ async fn a_person_starts_steers_and_overrides_a_debate_on_the_page() {
         "{theo}"
     );
 }
+
+/// Runs on the scripted model with vector memory (the local MiniLM
+/// embedder) in the store's database, and recalls from it.
+struct Remembering {
+    url: String,
+    embedder: Arc<dyn agon_llm::Embedder>,
+}
+
+impl Remembering {
+    /// The memory, opened on a blocking thread (the migrator's future is
+    /// not `Send`).
+    async fn open(&self) -> Result<agon_memory::Memory, String> {
+        let (url, embedder) = (self.url.clone(), Arc::clone(&self.embedder));
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            handle.block_on(async move {
+                let index = agon_memory::open(&url).await.map_err(|e| e.to_string())?;
+                agon_memory::Memory::open(index, embedder, agon_memory::RetrievalConfig::default())
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}
+
+#[async_trait]
+impl Runner for Remembering {
+    async fn prepare(
+        &self,
+        store: Arc<dyn EventStore>,
+        _config: &DebateConfig,
+    ) -> Result<(Orchestrator, Models), String> {
+        Ok((
+            Orchestrator::new(store).with_memory(self.open().await?),
+            Models::uniform(
+                Arc::new(ScriptedModel::new(Duration::from_millis(30))),
+                PriceTable::with_defaults(),
+            ),
+        ))
+    }
+
+    async fn memory(&self, embedder: &str) -> Result<agon_memory::Memory, String> {
+        assert_eq!(embedder, "local");
+        self.open().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recall_reads_the_memories_debates_left() {
+    let dir = std::env::temp_dir().join("agon-server-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!(
+            "recall_{}_{}.db",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ))
+        .display()
+    );
+    let embedder: Arc<dyn agon_llm::Embedder> =
+        Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let base = serve(Server::new(
+        agon_store::open(&url).await.unwrap(),
+        Arc::new(Remembering {
+            url: url.clone(),
+            embedder,
+        }),
+        None,
+    ))
+    .await;
+    let id = start_debate(&base).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &id, None, None).await),
+        "finished"
+    );
+
+    let recalled = get_json(
+        &base,
+        &format!("/api/recall?q=who%20pays%20for%20it&persona=Mara&debate={id}&k=3"),
+    )
+    .await;
+    let memories = recalled["memories"].as_array().unwrap();
+    assert!(!memories.is_empty() && memories.len() <= 3, "{recalled}");
+    for m in memories {
+        assert_eq!(m["memory"]["persona"], "mara", "{m}");
+        assert_eq!(m["memory"]["debate"], id.as_str(), "{m}");
+        assert!(m["score"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    // Everyone's memories, when no persona is named.
+    let all = get_json(&base, "/api/recall?q=cost&k=20").await;
+    let speakers: std::collections::BTreeSet<&str> = all["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"]["persona"].as_str().unwrap())
+        .collect();
+    assert!(speakers.len() > 1, "{all}");
+
+    let empty = get(&base, "/api/recall?q=%20").await;
+    assert_eq!(empty.status(), 400);
+    assert!(empty.text().await.unwrap().contains("the query is empty"));
+    let unknown = get(&base, "/api/recall?q=x&who=1").await;
+    assert_eq!(unknown.status(), 400);
+
+    // A server whose runner has no memory says so.
+    let bare = start(Duration::ZERO, None).await;
+    let none = get(&bare, "/api/recall?q=cost").await;
+    assert_eq!(none.status(), 503);
+    assert!(none.text().await.unwrap().contains("no vector memory"));
+}

@@ -1,0 +1,75 @@
+//! Recall over the API: a persona's memories across debates, with their
+//! score components (`agon recall --json`).
+
+use std::sync::Arc;
+
+use agon_core::{DebateId, PersonaId};
+use agon_memory::{MemoryError, MemoryFilter};
+use axum::extract::{Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::state::Server;
+
+/// The embedder recall uses unless the request names one (the default of
+/// a debate's `[memory] embedder`).
+const DEFAULT_EMBEDDER: &str = "local";
+
+/// The routes of this module.
+pub(crate) fn routes(server: Arc<Server>) -> Router {
+    Router::new()
+        .route("/api/recall", get(recall))
+        .with_state(server)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecallQuery {
+    /// What to recall.
+    q: String,
+    /// Whose memories (a persona's name or id; default: everyone's).
+    persona: Option<String>,
+    /// Only memories of this debate.
+    debate: Option<String>,
+    /// How many (default 8; at most 1,000).
+    k: Option<usize>,
+    /// The embedder the memories were written with.
+    embedder: Option<String>,
+}
+
+fn memory_error(e: MemoryError) -> ApiError {
+    match e {
+        MemoryError::Invalid { .. } | MemoryError::EmbedderMismatch { .. } => {
+            ApiError::bad_request(e.to_string())
+        }
+        _ => ApiError::internal(e.to_string()),
+    }
+}
+
+async fn recall(
+    State(server): State<Arc<Server>>,
+    query: Result<Query<RecallQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let embedder = query.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER);
+    let memory = server.memory(embedder).await?;
+    let filter = MemoryFilter {
+        // Names and ids alike: a persona's id is the slug of its name.
+        persona: query
+            .persona
+            .as_deref()
+            .map(|p| PersonaId::new(agon_protocol::persona_slug(p))),
+        debate: query.debate.map(DebateId::new),
+        ..MemoryFilter::default()
+    };
+    let result = memory
+        .recall(&query.q, &filter, query.k.unwrap_or(8))
+        .await
+        .map_err(memory_error)?;
+    serde_json::to_value(result)
+        .map(Json)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
