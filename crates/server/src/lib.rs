@@ -28,6 +28,7 @@ mod live;
 mod pages;
 mod recall;
 mod routes;
+mod settings;
 mod state;
 mod steer;
 

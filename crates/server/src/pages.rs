@@ -44,22 +44,28 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
+/// The debates the list page shows at most (newest first).
+const LISTED: usize = 200;
+
 async fn list(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
-    let rows: Vec<html::ListRow> = server
-        .store
-        .list_debates()
-        .await?
-        .into_iter()
-        .map(|d| html::ListRow {
+    let debates = server.store.list_debates().await?;
+    let mut rows = Vec::with_capacity(debates.len().min(LISTED));
+    for d in debates.into_iter().take(LISTED) {
+        // The cost the debate's runs recorded (each run records its usage
+        // when it stops).
+        let usage = server.store.load(&d.id).await?.0.usage_total();
+        rows.push(html::ListRow {
             protocol: crate::state::protocol_of(&d).to_owned(),
             id: d.id.to_string(),
             topic: d.topic,
             status: d.status.as_str().to_owned(),
             messages: d.message_count,
-            updated: d.updated_at.to_rfc3339(),
-        })
-        .collect();
-    Ok(html(html::list_page(&rows)))
+            cost_usd: (!usage.unpriced || usage.cost_micro_usd > 0)
+                .then(|| usage.cost_micro_usd as f64 / 1e6),
+            created: d.created_at,
+        });
+    }
+    Ok(html(html::list_page(&rows, chrono::Utc::now())))
 }
 
 async fn debate(

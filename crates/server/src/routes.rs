@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use agon_config::DebateConfig;
 use agon_core::DebateId;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -62,43 +61,12 @@ async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError
     Ok(Json(json!({ "debates": rows })))
 }
 
-/// A new debate: its configuration as `agon debate` reads it, either as
-/// JSON (`{"config": {…}}`, the stored form) or as TOML
-/// (`{"toml": "…"}`).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewDebate {
-    config: Option<Value>,
-    toml: Option<String>,
-}
-
-fn config_of(body: NewDebate) -> Result<DebateConfig, ApiError> {
-    let config = match (body.config, body.toml) {
-        (Some(value), None) => {
-            let config: DebateConfig = serde_json::from_value(value)
-                .map_err(|e| ApiError::bad_request(format!("config: {e}")))?;
-            config
-                .validate("config")
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
-            config
-        }
-        (None, Some(text)) => DebateConfig::from_toml(&text, "toml")
-            .map_err(|e| ApiError::bad_request(e.to_string()))?,
-        _ => {
-            return Err(ApiError::bad_request(
-                "give the configuration as `config` (JSON) or `toml` (text), one of them",
-            ));
-        }
-    };
-    Ok(config)
-}
-
 async fn start(
     State(server): State<Arc<Server>>,
-    body: Result<Json<NewDebate>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<crate::settings::NewDebate>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let config = config_of(body)?;
+    let config = body.config()?;
     let id = server.orchestrator().create(&config).await?;
     server.spawn_run(id.clone(), config).await?;
     Ok((

@@ -257,6 +257,26 @@ async fn the_api_starts_streams_lists_and_reads_a_debate() {
     let metrics: Value = get_json(&base, &format!("/api/debates/{id}/metrics")).await;
     assert!(metrics.get("ledger_coverage").is_some(), "{metrics}");
 
+    // The flags' settings alone start a debate, as `agon debate` does.
+    let r = post(
+        &base,
+        "/api/debates",
+        json!({ "settings": { "protocol": "dialectic", "topic": "Design a cache.", "rounds": 1 } }),
+    )
+    .await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let flagged = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        end_status(&read_stream(&base, &flagged, None, None).await),
+        "finished"
+    );
+    let flagged_view = get_json(&base, &format!("/api/debates/{flagged}")).await;
+    assert_eq!(flagged_view["view"]["protocol"], "dialectic");
+    assert_eq!(flagged_view["view"]["topic"]["question"], "Design a cache.");
+
     // A TOML configuration runs the same way.
     let toml = "topic = \"Should the city tax sugar?\"\nminirounds = 1\nsynthesis = false\n\
                 [[aspects]]\nlabel = \"Cost\"\ndescription = \"Who pays.\"\n\
@@ -326,9 +346,40 @@ async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
         error(post(&base, "/api/debates", json!({ "config": bad })).await).await;
     assert_eq!(status, 400);
     assert!(message.contains("minirounds"), "{message}");
-    let (status, message) = error(post(&base, "/api/debates", json!({})).await).await;
+    let (status, message) = error(
+        post(
+            &base,
+            "/api/debates",
+            json!({ "config": config(), "toml": "topic = \"x\"" }),
+        )
+        .await,
+    )
+    .await;
     assert_eq!(status, 400);
     assert!(message.contains("`config`"), "{message}");
+    // A flag's setting of another protocol names the setting.
+    let (status, message) = error(
+        post(
+            &base,
+            "/api/debates",
+            json!({ "config": config(), "settings": { "rounds": 2 } }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("settings.rounds"), "{message}");
+    let (status, message) = error(
+        post(
+            &base,
+            "/api/debates",
+            json!({ "settings": { "protocol": "dialectic", "mode": "sideways" } }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("sideways"), "{message}");
     let (status, message) = error(post(&base, "/api/debates", json!({ "confg": {} })).await).await;
     assert_eq!(status, 400);
     assert!(message.contains("confg"), "{message}");
@@ -636,6 +687,9 @@ async fn the_pages_render_a_debate_with_hostile_text_as_text() {
     let list = get(&base, "/").await.text().await.unwrap();
     assert!(list.contains(&format!("/debates/{id}")));
     assert!(!list.contains("<script>alert"));
+    // Cost (the scripted model is unpriced) and age, per debate.
+    assert!(list.contains("<th>cost</th><th>age</th>"), "{list}");
+    assert!(list.contains("<td>—</td><td title="), "{list}");
     let panels = get(&base, &format!("/debates/{id}/panels"))
         .await
         .text()

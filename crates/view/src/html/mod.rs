@@ -6,9 +6,13 @@
 
 use std::fmt::Write as _;
 
-use agon_core::{Blackboard, ClaimStatus, DialogueMessage, MessageKind, PersonaId};
+use agon_core::{Blackboard, DialogueMessage, MessageKind, PersonaId};
 
 use crate::DebateView;
+
+mod panels;
+
+pub use panels::{dialectic_rounds, latest_bids, panels, stance_graph};
 
 /// `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content
 /// and in quoted attribute values.
@@ -49,7 +53,7 @@ fn page(title: &str, body: &str, script: &str) -> String {
 }
 
 /// One row of the debate list.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ListRow {
     /// The debate's id.
     pub id: String,
@@ -61,8 +65,21 @@ pub struct ListRow {
     pub status: String,
     /// Messages in its transcript.
     pub messages: u64,
-    /// When it last changed (RFC 3339).
-    pub updated: String,
+    /// Its recorded model cost in US dollars, when every call was priced.
+    pub cost_usd: Option<f64>,
+    /// When it was created.
+    pub created: chrono::DateTime<chrono::Utc>,
+}
+
+/// How long ago `then` was, in the largest whole unit ("3 min", "2 h").
+pub fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+    let secs = (now - then).num_seconds().max(0);
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3_600 => format!("{} min", secs / 60),
+        3_600..86_400 => format!("{} h", secs / 3_600),
+        _ => format!("{} d", secs / 86_400),
+    }
 }
 
 /// The configuration the start form shows first: a small structured
@@ -75,25 +92,30 @@ minirounds = 1
 ";
 
 /// The page listing debates, with a form to start one.
-pub fn list_page(rows: &[ListRow]) -> String {
+pub fn list_page(rows: &[ListRow], now: chrono::DateTime<chrono::Utc>) -> String {
     let mut body = String::from(
-        "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section><table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>updated</th></tr>",
+        "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section><table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>cost</th><th>age</th></tr>",
     );
     for r in rows {
         let _ = write!(
             body,
             "<tr><td><a href=\"/debates/{id}\">{id}</a></td><td>{topic}</td><td>{protocol}</td>\
-             <td><span class=\"status\">{status}</span></td><td>{messages}</td><td>{updated}</td></tr>",
+             <td><span class=\"status\">{status}</span></td><td>{messages}</td><td>{cost}</td>\
+             <td title=\"{created}\">{age}</td></tr>",
             id = escape(&r.id),
             topic = escape(&r.topic),
             protocol = escape(&r.protocol),
             status = escape(&r.status),
             messages = r.messages,
-            updated = escape(&r.updated),
+            cost = r
+                .cost_usd
+                .map_or_else(|| "—".to_owned(), |c| format!("${c:.4}")),
+            created = r.created.to_rfc3339(),
+            age = age(r.created, now),
         );
     }
     if rows.is_empty() {
-        body.push_str("<tr><td colspan=\"6\">No debate yet: start one below.</td></tr>");
+        body.push_str("<tr><td colspan=\"7\">No debate yet: start one below.</td></tr>");
     }
     let _ = write!(
         body,
@@ -111,7 +133,7 @@ pub fn list_page(rows: &[ListRow]) -> String {
 
 /// The script of the debate list (served as `/static/list.js`): posts the
 /// start form's configuration and opens the new debate's page.
-pub const LIST_SCRIPT: &str = include_str!("../assets/list.js");
+pub const LIST_SCRIPT: &str = include_str!("../../assets/list.js");
 
 fn name(board: &Blackboard, id: &PersonaId) -> String {
     escape(board.persona_name(id))
@@ -169,368 +191,11 @@ fn override_section(hidden: bool) -> String {
     )
 }
 
-/// The agreement and disagreement graph between the debaters, from their
-/// ledgers: the debaters on a circle, a green line for each pair that
-/// agreed on something, a red one for each pair that disagreed, thicker
-/// the more often (SVG, names escaped). `None` before any is recorded.
-pub fn stance_graph(board: &Blackboard) -> Option<String> {
-    use std::collections::BTreeMap;
-    let debaters: Vec<&agon_core::Persona> = board.debaters().collect();
-    let index: BTreeMap<&PersonaId, usize> = debaters
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (&p.id, i))
-        .collect();
-    // (low, high) pair → (agreements, disagreements), both directions.
-    let mut pairs: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
-    for (persona, ledger) in board.positions() {
-        let Some(&a) = index.get(persona) else {
-            continue;
-        };
-        let mut count = |with: &PersonaId, agree: bool| {
-            if let Some(&b) = index.get(with)
-                && a != b
-            {
-                let entry = pairs.entry((a.min(b), a.max(b))).or_default();
-                if agree {
-                    entry.0 += 1;
-                } else {
-                    entry.1 += 1;
-                }
-            }
-        };
-        ledger.agreements.iter().for_each(|x| count(&x.with, true));
-        ledger
-            .disagreements
-            .iter()
-            .for_each(|x| count(&x.with, false));
-    }
-    if pairs.is_empty() {
-        return None;
-    }
-    let n = debaters.len().max(1) as f64;
-    let at = |i: usize| {
-        let angle = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
-        (160.0 + 110.0 * angle.cos(), 130.0 + 95.0 * angle.sin())
-    };
-    let mut svg = String::from(
-        "<svg viewBox=\"0 0 320 260\" width=\"100%\" role=\"img\" aria-label=\"agreements and disagreements\">",
-    );
-    for (&(a, b), &(agree, disagree)) in &pairs {
-        let ((x1, y1), (x2, y2)) = (at(a), at(b));
-        // Two parallel lines when a pair both agreed and disagreed.
-        for (count, color, shift) in [(agree, "#2e8b57", -3.0), (disagree, "#c0392b", 3.0)] {
-            if count > 0 {
-                let _ = write!(
-                    svg,
-                    "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"{}\" stroke-opacity=\".8\"><title>{} {} {}: {count}</title></line>",
-                    x1 + shift,
-                    y1 + shift,
-                    x2 + shift,
-                    y2 + shift,
-                    1 + count.min(6),
-                    escape(&debaters[a].name),
-                    if color == "#2e8b57" {
-                        "agrees with"
-                    } else {
-                        "disagrees with"
-                    },
-                    escape(&debaters[b].name),
-                );
-            }
-        }
-    }
-    for (i, p) in debaters.iter().enumerate() {
-        let (x, y) = at(i);
-        let _ = write!(
-            svg,
-            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\" fill=\"#23262f\"></circle><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
-            y - 10.0,
-            escape(&p.name)
-        );
-    }
-    svg.push_str("</svg>");
-    Some(svg)
-}
-
-/// Longest excerpt of a contribution in the rounds panel.
-const EXCERPT: usize = 320;
-
-/// A dialectic debate's rounds laid out per agent: its proposal, the
-/// critiques of it, its refinement, then the judge's solution of the
-/// round. `None` for other protocols or before round 1.
-pub fn dialectic_rounds(board: &Blackboard) -> Option<String> {
-    if board.protocol() != agon_core::ProtocolKind::Dialectic {
-        return None;
-    }
-    let last = board.messages().iter().map(|m| m.round).max().unwrap_or(0);
-    if last == 0 {
-        return None;
-    }
-    let excerpt =
-        |m: &DialogueMessage| escape(&agon_extract::truncate_chars(m.content.trim(), EXCERPT));
-    let mut out = String::from("<section><h2>Rounds</h2>");
-    for round in 1..=last {
-        let _ = write!(out, "<details open><summary>Round {round}</summary>");
-        for agent in board.debaters() {
-            let of = |kind: &MessageKind| {
-                board
-                    .messages()
-                    .iter()
-                    .find(|m| m.round == round && m.persona == agent.id && &m.kind == kind)
-            };
-            let _ = write!(out, "<h3>{}</h3>", escape(&agent.name));
-            if let Some(p) = of(&MessageKind::Proposal) {
-                let carried = if p.is_carried_proposal() {
-                    " (its refinement, carried over)"
-                } else {
-                    ""
-                };
-                let _ = write!(out, "<p><em>proposal{carried}</em>: {}</p>", excerpt(p));
-            }
-            let critiques: Vec<String> = board
-                .messages()
-                .iter()
-                .filter(|m| {
-                    m.round == round
-                        && matches!(&m.kind, MessageKind::Critique { target } if *target == agent.id)
-                })
-                .map(|m| format!("<li>{}: {}</li>", name(board, &m.persona), excerpt(m)))
-                .collect();
-            if !critiques.is_empty() {
-                let _ = write!(out, "<ul>{}</ul>", critiques.concat());
-            }
-            if let Some(r) = of(&MessageKind::Refinement) {
-                let _ = write!(out, "<p><em>refinement</em>: {}</p>", excerpt(r));
-            }
-        }
-        if let Some(s) = board.solutions().iter().find(|s| s.round == round) {
-            let _ = write!(
-                out,
-                "<p>✓ <strong>the judge</strong> (confidence {}): {}</p>",
-                s.confidence
-                    .map_or_else(|| "—".to_owned(), |c| c.to_string()),
-                escape(&agon_extract::truncate_chars(s.description.trim(), EXCERPT))
-            );
-        }
-        out.push_str("</details>");
-    }
-    out.push_str("</section>");
-    Some(out)
-}
-
-/// A deliberation's latest "should I respond?" answers (seed 002): who
-/// wanted to speak, how urgently and why. `None` before any.
-pub fn latest_bids(board: &Blackboard) -> Option<String> {
-    let turns = u32::try_from(board.messages().len()).unwrap_or(u32::MAX);
-    let (turn, bids) = (1..=turns.saturating_add(1))
-        .rev()
-        .find_map(|t| board.bids(t).map(|b| (t, b)))?;
-    let mut out = format!(
-        "<section><h2>Who speaks at turn {turn}, and why</h2><table><tr><th>agent</th><th>wants to</th><th>urgency</th><th>why</th></tr>"
-    );
-    for b in bids {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            name(board, &b.persona),
-            if b.respond { "yes" } else { "no" },
-            b.urgency,
-            escape(&b.reason)
-        );
-    }
-    out.push_str("</table></section>");
-    Some(out)
-}
-
-/// The panels beside the transcript: the position ledger, claims and crux
-/// cards, the solution, deliberation's decisions and proposals, usage,
-/// metrics, warnings. Refetched by the page as the debate goes on.
-pub fn panels(view: &DebateView) -> String {
-    let board = view.board();
-    let mut out = String::new();
-    if let Some(rounds) = dialectic_rounds(board) {
-        out.push_str(&rounds);
-    }
-    if let Some(bids) = latest_bids(board) {
-        out.push_str(&bids);
-    }
-    if let Some(graph) = stance_graph(board) {
-        let _ = write!(
-            out,
-            "<section><h2>Agreements and disagreements</h2>{graph}<p class=\"kind\">green: agreed on something; red: disagreed; thicker: more often</p></section>"
-        );
-    }
-    out.push_str("<section><h2>Position ledger</h2>");
-    if board
-        .positions()
-        .values()
-        .all(|p| p.overall_stance.is_empty())
-    {
-        out.push_str("<p>No position recorded yet.</p>");
-    }
-    for (persona, p) in board.positions() {
-        if p.overall_stance.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            out,
-            "<h3>{}</h3><p>{}</p>",
-            name(board, persona),
-            escape(&p.overall_stance)
-        );
-        let mut list = |label: &str, items: Vec<String>| {
-            if !items.is_empty() {
-                let _ = write!(out, "<p><em>{label}</em>: {}</p>", items.join("; "));
-            }
-        };
-        list(
-            "concessions",
-            p.concessions.iter().map(|n| escape(&n.text)).collect(),
-        );
-        list("shifts", p.shifts.iter().map(|n| escape(&n.text)).collect());
-        list(
-            "agrees with",
-            p.agreements
-                .iter()
-                .map(|a| format!("{} on {}", name(board, &a.with), escape(&a.on)))
-                .collect(),
-        );
-        list(
-            "disagrees with",
-            p.disagreements
-                .iter()
-                .map(|d| format!("{} on {}", name(board, &d.with), escape(&d.on)))
-                .collect(),
-        );
-        list(
-            "evidence",
-            p.aspects
-                .values()
-                .flat_map(|a| a.evidence.iter().map(|e| escape(e)))
-                .collect(),
-        );
-    }
-    out.push_str("</section>");
-    if !board.claims().is_empty() {
-        out.push_str("<section><h2>Claims and crux cards</h2><table>");
-        for c in board.claims() {
-            let status = match c.status {
-                ClaimStatus::Active => "active",
-                ClaimStatus::InCruxRoom => "in a crux room",
-                ClaimStatus::Resolved => "resolved",
-                ClaimStatus::Abandoned => "abandoned",
-            };
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{} vs {}</td><td>{status}</td></tr>",
-                escape(&c.claim),
-                name(board, &c.personas[0]),
-                name(board, &c.personas[1])
-            );
-            if let Some(card) = &c.card {
-                let positions: Vec<String> = card
-                    .positions
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{}: {:?} ({})",
-                            name(board, &p.persona),
-                            p.stance,
-                            escape(&p.reasoning)
-                        )
-                    })
-                    .collect();
-                let _ = write!(
-                    out,
-                    "<tr><td colspan=\"3\">◆ <strong>{}</strong><br>{}<br><em>{}</em></td></tr>",
-                    escape(&card.question),
-                    positions.join("<br>"),
-                    escape(&card.diagnosis)
-                );
-            }
-        }
-        out.push_str("</table></section>");
-    }
-    if let Some(s) = board.solutions().last() {
-        let _ = write!(
-            out,
-            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p></section>",
-            s.round,
-            escape(&s.description).replace('\n', "<br>"),
-            s.confidence
-                .map_or_else(|| "—".to_owned(), |c| c.to_string())
-        );
-    }
-    if !board.decisions().is_empty() || !board.proposals().is_empty() {
-        out.push_str("<section><h2>Decisions and proposals</h2><ul>");
-        for d in board.decisions() {
-            let _ = write!(
-                out,
-                "<li>✔ {}: {}</li>",
-                escape(&d.topic),
-                escape(&d.outcome)
-            );
-        }
-        for p in board.proposals() {
-            let _ = write!(
-                out,
-                "<li>✚ {} ({}): {}</li>",
-                escape(p.id.as_str()),
-                name(board, &p.proposer),
-                escape(&p.content)
-            );
-        }
-        out.push_str("</ul></section>");
-    }
-    let usage = board.usage_total();
-    let _ = write!(
-        out,
-        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${:.4}</p><table>",
-        usage.calls,
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cost_micro_usd as f64 / 1e6
-    );
-    for (role, models) in board.usage() {
-        let (calls, tokens) = models.values().fold((0, 0), |(c, t), u| {
-            (c + u.calls, t + u.input_tokens + u.output_tokens)
-        });
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{calls} calls</td><td>{tokens} tokens</td></tr>",
-            escape(role)
-        );
-    }
-    let m = view.metrics();
-    let _ = write!(
-        out,
-        "</table><p>Ledger coverage {} · claims opened {} · resolved {}</p></section>",
-        m.ledger_coverage
-            .map_or_else(|| "—".to_owned(), |c| format!("{:.0} %", c * 100.0)),
-        m.claims_opened,
-        m.claims_resolved
-    );
-    if !board.warnings().is_empty() {
-        out.push_str("<section><h2>Warnings</h2><ul>");
-        for w in board.warnings() {
-            let _ = write!(
-                out,
-                "<li class=\"warn\">{}: {}</li>",
-                escape(&w.step.to_string()),
-                escape(&w.reason)
-            );
-        }
-        out.push_str("</ul></section>");
-    }
-    out
-}
-
 /// The script of the debate page (served as `/static/debate.js`, so a
 /// content security policy can forbid inline scripts): it follows the
 /// stream, appends new messages as text nodes, shows who is speaking from
 /// the tokens, and refetches the panels as events come.
-pub const SCRIPT: &str = include_str!("../assets/debate.js");
+pub const SCRIPT: &str = include_str!("../../assets/debate.js");
 
 /// The page of one debate: its transcript (followed live), and its panels.
 pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> String {
@@ -784,6 +449,58 @@ mod tests {
     }
 
     #[test]
+    fn the_panels_show_summaries_reactions_repairs_and_the_metrics() {
+        let mut log = small::log();
+        log.push(DebateEvent::SummaryRecorded {
+            summary: agon_core::DebateSummary {
+                scope: agon_core::SummaryScope::Rolling,
+                span: agon_core::MessageSpan { start: 0, end: 2 },
+                text: "Ada wants <b>fewer</b> cars.".into(),
+                before_chars: 900,
+                after_chars: 120,
+                method: "rolling".into(),
+                round: None,
+                temperature_centi: None,
+                latency_ms: None,
+                tokens: None,
+                model: None,
+                time: small::t(4),
+            },
+        });
+        log.push(DebateEvent::ProposalRecorded {
+            proposal: agon_core::ProposalId::new("prop-1"),
+            proposer: "ada".into(),
+            content: "Close the centre on Sundays.".into(),
+            time: small::t(5),
+        });
+        log.push(DebateEvent::ProposalReaction {
+            proposal: agon_core::ProposalId::new("prop-1"),
+            persona: "bo".into(),
+            reaction: agon_core::Reaction::Oppose,
+        });
+        log.push(DebateEvent::OutputRepaired {
+            step: agon_core::StepId::MemorySetup,
+            notes: vec!["dropped <i>junk</i>".into()],
+        });
+        let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
+        let html = panels(&view);
+        assert!(
+            html.contains("messages 1–2 in 120 characters (from 900)"),
+            "{html}"
+        );
+        assert!(html.contains("Ada wants &lt;b&gt;fewer&lt;/b&gt; cars."));
+        assert!(
+            html.contains("✚ prop-1 (Ada, active): Close the centre on Sundays. <span class=\"kind\">−Bo</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<h2>Repairs</h2>") && html.contains("dropped &lt;i&gt;junk&lt;/i&gt;")
+        );
+        assert!(html.contains("<h2>Debate quality</h2>"));
+        assert!(html.contains("<tr><td>ledger coverage</td>"), "{html}");
+    }
+
+    #[test]
     fn the_page_shows_the_transcript_and_the_panels() {
         let view = DebateView::from_log(&small::log(), ReportOptions::default()).unwrap();
         let page = debate_page(&view, "d1", "finished", 4);
@@ -795,14 +512,21 @@ mod tests {
             page.contains("<section id=\"questions\" hidden>"),
             "the answers' form, shown by the script when questions wait"
         );
-        let list = list_page(&[ListRow {
-            id: "d1".into(),
-            topic: "<i>t</i>".into(),
-            protocol: "structured".into(),
-            status: "finished".into(),
-            messages: 2,
-            updated: "2026-11-25T00:00:00Z".into(),
-        }]);
+        let created = chrono::DateTime::UNIX_EPOCH;
+        let list = list_page(
+            &[ListRow {
+                id: "d1".into(),
+                topic: "<i>t</i>".into(),
+                protocol: "structured".into(),
+                status: "finished".into(),
+                messages: 2,
+                cost_usd: Some(0.0123),
+                created,
+            }],
+            created + chrono::Duration::minutes(3),
+        );
+        assert!(list.contains("<td>$0.0123</td>"), "{list}");
+        assert!(list.contains(">3 min</td>"), "{list}");
         assert!(list.contains("<a href=\"/debates/d1\">d1</a>"));
         assert!(list.contains("&lt;i&gt;t&lt;/i&gt;"));
     }
@@ -837,7 +561,7 @@ mod tests {
 
     #[test]
     fn the_list_page_has_a_start_form_and_its_own_script() {
-        let list = list_page(&[]);
+        let list = list_page(&[], chrono::DateTime::UNIX_EPOCH);
         assert!(list.contains("<form id=\"start-form\">"));
         assert!(list.contains("topic = &quot;Should cities ban private cars"));
         assert!(list.contains("<script src=\"/static/list.js\"></script>"));

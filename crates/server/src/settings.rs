@@ -1,0 +1,107 @@
+//! What starts a debate over the API: a configuration (JSON or TOML, as
+//! `agon debate --config` reads it) and the settings `agon debate`'s flags
+//! give, laid over it by `DebateConfig::apply` as the CLI lays its flags.
+
+use agon_config::{
+    DebateConfig, DeliberationOverrides, DialecticOverrides, Overrides, Preset, ProtocolKind,
+    StructuredOverrides, TurnMode,
+};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// The body of `POST /api/debates`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewDebate {
+    /// The configuration as JSON (the stored form).
+    config: Option<Value>,
+    /// The configuration as a TOML file's text.
+    toml: Option<String>,
+    /// The flags' settings, laid over the configuration (or over the
+    /// defaults when there is none, as `agon debate TOPIC` runs).
+    #[serde(default)]
+    settings: Settings,
+}
+
+/// `agon debate`'s flags, by their long names without dashes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Settings {
+    protocol: Option<ProtocolKind>,
+    topic: Option<String>,
+    context: Option<String>,
+    model: Option<String>,
+    personas: Option<usize>,
+    aspects: Option<usize>,
+    minirounds: Option<u32>,
+    agents: Option<Vec<String>>,
+    rounds: Option<u32>,
+    #[serde(default)]
+    clarify: bool,
+    turns: Option<u32>,
+    mode: Option<TurnMode>,
+    preset: Option<Preset>,
+}
+
+impl Settings {
+    fn overrides(self) -> Overrides {
+        Overrides {
+            protocol: self.protocol,
+            topic: self.topic,
+            context: self.context,
+            model: self.model,
+            personas: self.personas,
+            structured: StructuredOverrides {
+                aspects: self.aspects,
+                minirounds: self.minirounds,
+            },
+            dialectic: DialecticOverrides {
+                agents: self.agents,
+                rounds: self.rounds,
+                clarify: self.clarify,
+            },
+            deliberation: DeliberationOverrides {
+                turns: self.turns,
+                mode: self.mode,
+                preset: self.preset,
+            },
+        }
+    }
+}
+
+impl NewDebate {
+    /// The configuration the request asks for, validated as `agon debate`
+    /// validates it; an error names the field or setting.
+    pub(crate) fn config(self) -> Result<DebateConfig, ApiError> {
+        let mut config = match (self.config, self.toml) {
+            (Some(value), None) => serde_json::from_value::<DebateConfig>(value)
+                .map_err(|e| ApiError::bad_request(format!("config: {e}")))?,
+            (None, Some(text)) => DebateConfig::from_toml(&text, "toml")
+                .map_err(|e| ApiError::bad_request(e.to_string()))?,
+            (None, None) => {
+                let mut config = DebateConfig::default();
+                if let Some(protocol) = self.settings.protocol {
+                    config.protocol = protocol;
+                }
+                config
+            }
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_request(
+                    "give the configuration as `config` (JSON) or `toml` (text), not both",
+                ));
+            }
+        };
+        config
+            .apply(&self.settings.overrides())
+            .map_err(|e| match e {
+                agon_config::ConfigError::Override { setting, reason }
+                | agon_config::ConfigError::Conflict { setting, reason } => {
+                    ApiError::bad_request(format!("settings.{setting}: {reason}"))
+                }
+                other => ApiError::bad_request(other.to_string()),
+            })?;
+        Ok(config)
+    }
+}

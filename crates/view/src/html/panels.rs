@@ -1,0 +1,440 @@
+//! The panels beside a debate's transcript: the agreement graph, the
+//! dialectic rounds, the deliberation's bids, the ledger, claims and crux
+//! cards, the solution, decisions and proposals, usage, metrics, warnings
+//! and repairs. Every text a model or a person wrote is escaped.
+
+use std::fmt::Write as _;
+
+use agon_core::{Blackboard, ClaimStatus, DialogueMessage, MessageKind, PersonaId};
+
+use super::{escape, name};
+use crate::DebateView;
+
+/// The agreement and disagreement graph between the debaters, from their
+/// ledgers: the debaters on a circle, a green line for each pair that
+/// agreed on something, a red one for each pair that disagreed, thicker
+/// the more often (SVG, names escaped). `None` before any is recorded.
+pub fn stance_graph(board: &Blackboard) -> Option<String> {
+    use std::collections::BTreeMap;
+    let debaters: Vec<&agon_core::Persona> = board.debaters().collect();
+    let index: BTreeMap<&PersonaId, usize> = debaters
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (&p.id, i))
+        .collect();
+    // (low, high) pair → (agreements, disagreements), both directions.
+    let mut pairs: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+    for (persona, ledger) in board.positions() {
+        let Some(&a) = index.get(persona) else {
+            continue;
+        };
+        let mut count = |with: &PersonaId, agree: bool| {
+            if let Some(&b) = index.get(with)
+                && a != b
+            {
+                let entry = pairs.entry((a.min(b), a.max(b))).or_default();
+                if agree {
+                    entry.0 += 1;
+                } else {
+                    entry.1 += 1;
+                }
+            }
+        };
+        ledger.agreements.iter().for_each(|x| count(&x.with, true));
+        ledger
+            .disagreements
+            .iter()
+            .for_each(|x| count(&x.with, false));
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = debaters.len().max(1) as f64;
+    let at = |i: usize| {
+        let angle = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
+        (160.0 + 110.0 * angle.cos(), 130.0 + 95.0 * angle.sin())
+    };
+    let mut svg = String::from(
+        "<svg viewBox=\"0 0 320 260\" width=\"100%\" role=\"img\" aria-label=\"agreements and disagreements\">",
+    );
+    for (&(a, b), &(agree, disagree)) in &pairs {
+        let ((x1, y1), (x2, y2)) = (at(a), at(b));
+        // Two parallel lines when a pair both agreed and disagreed.
+        for (count, color, shift) in [(agree, "#2e8b57", -3.0), (disagree, "#c0392b", 3.0)] {
+            if count > 0 {
+                let _ = write!(
+                    svg,
+                    "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"{}\" stroke-opacity=\".8\"><title>{} {} {}: {count}</title></line>",
+                    x1 + shift,
+                    y1 + shift,
+                    x2 + shift,
+                    y2 + shift,
+                    1 + count.min(6),
+                    escape(&debaters[a].name),
+                    if color == "#2e8b57" {
+                        "agrees with"
+                    } else {
+                        "disagrees with"
+                    },
+                    escape(&debaters[b].name),
+                );
+            }
+        }
+    }
+    for (i, p) in debaters.iter().enumerate() {
+        let (x, y) = at(i);
+        let _ = write!(
+            svg,
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\" fill=\"#23262f\"></circle><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
+            y - 10.0,
+            escape(&p.name)
+        );
+    }
+    svg.push_str("</svg>");
+    Some(svg)
+}
+
+/// Longest excerpt of a contribution in the rounds panel.
+const EXCERPT: usize = 320;
+
+/// A dialectic debate's rounds laid out per agent: its proposal, the
+/// critiques of it, its refinement, then the judge's solution of the
+/// round. `None` for other protocols or before round 1.
+pub fn dialectic_rounds(board: &Blackboard) -> Option<String> {
+    if board.protocol() != agon_core::ProtocolKind::Dialectic {
+        return None;
+    }
+    let last = board.messages().iter().map(|m| m.round).max().unwrap_or(0);
+    if last == 0 {
+        return None;
+    }
+    let excerpt =
+        |m: &DialogueMessage| escape(&agon_extract::truncate_chars(m.content.trim(), EXCERPT));
+    let mut out = String::from("<section><h2>Rounds</h2>");
+    for round in 1..=last {
+        let _ = write!(out, "<details open><summary>Round {round}</summary>");
+        for agent in board.debaters() {
+            let of = |kind: &MessageKind| {
+                board
+                    .messages()
+                    .iter()
+                    .find(|m| m.round == round && m.persona == agent.id && &m.kind == kind)
+            };
+            let _ = write!(out, "<h3>{}</h3>", escape(&agent.name));
+            if let Some(p) = of(&MessageKind::Proposal) {
+                let carried = if p.is_carried_proposal() {
+                    " (its refinement, carried over)"
+                } else {
+                    ""
+                };
+                let _ = write!(out, "<p><em>proposal{carried}</em>: {}</p>", excerpt(p));
+            }
+            let critiques: Vec<String> = board
+                .messages()
+                .iter()
+                .filter(|m| {
+                    m.round == round
+                        && matches!(&m.kind, MessageKind::Critique { target } if *target == agent.id)
+                })
+                .map(|m| format!("<li>{}: {}</li>", name(board, &m.persona), excerpt(m)))
+                .collect();
+            if !critiques.is_empty() {
+                let _ = write!(out, "<ul>{}</ul>", critiques.concat());
+            }
+            if let Some(r) = of(&MessageKind::Refinement) {
+                let _ = write!(out, "<p><em>refinement</em>: {}</p>", excerpt(r));
+            }
+        }
+        if let Some(s) = board.solutions().iter().find(|s| s.round == round) {
+            let _ = write!(
+                out,
+                "<p>✓ <strong>the judge</strong> (confidence {}): {}</p>",
+                s.confidence
+                    .map_or_else(|| "—".to_owned(), |c| c.to_string()),
+                escape(&agon_extract::truncate_chars(s.description.trim(), EXCERPT))
+            );
+        }
+        out.push_str("</details>");
+    }
+    out.push_str("</section>");
+    Some(out)
+}
+
+/// A deliberation's latest "should I respond?" answers (seed 002): who
+/// wanted to speak, how urgently and why. `None` before any.
+pub fn latest_bids(board: &Blackboard) -> Option<String> {
+    let turns = u32::try_from(board.messages().len()).unwrap_or(u32::MAX);
+    let (turn, bids) = (1..=turns.saturating_add(1))
+        .rev()
+        .find_map(|t| board.bids(t).map(|b| (t, b)))?;
+    let mut out = format!(
+        "<section><h2>Who speaks at turn {turn}, and why</h2><table><tr><th>agent</th><th>wants to</th><th>urgency</th><th>why</th></tr>"
+    );
+    for b in bids {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            name(board, &b.persona),
+            if b.respond { "yes" } else { "no" },
+            b.urgency,
+            escape(&b.reason)
+        );
+    }
+    out.push_str("</table></section>");
+    Some(out)
+}
+
+/// The panels beside the transcript: the position ledger, claims and crux
+/// cards, the solution, deliberation's decisions and proposals, usage,
+/// metrics, warnings. Refetched by the page as the debate goes on.
+pub fn panels(view: &DebateView) -> String {
+    let board = view.board();
+    let mut out = String::new();
+    if let Some(rounds) = dialectic_rounds(board) {
+        out.push_str(&rounds);
+    }
+    if let Some(bids) = latest_bids(board) {
+        out.push_str(&bids);
+    }
+    if let Some(graph) = stance_graph(board) {
+        let _ = write!(
+            out,
+            "<section><h2>Agreements and disagreements</h2>{graph}<p class=\"kind\">green: agreed on something; red: disagreed; thicker: more often</p></section>"
+        );
+    }
+    out.push_str("<section><h2>Position ledger</h2>");
+    if board
+        .positions()
+        .values()
+        .all(|p| p.overall_stance.is_empty())
+    {
+        out.push_str("<p>No position recorded yet.</p>");
+    }
+    for (persona, p) in board.positions() {
+        if p.overall_stance.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<h3>{}</h3><p>{}</p>",
+            name(board, persona),
+            escape(&p.overall_stance)
+        );
+        let mut list = |label: &str, items: Vec<String>| {
+            if !items.is_empty() {
+                let _ = write!(out, "<p><em>{label}</em>: {}</p>", items.join("; "));
+            }
+        };
+        list(
+            "concessions",
+            p.concessions.iter().map(|n| escape(&n.text)).collect(),
+        );
+        list("shifts", p.shifts.iter().map(|n| escape(&n.text)).collect());
+        list(
+            "agrees with",
+            p.agreements
+                .iter()
+                .map(|a| format!("{} on {}", name(board, &a.with), escape(&a.on)))
+                .collect(),
+        );
+        list(
+            "disagrees with",
+            p.disagreements
+                .iter()
+                .map(|d| format!("{} on {}", name(board, &d.with), escape(&d.on)))
+                .collect(),
+        );
+        list(
+            "evidence",
+            p.aspects
+                .values()
+                .flat_map(|a| a.evidence.iter().map(|e| escape(e)))
+                .collect(),
+        );
+    }
+    out.push_str("</section>");
+    if !board.claims().is_empty() {
+        out.push_str("<section><h2>Claims and crux cards</h2><table>");
+        for c in board.claims() {
+            let status = match c.status {
+                ClaimStatus::Active => "active",
+                ClaimStatus::InCruxRoom => "in a crux room",
+                ClaimStatus::Resolved => "resolved",
+                ClaimStatus::Abandoned => "abandoned",
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{} vs {}</td><td>{status}</td></tr>",
+                escape(&c.claim),
+                name(board, &c.personas[0]),
+                name(board, &c.personas[1])
+            );
+            if let Some(card) = &c.card {
+                let positions: Vec<String> = card
+                    .positions
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}: {:?} ({})",
+                            name(board, &p.persona),
+                            p.stance,
+                            escape(&p.reasoning)
+                        )
+                    })
+                    .collect();
+                let _ = write!(
+                    out,
+                    "<tr><td colspan=\"3\">◆ <strong>{}</strong><br>{}<br><em>{}</em></td></tr>",
+                    escape(&card.question),
+                    positions.join("<br>"),
+                    escape(&card.diagnosis)
+                );
+            }
+        }
+        out.push_str("</table></section>");
+    }
+    if let Some(s) = board.solutions().last() {
+        let _ = write!(
+            out,
+            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p></section>",
+            s.round,
+            escape(&s.description).replace('\n', "<br>"),
+            s.confidence
+                .map_or_else(|| "—".to_owned(), |c| c.to_string())
+        );
+    }
+    if !board.decisions().is_empty() || !board.proposals().is_empty() {
+        out.push_str("<section><h2>Decisions and proposals</h2><ul>");
+        for d in board.decisions() {
+            let _ = write!(
+                out,
+                "<li>✔ {}: {}</li>",
+                escape(&d.topic),
+                escape(&d.outcome)
+            );
+        }
+        for p in board.proposals() {
+            let reactions: Vec<String> = p
+                .reactions
+                .iter()
+                .map(|(who, r)| {
+                    let mark = match r {
+                        agon_core::Reaction::Support => "+",
+                        agon_core::Reaction::Oppose => "−",
+                        agon_core::Reaction::Neutral => "○",
+                    };
+                    format!("{mark}{}", name(board, who))
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "<li>✚ {} ({}, {}): {}{}</li>",
+                escape(p.id.as_str()),
+                name(board, &p.proposer),
+                format!("{:?}", p.status).to_lowercase(),
+                escape(&p.content),
+                if reactions.is_empty() {
+                    String::new()
+                } else {
+                    format!(" <span class=\"kind\">{}</span>", reactions.join(" "))
+                }
+            );
+        }
+        out.push_str("</ul></section>");
+    }
+    if let Some(summary) = board.latest_rolling_summary() {
+        let _ = write!(
+            out,
+            "<section><h2>Earlier discussion (rolling summary)</h2><p class=\"kind\">messages 1–{} in {} characters (from {})</p><p>{}</p></section>",
+            summary.span.end,
+            summary.after_chars,
+            summary.before_chars,
+            escape(&summary.text).replace('\n', "<br>")
+        );
+    }
+    let usage = board.usage_total();
+    let _ = write!(
+        out,
+        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${:.4}</p><table>",
+        usage.calls,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_micro_usd as f64 / 1e6
+    );
+    for (role, models) in board.usage() {
+        let (calls, tokens) = models.values().fold((0, 0), |(c, t), u| {
+            (c + u.calls, t + u.input_tokens + u.output_tokens)
+        });
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{calls} calls</td><td>{tokens} tokens</td></tr>",
+            escape(role)
+        );
+    }
+    out.push_str("</table></section>");
+    out.push_str(&metrics_table(view.metrics()));
+    if !board.warnings().is_empty() {
+        out.push_str("<section><h2>Warnings</h2><ul>");
+        for w in board.warnings() {
+            let _ = write!(
+                out,
+                "<li class=\"warn\">{}: {}</li>",
+                escape(&w.step.to_string()),
+                escape(&w.reason)
+            );
+        }
+        out.push_str("</ul></section>");
+    }
+    if !board.repairs().is_empty() {
+        out.push_str("<section><h2>Repairs</h2><p class=\"kind\">model output that validation repaired before it was recorded</p><ul>");
+        for r in board.repairs() {
+            let _ = write!(
+                out,
+                "<li>{}: {}</li>",
+                escape(&r.step.to_string()),
+                r.notes
+                    .iter()
+                    .map(|n| escape(n))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+        }
+        out.push_str("</ul></section>");
+    }
+    out
+}
+
+/// The debate-quality metrics (the report's table).
+fn metrics_table(m: &crate::DebateMetrics) -> String {
+    let percent =
+        |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{:.0} %", v * 100.0));
+    let ratio = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.2}"));
+    let rows = [
+        (
+            "messages analysed",
+            format!("{} of {}", m.messages_analysed, m.messages),
+        ),
+        ("ledger coverage", percent(m.ledger_coverage)),
+        (
+            "claims opened · resolved",
+            format!("{} · {}", m.claims_opened, m.claims_resolved),
+        ),
+        ("crux compression", ratio(m.crux_compression)),
+        ("disagreement entropy", ratio(m.disagreement_entropy)),
+        (
+            "messages building on ledger evidence · on others'",
+            format!("{} · {}", m.evidence_reuse, m.evidence_reuse_others),
+        ),
+        (
+            "self-contradictions flagged",
+            m.self_contradictions.to_string(),
+        ),
+        ("memory ÷ utterance tokens", ratio(m.memory_cost)),
+    ];
+    let mut out = String::from("<section><h2>Debate quality</h2><table>");
+    for (label, value) in rows {
+        let _ = write!(out, "<tr><td>{label}</td><td>{value}</td></tr>");
+    }
+    out.push_str("</table></section>");
+    out
+}
