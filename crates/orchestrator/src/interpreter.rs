@@ -102,12 +102,15 @@ impl Interpreter {
                 }
                 Next::Paused => {
                     // Background work goes on; a resume (or a stop) ends the wait.
+                    let since = tokio::time::Instant::now();
                     tokio::select! {
                         _ = changed.changed() => {}
                         () = self.control.steering.posted() => {}
                         () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
                         () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
                     }
+                    // A pause does not count against a round's deadline.
+                    self.extend_deadline(since.elapsed());
                 }
                 Next::Step(step) => {
                     if step.is_stoppable() && self.stop_requested() {
@@ -379,6 +382,16 @@ impl Interpreter {
             }
         };
         Some((started + limit, limit))
+    }
+
+    /// Moves the running deadline clock's start `by` later (the time the
+    /// debate was paused).
+    fn extend_deadline(&self, by: std::time::Duration) {
+        if let Ok(mut clock) = self.round_clock.lock()
+            && let Some((_, started)) = clock.as_mut()
+        {
+            *started += by;
+        }
     }
 
     fn speaker(&self) -> Speaker<'_> {

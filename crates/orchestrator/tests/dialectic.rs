@@ -585,3 +585,88 @@ async fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
         "{md}"
     );
 }
+
+/// The scripted model, pausing the run (through its steering) when the
+/// first proposal is asked for.
+struct PausesAtProposals {
+    inner: ScriptedModel,
+    steering: agon_orchestrator::Steering,
+    paused: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for PausesAtProposals {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+    async fn complete(&self, r: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.inner.complete(r).await
+    }
+    async fn complete_json(
+        &self,
+        r: ChatRequest,
+        s: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.inner.complete_json(r, s).await
+    }
+    async fn stream(&self, r: ChatRequest) -> Result<ChatStream, ProviderError> {
+        let user: String = r.messages.iter().map(|m| m.content.as_str()).collect();
+        if user.contains("write your proposal")
+            && !self.paused.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.steering
+                .post(agon_orchestrator::Steer::Pause { by: None })
+                .unwrap();
+        }
+        self.inner.stream(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_does_not_count_against_the_rounds_deadline() {
+    let control = RunControl::default();
+    let model = Arc::new(PausesAtProposals {
+        inner: ScriptedModel::new(Duration::from_millis(100)),
+        steering: control.steering.clone(),
+        paused: std::sync::atomic::AtomicBool::new(false),
+    });
+    let models = Models::uniform(model, PriceTable::with_defaults());
+    let mut config = dialectic_config(1);
+    config.dialectic.timeout_per_round_secs = 2;
+    config.dialectic.summarization.enabled = false;
+    config.dialectic.judge.summarization.enabled = Some(false);
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    // Held for longer than the round may take, then resumed.
+    let steering = control.steering.clone();
+    let resume = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        steering
+            .post(agon_orchestrator::Steer::Resume { by: None })
+            .unwrap();
+    });
+    let outcome = orch.run(&id, &models, control).await.unwrap();
+    resume.await.unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let events = orch.log(&id).await.unwrap();
+    let at = |name: &str| events.iter().position(|e| e.name() == name).unwrap();
+    let critiques = events
+        .iter()
+        .position(|e| {
+            matches!(e, agon_core::DebateEvent::MessageAppended { message }
+                if matches!(message.kind, MessageKind::Critique { .. }))
+        })
+        .unwrap();
+    assert!(at("debate_paused") < at("debate_resumed") && at("debate_resumed") < critiques);
+    let bb = orch.store().load(&id).await.unwrap().0;
+    assert_eq!(
+        count(&bb, 1, |k| matches!(k, MessageKind::Critique { .. })),
+        6,
+        "no critique skipped: {:?}",
+        bb.warnings()
+    );
+    assert_eq!(count(&bb, 1, |k| *k == MessageKind::Refinement), 3);
+}

@@ -95,17 +95,40 @@ async fn view(
     })))
 }
 
-/// The Markdown report.
+/// Which form of the report (`?format=`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ReportFormat {
+    /// Markdown (`agon report`), the default.
+    #[default]
+    Markdown,
+    /// JSON (`agon report --json`).
+    Json,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportQuery {
+    #[serde(default)]
+    format: ReportFormat,
+}
+
+/// The report: Markdown, or with `?format=json` its JSON form.
 async fn report(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
+    query: Result<Query<ReportQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let view = server.view(&DebateId::new(id)).await?;
-    Ok((
-        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
-        view.markdown(),
-    )
-        .into_response())
+    Ok(match query.format {
+        ReportFormat::Markdown => (
+            [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+            view.markdown(),
+        )
+            .into_response(),
+        ReportFormat::Json => Json(view.json()).into_response(),
+    })
 }
 
 /// The debate-quality metrics.

@@ -253,6 +253,15 @@ async fn the_api_starts_streams_lists_and_reads_a_debate() {
     assert!(content_type(&report).starts_with("text/markdown"));
     let md = report.text().await.unwrap();
     assert!(md.contains("Mara"), "{md}");
+    let json_report = get_json(&base, &format!("/api/debates/{id}/report?format=json")).await;
+    assert_eq!(json_report["protocol"], "structured", "{json_report}");
+    assert!(json_report["ledger"].is_object(), "{json_report}");
+    assert_eq!(
+        get(&base, &format!("/api/debates/{id}/report?format=pdf"))
+            .await
+            .status(),
+        400
+    );
 
     let metrics: Value = get_json(&base, &format!("/api/debates/{id}/metrics")).await;
     assert!(metrics.get("ledger_coverage").is_some(), "{metrics}");

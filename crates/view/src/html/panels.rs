@@ -355,11 +355,16 @@ pub fn panels(view: &DebateView) -> String {
     let usage = board.usage_total();
     let _ = write!(
         out,
-        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${:.4}</p><table>",
+        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${:.4}{}</p><table>",
         usage.calls,
         usage.input_tokens,
         usage.output_tokens,
-        usage.cost_micro_usd as f64 / 1e6
+        usage.cost_micro_usd as f64 / 1e6,
+        if board.status() == agon_core::DebateStatus::Finished {
+            ""
+        } else {
+            " <span class=\"kind\">(each run records its usage when it stops)</span>"
+        }
     );
     for (role, models) in board.usage() {
         let (calls, tokens) = models.values().fold((0, 0), |(c, t), u| {
