@@ -1336,3 +1336,117 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
     assert!(stdout(&agon(dir, &["list"])).contains(&id));
     child.kill().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agon_serve_never_shows_an_api_key_on_a_page_in_a_response_or_in_its_log() {
+    use tokio::io::AsyncBufReadExt;
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("serve-secret");
+    let dir = dir_tmp.path();
+    let secret = "sk-agon-serve-secret-0123456789";
+    // The models are OpenAI's, pointed at the stub: every call carries the key.
+    let toml = std::fs::read_to_string(config(dir, &server.uri()))
+        .unwrap()
+        .replace(
+            &format!("openai-compatible:stub@{}/v1", server.uri()),
+            "openai:stub",
+        );
+    assert!(toml.contains("default = \"openai:stub\""), "{toml}");
+    let mut child = tokio::process::Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .env_remove("AGON_SERVER_TOKEN")
+        .env("OPENAI_API_KEY", secret)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+        .current_dir(dir)
+        .args(["-vv", "serve", "--addr", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("agon serve ended before it served")
+    })
+    .await
+    .expect("agon serve starts");
+    let log = tokio::spawn(async move {
+        let mut log = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
+    let client = reqwest::Client::new();
+    let text = |path: String| {
+        let client = client.clone();
+        let base = base.clone();
+        async move {
+            client
+                .get(format!("{base}{path}"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        }
+    };
+    let created: serde_json::Value = client
+        .post(format!("{base}/api/debates"))
+        .json(&serde_json::json!({ "toml": toml }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().expect("an id").to_owned();
+    // The stream ends with the debate.
+    let stream = tokio::time::timeout(
+        Duration::from_secs(60),
+        text(format!("/api/debates/{id}/events")),
+    )
+    .await
+    .expect("the debate finishes");
+    assert!(stream.contains("event: end"), "{stream}");
+    let mut seen = vec![stream];
+    for path in [
+        "/".to_owned(),
+        "/api/debates".to_owned(),
+        format!("/api/debates/{id}"),
+        format!("/debates/{id}"),
+        format!("/debates/{id}/panels"),
+        format!("/api/debates/{id}/report"),
+        format!("/api/debates/{id}/report?format=json"),
+        format!("/api/debates/{id}/metrics"),
+        "/api/agents".to_owned(),
+    ] {
+        seen.push(text(path).await);
+    }
+    assert!(seen[3].contains("finished"), "{}", seen[3]);
+    child.kill().await.unwrap();
+    let log = log.await.unwrap();
+    assert!(log.contains("model_call"), "the log has the calls:\n{log}");
+    seen.push(log);
+    for body in &seen {
+        assert!(!body.contains(secret), "the key leaked:\n{body}");
+    }
+    // The key was in use: the stub got it with every call.
+    let requests = server.received_requests().await.unwrap();
+    assert!(!requests.is_empty());
+    assert!(requests.iter().all(|r| {
+        r.headers
+            .get("authorization")
+            .is_some_and(|v| v.to_str().unwrap().contains(secret))
+    }));
+}

@@ -478,6 +478,14 @@ mod tests {
             persona: "bo".into(),
             reaction: agon_core::Reaction::Oppose,
         });
+        log.push(DebateEvent::UsageRecorded {
+            role: "debater".into(),
+            model: "m".into(),
+            calls: 3,
+            input_tokens: 100,
+            output_tokens: 20,
+            cost_micro_usd: Some(12_000),
+        });
         log.push(DebateEvent::OutputRepaired {
             step: agon_core::StepId::MemorySetup,
             notes: vec!["dropped <i>junk</i>".into()],
@@ -497,6 +505,13 @@ mod tests {
             html.contains("<h2>Repairs</h2>") && html.contains("dropped &lt;i&gt;junk&lt;/i&gt;")
         );
         assert!(html.contains("<h2>Debate quality</h2>"));
+        // Usage and cost by role.
+        assert!(
+            html.contains(
+                "<tr><td>debater</td><td>3 calls</td><td>120 tokens</td><td>$0.0120</td></tr>"
+            ),
+            "{html}"
+        );
         assert!(html.contains("<tr><td>ledger coverage</td>"), "{html}");
     }
 

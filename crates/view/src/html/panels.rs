@@ -367,12 +367,25 @@ pub fn panels(view: &DebateView) -> String {
         }
     );
     for (role, models) in board.usage() {
-        let (calls, tokens) = models.values().fold((0, 0), |(c, t), u| {
-            (c + u.calls, t + u.input_tokens + u.output_tokens)
-        });
+        let (calls, tokens, cost, unpriced) =
+            models
+                .values()
+                .fold((0, 0, 0, false), |(c, t, m, u), usage| {
+                    (
+                        c + usage.calls,
+                        t + usage.input_tokens + usage.output_tokens,
+                        m + usage.cost_micro_usd,
+                        u || usage.unpriced,
+                    )
+                });
+        let cost = if unpriced && cost == 0 {
+            "—".to_owned()
+        } else {
+            format!("${:.4}", cost as f64 / 1e6)
+        };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{calls} calls</td><td>{tokens} tokens</td></tr>",
+            "<tr><td>{}</td><td>{calls} calls</td><td>{tokens} tokens</td><td>{cost}</td></tr>",
             escape(role)
         );
     }
