@@ -22,7 +22,15 @@ pub struct EvalArgs {
     config: PathBuf,
     /// The debate: an id in the store, or a saved debate-state JSON file
     /// (`agon debate --output FILE.json`, or dialectic's own).
-    debate: String,
+    #[arg(
+        required_unless_present = "debate_flag",
+        conflicts_with = "debate_flag"
+    )]
+    debate: Option<String>,
+    /// The debate, as dialectic's `eval -d/--debate FILE` names it (an id
+    /// in the store works too).
+    #[arg(long = "debate", short = 'd', value_name = "DEBATE")]
+    debate_flag: Option<String>,
     /// FILE.json: averages and every evaluator's answer; FILE.csv: one row
     /// per evaluator; any other FILE: the Markdown table (default: the
     /// table on standard output).
@@ -71,7 +79,12 @@ pub async fn run(
     verbose: bool,
 ) -> Result<ExitCode, Failure> {
     let config = EvalConfig::load(&args.config).map_err(invalid)?;
-    let input = input(store, &args.debate).await?;
+    let debate = args
+        .debate
+        .as_deref()
+        .or(args.debate_flag.as_deref())
+        .ok_or_else(|| crate::dialectic::usage_error("DEBATE", "give a debate id or file"))?;
+    let input = input(store, debate).await?;
     let file = args.config.display().to_string();
     let mut warnings = Vec::new();
     let mut evaluators = Vec::new();

@@ -10,6 +10,7 @@ mod dialectic;
 mod eval;
 mod live;
 mod memory;
+mod report_file;
 mod serve;
 
 use std::path::PathBuf;
@@ -100,10 +101,21 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         ids: Vec<String>,
     },
-    /// Write a debate's markdown report.
+    /// Write a debate's markdown report: a debate in the store, or a saved
+    /// debate-state JSON (`--debate FILE`: Agon's `-o FILE.json`, or one
+    /// dialectic wrote).
     Report {
         /// The debate id.
-        id: String,
+        #[arg(required_unless_present = "debate", conflicts_with = "debate")]
+        id: Option<String>,
+        /// A saved debate-state JSON file instead of a debate in the store
+        /// (dialectic's `report --debate`).
+        #[arg(long, short = 'd')]
+        debate: Option<PathBuf>,
+        /// With `--debate`: name the agents as this configuration does
+        /// (dialectic's debate-config.json, or a TOML configuration).
+        #[arg(long, short, requires = "debate")]
+        config: Option<PathBuf>,
         /// Write to this file instead of standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -574,21 +586,43 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Report { id, output } => {
-            let id = DebateId::new(id);
-            let options = ReportOptions {
-                verbose,
-                reflection_threshold: orch
-                    .config_of(&id)
-                    .await
-                    .ok()
-                    .map(|c| c.reflection_threshold),
-            };
-            let view = view_of(&orch, &id, options).await?;
-            let md = if cli.json {
-                serde_json::to_string_pretty(&view.json())?
-            } else {
-                view.markdown()
+        Command::Report {
+            id,
+            debate,
+            config,
+            output,
+        } => {
+            let md = match (id, debate) {
+                (_, Some(file)) => {
+                    let options = ReportOptions {
+                        verbose,
+                        reflection_threshold: None,
+                    };
+                    report_file::render(&file, config.as_deref(), options, cli.json)?
+                }
+                (Some(id), None) => {
+                    let id = DebateId::new(id);
+                    let options = ReportOptions {
+                        verbose,
+                        reflection_threshold: orch
+                            .config_of(&id)
+                            .await
+                            .ok()
+                            .map(|c| c.reflection_threshold),
+                    };
+                    let view = view_of(&orch, &id, options).await?;
+                    if cli.json {
+                        serde_json::to_string_pretty(&view.json())?
+                    } else {
+                        view.markdown()
+                    }
+                }
+                (None, None) => {
+                    return Err(dialectic::usage_error(
+                        "ID",
+                        "give a debate id, or a saved debate with --debate FILE",
+                    ));
+                }
             };
             match output {
                 Some(path) => {

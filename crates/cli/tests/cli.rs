@@ -825,49 +825,72 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     );
 }
 
+/// A directory with `agon` linked as `dialectic`, dialectic's
+/// `debate-config.json` (`config`), a problem file and an env file that
+/// points OpenAI's models at `server`.
+struct DialecticLink {
+    dir: tempfile::TempDir,
+}
+
+impl DialecticLink {
+    fn new(name: &str, server: &wiremock::MockServer, config: &str) -> Self {
+        let dir = temp_dir(name);
+        std::os::unix::fs::symlink(AGON, dir.path().join("dialectic")).unwrap();
+        std::fs::write(dir.path().join("debate-config.json"), config).unwrap();
+        std::fs::write(
+            dir.path().join("problem.md"),
+            "Design a rate limiting system",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("stub.env"),
+            format!(
+                "OPENAI_API_KEY=test-key\nOPENAI_BASE_URL={}/v1\n",
+                server.uri()
+            ),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `dialectic ARGS…` in the directory (keys only from `-e stub.env`).
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(self.path().join("dialectic"))
+            .env(
+                "AGON_STORE",
+                format!("sqlite://{}", self.path().join("agon.db").display()),
+            )
+            .env_remove("AGON_MODELS_DIR")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .current_dir(self.path())
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
 /// dialectic's own command line, short flags and default config file
 /// included, through a link named `dialectic`: the protocol is dialectic
 /// and `./debate-config.json` is read when no `-c` is given.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialectics_command_line_runs_through_a_dialectic_link() {
     let server = stub(Duration::ZERO).await;
-    let dir_tmp = temp_dir("dialectic-link");
-    let dir = dir_tmp.path();
-    let link = dir.join("dialectic");
-    std::os::unix::fs::symlink(AGON, &link).unwrap();
-    std::fs::write(
-        dir.join("debate-config.json"),
+    let link = DialecticLink::new(
+        "dialectic-link",
+        &server,
         r#"{"agents": [
               {"id": "agent-architect", "name": "System Architect", "role": "architect", "model": "stub", "provider": "openai", "temperature": 0.5},
               {"id": "agent-kiss", "name": "Simplicity Advocate", "role": "kiss", "model": "stub", "provider": "openai", "temperature": 0.5},
               {"id": "agent-security", "name": "Security Expert", "role": "security", "model": "stub", "provider": "openai", "temperature": 0.5}],
             "judge": {"id": "judge-main", "name": "Technical Judge", "role": "generalist", "model": "stub", "provider": "openai", "temperature": 0.3},
             "debate": {"rounds": 3}}"#,
-    )
-    .unwrap();
-    std::fs::write(dir.join("problem.md"), "Design a rate limiting system").unwrap();
-    std::fs::write(
-        dir.join("stub.env"),
-        format!(
-            "OPENAI_API_KEY=test-key\nOPENAI_BASE_URL={}/v1\n",
-            server.uri()
-        ),
-    )
-    .unwrap();
-    let run = |args: &[&str]| {
-        Command::new(&link)
-            .env(
-                "AGON_STORE",
-                format!("sqlite://{}", dir.join("agon.db").display()),
-            )
-            .env_remove("AGON_MODELS_DIR")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    );
+    let (dir, run) = (link.path(), |args: &[&str]| link.run(args));
     let o = run(&[
         "debate",
         "-r",
@@ -1449,4 +1472,123 @@ async fn agon_serve_never_shows_an_api_key_on_a_page_in_a_response_or_in_its_log
             .get("authorization")
             .is_some_and(|v| v.to_str().unwrap().contains(secret))
     }));
+}
+
+/// dialectic's `report --debate` and `eval -d` through the `dialectic`
+/// link: on Agon's own saved state, and on a state JSON in dialectic's own
+/// shape (written by hand from its documented `DebateState`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialectics_report_and_eval_read_saved_debate_files() {
+    let server = stub(Duration::ZERO).await;
+    let link = DialecticLink::new(
+        "dialectic-files",
+        &server,
+        r#"{"agents": [
+              {"id": "agent-architect", "name": "System Architect", "role": "architect", "model": "stub", "provider": "openai", "temperature": 0.5},
+              {"id": "agent-kiss", "name": "Simplicity Advocate", "role": "kiss", "model": "stub", "provider": "openai", "temperature": 0.5}],
+            "judge": {"id": "judge-main", "name": "Technical Judge", "role": "generalist", "model": "stub", "provider": "openai", "temperature": 0.3},
+            "debate": {"rounds": 1}}"#,
+    );
+    let (dir, run) = (link.path(), |args: &[&str]| link.run(args));
+    std::fs::write(
+        dir.join("eval.json"),
+        r#"{"agents": [{"id": "e1", "name": "E1", "model": "stub", "provider": "openai"}]}"#,
+    )
+    .unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/dialectic-state.json"
+        ),
+        dir.join("theirs.json"),
+    )
+    .unwrap();
+    let o = run(&[
+        "debate",
+        "-r",
+        "1",
+        "-c",
+        "debate-config.json",
+        "-o",
+        "ours.json",
+        "-p",
+        "problem.md",
+        "-e",
+        "stub.env",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Agon's own saved state: the report from its blackboard.
+    let o = run(&["report", "--debate", "ours.json", "-o", "ours.md", "-v"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = std::fs::read_to_string(dir.join("ours.md")).unwrap();
+    assert!(ours.contains("Design a rate limiting system"), "{ours}");
+    assert!(ours.contains("System Architect"), "{ours}");
+    assert!(
+        ours.contains("`agon report ID`"),
+        "says where the metrics are"
+    );
+
+    // dialectic's own: its problem, clarifications, rounds and solution,
+    // the agents named as the configuration names them.
+    let o = run(&[
+        "report",
+        "--debate",
+        "theirs.json",
+        "--config",
+        "debate-config.json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = stdout(&o);
+    for needle in [
+        "Design a rate limiting system for a public REST API",
+        "Are limits per API key or per IP?",
+        "Per API key.",
+        "### Round 2",
+        "Per-node counters let a client get three times its limit",
+        "Simplicity Advocate",
+        "One token bucket per API key in Redis",
+        "Load test at 15k requests/s",
+    ] {
+        assert!(theirs.contains(needle), "lacks `{needle}`:\n{theirs}");
+    }
+    let o = run(&["--json", "report", "-d", "theirs.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["solution"]["confidence"], 78, "{json}");
+
+    // A broken file names the field.
+    let mut broken: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("theirs.json")).unwrap()).unwrap();
+    broken["rounds"][1]["contributions"][2]["type"] = serde_json::json!("rebuttal");
+    std::fs::write(dir.join("broken.json"), broken.to_string()).unwrap();
+    let o = run(&["report", "--debate", "broken.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("broken.json: rounds[1].contributions[2].type: `rebuttal`"),
+        "{}",
+        stderr(&o)
+    );
+
+    // dialectic's eval command line, on both files.
+    for file in ["ours.json", "theirs.json"] {
+        let out = format!("{file}.eval.json");
+        let o = run(&[
+            "eval",
+            "-c",
+            "eval.json",
+            "-d",
+            file,
+            "-v",
+            "-o",
+            &out,
+            "-e",
+            "stub.env",
+        ]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        let scores: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(&out)).unwrap()).unwrap();
+        assert!(scores.is_object(), "{scores}");
+    }
 }

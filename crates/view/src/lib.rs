@@ -31,6 +31,7 @@
 
 pub mod export;
 pub mod html;
+pub mod import;
 pub mod live;
 mod memory_stats;
 pub mod metrics;

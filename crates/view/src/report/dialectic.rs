@@ -50,10 +50,16 @@ fn contribution(s: &mut String, bb: &Blackboard, m: &DialogueMessage, options: R
     if options.verbose
         && let Some(meta) = &m.meta
     {
+        let tokens = if meta.input_tokens == 0 {
+            // A total without its split (a file dialectic wrote).
+            meta.output_tokens.to_string()
+        } else {
+            format!("{} in / {} out", meta.input_tokens, meta.output_tokens)
+        };
         let _ = write!(
             s,
-            " _(model {}, latency {} ms, tokens {} in / {} out)_",
-            meta.model, meta.latency_ms, meta.input_tokens, meta.output_tokens
+            " _(model {}, latency {} ms, tokens {tokens})_",
+            meta.model, meta.latency_ms
         );
     }
     let _ = writeln!(s, "\n\n{}\n", m.content.trim());
