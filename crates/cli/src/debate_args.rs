@@ -82,7 +82,10 @@ pub(crate) struct DebateFlags {
         conflicts_with = "topic"
     )]
     pub problem_file: Option<PathBuf>,
-    /// Background the participants should know, from this file.
+    /// Background the participants should know, from this file
+    /// (dialectic 0.1.0). A directory (dialectic 0.7's context directory
+    /// for the agents' file tools) is accepted with a warning: Agon's agents
+    /// have no file tools yet.
     #[arg(long)]
     pub context: Option<PathBuf>,
     /// Debaters to cast for the topic (2-6) when the config names none
@@ -182,11 +185,26 @@ impl DebateFlags {
             (_, Some(file)) => Some(read_text("--problem-file", file)?.trim().to_owned()),
             (topic, None) => topic.clone(),
         };
-        let context = self
-            .context
-            .as_deref()
-            .map(|file| read_text("--context", file))
-            .transpose()?;
+        let context = match self.context.as_deref() {
+            // dialectic 0.7's meaning: the directory its file tools read.
+            Some(dir) if dir.is_dir() => {
+                eprintln!(
+                    "warning: --context {}: a directory, taken as dialectic 0.7's context \
+                     directory for the agents' file tools, which Agon does not have yet; \
+                     no background was read from it",
+                    dir.display()
+                );
+                None
+            }
+            Some(file) => {
+                eprintln!(
+                    "Reading --context {} as background for every participant (a file, as in dialectic 0.1.0)",
+                    file.display()
+                );
+                Some(read_text("--context", file)?)
+            }
+            None => None,
+        };
         Ok(Overrides {
             protocol: self.protocol.map(ProtocolKind::from),
             topic,

@@ -101,6 +101,16 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         ids: Vec<String>,
     },
+    /// Rate a debate's outcome (dialectic's `userFeedback`): recorded in its
+    /// log, shown by `list` and `report`, and written as `userFeedback` in
+    /// its debate-state JSON. The latest rating counts.
+    Feedback {
+        /// The debate id.
+        id: String,
+        /// up (+1) or down (-1).
+        #[arg(value_enum)]
+        rating: Rating,
+    },
     /// Write a debate's markdown report: a debate in the store, or a saved
     /// debate-state JSON (`--debate FILE`: Agon's `-o FILE.json`, or one
     /// dialectic wrote).
@@ -207,6 +217,15 @@ struct ViewArgs {
     /// (`.md` is added when missing; a failure is only a warning).
     #[arg(long)]
     report: Option<PathBuf>,
+}
+
+/// A person's rating of a debate's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Rating {
+    /// +1.
+    Up,
+    /// -1.
+    Down,
 }
 
 /// An error with the exit code it maps to.
@@ -493,10 +512,16 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Serve { addr } => serve::run(store, url, addr).await,
         Command::List => {
             let debates = store.list_debates().await?;
+            // A person's rating is in each debate's log.
+            let mut feedback = Vec::with_capacity(debates.len());
+            for d in &debates {
+                feedback.push(store.load(&d.id).await?.0.user_feedback());
+            }
             if cli.json {
                 let rows: Vec<serde_json::Value> = debates
                     .iter()
-                    .map(|d| {
+                    .zip(&feedback)
+                    .map(|(d, feedback)| {
                         serde_json::json!({
                             "id": d.id,
                             "topic": d.topic,
@@ -504,6 +529,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                             "status": d.status,
                             "messages": d.message_count,
                             "events": d.last_seq,
+                            "user_feedback": feedback,
                             "created_at": d.created_at,
                             "updated_at": d.updated_at,
                         })
@@ -515,9 +541,14 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             if debates.is_empty() {
                 eprintln!("No debates in {}", store.url());
             }
-            for d in debates {
+            for (d, feedback) in debates.iter().zip(feedback) {
+                let rated = match feedback {
+                    Some(1) => "+1",
+                    Some(_) => "-1",
+                    None => "  ",
+                };
                 println!(
-                    "{}  {:<11}  {:>3} msgs  {}  {}",
+                    "{}  {:<11}  {:>3} msgs  {rated}  {}  {}",
                     d.id,
                     d.status.as_str(),
                     d.message_count,
@@ -632,6 +663,23 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                 }
                 None => print!("{md}"),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Feedback { id, rating } => {
+            let id = DebateId::new(id);
+            let value = match rating {
+                Rating::Up => 1,
+                Rating::Down => -1,
+            };
+            orch.record(
+                &id,
+                &[agon_core::DebateEvent::FeedbackRecorded {
+                    value,
+                    time: chrono::Utc::now(),
+                }],
+            )
+            .await?;
+            eprintln!("Recorded feedback {value:+} for debate {id}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Export { id } => {

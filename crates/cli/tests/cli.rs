@@ -1503,6 +1503,7 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
         dir.join("theirs.json"),
     )
     .unwrap();
+    std::fs::write(dir.join("background.md"), "The API serves 2,000 customers.").unwrap();
     let o = run(&[
         "debate",
         "-r",
@@ -1513,11 +1514,39 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
         "ours.json",
         "-p",
         "problem.md",
+        "--context",
+        "background.md",
         "-e",
         "stub.env",
         "-q",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Reading --context background.md as background"),
+        "says which --context it took: {}",
+        stderr(&o)
+    );
+    // dialectic 0.7's --context is a directory: accepted, and said so.
+    std::fs::create_dir(dir.join("repo")).unwrap();
+    let o = run(&[
+        "debate",
+        "-r",
+        "1",
+        "-p",
+        "problem.md",
+        "--context",
+        "repo",
+        "-e",
+        "stub.env",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("--context repo: a directory, taken as dialectic 0.7's context directory"),
+        "{}",
+        stderr(&o)
+    );
 
     // Agon's own saved state: the report from its blackboard.
     let o = run(&["report", "--debate", "ours.json", "-o", "ours.md", "-v"]);
@@ -1570,6 +1599,28 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
         "{}",
         stderr(&o)
     );
+
+    // A person rates the stored debate: list, report and the state JSON
+    // (rewritten by a resume of the finished debate) show it.
+    let listed: Value = serde_json::from_str(&stdout(&run(&["--json", "list"]))).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let o = run(&["feedback", &id, "down"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&run(&["list"])).contains("  -1  "),
+        "{}",
+        stdout(&run(&["list"]))
+    );
+    let report = stdout(&run(&["report", &id]));
+    assert!(report.contains("user feedback: down (-1)"), "{report}");
+    let o = run(&["resume", &id, "-o", "rated.json", "-q", "-e", "stub.env"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rated: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rated.json")).unwrap()).unwrap();
+    assert_eq!(rated["userFeedback"], -1);
+    let o = run(&["feedback", "d-nope", "up"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("d-nope"), "{}", stderr(&o));
 
     // dialectic's eval command line, on both files.
     for file in ["ours.json", "theirs.json"] {

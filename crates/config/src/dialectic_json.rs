@@ -11,11 +11,16 @@
 //! | `debate.timeoutPerRound` (ms) | `dialectic.timeout_per_round_secs` |
 //! | `debate.interactiveClarifications`, `clarificationsMaxPerAgent` | `dialectic.clarify`, `dialectic.max_questions` |
 //! | `debate.summarization` (+ `promptPath`) | `dialectic.summarization` (+ `summary_prompt_file`) |
+//! | `debate.orchestratorType` (0.7) | read; either value runs Agon's one engine |
+//! | `debate.clarificationsMaxIterations` (0.7) | read; above 1 a warning (Agon asks one round) |
+//! | anything else (agents' `tools`, `toolCallLimit`, …) | a warning naming the key: nothing is silently ignored |
 //!
 //! The models of Agon's own roles (analysis into the ledger) default to
 //! the judge's model, so a dialectic config needs no local model.
 
 use agon_context::perspective::{SummarizationOverride, SummarizationSettings};
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use crate::dialectic::{AgentConfig, TerminationKind};
@@ -28,6 +33,9 @@ struct SystemConfig {
     agents: Vec<JsonAgent>,
     judge: Option<JsonAgent>,
     debate: Option<JsonDebate>,
+    /// Keys Agon does not know: each one a warning, never silently dropped.
+    #[serde(flatten)]
+    other: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -44,6 +52,10 @@ struct JsonAgent {
     clarification_prompt_path: Option<String>,
     enabled: Option<bool>,
     summarization: Option<SummarizationOverride>,
+    /// dialectic 0.7's agent tools (`tools`, `toolCallLimit`) and any other
+    /// key Agon does not act on: each one a warning.
+    #[serde(flatten)]
+    other: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,7 +87,30 @@ struct JsonDebate {
     timeout_per_round: Option<u64>,
     interactive_clarifications: Option<bool>,
     clarifications_max_per_agent: Option<usize>,
+    /// dialectic 0.7: how many times agents may ask again (Agon asks once).
+    clarifications_max_iterations: Option<u32>,
+    /// dialectic 0.7's choice of orchestrator: both run Agon's one engine.
+    orchestrator_type: Option<String>,
     summarization: Option<JsonSummarization>,
+    /// Keys Agon does not know: each one a warning.
+    #[serde(flatten)]
+    other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A warning for each key of `other` (under `at`), saying Agon ignores it.
+fn unknown_keys(
+    file: &str,
+    at: &str,
+    other: &BTreeMap<String, serde_json::Value>,
+    warnings: &mut Vec<String>,
+) {
+    for key in other.keys() {
+        let why = match key.as_str() {
+            "tools" | "toolCallLimit" => "Agon's agents have no tools yet",
+            _ => "not a key Agon knows",
+        };
+        warnings.push(format!("{file}: {at}{key}: {why}; ignored"));
+    }
 }
 
 fn invalid(file: &str, field: String, reason: String) -> ConfigError {
@@ -103,6 +138,7 @@ fn agent(
             ));
         }
     };
+    unknown_keys(file, &format!("{field}."), &a.other, warnings);
     if a.clarification_prompt_path.is_some() {
         warnings.push(format!(
             "{file}: {field}.clarificationPromptPath: the built-in clarification prompt is used"
@@ -136,6 +172,7 @@ pub fn from_dialectic_json(
         message: e.to_string(),
     })?;
     let mut warnings = Vec::new();
+    unknown_keys(file, "", &system.other, &mut warnings);
     let mut config = DebateConfig {
         protocol: ProtocolKind::Dialectic,
         ..DebateConfig::default()
@@ -160,6 +197,16 @@ pub fn from_dialectic_json(
         )),
     }
     if let Some(debate) = system.debate {
+        unknown_keys(file, "debate.", &debate.other, &mut warnings);
+        if let Some(n) = debate.clarifications_max_iterations
+            && n > 1
+        {
+            warnings.push(format!(
+                "{file}: debate.clarificationsMaxIterations {n}: Agon asks one round of clarifying questions"
+            ));
+        }
+        // Either orchestrator of dialectic 0.7 is Agon's one engine.
+        let _ = debate.orchestrator_type;
         if let Some(rounds) = debate.rounds {
             d.rounds = rounds;
         }
@@ -307,5 +354,33 @@ mod tests {
         let (c, warnings) = from_dialectic_json("{}", "z.json").unwrap();
         assert_eq!(c.dialectic.agents.len(), 3);
         assert_eq!(warnings.len(), 2, "no agents, no judge: {warnings:?}");
+    }
+
+    #[test]
+    fn dialectic_0_7_keys_are_read_and_every_unknown_key_is_a_warning() {
+        let text = r#"{
+          "agents": [{"id": "a1", "name": "Arch", "role": "architect", "model": "gpt-4",
+                      "provider": "openai", "temperature": 0.5,
+                      "tools": [{"name": "file_read"}], "toolCallLimit": 5}],
+          "judge": {"id": "j", "name": "Judge", "role": "generalist", "model": "gpt-4",
+                    "provider": "openai", "temperature": 0.2, "colour": "blue"},
+          "debate": {"rounds": 2, "orchestratorType": "state-machine",
+                     "clarificationsMaxIterations": 3, "clarificationsMaxPerAgent": 4,
+                     "speed": "fast"},
+          "version": 7
+        }"#;
+        let (c, warnings) = from_dialectic_json(text, "x.json").unwrap();
+        assert_eq!(c.dialectic.max_questions, 4);
+        assert_eq!(
+            warnings,
+            vec![
+                "x.json: version: not a key Agon knows; ignored",
+                "x.json: agents[0].toolCallLimit: Agon's agents have no tools yet; ignored",
+                "x.json: agents[0].tools: Agon's agents have no tools yet; ignored",
+                "x.json: judge.colour: not a key Agon knows; ignored",
+                "x.json: debate.speed: not a key Agon knows; ignored",
+                "x.json: debate.clarificationsMaxIterations 3: Agon asks one round of clarifying questions",
+            ]
+        );
     }
 }

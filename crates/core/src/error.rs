@@ -176,4 +176,10 @@ pub enum ApplyError {
         /// The limit.
         max: usize,
     },
+    /// Feedback other than `1` or `-1`.
+    #[error("feedback_recorded: value {value} is not 1 (up) or -1 (down)")]
+    FeedbackOutOfRange {
+        /// The value given.
+        value: i8,
+    },
 }

@@ -353,7 +353,16 @@ pub enum DebateEvent {
         /// When.
         time: DateTime<Utc>,
     },
-    /// The debate ended; no event may follow.
+    /// A person rated the debate's outcome (dialectic's `userFeedback`):
+    /// `1` up, `-1` down; the latest rating counts. The one event a
+    /// finished debate still accepts.
+    FeedbackRecorded {
+        /// `1` or `-1`.
+        value: i8,
+        /// When.
+        time: DateTime<Utc>,
+    },
+    /// The debate ended; no event may follow but feedback.
     DebateFinished {
         /// When.
         time: DateTime<Utc>,
@@ -396,6 +405,7 @@ impl DebateEvent {
             Self::NoteAdded { .. } => "note_added",
             Self::DebatePaused { .. } => "debate_paused",
             Self::DebateResumed { .. } => "debate_resumed",
+            Self::FeedbackRecorded { .. } => "feedback_recorded",
             Self::DebateFinished { .. } => "debate_finished",
         }
     }

@@ -459,3 +459,41 @@ fn moderator_notes_and_pauses_are_checked_and_survive_a_snapshot() {
     .unwrap();
     assert!(!b.is_paused());
 }
+
+#[test]
+fn feedback_is_the_one_event_a_finished_debate_accepts() {
+    let mut b = board();
+    b.apply(&DebateEvent::DebateFinished { time: t(9) })
+        .unwrap();
+    b.apply(&DebateEvent::FeedbackRecorded {
+        value: 1,
+        time: t(10),
+    })
+    .unwrap();
+    b.apply(&DebateEvent::FeedbackRecorded {
+        value: -1,
+        time: t(11),
+    })
+    .unwrap();
+    assert_eq!(b.user_feedback(), Some(-1), "the latest counts");
+    let err = rejects(
+        &mut b,
+        DebateEvent::FeedbackRecorded {
+            value: 3,
+            time: t(12),
+        },
+    );
+    assert_eq!(
+        err.to_string(),
+        "feedback_recorded: value 3 is not 1 (up) or -1 (down)"
+    );
+    let err = rejects(
+        &mut b,
+        DebateEvent::NoteAdded {
+            text: "late".into(),
+            author: None,
+            time: t(12),
+        },
+    );
+    assert!(err.to_string().contains("is finished"), "{err}");
+}

@@ -273,6 +273,32 @@ impl Orchestrator {
         Ok(outcome)
     }
 
+    /// Appends `events` to a debate outside a run (a person's feedback on
+    /// a finished debate), under the run lease, so no runner appends at the
+    /// same time: a debate another live process runs is refused
+    /// ([`agon_store::StoreError::Leased`]). Each event is checked by the
+    /// blackboard as any other. Returns the new last sequence.
+    pub async fn record(
+        &self,
+        id: &DebateId,
+        events: &[agon_core::DebateEvent],
+    ) -> Result<u64, OrchestratorError> {
+        self.store.debate(id).await?;
+        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
+        let appended = async {
+            let mut log = DebateLog::open(
+                Arc::clone(&self.store),
+                id.clone(),
+                SnapshotPolicy::default(),
+            )
+            .await?;
+            Ok::<u64, OrchestratorError>(log.append(events).await?)
+        }
+        .await;
+        self.store.release_lease(&lease).await?;
+        appended
+    }
+
     /// Every stored event of a debate, in order (what a view of it is
     /// computed from: `agon_view::DebateView::from_log`); an unknown
     /// debate is an error naming it.

@@ -27,6 +27,7 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/stop", post(stop))
         .route("/api/debates/{id}/questions", get(questions))
         .route("/api/debates/{id}/answers", post(answers))
+        .route("/api/debates/{id}/feedback", post(feedback))
         .with_state(Arc::clone(&server))
         .merge(crate::agents::routes(Arc::clone(&server)))
         .merge(crate::steer::routes(Arc::clone(&server)))
@@ -221,6 +222,48 @@ async fn answers(
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "answered": true })),
+    )
+        .into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Feedback {
+    /// `"up"` or `"down"`.
+    rating: String,
+}
+
+/// A person's rating of the outcome (`agon feedback`), recorded in the
+/// debate's log under its run lease.
+async fn feedback(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<Feedback>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let value = match body.rating.as_str() {
+        "up" => 1,
+        "down" => -1,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "rating: `{other}` is not up or down"
+            )));
+        }
+    };
+    if server.is_running(&id) {
+        return Err(ApiError::conflict(format!(
+            "debate `{id}` is running; rate it when it ends"
+        )));
+    }
+    let event = agon_core::DebateEvent::FeedbackRecorded {
+        value,
+        time: chrono::Utc::now(),
+    };
+    server.orchestrator().record(&id, &[event]).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "id": id, "user_feedback": value })),
     )
         .into_response())
 }

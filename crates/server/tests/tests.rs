@@ -840,6 +840,32 @@ async fn trust_memories_overrides_and_comparisons_over_the_api() {
     );
 
     // Both debates' metrics side by side.
+    // A person rates the outcome: recorded in the finished debate's log.
+    let r = post(
+        &base,
+        &format!("/api/debates/{first}/feedback"),
+        json!({ "rating": "down" }),
+    )
+    .await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let view = get_json(&base, &format!("/api/debates/{first}")).await;
+    assert_eq!(view["view"]["user_feedback"], -1, "{view}");
+    let r = post(
+        &base,
+        &format!("/api/debates/{first}/feedback"),
+        json!({ "rating": "sideways" }),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("sideways"));
+    let r = post(
+        &base,
+        "/api/debates/d-nope/feedback",
+        json!({ "rating": "up" }),
+    )
+    .await;
+    assert_eq!(r.status(), 404);
+
     let compared = get_json(&base, &format!("/api/compare?ids={first},{second}")).await;
     let rows = compared["debates"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
@@ -1403,8 +1429,14 @@ async fn a_person_starts_steers_and_overrides_a_debate_on_the_page() {
     .await;
     tab.until("document.getElementById('override-status').textContent === 'recorded in the trust memory of Theo'")
         .await;
+    tab.eval("document.getElementById('rate-up').click(); true")
+        .await;
+    tab.until("document.getElementById('rate-status').textContent === 'rated up'")
+        .await;
     tab.close().await;
 
+    let rated = get_json(&base, &format!("/api/debates/{id}")).await;
+    assert_eq!(rated["view"]["user_feedback"], 1);
     let theo = get_json(&base, "/api/agents/Theo").await;
     assert!(
         theo.to_string().contains("We chose congestion pricing."),

@@ -60,6 +60,13 @@
       .then(function (b) { document.getElementById('override-status').textContent = 'recorded in the trust memory of ' + b.agents.join(', '); })
       .catch(function (e) { document.getElementById('override-status').textContent = e.message; });
   });
+  function rate(rating) {
+    post('/feedback', { rating: rating })
+      .then(function () { document.getElementById('rate-status').textContent = 'rated ' + rating; })
+      .catch(function (e) { document.getElementById('rate-status').textContent = e.message; });
+  }
+  document.getElementById('rate-up').addEventListener('click', function () { rate('up'); });
+  document.getElementById('rate-down').addEventListener('click', function () { rate('down'); });
   var source = new EventSource(withToken('/api/debates/' + encodeURIComponent(id) + '/events?after=' + last));
   source.addEventListener('event', function (e) {
     var event = JSON.parse(e.data);

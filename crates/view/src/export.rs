@@ -142,6 +142,7 @@ pub fn dialectic_state(bb: &Blackboard) -> Value {
         "clarifications": clarifications,
         "judgeSummary": judge_summary,
         "finalSolution": final_solution,
+        "userFeedback": bb.user_feedback(),
         "createdAt": bb.started_at(),
         "updatedAt": bb.finished_at().or(bb.started_at()),
         "agon": bb,

@@ -163,7 +163,8 @@ impl Blackboard {
                     debate: self.debate_label(),
                 });
             }
-            (DebateStatus::Running, _) => {}
+            (DebateStatus::Running, _)
+            | (DebateStatus::Finished, DebateEvent::FeedbackRecorded { .. }) => {}
             (DebateStatus::Finished, other) => {
                 return Err(ApplyError::Finished {
                     debate: self.debate_label(),
@@ -420,6 +421,12 @@ impl Blackboard {
                     });
                 }
                 self.data.paused = pause;
+            }
+            DebateEvent::FeedbackRecorded { value, .. } => {
+                if !matches!(value, 1 | -1) {
+                    return Err(ApplyError::FeedbackOutOfRange { value: *value });
+                }
+                self.data.user_feedback = Some(*value);
             }
             DebateEvent::DebateFinished { time } => {
                 self.data.paused = false;

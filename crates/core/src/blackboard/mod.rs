@@ -127,6 +127,9 @@ struct BlackboardData {
     /// Whether a person paused the debate.
     #[serde(default)]
     paused: bool,
+    /// A person's latest rating of the outcome: `1` up, `-1` down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user_feedback: Option<i8>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
     #[serde(default)]
@@ -479,6 +482,12 @@ impl Blackboard {
     /// until it is resumed).
     pub fn is_paused(&self) -> bool {
         self.data.paused
+    }
+
+    /// A person's latest rating of the outcome (dialectic's
+    /// `userFeedback`): `1` up, `-1` down.
+    pub fn user_feedback(&self) -> Option<i8> {
+        self.data.user_feedback
     }
 
     /// Repairs validation made to model outputs, in order.

@@ -186,7 +186,9 @@ fn override_section(hidden: bool) -> String {
         "<section id=\"override\"{}><h2>Override the outcome</h2><form id=\"override-form\">\
          <textarea name=\"decision\" rows=\"2\" required placeholder=\"What you decided instead\"></textarea>\
          <input name=\"agent\" placeholder=\"The one agent it concerns (default: every debater)\">\
-         <button type=\"submit\">Record the override</button> <span class=\"kind\" id=\"override-status\"></span></form></section>",
+         <button type=\"submit\">Record the override</button> <span class=\"kind\" id=\"override-status\"></span></form>\
+         <p>Rate the outcome: <button type=\"button\" id=\"rate-up\">👍 up</button><button type=\"button\" id=\"rate-down\">👎 down</button> \
+         <span class=\"kind\" id=\"rate-status\"></span></p></section>",
         if hidden { " hidden" } else { "" },
     )
 }

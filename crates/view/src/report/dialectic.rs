@@ -79,7 +79,7 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         if let Some(t) = bb.started_at() {
             let _ = write!(s, ", started {}", t.format("%Y-%m-%d %H:%M UTC"));
         }
-        let _ = writeln!(s, ", status: {:?}.\n", bb.status());
+        let _ = writeln!(s, ", status: {:?}{}.\n", bb.status(), super::feedback(bb));
     }
     let _ = writeln!(s, "## Problem Description\n\n{}\n", problem.trim());
     if let Some(ctx) = bb.topic().and_then(|t| t.context.as_deref()) {

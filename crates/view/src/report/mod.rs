@@ -187,6 +187,7 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "synthesis": messages(MessageKind::Synthesis).last(),
         "solution": bb.solution(),
         "moderator_notes": bb.notes(),
+        "user_feedback": bb.user_feedback(),
         "paused": bb.is_paused(),
         "warnings": bb.warnings(),
         "repairs": bb.repairs(),
@@ -211,6 +212,15 @@ pub fn protocol_name(bb: &Blackboard) -> &'static str {
 /// Whether the debate ran the dialectic protocol.
 pub fn is_dialectic(bb: &Blackboard) -> bool {
     bb.protocol() == agon_core::ProtocolKind::Dialectic
+}
+
+/// ", user feedback: up (+1)" when a person rated the outcome.
+pub(crate) fn feedback(bb: &Blackboard) -> &'static str {
+    match bb.user_feedback() {
+        Some(1) => ", user feedback: up (+1)",
+        Some(_) => ", user feedback: down (-1)",
+        None => "",
+    }
 }
 
 fn one_line(text: &str) -> String {
@@ -272,7 +282,7 @@ fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
         if let Some(t) = bb.started_at() {
             let _ = write!(s, ", started {}", t.format("%Y-%m-%d %H:%M UTC"));
         }
-        let _ = writeln!(s, ", status: {:?}.\n", bb.status());
+        let _ = writeln!(s, ", status: {:?}{}.\n", bb.status(), feedback(bb));
     }
     if let Some(ctx) = bb.topic().and_then(|t| t.context.as_deref()) {
         let _ = writeln!(s, "{ctx}\n");
