@@ -271,6 +271,14 @@ async fn commands_run_show_report_and_export_a_debate() {
         "{}",
         stderr(&refused)
     );
+    // A wrong type names the field, not only a line and column.
+    std::fs::write(&bad, r#"{"agent_name": "Broken", "trust_score": "high"}"#).unwrap();
+    let refused = agon(dir, &["agents", "import", bad.to_str().unwrap()]);
+    assert!(
+        stderr(&refused).contains("field `trust_score`"),
+        "{}",
+        stderr(&refused)
+    );
     let unknown = agon(dir, &["agents", "show", "Kai"]);
     assert!(!unknown.status.success());
     assert!(stderr(&unknown).contains("Kai"), "{}", stderr(&unknown));
@@ -1043,6 +1051,28 @@ fn dialectic_bad_input_names_the_flag_or_field() {
         r#"{"agents": [{"id": "a", "name": "A", "role": "architect"}]}"#,
     )
     .unwrap();
+    std::fs::write(
+        dir.join("answers.json"),
+        r#"{"agent-architect": ["fine", 3]}"#,
+    )
+    .unwrap();
+    fails(
+        dir,
+        &with(&["x", "--clarify", "--answers", "answers.json"]),
+        2,
+        &["answers.json", "field `agent-architect[1]`"],
+    );
+    std::fs::write(
+        dir.join("eval-types.json"),
+        r#"{"agents": [{"id": "e1", "name": 3, "model": "x", "provider": "openai"}]}"#,
+    )
+    .unwrap();
+    fails(
+        dir,
+        &["eval", "-c", "eval-types.json", "state.json"],
+        2,
+        &["eval-types.json", "agents[0].name"],
+    );
     fails(
         dir,
         &["debate", "--config", "bad.json", "x"],

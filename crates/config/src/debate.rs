@@ -575,19 +575,27 @@ impl DebateConfig {
 
     /// Parses TOML without validating the values.
     fn parse_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| {
+        // The error names the field by its whole path (`budget.context_tokens`),
+        // else (a syntax error) by the key on its line.
+        let error = |e: toml::de::Error, path: Option<String>| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
             let message = e.message().trim().to_owned();
+            let field = path.filter(|p| p != ".").or_else(|| field_at(text, line));
             ConfigError::Parse {
                 file: file.to_owned(),
                 line,
-                message: match field_at(text, line) {
-                    Some(field) if !message.contains(&field) => {
+                message: match field {
+                    Some(field) if !message.contains(&format!("`{field}`")) => {
                         format!("field `{field}`: {message}")
                     }
                     _ => message,
                 },
             }
+        };
+        let document = toml::Deserializer::parse(text).map_err(|e| error(e, None))?;
+        serde_path_to_error::deserialize(document).map_err(|e| {
+            let path = e.path().to_string();
+            error(e.into_inner(), Some(path))
         })
     }
 
@@ -923,6 +931,26 @@ mod tests {
             .unwrap_err();
         let s = e.to_string();
         assert!(s.starts_with("a.toml:4:") && s.contains("max_turnz"), "{s}");
+        // A wrong type deep in a table names the whole path.
+        let e = DebateConfig::from_toml(
+            "topic = \"t\"\n[budget]\ncontext_tokens = \"big\"\n",
+            "d.toml",
+        )
+        .unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.starts_with("d.toml:3:") && s.contains("field `budget.context_tokens`"),
+            "{s}"
+        );
+        let e = DebateConfig::from_toml(
+            "topic = \"t\"\n[[personas]]\nname = \"A\"\ncontract = 7\n",
+            "e.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("field `personas[0].contract`"),
+            "{e}"
+        );
         let e = DebateConfig::from_toml("[models]\ndebater = \"gpt4\"\n", "b.toml").unwrap_err();
         assert!(e.to_string().contains("field `models.debater`"), "{e}");
         let e = DebateConfig::from_toml(

@@ -166,10 +166,17 @@ pub fn from_dialectic_json(
     text: &str,
     file: &str,
 ) -> Result<(DebateConfig, Vec<String>), ConfigError> {
-    let system: SystemConfig = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
-        file: file.to_owned(),
-        line: e.line(),
-        message: e.to_string(),
+    let system: SystemConfig = serde_path_to_error::deserialize(
+        &mut serde_json::Deserializer::from_str(text),
+    )
+    .map_err(|e| {
+        let field = e.path().to_string();
+        let e = e.into_inner();
+        ConfigError::Parse {
+            file: file.to_owned(),
+            line: e.line(),
+            message: format!("field `{field}`: {e}"),
+        }
     })?;
     let mut warnings = Vec::new();
     unknown_keys(file, "", &system.other, &mut warnings);
@@ -349,6 +356,16 @@ mod tests {
         assert!(
             e.to_string().starts_with("y.json:1:")
                 && e.to_string().contains("missing field `name`"),
+            "{e}"
+        );
+        let e = from_dialectic_json(
+            r#"{"agents": [{"id": "a", "name": "A", "role": "architect", "model": "m",
+                            "provider": "openai", "temperature": "hot"}]}"#,
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("field `agents[0].temperature`"),
             "{e}"
         );
         let (c, warnings) = from_dialectic_json("{}", "z.json").unwrap();

@@ -111,8 +111,17 @@ impl EvalConfig {
             file: file.clone(),
             source,
         })?;
-        let mut config: Self = serde_json::from_str(&text)
-            .map_err(|e| invalid(&file, &format!("line {}", e.line()), e.to_string()))?;
+        let mut config: Self =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(&text))
+                .map_err(|e| {
+                    let field = e.path().to_string();
+                    let e = e.into_inner();
+                    invalid(
+                        &file,
+                        &format!("{field} (line {})", e.line()),
+                        e.to_string(),
+                    )
+                })?;
         if !config.agents.iter().any(|a| a.enabled != Some(false)) {
             return Err(invalid(&file, "agents", "has no enabled evaluator"));
         }

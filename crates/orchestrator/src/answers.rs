@@ -61,13 +61,17 @@ impl AnswersFile {
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        let answers: BTreeMap<String, Vec<Option<String>>> =
-            serde_json::from_str(&text).map_err(|e| {
-                err(format!(
-                    "line {}: {e} (expected an object of agent → list of answers)",
-                    e.line()
-                ))
-            })?;
+        let answers: BTreeMap<String, Vec<Option<String>>> = serde_path_to_error::deserialize(
+            &mut serde_json::Deserializer::from_str(&text),
+        )
+        .map_err(|e| {
+            let at = e.path().to_string();
+            let e = e.into_inner();
+            err(format!(
+                "field `{at}` (line {}): {e} (expected an object of agent → list of answers)",
+                e.line()
+            ))
+        })?;
         Ok(Self {
             path: path.to_owned(),
             answers,

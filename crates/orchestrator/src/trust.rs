@@ -189,10 +189,11 @@ impl TrustStore {
         now: DateTime<Utc>,
     ) -> Result<AgentMemory, TrustStoreError> {
         let memory: AgentMemory =
-            serde_json::from_str(text).map_err(|source| TrustStoreError::Malformed {
-                what: format!("file {file}"),
-                source,
-            })?;
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
+                .map_err(|e| TrustStoreError::Malformed {
+                    what: format!("file {file}, field `{}`", e.path()),
+                    source: e.into_inner(),
+                })?;
         memory.validate(now)?;
         let id = PersonaId::new(memory.agent_name.trim());
         self.store

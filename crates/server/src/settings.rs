@@ -76,8 +76,10 @@ impl NewDebate {
     /// validates it; an error names the field or setting.
     pub(crate) fn config(self) -> Result<DebateConfig, ApiError> {
         let mut config = match (self.config, self.toml) {
-            (Some(value), None) => serde_json::from_value::<DebateConfig>(value)
-                .map_err(|e| ApiError::bad_request(format!("config: {e}")))?,
+            (Some(value), None) => serde_path_to_error::deserialize::<_, DebateConfig>(value)
+                .map_err(|e| {
+                    ApiError::bad_request(format!("config.{}: {}", e.path(), e.inner()))
+                })?,
             (None, Some(text)) => DebateConfig::from_toml(&text, "toml")
                 .map_err(|e| ApiError::bad_request(e.to_string()))?,
             (None, None) => {

@@ -349,6 +349,12 @@ async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
     .await;
     assert_eq!(status, 400);
     assert!(message.contains("minirounds"), "{message}");
+    let mut typed = config();
+    typed["crux"]["max_turns"] = json!("many");
+    let (status, message) =
+        error(post(&base, "/api/debates", json!({ "config": typed })).await).await;
+    assert_eq!(status, 400);
+    assert!(message.contains("config.crux.max_turns"), "{message}");
     let mut bad = config();
     bad["minirounds"] = json!(0);
     let (status, message) =
