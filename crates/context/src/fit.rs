@@ -52,10 +52,12 @@ impl Draft {
         self.push_at(text, order);
     }
 
-    /// Adds a candidate with an explicit display position.
+    /// Adds a candidate with an explicit display position. Its text is made
+    /// [`crate::inert`]: what a model or a person wrote cannot pass for a
+    /// section heading.
     pub fn push_at(&mut self, text: impl Into<String>, order: usize) {
         self.candidates.push(Candidate {
-            text: text.into(),
+            text: crate::inert(&text.into()),
             order,
             tokens: None,
         });

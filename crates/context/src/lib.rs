@@ -38,6 +38,7 @@ mod dialectic;
 mod error;
 mod extras;
 mod fit;
+mod inert;
 pub mod perspective;
 mod phase;
 pub mod prompts;
@@ -54,6 +55,7 @@ pub use assemble::{
 pub use budget::ContextBudget;
 pub use dialectic::critiques_answered;
 pub use error::ContextError;
+pub use inert::inert;
 pub use phase::Phase;
 pub use recall::{RetrievalConfig, recall_query};
 pub use section::{Section, SectionKind, render};

@@ -64,7 +64,7 @@ pub fn rolling_summary(bb: &Blackboard, fold: MessageSpan, max_words: usize) -> 
             user,
             "[{}]: {}",
             bb.persona_name(&m.persona),
-            m.content.trim()
+            crate::inert(m.content.trim())
         );
     }
     let _ = write!(
@@ -120,7 +120,7 @@ pub fn detection(bb: &Blackboard, messages: &[agon_core::MessageId]) -> Option<P
             "[{}] {}: \"{}\"",
             m.id,
             bb.persona_name(&m.persona),
-            m.content.trim()
+            crate::inert(m.content.trim())
         );
     }
     if !any {

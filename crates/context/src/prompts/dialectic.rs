@@ -298,7 +298,7 @@ pub fn round_analysis(
             "[{}] {} ({what}): \"{}\"",
             m.id,
             bb.persona_name(&m.persona),
-            m.content.trim()
+            crate::inert(m.content.trim())
         );
     }
     let mut system = String::from(
