@@ -11,6 +11,7 @@ mod eval;
 mod live;
 mod memory;
 mod report_file;
+mod retention;
 mod serve;
 
 use std::path::PathBuf;
@@ -100,6 +101,31 @@ enum Command {
         /// The debate ids.
         #[arg(required = true, num_args = 1..)]
         ids: Vec<String>,
+    },
+    /// Delete debates: their events, snapshots and vector memories (a
+    /// debate another live process runs is refused). The agents' trust
+    /// memory keeps what they learned in them.
+    Delete {
+        /// The debate ids.
+        #[arg(required = true, num_args = 1..)]
+        ids: Vec<String>,
+        /// Only say what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Delete the debates last changed longer ago than `--older-than`, as
+    /// `agon delete` does.
+    Prune {
+        /// How long ago: `30d`, `12h`, `45m`, `2w`, `90s`.
+        #[arg(long, value_parser = retention::parse_age)]
+        older_than: chrono::Duration,
+        /// Only debates with this status (repeatable; default: any but
+        /// running).
+        #[arg(long, value_enum)]
+        status: Vec<StatusArg>,
+        /// Only say what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Rate a debate's outcome (dialectic's `userFeedback`): recorded in its
     /// log, shown by `list` and `report`, and written as `userFeedback` in
@@ -219,6 +245,33 @@ struct ViewArgs {
     report: Option<PathBuf>,
 }
 
+/// A stored debate's run status, as `agon prune --status` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StatusArg {
+    /// Created, never run.
+    Created,
+    /// Running, or stopped by a crash while running.
+    Running,
+    /// Finished.
+    Finished,
+    /// Stopped by an error.
+    Failed,
+    /// Stopped on request.
+    Interrupted,
+}
+
+impl From<StatusArg> for agon_store::RunStatus {
+    fn from(s: StatusArg) -> Self {
+        match s {
+            StatusArg::Created => Self::Created,
+            StatusArg::Running => Self::Running,
+            StatusArg::Finished => Self::Finished,
+            StatusArg::Failed => Self::Failed,
+            StatusArg::Interrupted => Self::Interrupted,
+        }
+    }
+}
+
 /// A person's rating of a debate's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Rating {
@@ -336,6 +389,18 @@ async fn run(
         RunOutcome::Stopped => {
             eprintln!("\nDebate {id} stopped; continue it with: agon resume {id}");
             Ok(ExitCode::from(130))
+        }
+    }
+}
+
+/// The store's vector memory index, for deleting a debate's memories (none,
+/// with a warning, when it cannot be opened: the debates are still deleted).
+async fn retention_memory(url: &str) -> Option<Arc<dyn agon_memory::MemoryIndex>> {
+    match agon_memory::open(url).await {
+        Ok(index) => Some(index),
+        Err(e) => {
+            eprintln!("warning: the vector memory cannot be opened ({e}); its memories stay");
+            None
         }
     }
 }
@@ -664,6 +729,25 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                 None => print!("{md}"),
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Delete { ids, dry_run } => {
+            let ids: Vec<DebateId> = ids.into_iter().map(DebateId::new).collect();
+            let memory = retention_memory(&url).await;
+            retention::delete(&orch, store.as_ref(), memory, &ids, dry_run).await
+        }
+        Command::Prune {
+            older_than,
+            status,
+            dry_run,
+        } => {
+            let statuses: Vec<agon_store::RunStatus> = status.into_iter().map(Into::into).collect();
+            let ids = retention::prunable(store.as_ref(), older_than, &statuses).await?;
+            if ids.is_empty() {
+                eprintln!("Nothing to prune in {}", store.url());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let memory = retention_memory(&url).await;
+            retention::delete(&orch, store.as_ref(), memory, &ids, dry_run).await
         }
         Command::Feedback { id, rating } => {
             let id = DebateId::new(id);

@@ -1673,3 +1673,160 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
         assert!(scores.is_object(), "{scores}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_and_prune_remove_debates_with_their_memories() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("retention");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    for _ in 0..2 {
+        let run = agon_with_models(dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+        assert!(run.status.success(), "{}", stderr(&run));
+    }
+    let ids = || -> Vec<String> {
+        let listed: Value =
+            serde_json::from_str(&stdout(&agon_with_models(dir, &["--json", "list"]))).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let memories = |id: &str| -> usize {
+        let recalled = agon_with_models(
+            dir,
+            &[
+                "--json",
+                "recall",
+                "who pays",
+                "--persona",
+                "Mara",
+                "--debate",
+                id,
+                "-k",
+                "50",
+            ],
+        );
+        assert!(recalled.status.success(), "{}", stderr(&recalled));
+        let v: Value = serde_json::from_str(&stdout(&recalled)).unwrap();
+        v["memories"].as_array().unwrap().len()
+    };
+    let all = ids();
+    assert_eq!(all.len(), 2);
+    let (first, second) = (all[0].clone(), all[1].clone());
+    assert!(memories(&first) > 0);
+
+    // A dry run says what would go and deletes nothing.
+    let dry = agon_with_models(dir, &["delete", &first, "--dry-run"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).starts_with(&format!("would delete {first}: "))
+            && !stdout(&dry).contains(" 0 memories"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(ids().len(), 2);
+
+    let deleted = agon_with_models(dir, &["delete", &first]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert!(
+        stdout(&deleted).starts_with(&format!("deleted {first}: ")),
+        "{}",
+        stdout(&deleted)
+    );
+    assert_eq!(ids(), vec![second.clone()]);
+    assert_eq!(memories(&first), 0, "its memories are gone");
+    assert!(memories(&second) > 0, "the other debate's stay");
+    let shown = agon_with_models(dir, &["show", &first]);
+    assert!(!shown.status.success());
+    assert!(stderr(&shown).contains(&first), "{}", stderr(&shown));
+    let again = agon_with_models(dir, &["delete", &first]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains(&first), "{}", stderr(&again));
+
+    // Prune by age and status.
+    let none = agon_with_models(dir, &["prune", "--older-than", "1d"]);
+    assert!(none.status.success());
+    assert!(
+        stderr(&none).contains("Nothing to prune"),
+        "{}",
+        stderr(&none)
+    );
+    let dry = agon_with_models(
+        dir,
+        &[
+            "prune",
+            "--older-than",
+            "0s",
+            "--status",
+            "finished",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        stdout(&dry).contains(&format!("would delete {second}")),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(ids().len(), 1);
+    let pruned = agon_with_models(
+        dir,
+        &["prune", "--older-than", "0s", "--status", "finished"],
+    );
+    assert!(pruned.status.success(), "{}", stderr(&pruned));
+    assert!(ids().is_empty());
+    assert_eq!(memories(&second), 0);
+    let bad = agon_with_models(dir, &["prune", "--older-than", "3y"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("`y` is not a unit"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_another_process_runs_is_not_deleted_until_that_process_is_gone() {
+    let server = stub(Duration::from_millis(300)).await;
+    let dir_tmp = temp_dir("retention-live");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let mut child = tokio::process::Command::new(AGON)
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .current_dir(dir)
+        .args(["debate", "--config", cfg.to_str().unwrap(), "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Wait until it runs.
+    let id = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let listed: Value =
+                serde_json::from_str(&stdout(&agon(dir, &["--json", "list"]))).unwrap_or_default();
+            if let Some(d) = listed.as_array().and_then(|a| a.first())
+                && d["status"] == "running"
+            {
+                return d["id"].as_str().unwrap().to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the debate runs");
+    let refused = agon(dir, &["delete", &id]);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains(&id), "{}", stderr(&refused));
+    // Once the runner is gone (killed: its lease is left behind), it goes.
+    child.kill().await.unwrap();
+    child.wait().await.unwrap();
+    let deleted = agon(dir, &["delete", &id]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+}

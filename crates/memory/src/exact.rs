@@ -162,6 +162,22 @@ impl ExactIndex {
         true
     }
 
+    /// The index without the memories of `debate`, and how many it had.
+    pub fn without_debate(&self, debate: &str) -> (Self, usize) {
+        let mut kept = Self::new(self.dims);
+        let mut removed = 0;
+        for (slot, meta) in self.metas.iter().enumerate() {
+            if meta.debate.as_str() == debate {
+                removed += 1;
+                continue;
+            }
+            let start = slot * self.dims;
+            let vector = self.embedded[slot].then(|| &self.vectors[start..start + self.dims]);
+            kept.insert_parts(meta.clone(), vector);
+        }
+        (kept, removed)
+    }
+
     /// Sets the vector of a present memory (reindexing).
     pub fn set_embedding(&mut self, id: &str, embedding: &[f32]) -> bool {
         let Some(slot) = self.slot(id) else {

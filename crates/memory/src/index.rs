@@ -89,6 +89,11 @@ pub trait MemoryIndex: Send + Sync {
     /// store's `debates` table (the memory lives in the store's database).
     async fn debates(&self, ids: &[DebateId]) -> Result<Vec<DebateInfo>, MemoryError>;
 
+    /// Deletes every memory of `debate` (when the debate itself is
+    /// deleted) in one transaction; returns how many there were. Other
+    /// processes' in-process indexes see the change on their next search.
+    async fn delete_debate(&self, debate: &DebateId) -> Result<usize, MemoryError>;
+
     /// Drops every vector and binds the store to `space` (first step of a
     /// reindex; memories stay, found by BM25 only until re-embedded).
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError>;

@@ -194,6 +194,16 @@ impl MemoryIndex for InMemoryIndex {
             .collect())
     }
 
+    async fn delete_debate(&self, debate: &DebateId) -> Result<usize, MemoryError> {
+        let mut state = self.state.write().await;
+        let Some(index) = &state.index else {
+            return Ok(0);
+        };
+        let (kept, removed) = index.without_debate(debate.as_str());
+        state.index = Some(kept);
+        Ok(removed)
+    }
+
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
         let mut state = self.state.write().await;
         let mut fresh = ExactIndex::new(space.dimensions);

@@ -429,6 +429,16 @@ impl MemoryIndex for PgMemory {
         self.debate_infos(ids).await
     }
 
+    async fn delete_debate(&self, debate: &DebateId) -> Result<usize, MemoryError> {
+        // Their BM25 postings go with them (ON DELETE CASCADE).
+        let done = sqlx::query("DELETE FROM memories WHERE debate_id = $1")
+            .bind(debate.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(self.db())?;
+        Ok(done.rows_affected() as usize)
+    }
+
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.db())?;
         tx.execute(

@@ -271,6 +271,22 @@ impl MemoryIndex for SqliteMemory {
         self.debate_infos(ids).await
     }
 
+    async fn delete_debate(&self, debate: &DebateId) -> Result<usize, MemoryError> {
+        let mut tx = self.pool.begin().await.map_err(self.db())?;
+        let done = sqlx::query("DELETE FROM memories WHERE debate_id = ?")
+            .bind(debate.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        // A new generation: every process's in-memory index reloads.
+        sqlx::query("UPDATE memory_space SET generation = generation + 1")
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db())?;
+        tx.commit().await.map_err(self.db())?;
+        Ok(done.rows_affected() as usize)
+    }
+
     async fn reset_space(&self, space: &EmbeddingSpace) -> Result<(), MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.db())?;
         sqlx::query("UPDATE memories SET embedding = NULL")

@@ -372,6 +372,51 @@ async fn suite(index: Arc<dyn MemoryIndex>, record_debate: impl AsyncFnOnce(&Deb
         (found[0].similarity - 1.0 / 5f32.sqrt()).abs() < 1e-3,
         "normalized: {found:?}"
     );
+
+    // Deleting a debate's memories (when the debate is deleted).
+    let all = index.count(&MemoryFilter::default()).await.unwrap();
+    let of_d1 = MemoryFilter {
+        debate: Some("d1".into()),
+        ..MemoryFilter::default()
+    };
+    let in_d1 = index.count(&of_d1).await.unwrap();
+    assert!(in_d1 > 0, "{backend}");
+    assert!(
+        !index
+            .lexical("asthma", &MemoryFilter::default(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "{backend}: d1's words are in BM25 before"
+    );
+    assert_eq!(
+        index.delete_debate(&"d1".into()).await.unwrap(),
+        in_d1,
+        "{backend}"
+    );
+    assert_eq!(index.count(&of_d1).await.unwrap(), 0, "{backend}");
+    assert_eq!(
+        index.count(&MemoryFilter::default()).await.unwrap(),
+        all - in_d1,
+        "{backend}: the others stay"
+    );
+    let found = index
+        .search(&[1.0, 0.0], &MemoryFilter::default(), 10)
+        .await
+        .unwrap();
+    assert!(
+        found.iter().all(|c| c.memory.debate.as_str() != "d1"),
+        "{backend}: {found:?}"
+    );
+    assert!(
+        index
+            .lexical("asthma", &MemoryFilter::default(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "{backend}: its words are gone from BM25"
+    );
+    assert_eq!(index.delete_debate(&"d1".into()).await.unwrap(), 0);
 }
 
 /// Creates the debate in the event store at `url` (where the database
@@ -484,6 +529,14 @@ async fn sqlite_memory_shares_the_debate_store_file_and_sees_other_writers() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("other (4-d)"));
+    // A deletion by `a` reaches `b`'s cache too.
+    assert_eq!(a.delete_debate(&"x".into()).await.unwrap(), 1);
+    assert!(
+        b.search(&[1.0, 0.0, 0.0, 0.0], &MemoryFilter::default(), 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Creates a table of another component in the same file first, as the

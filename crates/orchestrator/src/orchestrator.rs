@@ -273,6 +273,23 @@ impl Orchestrator {
         Ok(outcome)
     }
 
+    /// Deletes a debate from the store (its events, snapshots and lease, in
+    /// one transaction) under its run lease, so a debate another live
+    /// process runs is refused ([`agon_store::StoreError::Leased`]).
+    /// Returns how many events it had. Its vector memories are the memory
+    /// index's to delete (`MemoryIndex::delete_debate`).
+    pub async fn delete(&self, id: &DebateId) -> Result<u64, OrchestratorError> {
+        let record = self.store.debate(id).await?;
+        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
+        match self.store.delete_debate(id).await {
+            Ok(()) => Ok(record.last_seq),
+            Err(e) => {
+                self.store.release_lease(&lease).await.ok();
+                Err(e.into())
+            }
+        }
+    }
+
     /// Appends `events` to a debate outside a run (a person's feedback on
     /// a finished debate), under the run lease, so no runner appends at the
     /// same time: a debate another live process runs is refused
