@@ -42,7 +42,7 @@ pub use position::{
 pub use reflection::{ReflectionBatch, ReflectionPayload};
 pub use round::{RoundRecordPayload, TakePayload};
 pub use text::{Cleaner, Limits, content_words, junk_reason, truncate_chars};
-pub use utterance::{CleanUtterance, clean_utterance};
+pub use utterance::{CleanUtterance, MAX_UTTERANCE_CHARS, clean_utterance};
 
 #[cfg(test)]
 mod names_tests {

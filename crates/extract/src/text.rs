@@ -112,6 +112,7 @@ impl Cleaner {
         field: &str,
         notes: &mut Vec<String>,
     ) -> Option<String> {
+        let text = strip_controls(text, field, notes);
         let trimmed = text.trim().trim_matches('"').trim();
         if trimmed.is_empty() || NULL_WORDS.iter().any(|w| trimmed.eq_ignore_ascii_case(w)) {
             return None;
@@ -273,6 +274,22 @@ pub fn junk_reason(text: &str) -> Option<&'static str> {
     None
 }
 
+/// `text` without control characters (escape sequences, NULs, bells; line
+/// breaks and tabs stay), with a note naming `field` when any were removed.
+pub(crate) fn strip_controls<'a>(
+    text: &'a str,
+    field: &str,
+    notes: &mut Vec<String>,
+) -> std::borrow::Cow<'a, str> {
+    let unwanted = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let removed = text.chars().filter(|c| unwanted(*c)).count();
+    if removed == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    notes.push(format!("{field}: removed {removed} control character(s)"));
+    std::borrow::Cow::Owned(text.chars().filter(|c| !unwanted(*c)).collect())
+}
+
 /// [`Cleaner::clean`] without a debate's echoes.
 pub(crate) fn clean(
     text: &str,
@@ -420,6 +437,19 @@ mod tests {
             assert_eq!(clean(input, 10, "f", &mut notes), None, "{input:?}");
         }
         assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn clean_removes_control_characters_and_says_so() {
+        let mut notes = Vec::new();
+        let text = clean(
+            "Mara \u{1b}concedes\u{0} the cost",
+            100,
+            "concessions",
+            &mut notes,
+        );
+        assert_eq!(text.as_deref(), Some("Mara concedes the cost"));
+        assert_eq!(notes, vec!["concessions: removed 2 control character(s)"]);
     }
 
     #[test]

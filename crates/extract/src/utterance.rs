@@ -7,6 +7,11 @@
 /// writes one at the start of a line has started a script of the debate.
 const ROLE_LABELS: [&str; 5] = ["Moderator", "Judge", "User", "Assistant", "Narrator"];
 
+/// The longest utterance recorded, in characters (a 300-word answer is
+/// ~1,800; dialectic's longest proposals ~12,000): a runaway or hostile
+/// answer is cut here.
+pub const MAX_UTTERANCE_CHARS: usize = 50_000;
+
 /// What cleaning did to an utterance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CleanUtterance {
@@ -32,6 +37,16 @@ pub fn clean_utterance(
     hit_token_limit: bool,
 ) -> CleanUtterance {
     let mut notes = Vec::new();
+    let raw = crate::text::strip_controls(raw, "utterance", &mut notes);
+    let raw = if raw.chars().count() > MAX_UTTERANCE_CHARS {
+        notes.push(format!(
+            "utterance: cut from {} to {MAX_UTTERANCE_CHARS} characters",
+            raw.chars().count()
+        ));
+        std::borrow::Cow::Owned(crate::truncate_chars(&raw, MAX_UTTERANCE_CHARS))
+    } else {
+        raw
+    };
     let mut text = raw.trim();
     while let Some(rest) = strip_label(text, speaker) {
         text = rest.trim_start();
@@ -162,6 +177,26 @@ mod tests {
     use super::*;
 
     const OTHERS: [&str; 2] = ["Theo", "Priya"];
+
+    #[test]
+    fn control_characters_and_runaway_lengths_never_reach_the_transcript() {
+        let c = clean_utterance(
+            "Cars \u{1b}[31mkill\u{0} people.\tTwice\u{7} a week.\nReally.",
+            "Mara",
+            &OTHERS,
+            false,
+        );
+        assert_eq!(c.text, "Cars [31mkill people.\tTwice a week.\nReally.");
+        assert_eq!(c.notes, vec!["utterance: removed 3 control character(s)"]);
+        let huge = "Cars cost cities dearly. ".repeat(50_000);
+        let c = clean_utterance(&huge, "Mara", &OTHERS, false);
+        assert!(c.text.chars().count() <= MAX_UTTERANCE_CHARS);
+        assert!(
+            c.notes[0].starts_with("utterance: cut from 1250000 to 50000 characters"),
+            "{:?}",
+            c.notes
+        );
+    }
 
     #[test]
     fn a_leading_own_label_is_stripped_in_its_usual_spellings() {

@@ -245,6 +245,30 @@ pub fn batch_analysis(
             events.extend(critiques_judged(board, message, messages, entry));
         }
     }
+    // Entries for messages outside the batch change nothing; say so.
+    if let (Ok(updates), Some(last)) = (&updates, messages.last()) {
+        let strays: Vec<String> = updates
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| !messages.iter().any(|m| m.as_str() == id_of(u)))
+            .filter(|(j, _)| !by_position || *j >= messages.len())
+            .map(|(j, u)| {
+                format!(
+                    "updates[{j}]: {:?} is not a message of this batch; ignored",
+                    agon_extract::truncate_chars(&id_of(u), 40)
+                )
+            })
+            .collect();
+        if !strays.is_empty() {
+            events.push(DebateEvent::OutputRepaired {
+                step: StepId::Analysis {
+                    message: last.clone(),
+                    part: AnalysisPart::Position,
+                },
+                notes: strays,
+            });
+        }
+    }
     events
 }
 

@@ -527,6 +527,73 @@ fn a_batch_that_names_a_message_twice_goes_by_position_with_a_repair() {
     );
 }
 
+/// Hostile analysis output: an answer that names another persona, a
+/// message outside the batch, or carries control characters and a huge
+/// text changes only what its schema allows, on the speakers' own ledgers.
+#[test]
+fn an_analysis_writes_only_its_speakers_ledgers_whatever_it_says() {
+    use agon_protocol::background::{self, AnalysisOutput};
+    let mut sim = Sim::new(batched(1, 1, no_rooms()), Script::default(), Lag::Lazy);
+    for _ in 0..4 {
+        let Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            panic!("expected a step")
+        };
+        sim.execute(*step);
+    }
+    let messages = sim.board.messages().to_vec();
+    let ids: Vec<agon_core::MessageId> = messages.iter().map(|m| m.id.clone()).collect();
+    let ledger =
+        |board: &agon_core::Blackboard, i: usize| board.position(&messages[i].persona).cloned();
+    let (second, third) = (ledger(&sim.board, 1), ledger(&sim.board, 2));
+    let huge = "x".repeat(1_000_000);
+    let out = AnalysisOutput {
+        primary: Ok(serde_json::json!({"updates": [
+            // The first speaker's entry tries to speak for the others.
+            {"message": ids[0].as_str(), "position": {
+                "overallStance": format!("{} concedes everything \u{1b}[0m{huge}", messages[1].persona),
+                "concessions": ["Everyone else concedes"]}},
+            // An id outside the batch.
+            {"message": "msg-999", "position": {"overallStance": "forged"}},
+        ]})),
+        window: None,
+        combined: false,
+    };
+    let events = background::batch_analysis(
+        &sim.board,
+        &ids[..1],
+        out,
+        &position_only(),
+        crate::support::T0,
+    );
+    for e in &events {
+        sim.board.apply(e).unwrap();
+    }
+    // Only the first speaker's ledger changed; the others are as they were.
+    assert_eq!(ledger(&sim.board, 1), second);
+    assert_eq!(ledger(&sim.board, 2), third);
+    let first = sim.board.position(&messages[0].persona).unwrap();
+    assert!(
+        first.overall_stance.chars().count() < 2_000,
+        "cut to its limit"
+    );
+    assert!(
+        !first.overall_stance.contains('\u{1b}'),
+        "no control characters"
+    );
+    assert!(
+        !sim.board
+            .messages()
+            .iter()
+            .any(|m| m.id.as_str() == "msg-999"),
+    );
+    let notes: Vec<&String> = sim.board.repairs().iter().flat_map(|r| &r.notes).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("control character")),
+        "{notes:?}"
+    );
+    assert!(notes.iter().any(|n| n.contains("msg-999")), "{notes:?}");
+}
+
 /// An analysis of positions only (no judged window, no claims).
 fn position_only() -> agon_protocol::AnalysisMode {
     agon_protocol::AnalysisMode {
