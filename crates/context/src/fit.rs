@@ -56,8 +56,13 @@ impl Draft {
     /// [`crate::inert`]: what a model or a person wrote cannot pass for a
     /// section heading.
     pub fn push_at(&mut self, text: impl Into<String>, order: usize) {
+        let text: String = text.into();
+        let text = match crate::inert(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(defused) => defused,
+        };
         self.candidates.push(Candidate {
-            text: crate::inert(&text.into()),
+            text,
             order,
             tokens: None,
         });

@@ -1,6 +1,8 @@
 //! Text a model or a person wrote, made inert before it is quoted in a
 //! prompt: it cannot pass for the prompt's own structure.
 
+use std::borrow::Cow;
+
 /// `text` with what could pass for Agon's prompt structure defused:
 /// - box-drawing rules (`─`), which draw the section headings
 ///   (`── DEBATE STATE ───…`), become `-`, so a fake heading is plain text;
@@ -8,10 +10,13 @@
 ///   `[msg-12] Mara (take): "…"`) gets a backslash before it, so quoted
 ///   text cannot add an entry of its own.
 ///
-/// Text with neither is returned unchanged.
-pub fn inert(text: &str) -> String {
-    if !text.contains('─') && !text.contains('[') {
-        return text.to_owned();
+/// Text with neither is returned as it is, without a copy.
+pub fn inert(text: &str) -> Cow<'_, str> {
+    let starts_a_line_with_bracket = text
+        .split('\n')
+        .any(|line| line.trim_start().starts_with('['));
+    if !text.contains('─') && !starts_a_line_with_bracket {
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for (i, line) in text.split('\n').enumerate() {
@@ -27,7 +32,7 @@ pub fn inert(text: &str) -> String {
             out.push_str(line);
         }
     }
-    out.replace('─', "-")
+    Cow::Owned(out.replace('─', "-"))
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ pub enum Utterance {
 
 fn quote(text: &str, max: usize) -> String {
     let text = crate::inert(text.trim());
-    let text = text.as_str();
+    let text: &str = &text;
     if text.chars().count() <= max {
         return text.to_owned();
     }
