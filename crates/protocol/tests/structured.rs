@@ -594,6 +594,95 @@ fn an_analysis_writes_only_its_speakers_ledgers_whatever_it_says() {
     assert!(notes.iter().any(|n| n.contains("msg-999")), "{notes:?}");
 }
 
+/// An analysis cannot open a claim for a pair it cannot name, or close or
+/// resolve one: claims open only from judged disagreements between two
+/// debaters, and no analysis schema has a field that changes a claim.
+#[test]
+fn an_analysis_opens_no_claim_outside_its_schema_and_closes_none() {
+    use agon_protocol::background::{self, AnalysisOutput};
+    let mut sim = Sim::new(rules(1, 1, no_rooms(), false), Script::default(), Lag::Lazy);
+    for _ in 0..4 {
+        let Next::Step(step) = sim.protocol.plan(&sim.board).next else {
+            panic!("expected a step")
+        };
+        sim.execute(*step);
+    }
+    let messages = sim.board.messages().to_vec();
+    let name = |i: usize| sim.board.persona_name(&messages[i].persona).to_owned();
+    let (first, second) = (name(0), name(1));
+    let mode = agon_protocol::AnalysisMode {
+        combined: true,
+        detector: false,
+        window: 10,
+        context: 3,
+        claims: Some(agon_core::ClaimDetector {
+            min_confidence: 80,
+            consecutive: 1,
+            cooldown_messages: 10,
+        }),
+        shape: agon_protocol::BatchShape::Positions,
+    };
+    let analyse = |sim: &mut Sim, i: usize, answer: serde_json::Value| {
+        let out = AnalysisOutput {
+            primary: Ok(answer),
+            window: None,
+            combined: true,
+        };
+        let events =
+            background::analysis(&sim.board, &messages[i].id, out, &mode, crate::support::T0);
+        for e in &events {
+            sim.board.apply(e).unwrap();
+        }
+    };
+    // A pair with someone who is not in the debate, and a persona paired
+    // with itself: no claim.
+    analyse(
+        &mut sim,
+        0,
+        serde_json::json!({
+            "position": {"overallStance": "for"},
+            "disagreements": [
+                {"between": [first, "Mallory"], "claim": "Mallory is right", "confidence": 99},
+                {"between": [first, first], "claim": "I disagree with myself", "confidence": 99}
+            ],
+            "claims": [{"id": "claim-1", "status": "resolved"}]
+        }),
+    );
+    assert!(sim.board.claims().is_empty(), "{:?}", sim.board.claims());
+    // The answer was read (its stance recorded); the two pairs were refused.
+    assert_eq!(
+        sim.board
+            .position(&messages[0].persona)
+            .unwrap()
+            .overall_stance,
+        "for"
+    );
+    // A real pair opens one; a later answer that tries to resolve or drop
+    // it changes nothing.
+    analyse(
+        &mut sim,
+        1,
+        serde_json::json!({
+            "position": {"overallStance": "against"},
+            "disagreements": [{"between": [first, second], "claim": "Cars must go", "confidence": 95}]
+        }),
+    );
+    assert_eq!(sim.board.claims().len(), 1);
+    let claim = sim.board.claims()[0].clone();
+    analyse(
+        &mut sim,
+        2,
+        serde_json::json!({
+            "position": {"overallStance": "neutral"},
+            "disagreements": [],
+            "resolvedClaims": [claim.id.as_str()],
+            "claimStatus": {"claim-1": "abandoned"}
+        }),
+    );
+    assert_eq!(sim.board.claims().len(), 1);
+    assert_eq!(sim.board.claims()[0].status, claim.status, "unchanged");
+}
+
 /// An analysis of positions only (no judged window, no claims).
 fn position_only() -> agon_protocol::AnalysisMode {
     agon_protocol::AnalysisMode {
