@@ -1292,9 +1292,31 @@ fn deliberation_bad_input_names_the_flag_or_field() {
 
 // ── The server ───────────────────────────────────────────────────────────
 
+/// The base URL `agon serve` (`child`, its standard error piped) says it
+/// serves on, and the rest of its standard error.
+async fn served(
+    child: &mut tokio::process::Child,
+) -> (
+    String,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("agon serve ended before it served")
+    })
+    .await
+    .expect("agon serve starts");
+    (base, lines)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agon_serve_runs_a_debate_posted_to_its_api() {
-    use tokio::io::AsyncBufReadExt;
     let server = stub(Duration::ZERO).await;
     let dir_tmp = temp_dir("serve");
     let dir = dir_tmp.path();
@@ -1317,17 +1339,8 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("agon serve ended before it served")
-    })
-    .await
-    .expect("agon serve starts");
+    // Its standard error stays open (held) to the end of the test.
+    let (base, _stderr) = served(&mut child).await;
     let client = reqwest::Client::new();
     let created: serde_json::Value = client
         .post(format!("{base}/api/debates"))
@@ -1394,7 +1407,6 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agon_serve_never_shows_an_api_key_on_a_page_in_a_response_or_in_its_log() {
-    use tokio::io::AsyncBufReadExt;
     let server = stub(Duration::ZERO).await;
     let dir_tmp = temp_dir("serve-secret");
     let dir = dir_tmp.path();
@@ -1422,17 +1434,7 @@ async fn agon_serve_never_shows_an_api_key_on_a_page_in_a_response_or_in_its_log
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("agon serve ended before it served")
-    })
-    .await
-    .expect("agon serve starts");
+    let (base, mut lines) = served(&mut child).await;
     let log = tokio::spawn(async move {
         let mut log = String::new();
         while let Ok(Some(line)) = lines.next_line().await {

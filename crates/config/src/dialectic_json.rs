@@ -89,7 +89,9 @@ struct JsonDebate {
     clarifications_max_per_agent: Option<usize>,
     /// dialectic 0.7: how many times agents may ask again (Agon asks once).
     clarifications_max_iterations: Option<u32>,
-    /// dialectic 0.7's choice of orchestrator: both run Agon's one engine.
+    /// dialectic 0.7's choice of orchestrator: read, and either value runs
+    /// Agon's one engine.
+    #[allow(dead_code)]
     orchestrator_type: Option<String>,
     summarization: Option<JsonSummarization>,
     /// Keys Agon does not know: each one a warning.
@@ -212,8 +214,6 @@ pub fn from_dialectic_json(
                 "{file}: debate.clarificationsMaxIterations {n}: Agon asks one round of clarifying questions"
             ));
         }
-        // Either orchestrator of dialectic 0.7 is Agon's one engine.
-        let _ = debate.orchestrator_type;
         if let Some(rounds) = debate.rounds {
             d.rounds = rounds;
         }

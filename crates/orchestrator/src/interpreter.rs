@@ -86,22 +86,16 @@ impl Interpreter {
             }
             match next {
                 Next::Finished => return Ok(RunOutcome::Finished),
-                Next::Wait => {
-                    if pending == 0 {
+                Next::Wait | Next::Paused => {
+                    let paused = matches!(next, Next::Paused);
+                    if !paused && pending == 0 {
                         return Err(OrchestratorError::Stalled {
                             debate: self.debate(),
                             phase: progress.phase,
                         });
                     }
-                    tokio::select! {
-                        _ = changed.changed() => {}
-                        () = self.control.steering.posted() => {}
-                        () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
-                        () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
-                    }
-                }
-                Next::Paused => {
-                    // Background work goes on; a resume (or a stop) ends the wait.
+                    // Until background work lands, a request is posted (a
+                    // resume ends a pause), or a stop.
                     let since = tokio::time::Instant::now();
                     tokio::select! {
                         _ = changed.changed() => {}
@@ -109,8 +103,10 @@ impl Interpreter {
                         () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
                         () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
                     }
-                    // A pause does not count against a round's deadline.
-                    self.extend_deadline(since.elapsed());
+                    if paused {
+                        // A pause does not count against a round's deadline.
+                        self.extend_deadline(since.elapsed());
+                    }
                 }
                 Next::Step(step) => {
                     if step.is_stoppable() && self.stop_requested() {

@@ -119,36 +119,28 @@ impl Server {
         self.runs.lock().is_ok_and(|runs| runs.contains_key(id))
     }
 
-    /// Asks the run of `id` to stop after the current utterance.
-    pub(crate) fn stop(&self, id: &DebateId) -> Result<(), ApiError> {
+    /// The control of the run of `id` on this server; `409` (with `hint`
+    /// after the reason) when there is none.
+    fn control(&self, id: &DebateId, hint: &str) -> Result<RunControl, ApiError> {
         let runs = self
             .runs
             .lock()
             .map_err(|_| ApiError::internal("the run table is poisoned"))?;
-        match runs.get(id) {
-            Some(control) => {
-                control.stop.cancel();
-                Ok(())
-            }
-            None => Err(ApiError::conflict(format!(
-                "debate `{id}` is not running on this server"
-            ))),
-        }
+        runs.get(id).cloned().ok_or_else(|| {
+            ApiError::conflict(format!("debate `{id}` is not running on this server{hint}"))
+        })
+    }
+
+    /// Asks the run of `id` to stop after the current utterance.
+    pub(crate) fn stop(&self, id: &DebateId) -> Result<(), ApiError> {
+        self.control(id, "")?.stop.cancel();
+        Ok(())
     }
 
     /// Queues a note, pause or resume for the run of `id`: recorded as an
     /// event before its next step.
     pub(crate) fn steer(&self, id: &DebateId, steer: agon_protocol::Steer) -> Result<(), ApiError> {
-        let runs = self
-            .runs
-            .lock()
-            .map_err(|_| ApiError::internal("the run table is poisoned"))?;
-        let control = runs.get(id).ok_or_else(|| {
-            ApiError::conflict(format!(
-                "debate `{id}` is not running on this server (resume it first)"
-            ))
-        })?;
-        control
+        self.control(id, " (resume it first)")?
             .steering
             .post(steer)
             .map_err(|e| ApiError::bad_request(format!("debate `{id}`: {e}")))
