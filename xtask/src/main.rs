@@ -14,7 +14,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +50,16 @@ fn main() -> Result<()> {
             cmd!(
                 sh,
                 "cargo bench -p agon-orchestrator --bench fidelity -- --local"
+            )
+            .run()?;
+            Ok(())
+        }
+        ["bench", "requirements", "--model", spec] => {
+            models::fetch(&sh, &root)?;
+            let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
+            cmd!(
+                sh,
+                "cargo bench -p agon-orchestrator --bench requirements -- --model {spec}"
             )
             .run()?;
             Ok(())
@@ -237,6 +247,11 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
                     "cargo bench -p agon-orchestrator --bench deliberation -- --turns 1000 --delay-ms 50"
                 )
                 .run()?
+            }
+            "requirements" => {
+                models::fetch(sh, root)?;
+                let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+                cmd!(sh, "cargo bench -p agon-orchestrator --bench requirements").run()?
             }
             "fidelity" => {
                 models::fetch(sh, root)?;

@@ -105,11 +105,7 @@ pub(crate) struct Outputs {
 fn solution_text(bb: &Blackboard) -> Option<String> {
     if let Some(s) = bb.solution() {
         let mut text = s.description.trim().to_owned();
-        for (title, items) in [
-            ("Trade-offs", &s.tradeoffs),
-            ("Recommendations", &s.recommendations),
-            ("Unfinished requirements", &s.unfinished_requirements),
-        ] {
+        for (title, items) in agon_view::report::solution_lists(bb, s) {
             if !items.is_empty() {
                 text.push_str(&format!("\n\n{title}:\n"));
                 for item in items {

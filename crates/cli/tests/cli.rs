@@ -734,7 +734,7 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     let spec = format!("openai-compatible:stub@{}/v1", server.uri());
     std::fs::write(
         dir.join("problem.md"),
-        "Design a rate limiting system\n\nFor 10k clients.",
+        "Design a rate limiting system\n\nIt must allow 100 requests per second per client.\nFor 10k clients.",
     )
     .unwrap();
     std::fs::write(
@@ -786,6 +786,34 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         "{report}"
     );
     assert!(stderr(&o).contains("Generated report"), "{}", stderr(&o));
+    // Requirements (issue 38): the must line is major and covered by every
+    // proposal; the clarification answer is minor, covered by none, so the
+    // judge asks about it.
+    assert_eq!(
+        state["requirements"].as_array().unwrap().len(),
+        2,
+        "{}",
+        state["requirements"]
+    );
+    assert_eq!(
+        state["finalSolution"]["unfulfilledMajorRequirements"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        state["finalSolution"]["openQuestions"],
+        serde_json::json!(["How will the design meet R2?"])
+    );
+    assert!(report.contains("## Requirements"), "{report}");
+    assert!(
+        report.contains(
+            "| R1 (major) It must allow 100 requests per second per client | ✓✓ | ✓✓ | met |"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("No agent's latest proposal covers: R2."),
+        "{report}"
+    );
 
     // Evaluate the saved state and the stored debate: same scores.
     std::fs::write(
@@ -807,7 +835,7 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("| 8.00 | 7.00 | 6.00 | 8.00 | N/A | 7.00 | 7.00 |"),
+        stdout(&o).contains("| 8.00 | 7.00 | 6.00 | 8.00 | N/A | 7.00 | 9.00 | 7.00 |"),
         "{}",
         stdout(&o)
     );
@@ -828,7 +856,7 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = std::fs::read_to_string(dir.join("scores.csv")).unwrap();
     assert!(
-        csv.ends_with("average,8.00,7.00,6.00,8.00,,7.00,7.00\n"),
+        csv.ends_with("average,8.00,7.00,6.00,8.00,,7.00,9.00,7.00\n"),
         "{csv}"
     );
 }

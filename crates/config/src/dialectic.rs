@@ -237,6 +237,12 @@ pub struct DialecticConfig {
     /// a refinement whose critiques land in another call is not judged
     /// for impact (the embeddings or the words and ledger judge it).
     pub analysis_batch_chars: usize,
+    /// Track the problem's requirements on the ledger (dialectic 0.7): the
+    /// analysis model reads them once before round 1 (dialectic's keyword
+    /// inference without `analysis`), each round's analysis records which
+    /// contributions cover them, agents see the uncovered ones and the
+    /// judge answers for each.
+    pub requirements: bool,
     /// One agent per round (in turn) critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing, after a
@@ -270,6 +276,7 @@ impl Default for DialecticConfig {
             analysis: true,
             judge_impact: true,
             analysis_batch_chars: 24_000,
+            requirements: true,
             devil_advocate: false,
             crux_rooms: false,
             answer_words: 300,
@@ -479,6 +486,7 @@ impl DialecticConfig {
             analysis: if self.analysis { analysis } else { None },
             judge_impact: self.analysis && self.judge_impact,
             analysis_batch_chars: self.analysis_batch_chars,
+            requirements: self.requirements,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),
             round_timeout_secs: self.timeout_per_round_secs,

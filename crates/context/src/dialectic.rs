@@ -133,6 +133,56 @@ pub(crate) fn ledger(bb: &Blackboard, draft: Draft) -> Draft {
     }
 }
 
+/// The problem's requirements (the proposal and judgement contexts).
+/// Before any contribution is analysed, each with its id, weight and
+/// text; after, one line naming the covered ones by id, then each
+/// requirement no proposal covers yet, with its text (uncovered major ones
+/// kept first when the budget is short).
+pub(crate) fn requirements(bb: &Blackboard) -> Draft {
+    let mut draft = Draft::new(SectionKind::Requirements);
+    let ledger = bb.requirements();
+    let tracked = !bb.analyzed_turns().is_empty();
+    let weight = |r: &agon_core::Requirement| if r.major { "major" } else { "minor" };
+    if !tracked {
+        for r in &ledger.requirements {
+            draft.push(format!("{} ({}): {}", r.id, weight(r), r.text.trim()));
+        }
+        return draft;
+    }
+    let covered: Vec<&str> = ledger
+        .requirements
+        .iter()
+        .filter(|r| ledger.is_covered(&r.id))
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut uncovered: Vec<(bool, usize, String)> = ledger
+        .requirements
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !ledger.is_covered(&r.id))
+        .map(|(i, r)| {
+            (
+                !r.major,
+                i + 1,
+                format!(
+                    "{} ({}, no proposal covers it yet): {}",
+                    r.id,
+                    weight(r),
+                    r.text.trim()
+                ),
+            )
+        })
+        .collect();
+    uncovered.sort();
+    for (_, order, line) in uncovered {
+        draft.push_at(line, order);
+    }
+    if !covered.is_empty() {
+        draft.push_at(format!("Covered by a proposal: {}", covered.join(", ")), 0);
+    }
+    draft
+}
+
 /// The agent's latest perspective summary, if it has one.
 pub(crate) fn your_summary(bb: &Blackboard, me: &Persona) -> Draft {
     let mut draft = Draft::new(SectionKind::YourHistory);

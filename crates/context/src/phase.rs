@@ -174,6 +174,7 @@ impl Phase {
             Self::Propose { .. } => &[
                 (DebateState, 30),
                 (Clarifications, 20),
+                (Requirements, 8),
                 (YourHistory, 26),
                 (WhereEveryoneStands, 8),
                 (OpenDisputes, 4),
@@ -200,6 +201,7 @@ impl Phase {
             Self::Judgement { .. } => &[
                 (DebateState, 10),
                 (Clarifications, 8),
+                (Requirements, 10),
                 (UnderReview, 50),
                 (WhereEveryoneStands, 12),
                 (OpenDisputes, 8),

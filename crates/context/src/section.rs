@@ -55,14 +55,18 @@ pub enum SectionKind {
     /// The notes a moderator posted while the debate runs (every phase an
     /// agent acts in).
     ModeratorNotes,
+    /// The problem's requirements and which of them no proposal covers
+    /// yet (dialectic).
+    Requirements,
 }
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 20] = [
+    pub const RENDER_ORDER: [SectionKind; 21] = [
         Self::DebateState,
         Self::ModeratorNotes,
         Self::Clarifications,
+        Self::Requirements,
         Self::TheDispute,
         Self::WhereEveryoneStands,
         Self::YourPosition,
@@ -86,7 +90,7 @@ impl SectionKind {
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 20] = [
+    pub const SHRINK_ORDER: [SectionKind; 21] = [
         Self::NotYetAnalysed,
         Self::RelevantEarlierContext,
         Self::EarlierSummary,
@@ -98,6 +102,7 @@ impl SectionKind {
         Self::YourPosition,
         Self::YourHistory,
         Self::Clarifications,
+        Self::Requirements,
         Self::Decisions,
         Self::Proposals,
         Self::CritiquesReceived,
@@ -132,6 +137,7 @@ impl SectionKind {
             Self::Decisions => "DECISIONS MADE",
             Self::Proposals => "ACTIVE PROPOSALS",
             Self::ModeratorNotes => "MODERATOR NOTES",
+            Self::Requirements => "REQUIREMENTS",
         }
     }
 

@@ -149,6 +149,22 @@ pub enum ApplyError {
         /// The value given.
         value: u8,
     },
+    /// A requirement id that no `requirements_recorded` event gave.
+    #[error("unknown requirement `{id}` in {field}")]
+    UnknownRequirement {
+        /// The id.
+        id: String,
+        /// Where.
+        field: &'static str,
+    },
+    /// More requirements than [`crate::MAX_REQUIREMENTS`].
+    #[error("requirements_recorded: {count} requirements, more than the {max} a debate tracks")]
+    TooManyRequirements {
+        /// How many were given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
     /// An urgency above [`crate::deliberation::MAX_URGENCY`].
     #[error("urgency {value} of {persona} in speakers_evaluated is above 10")]
     UrgencyOutOfRange {

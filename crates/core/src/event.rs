@@ -223,6 +223,22 @@ pub enum DebateEvent {
         /// The solution.
         solution: Solution,
     },
+    /// The problem's requirements, found once before the first round (by
+    /// the analysis model, or by dialectic's keyword inference).
+    RequirementsRecorded {
+        /// The requirements, `R1`, `R2`, … in order.
+        requirements: Vec<crate::requirement::Requirement>,
+        /// How they were found.
+        method: crate::requirement::RequirementMethod,
+    },
+    /// The analysis's verdict on which requirements a contribution covers
+    /// or weakens, read in the call that analysed its round.
+    RequirementsCovered {
+        /// The contribution.
+        message: MessageId,
+        /// One verdict per requirement it addresses.
+        coverage: Vec<crate::requirement::Coverage>,
+    },
     /// The devil's advocate of a round was drawn from the trust memory
     /// (seed 003): recorded so a resumed debate repeats the choice.
     DevilsAdvocateChosen {
@@ -396,6 +412,8 @@ impl DebateEvent {
             Self::SpeakersEvaluated { .. } => "speakers_evaluated",
             Self::DeliberationDetected { .. } => "deliberation_detected",
             Self::SolutionRecorded { .. } => "solution_recorded",
+            Self::RequirementsRecorded { .. } => "requirements_recorded",
+            Self::RequirementsCovered { .. } => "requirements_covered",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
             Self::CritiquesJudged { .. } => "critiques_judged",
             Self::StepFailed { .. } => "step_failed",

@@ -43,6 +43,7 @@ mod persona;
 mod position;
 mod protocol;
 mod reflection;
+mod requirement;
 mod round;
 mod solution;
 mod steering;
@@ -74,6 +75,10 @@ pub use position::{
 };
 pub use protocol::ProtocolKind;
 pub use reflection::{Reflection, ReflectionKind};
+pub use requirement::{
+    Coverage, CoverageRecord, CoverageStatus, MAX_REQUIREMENTS, Requirement, RequirementLedger,
+    RequirementMethod, RequirementSource,
+};
 pub use round::{PersonaTake, RoundRecord};
 pub use solution::Solution;
 pub use steering::{MAX_NOTE_CHARS, ModeratorNote};

@@ -25,9 +25,25 @@ pub struct Solution {
     /// synthesis written after the structured one failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<u8>,
-    /// Requirements of the problem the solution does not meet yet.
-    #[serde(default)]
+    /// Requirements of the problem the solution does not meet yet, in the
+    /// judge's words (what solutions recorded before requirements were
+    /// tracked carry; new ones leave it empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished_requirements: Vec<String>,
+    /// The major requirements the judge says the solution does not meet:
+    /// requirement ids (`R2`) where the debate tracks them, the judge's
+    /// words otherwise (dialectic 0.7's `unfulfilledMajorRequirements`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfulfilled_major_requirements: Vec<String>,
+    /// Questions the judge says are still open (dialectic 0.7's
+    /// `openQuestions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_questions: Vec<String>,
+    /// Major requirements the judge reported as met although no agent's
+    /// latest proposal covers them on the ledger (ids); the solution
+    /// carries this note instead of the judge's word alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverified_requirements: Vec<String>,
     /// The judge who wrote it.
     pub synthesized_by: PersonaId,
     /// When it was recorded.

@@ -264,6 +264,9 @@ pub enum StepId {
     PersonaCast,
     /// Planning the debate's aspects with the judge's model.
     AspectPlan,
+    /// Reading the problem's requirements with the analysis model (the
+    /// keyword inference replaced it).
+    Requirements,
     /// Recording the debate in its agents' trust memory.
     TrustMemory,
     /// A deliberation's rolling summary, attempted when the transcript had
@@ -305,6 +308,7 @@ impl StepId {
             Self::Solution(_) => "solution",
             Self::PersonaCast => "persona_cast",
             Self::AspectPlan => "aspect_plan",
+            Self::Requirements => "requirements",
             Self::TrustMemory => "trust_memory",
             Self::RollingSummary { .. } => "rolling_summary",
             Self::Listen { .. } => "listen",
@@ -345,6 +349,7 @@ impl StepId {
             | Self::MemoryStore
             | Self::PersonaCast
             | Self::AspectPlan
+            | Self::Requirements
             | Self::TrustMemory => None,
         }
     }
@@ -368,7 +373,7 @@ struct StoredStep {
     /// Which step (`utterance`, `turn_analysis`, `position_extraction`,
     /// `disagreement_detection`, `round_record`, `reflection`,
     /// `convergence_check`, `crux_card`, `memory`, `memory_recall`, `summary`,
-    /// `clarification`, `solution`, `persona_cast`, `aspect_plan`,
+    /// `clarification`, `solution`, `persona_cast`, `aspect_plan`, `requirements`,
     /// `trust_memory`, `rolling_summary`, `listen`,
     /// `deliberation_detection`).
     step: String,
@@ -408,6 +413,7 @@ impl TryFrom<StoredStep> for StepId {
             "memory_recall" => Ok(Self::MemoryRecall(turn()?)),
             "persona_cast" => Ok(Self::PersonaCast),
             "aspect_plan" => Ok(Self::AspectPlan),
+            "requirements" => Ok(Self::Requirements),
             "trust_memory" => Ok(Self::TrustMemory),
             "turn_analysis" => analysis(AnalysisPart::Combined),
             "position_extraction" => analysis(AnalysisPart::Position),

@@ -160,13 +160,18 @@ only what the solution says, never what it might have meant.";
 /// The built-in user prompt template of an evaluator.
 pub const USER_PROMPT: &str = "Problem:\n{problem}\n\nClarifications (questions the designers \
 asked and the answers they got; NA = not answered):\n{clarifications}\n\nProposed solution:\n\
-{final_solution}\n\nScore the solution from 1 to 10 in each category, with one or two sentences of \
-reasoning each. Leave out a category you cannot judge. Answer with only this JSON object:\n\
+{final_solution}\n\nRequirements information (the major requirements of the problem, the ones the \
+judge says are unmet, and each agent's latest requirements coverage):\n{requirements_info}\n\nScore \
+the solution from 1 to 10 in each category, with one or two sentences of reasoning each; \
+requirements_fulfillment is how well it identifies, meets and traces the major requirements \
+(check the judge's list, and find requirements it missed). Leave out a category you cannot \
+judge. Answer with only this JSON object:\n\
 {\"evaluation\": {\"functional_completeness\": {\"score\": 0, \"reasoning\": \"\"}, \
 \"non_functional\": {\"performance_scalability\": {\"score\": 0, \"reasoning\": \"\"}, \
 \"security\": {\"score\": 0, \"reasoning\": \"\"}, \"maintainability_evolvability\": {\"score\": 0, \
 \"reasoning\": \"\"}, \"regulatory_compliance\": {\"score\": 0, \"reasoning\": \"\"}, \
-\"testability\": {\"score\": 0, \"reasoning\": \"\"}}}, \"overall_summary\": {\"strengths\": \"\", \
+\"testability\": {\"score\": 0, \"reasoning\": \"\"}, \"requirements_fulfillment\": \
+{\"score\": 0, \"reasoning\": \"\"}}}, \"overall_summary\": {\"strengths\": \"\", \
 \"weaknesses\": \"\", \"overall_score\": 0}}";
 
 /// What the evaluators see of a debate.
@@ -178,6 +183,222 @@ pub struct EvalInput {
     pub clarifications: String,
     /// The final solution's text.
     pub final_solution: String,
+    /// dialectic 0.7's requirements information, as pretty JSON:
+    /// `majorRequirements`, `judgeUnfulfilledRequirements`,
+    /// `agentRequirementsCoverage`.
+    pub requirements_info: String,
+}
+
+/// The title of the section a proposal ends with (dialectic 0.7).
+const COVERAGE_TITLE: &str = "requirements coverage";
+
+/// The "Requirements Coverage" section of a contribution, if it has one:
+/// the text after a Markdown heading of that title, up to the next `##`
+/// heading or `---` rule (dialectic 0.7's reading).
+pub fn coverage_section(content: &str) -> Option<String> {
+    let mut lines = content.lines();
+    lines.find(|l| {
+        let t = l.trim_start();
+        t.starts_with('#')
+            && t.trim_start_matches('#')
+                .trim()
+                .trim_end_matches(':')
+                .eq_ignore_ascii_case(COVERAGE_TITLE)
+    })?;
+    let body: Vec<&str> = lines
+        .take_while(|l| !l.trim_start().starts_with("##") && l.trim() != "---")
+        .collect();
+    let body = body.join("\n").trim().to_owned();
+    (!body.is_empty()).then_some(body)
+}
+
+/// One contribution, as the requirements information reads it.
+struct Contribution<'a> {
+    agent: String,
+    role: String,
+    round: u64,
+    refinement: bool,
+    content: &'a str,
+}
+
+/// Each agent's latest coverage section: later rounds win, and within a
+/// round a refinement wins over a proposal (dialectic 0.7's choice).
+fn coverage_by_agent(contributions: &[Contribution<'_>]) -> Vec<Value> {
+    let mut chosen: Vec<(&Contribution<'_>, String)> = Vec::new();
+    for c in contributions {
+        let Some(section) = coverage_section(c.content) else {
+            continue;
+        };
+        match chosen.iter_mut().find(|(p, _)| p.agent == c.agent) {
+            Some(slot) => {
+                let prev = slot.0;
+                if c.round > prev.round
+                    || (c.round == prev.round && (c.refinement || !prev.refinement))
+                {
+                    *slot = (c, section);
+                }
+            }
+            None => chosen.push((c, section)),
+        }
+    }
+    chosen
+        .into_iter()
+        .map(|(c, section)| {
+            json!({"agentId": c.agent, "agentRole": c.role, "requirementsCoverage": section})
+        })
+        .collect()
+}
+
+fn role_of(bb: &Blackboard, persona: &agon_core::PersonaId) -> String {
+    bb.persona(persona)
+        .and_then(|p| p.specialty)
+        .map(|r| r.to_string())
+        .unwrap_or_default()
+}
+
+/// The requirements information of a blackboard: the ledger's major
+/// requirements (dialectic's keyword inference when none were recorded),
+/// the judge's unmet ones, and each agent's coverage: the ledger's latest
+/// verdicts where it has them, the agent's own section otherwise.
+fn requirements_info_of(bb: &Blackboard, problem: &str) -> Value {
+    let ledger = bb.requirements();
+    let major: Vec<String> = if ledger.is_recorded() {
+        ledger
+            .requirements
+            .iter()
+            .filter(|r| r.major)
+            .map(|r| format!("{}: {}", r.id, r.text))
+            .collect()
+    } else {
+        agon_extract::infer_major_requirements(problem)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect()
+    };
+    let judge: Vec<String> = bb
+        .solution()
+        .map(|s| {
+            s.unfulfilled_major_requirements
+                .iter()
+                .map(|r| ledger.label(r))
+                .collect()
+        })
+        .unwrap_or_default();
+    let contributions: Vec<Contribution<'_>> = bb
+        .messages()
+        .iter()
+        .filter(|m| matches!(m.kind, MessageKind::Proposal | MessageKind::Refinement))
+        .map(|m| Contribution {
+            agent: m.persona.to_string(),
+            role: role_of(bb, &m.persona),
+            round: u64::from(m.round),
+            refinement: m.kind == MessageKind::Refinement,
+            content: &m.content,
+        })
+        .collect();
+    let mut coverage = coverage_by_agent(&contributions);
+    for p in bb.debaters() {
+        let lines: Vec<String> = ledger
+            .requirements
+            .iter()
+            .filter_map(|r| {
+                let (_, c) = ledger
+                    .latest_by_proposer(&r.id)
+                    .into_iter()
+                    .find(|(who, _)| *who == &p.id)?;
+                let quote = if c.coverage.quote.is_empty() {
+                    String::new()
+                } else {
+                    format!(": \"{}\"", c.coverage.quote)
+                };
+                Some(format!(
+                    "- {} {} (round {}){quote}",
+                    r.id,
+                    c.coverage.status.as_str(),
+                    c.round
+                ))
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let entry = json!({
+            "agentId": p.id,
+            "agentRole": role_of(bb, &p.id),
+            "requirementsCoverage": lines.join("\n"),
+        });
+        match coverage
+            .iter_mut()
+            .find(|c| c["agentId"] == json!(p.id.as_str()))
+        {
+            Some(slot) => *slot = entry,
+            None => coverage.push(entry),
+        }
+    }
+    json!({
+        "majorRequirements": major,
+        "judgeUnfulfilledRequirements": judge,
+        "agentRequirementsCoverage": coverage,
+    })
+}
+
+/// The requirements information of a saved debate state: Agon's
+/// `requirements` (major ones) when the file has them, else dialectic's
+/// keyword inference over the problem; the judge's
+/// `unfulfilledMajorRequirements`; each agent's latest "Requirements
+/// Coverage" section.
+fn requirements_info_of_state(state: &Value, problem: &str) -> Value {
+    let text = |v: &Value| v.as_str().map(str::trim).unwrap_or_default().to_owned();
+    let major: Vec<String> = match state["requirements"].as_array() {
+        Some(recorded) => recorded
+            .iter()
+            .filter(|r| r["major"].as_bool() == Some(true))
+            .map(|r| format!("{}: {}", text(&r["id"]), text(&r["text"])))
+            .collect(),
+        None => agon_extract::infer_major_requirements(problem)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect(),
+    };
+    let judge: Vec<String> = state["finalSolution"]["unfulfilledMajorRequirements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(text)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let contributions: Vec<Contribution<'_>> = state["rounds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .flat_map(|(i, round)| {
+            let number = round["roundNumber"].as_u64().unwrap_or(i as u64 + 1);
+            round["contributions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(move |c| {
+                    let kind = c["type"].as_str()?;
+                    (kind == "proposal" || kind == "refinement").then(|| Contribution {
+                        agent: c["agentId"].as_str().unwrap_or_default().to_owned(),
+                        role: c["agentRole"].as_str().unwrap_or_default().to_owned(),
+                        round: number,
+                        refinement: kind == "refinement",
+                        content: c["content"].as_str().unwrap_or_default(),
+                    })
+                })
+        })
+        .collect();
+    json!({
+        "majorRequirements": major,
+        "judgeUnfulfilledRequirements": judge,
+        "agentRequirementsCoverage": coverage_by_agent(&contributions),
+    })
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
 /// One agent's clarifications: its name, its role, (question, answer) pairs.
@@ -250,6 +471,7 @@ impl EvalInput {
             }
         }
         Ok(Self {
+            requirements_info: pretty(&requirements_info_of(bb, &problem)),
             problem,
             clarifications: clarifications_markdown(&groups),
             final_solution,
@@ -297,6 +519,7 @@ impl EvalInput {
             })
             .collect::<Vec<_>>();
         Ok(Self {
+            requirements_info: pretty(&requirements_info_of_state(state, &problem)),
             problem,
             clarifications: clarifications_markdown(&groups),
             final_solution,
@@ -309,11 +532,12 @@ impl EvalInput {
             .replace("{problem}", &self.problem)
             .replace("{clarifications}", &self.clarifications)
             .replace("{final_solution}", &self.final_solution)
+            .replace("{requirements_info}", &self.requirements_info)
     }
 }
 
 /// The scored categories, in output order: (JSON path, heading).
-pub const CATEGORIES: [(&str, &str); 7] = [
+pub const CATEGORIES: [(&str, &str); 8] = [
     ("functional_completeness", "Functional Completeness"),
     ("performance_scalability", "Performance & Scalability"),
     ("security", "Security"),
@@ -323,6 +547,7 @@ pub const CATEGORIES: [(&str, &str); 7] = [
     ),
     ("regulatory_compliance", "Regulatory Compliance"),
     ("testability", "Testability"),
+    ("requirements_fulfillment", "Requirements Fulfillment"),
     ("overall_score", "Overall Score"),
 ];
 
@@ -501,9 +726,10 @@ impl EvalReport {
                     "maintainability_evolvability": avg(3),
                     "regulatory_compliance": avg(4),
                     "testability": avg(5),
+                    "requirements_fulfillment": avg(6),
                 }
             },
-            "overall_score": self.averages[6],
+            "overall_score": self.averages[7],
             "agents": agents,
             "skipped": self.results.iter().filter_map(|r| Some(json!({"id": r.id, "reason": r.skipped.clone()?}))).collect::<Vec<_>>(),
         })
@@ -547,7 +773,8 @@ mod tests {
         let parsed = json!({
             "evaluation": {
                 "functional_completeness": {"score": 12},
-                "non_functional": {"security": {"score": "high"}, "testability": {"score": 7}}
+                "non_functional": {"security": {"score": "high"}, "testability": {"score": 7},
+                    "requirements_fulfillment": {"score": 4}}
             },
             "overall_summary": {"overall_score": 0}
         });
@@ -555,7 +782,16 @@ mod tests {
         let scores = scores_of("e1", &parsed, &mut warnings);
         assert_eq!(
             scores,
-            [Some(10.0), None, None, None, None, Some(7.0), Some(1.0)]
+            [
+                Some(10.0),
+                None,
+                None,
+                None,
+                None,
+                Some(7.0),
+                Some(4.0),
+                Some(1.0)
+            ]
         );
         assert_eq!(warnings.len(), 3, "{warnings:?}");
     }
@@ -566,35 +802,104 @@ mod tests {
             results: vec![
                 EvaluatorResult {
                     id: "e1".into(),
-                    scores: vec![Some(8.0), Some(6.0), None, None, None, Some(7.0), Some(7.0)],
+                    scores: vec![
+                        Some(8.0),
+                        Some(6.0),
+                        None,
+                        None,
+                        None,
+                        Some(7.0),
+                        Some(5.0),
+                        Some(7.0),
+                    ],
                     parsed: Some(json!({})),
                     skipped: None,
                     latency_ms: 1,
                 },
                 EvaluatorResult {
                     id: "e2".into(),
-                    scores: vec![Some(7.0), Some(6.0), None, None, None, None, Some(7.4)],
+                    scores: vec![
+                        Some(7.0),
+                        Some(6.0),
+                        None,
+                        None,
+                        None,
+                        None,
+                        Some(6.0),
+                        Some(7.4),
+                    ],
                     parsed: Some(json!({})),
                     skipped: None,
                     latency_ms: 1,
                 },
             ],
-            averages: vec![Some(7.5), Some(6.0), None, None, None, Some(7.0), Some(7.2)],
+            averages: vec![
+                Some(7.5),
+                Some(6.0),
+                None,
+                None,
+                None,
+                Some(7.0),
+                Some(5.5),
+                Some(7.2),
+            ],
             warnings: vec![],
         };
         let md = report.markdown();
         assert!(
-            md.contains("| 7.50 | 6.00 | N/A | N/A | N/A | 7.00 | 7.20 |"),
+            md.contains("| 7.50 | 6.00 | N/A | N/A | N/A | 7.00 | 5.50 | 7.20 |"),
             "{md}"
         );
         assert_eq!(report.json()["overall_score"], json!(7.2));
+        assert_eq!(
+            report.json()["evaluation"]["non_functional"]["requirements_fulfillment"]["average_score"],
+            json!(5.5)
+        );
         assert_eq!(
             report.json()["evaluation"]["non_functional"]["security"]["average_score"],
             Value::Null
         );
         let csv = report.csv();
         assert!(csv.starts_with("evaluator,functional_completeness,"));
-        assert!(csv.ends_with("average,7.50,6.00,,,,7.00,7.20\n"), "{csv}");
+        assert!(csv.contains(",testability,requirements_fulfillment,overall_score\n"));
+        assert!(
+            csv.ends_with("average,7.50,6.00,,,,7.00,5.50,7.20\n"),
+            "{csv}"
+        );
+    }
+
+    #[test]
+    fn requirements_information_reads_dialectics_shape() {
+        let state = json!({
+            "problem": "Build a grading service.\n- Must grade 500 essays an hour\nNice: dark mode",
+            "finalSolution": {"description": "A queue of graders.",
+                "unfulfilledMajorRequirements": ["  Must grade 500 essays an hour ", ""]},
+            "rounds": [
+                {"roundNumber": 1, "contributions": [
+                    {"agentId": "a", "agentRole": "architect", "type": "proposal",
+                     "content": "Design.\n\n## Requirements Coverage\n- 500/h: workers\n\n## Risks\nnone"},
+                    {"agentId": "a", "agentRole": "architect", "type": "refinement",
+                     "content": "Better.\n### Requirements coverage:\n- 500/h: autoscaled workers"},
+                    {"agentId": "b", "agentRole": "kiss", "type": "critique",
+                     "content": "## Requirements Coverage\nnot a proposal"}
+                ]}
+            ]
+        });
+        let input = EvalInput::from_state_json(&state, "s.json").unwrap();
+        let info: Value = serde_json::from_str(&input.requirements_info).unwrap();
+        assert_eq!(
+            info["majorRequirements"],
+            json!(["Must grade 500 essays an hour"])
+        );
+        assert_eq!(
+            info["judgeUnfulfilledRequirements"],
+            json!(["Must grade 500 essays an hour"])
+        );
+        assert_eq!(
+            info["agentRequirementsCoverage"],
+            json!([{"agentId": "a", "agentRole": "architect",
+                    "requirementsCoverage": "- 500/h: autoscaled workers"}])
+        );
     }
 
     #[test]
@@ -607,6 +912,13 @@ mod tests {
         let input = EvalInput::from_state_json(&state, path).unwrap();
         assert!(input.problem.contains("grading"));
         assert!(!input.final_solution.is_empty());
+        let info: Value = serde_json::from_str(&input.requirements_info).unwrap();
+        assert!(info["majorRequirements"].is_array(), "{info}");
+        assert!(
+            input
+                .render("{requirements_info}")
+                .contains("judgeUnfulfilledRequirements")
+        );
         let e = EvalInput::from_state_json(&json!({"problem": "p"}), "s.json").unwrap_err();
         assert_eq!(
             e.to_string(),

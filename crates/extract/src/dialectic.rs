@@ -9,7 +9,7 @@ use super::text::{Limits, clean, clean_list};
 use super::{ExtractionError, Payload, Validated};
 use agon_core::DebateEvent;
 use agon_core::PersonaId;
-use agon_core::Solution;
+use agon_core::{RequirementLedger, Solution};
 
 /// Most clarifying questions an agent may ask (seed 004's default).
 pub const MAX_QUESTIONS: usize = 5;
@@ -60,14 +60,68 @@ pub struct SolutionPayload {
     /// How confident the judge is that the solution is complete and sound, 0-100.
     #[schemars(range(min = 0, max = 100))]
     pub confidence: i64,
-    /// Requirements of the problem not met yet (empty when none).
+    /// The ids of the major requirements the solution does not meet
+    /// (empty when it meets them all).
+    #[serde(default)]
+    #[schemars(length(max = 24), inner(length(max = 300)))]
+    pub unfulfilled_major_requirements: Vec<String>,
+    /// Questions the debate leaves open (empty when none).
     #[serde(default)]
     #[schemars(length(max = 8), inner(length(max = 300)))]
-    pub unfinished_requirements: Vec<String>,
+    pub open_questions: Vec<String>,
+    /// Set by validation: the major requirements reported as met that no
+    /// agent's latest proposal covers on the ledger.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub unverified: Vec<String>,
 }
 
 impl Payload for SolutionPayload {
     const NAME: &'static str = "solution";
+}
+
+/// The judge's highest confidence while a major requirement is unmet
+/// (dialectic 0.7's cap).
+pub const CONFIDENCE_CAP_WHEN_MAJORS_UNMET: i64 = 40;
+
+/// The requirement of `ledger` whose text `item` repeats (or contains, or
+/// is contained in), for a judge that answered with words instead of ids.
+fn requirement_by_text<'a>(item: &str, ledger: &'a RequirementLedger) -> Option<&'a str> {
+    let item = item.trim().to_lowercase();
+    (item.chars().count() >= 8).then_some(())?;
+    ledger
+        .requirements
+        .iter()
+        .find(|r| {
+            let text = r.text.to_lowercase();
+            text == item || text.contains(&item) || item.contains(&text)
+        })
+        .map(|r| r.id.as_str())
+}
+
+/// The judge's unmet major requirements as ids where they name one of the
+/// ledger's (by id or by its text), the judge's cleaned words otherwise;
+/// repeats dropped.
+fn unfulfilled_ids(
+    items: &[String],
+    ledger: &RequirementLedger,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("unfulfilledMajorRequirements[{i}]");
+        let id = crate::requirement_id(item, ledger).or_else(|| requirement_by_text(item, ledger));
+        let kept = match id {
+            Some(id) => Some(id.to_owned()),
+            None => clean(item, Limits::SENTENCE, &field, notes),
+        };
+        if let Some(kept) = kept
+            && !out.contains(&kept)
+        {
+            out.push(kept);
+        }
+    }
+    out
 }
 
 /// Longest solution description kept, in characters.
@@ -77,8 +131,16 @@ const SOLUTION_LIST: usize = 8;
 
 impl SolutionPayload {
     /// Repairs the solution: bounds text and lists, clamps the confidence to
-    /// 0-100 (with notes). Fails when the description is empty.
-    pub fn validate(&self) -> Result<Validated<Self>, ExtractionError> {
+    /// 0-100, caps it at 40 when a major requirement is unmet (dialectic
+    /// 0.7), reads the unmet requirements as `ledger`'s ids, and, when the
+    /// ledger `tracked` coverage, notes each major requirement the judge
+    /// reports as met that no agent's latest proposal covers (all with
+    /// notes). Fails when the description is empty.
+    pub fn validate(
+        &self,
+        ledger: &RequirementLedger,
+        tracked: bool,
+    ) -> Result<Validated<Self>, ExtractionError> {
         let mut notes = Vec::new();
         let description = clean(
             &self.description,
@@ -94,11 +156,37 @@ impl SolutionPayload {
         let list = |items: &[String], field: &str, notes: &mut Vec<String>| {
             clean_list(items, SOLUTION_LIST, Limits::SENTENCE, field, notes)
         };
-        let confidence = self.confidence.clamp(0, 100);
+        let mut confidence = self.confidence.clamp(0, 100);
         if confidence != self.confidence {
             notes.push(format!(
                 "confidence: {} clamped to {confidence}",
                 self.confidence
+            ));
+        }
+        let unfulfilled = unfulfilled_ids(&self.unfulfilled_major_requirements, ledger, &mut notes);
+        if !unfulfilled.is_empty() && confidence > CONFIDENCE_CAP_WHEN_MAJORS_UNMET {
+            notes.push(format!(
+                "confidence: {confidence} capped at {CONFIDENCE_CAP_WHEN_MAJORS_UNMET} \
+                 (a major requirement is unmet: {})",
+                unfulfilled.join(", ")
+            ));
+            confidence = CONFIDENCE_CAP_WHEN_MAJORS_UNMET;
+        }
+        let unverified: Vec<String> = if tracked {
+            ledger
+                .requirements
+                .iter()
+                .filter(|r| r.major && !unfulfilled.contains(&r.id) && !ledger.is_covered(&r.id))
+                .map(|r| r.id.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if !unverified.is_empty() {
+            notes.push(format!(
+                "unfulfilledMajorRequirements: {} not listed, but no agent's latest proposal \
+                 covers it on the ledger; kept as unverified",
+                unverified.join(", ")
             ));
         }
         Ok(Validated::new(
@@ -107,11 +195,9 @@ impl SolutionPayload {
                 tradeoffs: list(&self.tradeoffs, "tradeoffs", &mut notes),
                 recommendations: list(&self.recommendations, "recommendations", &mut notes),
                 confidence,
-                unfinished_requirements: list(
-                    &self.unfinished_requirements,
-                    "unfinishedRequirements",
-                    &mut notes,
-                ),
+                unfulfilled_major_requirements: unfulfilled,
+                open_questions: list(&self.open_questions, "openQuestions", &mut notes),
+                unverified,
             },
             notes,
             0,
@@ -130,7 +216,10 @@ impl Validated<SolutionPayload> {
                 tradeoffs: v.tradeoffs,
                 recommendations: v.recommendations,
                 confidence: u8::try_from(v.confidence).ok(),
-                unfinished_requirements: v.unfinished_requirements,
+                unfinished_requirements: Vec::new(),
+                unfulfilled_major_requirements: v.unfulfilled_major_requirements,
+                open_questions: v.open_questions,
+                unverified_requirements: v.unverified,
                 synthesized_by: judge.clone(),
                 time,
             },
@@ -155,14 +244,18 @@ mod tests {
             ],
             recommendations: (0..12).map(|i| format!("step {i}")).collect(),
             confidence: 140,
-            unfinished_requirements: vec!["null".into()],
+            unfulfilled_major_requirements: vec![],
+            open_questions: vec!["null".into()],
+            unverified: vec![],
         };
-        let v = payload.validate().unwrap();
+        let v = payload
+            .validate(&RequirementLedger::default(), false)
+            .unwrap();
         assert_eq!(v.value().description, "Use a token bucket per client.");
         assert_eq!(v.value().tradeoffs, ["memory per client"]);
         assert_eq!(v.value().recommendations.len(), 8);
         assert_eq!(v.value().confidence, 100);
-        assert!(v.value().unfinished_requirements.is_empty());
+        assert!(v.value().open_questions.is_empty());
         assert!(v.notes().iter().any(|n| n.contains("140 clamped to 100")));
         let DebateEvent::SolutionRecorded { solution } =
             v.into_event(2, &"judge".into(), DateTime::UNIX_EPOCH)
@@ -173,15 +266,72 @@ mod tests {
     }
 
     #[test]
+    fn an_unmet_major_requirement_caps_the_confidence_and_an_uncovered_one_is_noted() {
+        use agon_core::{Requirement, RequirementMethod, RequirementSource};
+        let requirement = |id: &str, text: &str| Requirement {
+            id: id.into(),
+            text: text.into(),
+            source: RequirementSource::Problem { line: None },
+            major: true,
+        };
+        let ledger = RequirementLedger {
+            requirements: vec![
+                requirement("R1", "Every change must be audited"),
+                requirement("R2", "Data must stay in the EU"),
+                requirement("R3", "Must serve 10k users"),
+            ],
+            method: Some(RequirementMethod::Model),
+            coverage: vec![],
+        };
+        let payload = SolutionPayload {
+            description: "A ledger service.".into(),
+            tradeoffs: vec![],
+            recommendations: vec![],
+            confidence: 85,
+            unfulfilled_major_requirements: vec![
+                "R1: audit".into(),
+                "data must stay in the EU".into(),
+                "r1".into(),
+            ],
+            open_questions: vec!["Which regions?".into()],
+            unverified: vec![],
+        };
+        let v = payload.validate(&ledger, true).unwrap();
+        assert_eq!(v.value().unfulfilled_major_requirements, ["R1", "R2"]);
+        assert_eq!(v.value().confidence, 40);
+        assert_eq!(v.value().unverified, ["R3"]);
+        assert!(v.notes().iter().any(|n| n.contains("capped at 40")));
+        let DebateEvent::SolutionRecorded { solution } =
+            v.into_event(1, &"judge".into(), DateTime::UNIX_EPOCH)
+        else {
+            panic!("a solution")
+        };
+        assert_eq!(solution.unverified_requirements, ["R3"]);
+        assert_eq!(solution.open_questions, ["Which regions?"]);
+        let untracked = SolutionPayload {
+            unfulfilled_major_requirements: vec![],
+            ..payload
+        };
+        let v = untracked.validate(&ledger, false).unwrap();
+        assert_eq!((v.value().confidence, v.value().unverified.len()), (85, 0));
+    }
+
+    #[test]
     fn empty_solution_is_rejected_and_questions_capped() {
         let empty = SolutionPayload {
             description: " ".into(),
             tradeoffs: vec![],
             recommendations: vec![],
             confidence: 50,
-            unfinished_requirements: vec![],
+            unfulfilled_major_requirements: vec![],
+            open_questions: vec![],
+            unverified: vec![],
         };
-        assert!(empty.validate().is_err());
+        assert!(
+            empty
+                .validate(&RequirementLedger::default(), false)
+                .is_err()
+        );
         let q = ClarifyingQuestions {
             questions: (0..8).map(|i| format!("Question {i}?")).collect(),
         };
@@ -223,6 +373,11 @@ pub struct ContributionUpdate {
     #[serde(default)]
     #[schemars(length(max = 12), inner(length(max = 40)))]
     pub took_in: Option<Vec<String>>,
+    /// When requirements are listed: the message's verdict on each one it
+    /// addresses; null otherwise.
+    #[serde(default)]
+    #[schemars(length(max = 24))]
+    pub requirements: Option<Vec<crate::RequirementVerdict>>,
 }
 
 impl ContributionUpdate {
@@ -303,6 +458,7 @@ mod round_analysis_tests {
             shift: None,
             importance: None,
             took_in: Some(vec!["[msg-4]".into(), "msg-4".into(), "msg-99".into()]),
+            requirements: None,
         };
         let answered = [
             agon_core::MessageId::new("msg-4"),

@@ -19,6 +19,7 @@ mod dialectic;
 mod listen;
 mod position;
 mod reflection;
+mod requirements;
 mod round;
 mod text;
 mod utterance;
@@ -40,6 +41,11 @@ pub use position::{
     MessagePositionUpdate, PositionUpdate,
 };
 pub use reflection::{ReflectionBatch, ReflectionPayload};
+pub use requirements::{
+    COVERAGE_QUOTE_CHARS, MAJOR_KEYWORDS, RequirementPayload, RequirementSources,
+    RequirementVerdict, RequirementsPayload, coverage, infer_major_requirements,
+    keyword_requirements, requirement_id,
+};
 pub use round::{RoundRecordPayload, TakePayload};
 pub use text::{Cleaner, Limits, content_words, junk_reason, truncate_chars};
 pub use utterance::{CleanUtterance, MAX_UTTERANCE_CHARS, clean_utterance};

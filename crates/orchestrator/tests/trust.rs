@@ -538,7 +538,7 @@ async fn judge_impact_is_read_and_costs_no_extra_call() {
         );
         counts.push(model.calls());
     }
-    // 3 proposals + 12 critiques + 6 refinements + the solution + one
-    // analysis per round, with the judgement or without.
-    assert_eq!(counts, [24, 24]);
+    // 3 proposals + 12 critiques + 6 refinements + the solution + the
+    // requirements + one analysis per round, with the judgement or without.
+    assert_eq!(counts, [25, 25]);
 }

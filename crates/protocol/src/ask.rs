@@ -482,7 +482,7 @@ fn convert_models(
                 None => Err(ConvertError::Mismatch("no answer".into())),
                 Some(Answer::NotAsked(reason)) => Err(ConvertError::NotAsked { what, reason }),
                 Some(Answer::Json(out)) => {
-                    match synthesis::solution_events(*round, judge, out, now) {
+                    match synthesis::solution_events(board, *round, judge, out, now) {
                         Ok(events) => Ok(Outcome::events(events)),
                         // Recorded, so the planner asks again with one
                         // more failure (and a resumed run too).

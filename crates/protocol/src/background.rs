@@ -244,6 +244,11 @@ pub fn batch_analysis(
         if impact && let Some(entry) = index.and_then(|j| contributions.get(j)) {
             events.extend(critiques_judged(board, message, messages, entry));
         }
+        if let Some((j, entry)) = index.and_then(|j| contributions.get(j).map(|e| (j, e))) {
+            events.extend(crate::requirements::coverage_events(
+                board, message, entry, j,
+            ));
+        }
     }
     // Entries for messages outside the batch change nothing; say so.
     if let (Ok(updates), Some(last)) = (&updates, messages.last()) {

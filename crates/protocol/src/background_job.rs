@@ -7,8 +7,8 @@ use agon_context::prompts::{self, Prompt};
 use agon_core::{AnalysisPart, Blackboard, DebateEvent, StepId};
 use agon_extract::{
     BatchPositionUpdate, BatchTurnAnalysis, DeliberationDetection, DisagreementWindow, Payload,
-    PositionUpdate, ReflectionBatch, RoundAnalysis, RoundRecordPayload, TurnAnalysis,
-    with_message_ids, with_persona_names,
+    PositionUpdate, ReflectionBatch, RequirementsPayload, RoundAnalysis, RoundRecordPayload,
+    TurnAnalysis, with_message_ids, with_persona_names,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -209,6 +209,12 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
             with_persona_names(&ReflectionBatch::json_schema(), &names),
             StepId::Reflection(aspect.clone()),
         )),
+        Background::Requirements => single(JobCall::new::<RequirementsPayload>(
+            ModelRole::Extractor,
+            prompts::dialectic::requirements(bb)?,
+            RequirementsPayload::json_schema(),
+            StepId::Requirements,
+        )),
     }
 }
 
@@ -221,6 +227,7 @@ pub fn nothing_to_ask(job: &Background) -> &'static str {
         Background::Detect { .. } => "the messages are not in the transcript",
         Background::RoundRecord { .. } => "the aspect has no messages to record",
         Background::Reflect { .. } => "nothing to reflect on",
+        Background::Requirements => "the debate has no problem statement",
     }
 }
 
@@ -265,6 +272,12 @@ pub fn convert(
         }
         Background::Reflect { aspect, round } => {
             background::reflection(bb, aspect, *round, answers.primary, now)
+        }
+        Background::Requirements => {
+            if bb.requirements().is_recorded() {
+                return Vec::new();
+            }
+            crate::requirements::events(bb, answers.primary, now)
         }
     }
 }

@@ -102,6 +102,11 @@ pub struct DialecticRules {
     /// several calls, in order, so a prompt fits a small model's window;
     /// a single longer message goes alone, whole.
     pub analysis_batch_chars: usize,
+    /// Track the problem's requirements on the ledger: read once before
+    /// round 1 (by the analysis model with `analysis`, by dialectic's
+    /// keyword inference without), covered per contribution in each
+    /// round's analysis.
+    pub requirements: bool,
     /// One agent per round critiques as devil's advocate.
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing (after
@@ -295,6 +300,14 @@ impl Dialectic {
         let Some(mode) = self.mode() else {
             return Vec::new();
         };
+        // The requirements come first: a round's analysis records coverage
+        // against them.
+        if self.rules.requirements
+            && board.current_round() >= 1
+            && !board.requirements().is_recorded()
+        {
+            return vec![Background::Requirements];
+        }
         let mut out = Vec::new();
         for round in 1..=board.current_round() {
             let messages: Vec<agon_core::MessageId> = board
@@ -721,6 +734,24 @@ impl Protocol for Dialectic {
                     label: "round 1".into(),
                     events: vec![DebateEvent::RoundStarted { round: 1 }],
                 }),
+                (_, _)
+                    if self.rules.requirements
+                        && self.mode().is_none()
+                        && !board.requirements().is_recorded() =>
+                {
+                    Next::step(Step::Record {
+                        label: "requirements".into(),
+                        events: vec![agon_extract::keyword_requirements(
+                            &crate::requirements::problem(board),
+                        )],
+                    })
+                }
+                // The proposals are asked to cover the requirements by
+                // id: they wait for the one call that reads them.
+                (_, _) if self.rules.requirements && !board.requirements().is_recorded() => {
+                    progress.phase = "requirements".into();
+                    Next::Wait
+                }
                 (round, _) => {
                     self.round_step(board, &agents, round, background.is_empty(), &mut progress)
                 }

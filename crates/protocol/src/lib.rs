@@ -31,6 +31,7 @@ mod dialectic;
 mod extract;
 mod protocol;
 mod question;
+pub mod requirements;
 mod rules;
 mod start;
 pub mod steer;

@@ -166,6 +166,9 @@ pub enum Background {
         /// Its round number.
         round: u32,
     },
+    /// Read the problem's requirements (and the clarification answers')
+    /// with the analysis model, once, before any analysis of a round.
+    Requirements,
 }
 
 /// The identity of a background job (what the interpreter keys in-flight
@@ -182,6 +185,8 @@ pub enum BackgroundId {
     RoundRecord(AspectId),
     /// [`Background::Reflect`].
     Reflect(AspectId),
+    /// [`Background::Requirements`].
+    Requirements,
 }
 
 impl Background {
@@ -203,6 +208,7 @@ impl Background {
             ),
             Self::RoundRecord { aspect, .. } => BackgroundId::RoundRecord(aspect.clone()),
             Self::Reflect { aspect, .. } => BackgroundId::Reflect(aspect.clone()),
+            Self::Requirements => BackgroundId::Requirements,
         }
     }
 }

@@ -57,16 +57,21 @@ pub fn summary_event(
     }
 }
 
-/// The judge's structured solution after `round`, validated: its
-/// `solution_recorded` and the repairs validation made (`output_repaired`),
-/// or why it is unusable.
+/// The judge's structured solution after `round`, validated against the
+/// requirements on `board`'s ledger: its `solution_recorded` and the
+/// repairs validation made (`output_repaired`), or why it is unusable.
 pub fn solution_events(
+    board: &agon_core::Blackboard,
     round: u32,
     judge: &PersonaId,
     output: ModelOutput,
     time: DateTime<Utc>,
 ) -> Result<Vec<DebateEvent>, String> {
-    let valid = extract(output, |p: SolutionPayload| p.validate()).map_err(|e| e.to_string())?;
+    let tracked = crate::requirements::tracked(board);
+    let valid = extract(output, |p: SolutionPayload| {
+        p.validate(board.requirements(), tracked)
+    })
+    .map_err(|e| e.to_string())?;
     let notes = valid.notes().to_vec();
     let mut events = vec![valid.into_event(round, judge, time)];
     if !notes.is_empty() {
@@ -109,6 +114,9 @@ pub fn plain_solution_events(
                 recommendations: Vec::new(),
                 confidence: None,
                 unfinished_requirements: Vec::new(),
+                unfulfilled_major_requirements: Vec::new(),
+                open_questions: Vec::new(),
+                unverified_requirements: Vec::new(),
                 synthesized_by: judge.clone(),
                 time,
             },
@@ -184,7 +192,14 @@ mod tests {
         assert_eq!(names, ["step_failed", "solution_recorded"]);
         assert!(plain_solution_events(3, &judge, &failures, "  ", DateTime::UNIX_EPOCH).is_none());
         assert!(
-            solution_events(3, &judge, Ok(serde_json::json!({})), DateTime::UNIX_EPOCH).is_err()
+            solution_events(
+                &agon_core::Blackboard::new(),
+                3,
+                &judge,
+                Ok(serde_json::json!({})),
+                DateTime::UNIX_EPOCH
+            )
+            .is_err()
         );
     }
 }

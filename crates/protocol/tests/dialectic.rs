@@ -45,6 +45,7 @@ pub(crate) fn rules(rounds: u32) -> DialecticRules {
         analysis: None,
         judge_impact: true,
         analysis_batch_chars: 0,
+        requirements: false,
         devil_advocate: false,
         crux: None,
         round_timeout_secs: 0,
@@ -425,7 +426,8 @@ fn every_dialectic_prompt() {
     let mut r = eager_summaries(rules(2));
     r.clarify = Some(3);
     r.analysis = Some(DetectionRules::default());
-    let mut s = sim(r, Script::default(), Lag::Lazy);
+    r.requirements = true;
+    let mut s = sim(r, requirements_script(true), Lag::Lazy);
     s.run(10_000);
     let bb = &s.board;
     let show = |name: &str, prompt: &Prompt| {
@@ -466,9 +468,12 @@ fn every_dialectic_prompt() {
             p::critique_instruction("Performance Engineer", true),
         ),
         ("refinement", p::refinement_instruction()),
+        ("proposal's requirements", p::coverage_ask(bb, false)),
+        ("critique's requirements", p::coverage_ask(bb, true)),
     ] {
         out.push_str(&format!("===== {name} instruction =====\n{text}\n"));
     }
+    out.push_str(&show("requirements", &p::requirements(bb).unwrap()));
     out.push_str(&show("clarification", &p::clarification(bb, arch, 3)));
     out.push_str(&show(
         "summary",
@@ -487,4 +492,149 @@ fn every_dialectic_prompt() {
         &p::round_analysis(bb, &round1, true).unwrap(),
     ));
     insta::assert_snapshot!(out);
+}
+
+/// Rules with the ledger analysis and requirements tracking on.
+fn tracked(rounds: u32) -> DialecticRules {
+    let mut r = rules(rounds);
+    r.analysis = Some(DetectionRules::default());
+    r.requirements = true;
+    r
+}
+
+/// Three requirements; proposals and refinements cover all but R2.
+fn requirements_script(judge_admits_gaps: bool) -> Script {
+    Script {
+        requirements: vec![
+            ("Must limit each client to 100 requests per second", true),
+            ("Must audit every rejected request", true),
+            ("Should expose per-client metrics", false),
+        ],
+        never_covered: Some("R2"),
+        judge_admits_gaps,
+        confidence: vec![90, 90],
+        ..Script::default()
+    }
+}
+
+/// issue 38: one major requirement is never covered. The ledger shows it
+/// uncovered after every round, the judge's confidence is capped at 40
+/// when it says so, and a judge that does not say so gets a note instead
+/// of the last word.
+#[test]
+fn a_major_requirement_never_covered_stays_uncovered_and_caps_the_judge() {
+    for lag in [Lag::Eager, Lag::Lazy] {
+        let mut s = sim(tracked(2), requirements_script(true), lag);
+        let mut seen_rounds = Vec::new();
+        for _ in 0..10_000 {
+            if s.finished() {
+                break;
+            }
+            let ledger = s.board.requirements();
+            for c in &ledger.coverage {
+                if !seen_rounds.contains(&c.round) {
+                    seen_rounds.push(c.round);
+                }
+            }
+            if !ledger.coverage.is_empty() {
+                assert!(
+                    ledger.uncovered().any(|r| r.id == "R2"),
+                    "after round {:?}",
+                    seen_rounds.last()
+                );
+            }
+            s.run(1);
+        }
+        assert!(s.finished());
+        let ledger = s.board.requirements();
+        assert_eq!(ledger.requirements.len(), 3);
+        assert_eq!(ledger.method, Some(agon_core::RequirementMethod::Model));
+        assert_eq!(seen_rounds, [1, 2]);
+        assert!(
+            ledger
+                .coverage
+                .iter()
+                .all(|c| c.coverage.requirement != "R2")
+        );
+        let uncovered: Vec<&str> = ledger.uncovered().map(|r| r.id.as_str()).collect();
+        assert_eq!(uncovered, ["R2"]);
+        for round in 1..=2 {
+            assert!(ledger.verdict("R1", &"arch".into(), round).is_some());
+            assert!(ledger.verdict("R2", &"arch".into(), round).is_none());
+        }
+        let solution = s.board.solution().unwrap();
+        assert_eq!(solution.unfulfilled_major_requirements, ["R2"]);
+        assert_eq!(solution.confidence, Some(40), "capped");
+        assert!(solution.unverified_requirements.is_empty());
+    }
+    let mut s = sim(tracked(2), requirements_script(false), Lag::Eager);
+    s.run(10_000);
+    let solution = s.board.solution().unwrap();
+    assert_eq!(solution.confidence, Some(90));
+    assert_eq!(solution.unverified_requirements, ["R2"]);
+    assert!(
+        s.board
+            .repairs()
+            .iter()
+            .any(|r| r.step == StepId::Solution(2)
+                && r.notes.iter().any(|n| n.contains("R2 not listed")))
+    );
+}
+
+/// Requirements come before any analysis, once; a failed call falls back
+/// to dialectic's keyword inference with a warning; with analysis off the
+/// keywords are recorded without a call.
+#[test]
+fn requirements_are_read_once_before_the_analyses_with_a_keyword_fallback() {
+    let mut r = tracked(1);
+    r.start.topic = Topic::new(
+        "Design a rate limiter.\n- It must allow 100 requests per second per client\nDark mode",
+    );
+    let mut s = sim(r.clone(), Script::default(), Lag::Lazy);
+    let mut first_analysis_before_requirements = false;
+    for _ in 0..10_000 {
+        let plan = s.protocol.plan(&s.board);
+        if plan
+            .background
+            .iter()
+            .any(|b| matches!(b, agon_protocol::Background::AnalyseBatch { .. }))
+            && !s.board.requirements().is_recorded()
+        {
+            first_analysis_before_requirements = true;
+        }
+        if s.finished() {
+            break;
+        }
+        s.run(1);
+    }
+    assert!(!first_analysis_before_requirements);
+    // The script's model finds nothing: the keywords stand in, with a warning.
+    let ledger = s.board.requirements();
+    assert_eq!(ledger.method, Some(agon_core::RequirementMethod::Keywords));
+    assert_eq!(
+        ledger.requirements[0].text,
+        "It must allow 100 requests per second per client"
+    );
+    assert!(s.board.step_failed(&StepId::Requirements));
+    let traced = s
+        .trace
+        .iter()
+        .filter(|t| t.contains("requirements"))
+        .count();
+    assert!(traced >= 1);
+    // Analysis off: recorded by a step, no model asked.
+    r.analysis = None;
+    let mut s = sim(r, Script::default(), Lag::Eager);
+    s.run(10_000);
+    assert_eq!(
+        s.board.requirements().method,
+        Some(agon_core::RequirementMethod::Keywords)
+    );
+    assert!(!s.board.step_failed(&StepId::Requirements));
+}
+
+/// A debate tracking requirements, cut after any step, resumes to the same end.
+#[test]
+fn a_debate_tracking_requirements_cut_after_any_step_resumes_to_the_same_end() {
+    assert_resumes(tracked(2));
 }

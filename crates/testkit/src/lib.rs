@@ -244,17 +244,31 @@ pub fn reply(
             let round: i64 = between(user, "Synthesize after round ", ".")
                 .and_then(|r| r.trim().parse().ok())
                 .unwrap_or(1);
+            // The requirements the context shows uncovered: the major ones
+            // unmet, a question for each minor one.
+            let uncovered = |weight: &str| -> Vec<String> {
+                user.lines()
+                    .filter(|l| l.contains(&format!(" ({weight}, no proposal covers it yet): ")))
+                    .filter_map(|l| l.split_once(' ').map(|(id, _)| id.to_owned()))
+                    .collect()
+            };
+            let questions: Vec<String> = uncovered("minor")
+                .iter()
+                .map(|id| format!("How will the design meet {id}?"))
+                .collect();
             json!({
                 "description": format!("The synthesized design after round {round}: a token bucket per client behind the gateway."),
                 "tradeoffs": ["memory per client"],
                 "recommendations": ["load-test the gateway"],
                 "confidence": (50 + 20 * round).min(100),
-                "unfinishedRequirements": []
+                "unfulfilledMajorRequirements": uncovered("major"),
+                "openQuestions": questions
             })
         }
+        Some("requirements") => scripted_requirements(user),
         Some("listen") => scripted_listen(user),
         Some("deliberation_detection") => scripted_detection(user),
-        Some("round_analysis") => round_updates(user),
+        Some("round_analysis") => round_updates(system, user),
         Some(other) => json!({"error": format!("no script for {other}")}),
         None => return text_reply(TextWanted::of(purpose, user), system, user),
     };
@@ -274,7 +288,17 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
             )
         }
         TextWanted::Evaluation => {
-            // An evaluator (`agon eval`): regulatory compliance left out.
+            // An evaluator (`agon eval`): regulatory compliance left out;
+            // requirements fulfillment 9 when the judge left no major
+            // requirement unmet, 5 when it did, left out without the
+            // requirements information.
+            let requirements = if user.contains("\"judgeUnfulfilledRequirements\": []") {
+                json!({"score": 9, "reasoning": "every major requirement met"})
+            } else if user.contains("\"judgeUnfulfilledRequirements\"") {
+                json!({"score": 5, "reasoning": "the judge lists unmet requirements"})
+            } else {
+                Value::Null
+            };
             format!(
                 "Here is my evaluation:\n{}",
                 json!({
@@ -284,7 +308,8 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
                             "performance_scalability": {"score": 7, "reasoning": "sized"},
                             "security": {"score": 6, "reasoning": "basic controls"},
                             "maintainability_evolvability": {"score": 8, "reasoning": "modular"},
-                            "testability": {"score": 7, "reasoning": "testable parts"}
+                            "testability": {"score": 7, "reasoning": "testable parts"},
+                            "requirements_fulfillment": requirements
                         }
                     },
                     "overall_summary": {"strengths": "clear", "weaknesses": "thin on compliance", "overall_score": 7}
@@ -462,11 +487,57 @@ pub fn batch_entries(user: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The requirements of a problem as a scripted analysis model reads them:
+/// each problem line with must, shall, required, needs to, should or has
+/// to (major unless it says should), then each clarification answer (minor).
+fn scripted_requirements(user: &str) -> Value {
+    let problem = between(user, "Problem:\n", "\nClarifications:").unwrap_or(user);
+    let mut requirements: Vec<Value> = problem
+        .lines()
+        .flat_map(|l| l.split(". "))
+        .map(|l| l.trim().trim_end_matches('.'))
+        .filter(|l| !l.is_empty() && !l.starts_with("Context:"))
+        .filter_map(|l| {
+            let lower = l.to_lowercase();
+            let major = ["must", "shall", "required", "needs to", "has to"]
+                .iter()
+                .any(|k| lower.contains(k));
+            (major || lower.contains("should")).then(|| {
+                json!({"text": l.trim_start_matches(['-', '*']).trim(), "major": major, "source": "problem"})
+            })
+        })
+        .collect();
+    requirements.extend(
+        user.lines()
+            .filter_map(|l| l.strip_prefix("A: "))
+            .map(|a| json!({"text": a.trim(), "major": false, "source": "clarification"})),
+    );
+    requirements.truncate(24);
+    json!({ "requirements": requirements })
+}
+
+/// The listed requirements of a round analysis prompt (`R1 (major): …`):
+/// `(id, major)`.
+fn listed_requirements(system: &str) -> Vec<(String, bool)> {
+    system
+        .split_once("\n\nRequirements:")
+        .map_or("", |(_, r)| r)
+        .lines()
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(" (")?;
+            Some((id.to_owned(), rest.starts_with("major)")))
+        })
+        .collect()
+}
+
 /// A dialectic round analysis answer: every speaker holds their ground and
 /// disagrees mildly with another speaker; a refinement that lists the
-/// critiques it answers took the first one in, not the others.
-fn round_updates(user: &str) -> Value {
+/// critiques it answers took the first one in, not the others; every
+/// proposal and refinement covers the major requirements listed (not the
+/// minor ones).
+fn round_updates(system: &str, user: &str) -> Value {
     let listed = batch_entries(user);
+    let requirements = listed_requirements(system);
     let updates: Vec<Value> = listed
         .iter()
         .map(|(id, name, note)| {
@@ -474,6 +545,12 @@ fn round_updates(user: &str) -> Value {
             let took_in = note
                 .strip_prefix("refinement; answers ")
                 .map(|ids| json!(ids.split(", ").take(1).collect::<Vec<_>>()));
+            let proposes = note == "proposal" || note.starts_with("refinement");
+            let covered: Vec<Value> = requirements
+                .iter()
+                .filter(|(_, major)| proposes && *major)
+                .map(|(r, _)| json!({"id": r, "status": "covers", "quote": "the design meets it"}))
+                .collect();
             json!({
                 "message": id,
                 "overallStance": format!("{name} holds their ground on the question."),
@@ -482,7 +559,8 @@ fn round_updates(user: &str) -> Value {
                 "concession": null,
                 "shift": null,
                 "importance": 5,
-                "tookIn": took_in
+                "tookIn": took_in,
+                "requirements": covered
             })
         })
         .collect();

@@ -123,10 +123,41 @@ pub fn dialectic_state(bb: &Blackboard) -> Value {
             "tradeoffs": s.tradeoffs,
             "recommendations": s.recommendations,
             "confidence": s.confidence,
+            "unfulfilledMajorRequirements": s
+                .unfulfilled_major_requirements
+                .iter()
+                .map(|r| bb.requirements().label(r))
+                .collect::<Vec<_>>(),
+            "openQuestions": s.open_questions,
+            "unverifiedRequirements": s
+                .unverified_requirements
+                .iter()
+                .map(|r| bb.requirements().label(r))
+                .collect::<Vec<_>>(),
             "unfinishedRequirements": s.unfinished_requirements,
             "synthesizedBy": s.synthesized_by,
         })
     });
+    let ledger = bb.requirements();
+    let requirements: Vec<Value> = ledger
+        .requirements
+        .iter()
+        .map(|r| {
+            let covered_by: Vec<&agon_core::PersonaId> = ledger
+                .latest_by_proposer(&r.id)
+                .into_iter()
+                .filter(|(_, c)| c.coverage.status == agon_core::CoverageStatus::Covers)
+                .map(|(p, _)| p)
+                .collect();
+            json!({
+                "id": r.id,
+                "text": r.text,
+                "major": r.major,
+                "source": r.source,
+                "coveredBy": covered_by,
+            })
+        })
+        .collect();
     let status = match bb.status() {
         DebateStatus::Finished => "completed",
         DebateStatus::Running => "running",
@@ -142,6 +173,7 @@ pub fn dialectic_state(bb: &Blackboard) -> Value {
         "clarifications": clarifications,
         "judgeSummary": judge_summary,
         "finalSolution": final_solution,
+        "requirements": requirements,
         "userFeedback": bb.user_feedback(),
         "createdAt": bb.started_at(),
         "updatedAt": bb.finished_at().or(bb.started_at()),

@@ -291,11 +291,12 @@ pub fn dialectic_state_events(state: &Value, file: &str) -> Result<Vec<DebateEve
                 tradeoffs: strings(solution.get("tradeoffs")),
                 recommendations: strings(solution.get("recommendations")),
                 confidence,
-                unfinished_requirements: strings(
-                    solution
-                        .get("unfulfilledMajorRequirements")
-                        .or_else(|| solution.get("unfinishedRequirements")),
+                unfinished_requirements: strings(solution.get("unfinishedRequirements")),
+                unfulfilled_major_requirements: strings(
+                    solution.get("unfulfilledMajorRequirements"),
                 ),
+                open_questions: strings(solution.get("openQuestions")),
+                unverified_requirements: Vec::new(),
                 synthesized_by: judge.into(),
                 time: time(state.get("updatedAt")),
             },

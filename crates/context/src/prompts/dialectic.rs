@@ -151,6 +151,99 @@ pub fn refinement_instruction() -> String {
         .to_owned()
 }
 
+/// Longest requirement text an instruction quotes, in characters.
+const ASK_TEXT_CHARS: usize = 80;
+
+/// What a contribution is asked about the requirements, when the debate
+/// tracks any (empty otherwise): a proposal or refinement ends with a
+/// "Requirements Coverage" section (dialectic 0.7); a critique starts with
+/// a requirements check. Both name the requirements no proposal covers
+/// yet, by id with their text (cut), once contributions were analysed:
+/// the critique and refinement contexts carry no requirements section,
+/// this sentence is all they need of it.
+pub fn coverage_ask(bb: &Blackboard, critique: bool) -> String {
+    let ledger = bb.requirements();
+    let (Some(first), Some(last)) = (ledger.requirements.first(), ledger.requirements.last())
+    else {
+        return String::new();
+    };
+    let mut ask = if critique {
+        " Start with a requirements check: the major requirements it misses.".to_owned()
+    } else if first.id == last.id {
+        format!(
+            " End with a short \"Requirements Coverage\" section: how your design meets {}.",
+            first.id
+        )
+    } else {
+        format!(
+            " End with a short \"Requirements Coverage\" section: how your design meets each \
+             requirement ({}–{}).",
+            first.id, last.id
+        )
+    };
+    if bb.analyzed_turns().is_empty() {
+        return ask;
+    }
+    let uncovered: Vec<String> = ledger
+        .uncovered()
+        .map(|r| {
+            format!(
+                "{} ({})",
+                r.id,
+                agon_extract::truncate_chars(crate::inert(r.text.trim()).as_ref(), ASK_TEXT_CHARS)
+            )
+        })
+        .collect();
+    if !uncovered.is_empty() {
+        ask.push_str(&format!(
+            " No proposal covers {} yet{}",
+            uncovered.join(", "),
+            if critique { ": does this one?" } else { "." }
+        ));
+    }
+    ask
+}
+
+/// The prompt reading the problem's requirements once, before round 1
+/// (`requirements`): the problem and the clarification answers; `None`
+/// when the debate has no problem yet.
+pub fn requirements(bb: &Blackboard) -> Option<Prompt> {
+    use std::fmt::Write as _;
+    let topic = bb.topic()?;
+    let mut user = format!("Problem:\n{}\n", crate::inert(topic.question.trim()));
+    if let Some(context) = topic.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        let _ = write!(user, "\nContext:\n{}\n", crate::inert(context.trim()));
+    }
+    let answered: Vec<(&agon_core::DialogueMessage, &agon_core::DialogueMessage)> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.kind == agon_core::MessageKind::ClarificationQuestion)
+        .filter_map(|q| bb.answer_to(&q.id).map(|a| (q, a)))
+        .filter(|(_, a)| !a.content.trim().eq_ignore_ascii_case("na"))
+        .collect();
+    if !answered.is_empty() {
+        user.push_str("\nClarifications:\n");
+        for (q, a) in answered {
+            let _ = writeln!(
+                user,
+                "Q: {}\nA: {}",
+                crate::inert(q.content.trim()),
+                crate::inert(a.content.trim())
+            );
+        }
+    }
+    Some(Prompt {
+        system: "You list the requirements a solution to a design problem must meet. Read the \
+                 problem and the clarification answers; list every requirement, stated or \
+                 implied (a number to reach, a rule to obey, a constraint), one sentence each, \
+                 most important first, without repeats. Output JSON: requirements (a list of \
+                 {text, major (true when a solution that misses it fails the problem), source \
+                 (\"problem\" or \"clarification\")})."
+            .to_owned(),
+        user,
+    })
+}
+
 /// The prompt asking an agent for its clarifying questions.
 pub fn clarification(bb: &Blackboard, persona: &Persona, max: usize) -> Prompt {
     let topic = bb.topic();
@@ -234,11 +327,12 @@ pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
     let ask = if structured {
         "Synthesize the best solution. Output JSON: description (the complete recommended \
          solution), tradeoffs, recommendations, confidence (0-100: how sure you are that the \
-         solution is complete and sound; below 80 if important requirements are open), \
-         unfinishedRequirements (requirements not met yet; empty if none)."
+         solution is complete and sound; at most 40 if a major requirement is unmet), \
+         unfulfilledMajorRequirements (the ids of the major requirements the solution does not \
+         meet; empty if none), openQuestions (questions still open; empty if none)."
     } else {
         "Synthesize the best solution as plain text: the recommended design, its trade-offs, \
-         recommendations, and any requirement not met yet."
+         recommendations, the major requirements it does not meet, and the open questions."
     };
     Prompt {
         system: judge_system(judge),
@@ -313,7 +407,27 @@ pub fn round_analysis(
              changing the proposal in response; [] if none; null for other messages)",
         );
     }
+    let requirements = &bb.requirements().requirements;
+    if !requirements.is_empty() {
+        system.push_str(
+            ", requirements (the requirements below that the message addresses: {id, status: \
+             \"covers\" if it says how the requirement is met, \"weakens\" if it breaks it or \
+             shows a proposal does not meet it; quote: its few words that show it}; [] if none)",
+        );
+    }
     system.push('.');
+    if !requirements.is_empty() {
+        system.push_str("\n\nRequirements:");
+        for r in requirements {
+            let weight = if r.major { "major" } else { "minor" };
+            let _ = write!(
+                system,
+                "\n{} ({weight}): {}",
+                r.id,
+                crate::inert(r.text.trim())
+            );
+        }
+    }
     Some(Prompt { system, user })
 }
 

@@ -201,11 +201,16 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
         ),
         Utterance::Closing => "Give your closing statement: where you stand now, what you conceded or changed your mind on, and what remains unresolved.".to_owned(),
         Utterance::Synthesis => "Write the synthesis: where the participants agree, the real cruxes that remain, and which arguments were strongest.".to_owned(),
-        Utterance::Proposal => dialectic::proposal_instruction(),
+        Utterance::Proposal => {
+            dialectic::proposal_instruction() + &dialectic::coverage_ask(bb, false)
+        }
         Utterance::Critique { target, adversarial } => {
             dialectic::critique_instruction(bb.persona_name(target), *adversarial)
+                + &dialectic::coverage_ask(bb, true)
         }
-        Utterance::Refinement => dialectic::refinement_instruction(),
+        Utterance::Refinement => {
+            dialectic::refinement_instruction() + &dialectic::coverage_ask(bb, false)
+        }
         Utterance::Deliberation => deliberation::turn_instruction(),
     }
 }

@@ -95,6 +95,76 @@ impl Blackboard {
         }
     }
 
+    fn record_requirements(
+        &mut self,
+        requirements: &[crate::Requirement],
+        method: crate::RequirementMethod,
+    ) -> Result<(), ApplyError> {
+        if self.data.requirements.is_recorded() {
+            return Err(ApplyError::DuplicateId {
+                kind: "requirements of debate",
+                id: self.debate_label(),
+            });
+        }
+        if requirements.len() > crate::MAX_REQUIREMENTS {
+            return Err(ApplyError::TooManyRequirements {
+                count: requirements.len(),
+                max: crate::MAX_REQUIREMENTS,
+            });
+        }
+        for (i, r) in requirements.iter().enumerate() {
+            require_text(&r.id, "requirements_recorded.id", i)?;
+            require_text(&r.text, "requirements_recorded.text", &r.id)?;
+            if requirements[..i].iter().any(|o| o.id == r.id) {
+                return Err(ApplyError::DuplicateId {
+                    kind: "requirement",
+                    id: r.id.clone(),
+                });
+            }
+            if let crate::RequirementSource::Clarification {
+                message: Some(message),
+            } = &r.source
+            {
+                self.check_message(message, "requirements_recorded.source.message")?;
+            }
+        }
+        self.data.requirements.requirements = requirements.to_vec();
+        self.data.requirements.method = Some(method);
+        Ok(())
+    }
+
+    fn record_coverage(
+        &mut self,
+        message: &MessageId,
+        coverage: &[crate::Coverage],
+    ) -> Result<(), ApplyError> {
+        self.check_message(message, "requirements_covered.message")?;
+        for c in coverage {
+            if self.data.requirements.get(&c.requirement).is_none() {
+                return Err(ApplyError::UnknownRequirement {
+                    id: c.requirement.clone(),
+                    field: "requirements_covered.coverage",
+                });
+            }
+        }
+        let Some(m) = self.message(message) else {
+            return Ok(());
+        };
+        let (persona, round) = (m.persona.clone(), m.round);
+        let proposes = matches!(m.kind, MessageKind::Proposal | MessageKind::Refinement);
+        self.data
+            .requirements
+            .coverage
+            .extend(coverage.iter().map(|c| crate::CoverageRecord {
+                message: message.clone(),
+                persona: persona.clone(),
+                round,
+                proposes,
+                coverage: c.clone(),
+            }));
+        Ok(())
+    }
+
     fn check_message(&self, id: &MessageId, field: &'static str) -> Result<(), ApplyError> {
         if self.index.messages.contains_key(id) {
             Ok(())
@@ -281,6 +351,13 @@ impl Blackboard {
                     });
                 }
                 self.data.solutions.push(solution.clone());
+            }
+            DebateEvent::RequirementsRecorded {
+                requirements,
+                method,
+            } => self.record_requirements(requirements, *method)?,
+            DebateEvent::RequirementsCovered { message, coverage } => {
+                self.record_coverage(message, coverage)?;
             }
             DebateEvent::DevilsAdvocateChosen {
                 round,

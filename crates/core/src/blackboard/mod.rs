@@ -108,6 +108,12 @@ struct BlackboardData {
     summaries: Vec<DebateSummary>,
     #[serde(default)]
     solutions: Vec<Solution>,
+    /// The problem's requirements and their coverage.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::requirement::RequirementLedger::is_empty_default"
+    )]
+    requirements: crate::requirement::RequirementLedger,
     /// Devil's advocates drawn from the trust memory, by round.
     #[serde(default)]
     devils_advocates: BTreeMap<u32, PersonaId>,
@@ -420,6 +426,11 @@ impl Blackboard {
     /// Solutions the judge synthesized, in order (the last is the answer).
     pub fn solutions(&self) -> &[Solution] {
         &self.data.solutions
+    }
+
+    /// The problem's requirements and which contributions cover them.
+    pub fn requirements(&self) -> &crate::requirement::RequirementLedger {
+        &self.data.requirements
     }
 
     /// The devil's advocate drawn for `round`, if one was.

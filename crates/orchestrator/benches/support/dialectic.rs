@@ -69,6 +69,7 @@ fn phase_of(system: &str, user: &str, schema: Option<&str>) -> &'static str {
     match schema {
         Some("solution") => "judge",
         Some("clarifying_questions") => "clarify",
+        Some("requirements") => "requirements",
         Some(
             "turn_analysis"
             | "position_update"
@@ -256,6 +257,17 @@ impl RunReport {
 /// on or off, its critique-impact judgement on or off, the stub answering
 /// after `delay`.
 pub async fn run(long: bool, analysis: bool, judge_impact: bool, delay: Duration) -> RunReport {
+    run_with(long, analysis, judge_impact, true, delay).await
+}
+
+/// [`run`], with requirements tracking on or off.
+pub async fn run_with(
+    long: bool,
+    analysis: bool,
+    judge_impact: bool,
+    requirements: bool,
+    delay: Duration,
+) -> RunReport {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
@@ -280,6 +292,7 @@ pub async fn run(long: bool, analysis: bool, judge_impact: bool, delay: Duration
     config.dialectic.rounds = 5;
     config.dialectic.analysis = analysis;
     config.dialectic.judge_impact = judge_impact;
+    config.dialectic.requirements = requirements;
     config.memory.enabled = false;
     config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
 

@@ -65,6 +65,15 @@ pub struct Script {
     pub mute: Option<&'static str>,
     /// The judge's confidence after each round (70 when not listed).
     pub confidence: Vec<u8>,
+    /// The requirements the analysis model reads from the problem: (text,
+    /// major).
+    pub requirements: Vec<(&'static str, bool)>,
+    /// A requirement id no contribution covers (every proposal and
+    /// refinement covers the others); the judge calls it unmet only when
+    /// `judge_admits_gaps`.
+    pub never_covered: Option<&'static str>,
+    /// The judge lists the requirements its context shows uncovered.
+    pub judge_admits_gaps: bool,
 }
 
 fn name(bb: &Blackboard, id: &str) -> String {
@@ -172,6 +181,7 @@ pub fn describe(plan: &Plan) -> String {
             Background::Detect { messages, .. } => format!("detect {}", messages.len()),
             Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
             Background::Reflect { aspect, .. } => format!("reflect {aspect}"),
+            Background::Requirements => "requirements".to_owned(),
         })
         .collect();
     let next = match &plan.next {
@@ -285,6 +295,20 @@ impl Sim {
                             // took the first critique it answers in.
                             let mut entry = value.clone();
                             entry["message"] = json!(id);
+                            let proposes = matches!(
+                                m.kind,
+                                agon_core::MessageKind::Proposal
+                                    | agon_core::MessageKind::Refinement
+                            );
+                            entry["requirements"] = json!(
+                                bb.requirements()
+                                    .requirements
+                                    .iter()
+                                    .filter(|r| proposes
+                                        && Some(r.id.as_str()) != self.script.never_covered)
+                                    .map(|r| json!({"id": r.id, "status": "covers", "quote": "it is met"}))
+                                    .collect::<Vec<_>>()
+                            );
                             if impact && m.kind == agon_core::MessageKind::Refinement {
                                 let answered = agon_protocol::trust_harvest::critiques_answered(
                                     bb, m, messages,
@@ -328,6 +352,16 @@ impl Sim {
             }
             Background::Reflect { aspect, round } => {
                 background::reflection(bb, aspect, *round, self.script.reflection(bb), T0)
+            }
+            Background::Requirements => {
+                let listed: Vec<Value> = self
+                    .script
+                    .requirements
+                    .iter()
+                    .map(|(text, major)| json!({"text": text, "major": major, "source": "problem"}))
+                    .collect();
+                let output = self.script.output(json!({ "requirements": listed }));
+                agon_protocol::requirements::events(bb, output, T0)
             }
         };
         self.apply(events);
@@ -462,10 +496,22 @@ impl Sim {
                     .get(*round as usize - 1)
                     .copied()
                     .unwrap_or(70);
+                let unmet: Vec<&str> = if self.script.judge_admits_gaps {
+                    self.board
+                        .requirements()
+                        .uncovered()
+                        .filter(|r| r.major)
+                        .map(|r| r.id.as_str())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 vec![Answer::Json(Ok(json!({
                     "description": format!("solution after round {round}"),
                     "tradeoffs": [], "recommendations": [],
-                    "confidence": confidence, "unfinishedRequirements": []
+                    "confidence": confidence,
+                    "unfulfilledMajorRequirements": unmet,
+                    "openQuestions": []
                 })))]
             }
             // Everyone volunteers; urgency by the length of the id.

@@ -191,6 +191,7 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         );
     }
 
+    requirements_matrix(&mut s, bb);
     s.push_str("## Final Synthesis\n\n");
     match bb.solution() {
         None => s.push_str("No solution was synthesized.\n\n"),
@@ -206,15 +207,11 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
                 ),
                 sol.description.trim()
             );
-            for (title, items) in [
-                ("Trade-offs", &sol.tradeoffs),
-                ("Recommendations", &sol.recommendations),
-                ("Unfinished requirements", &sol.unfinished_requirements),
-            ] {
+            for (title, items) in solution_lists(bb, sol) {
                 if !items.is_empty() {
                     let _ = writeln!(s, "### {title}\n");
                     for item in items {
-                        let _ = writeln!(s, "- {}", one_line(item));
+                        let _ = writeln!(s, "- {}", one_line(&item));
                     }
                     s.push('\n');
                 }
@@ -235,6 +232,107 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The Requirements section: each requirement × agent × round, from the
+/// ledger's coverage verdicts, and the judge's verdict on it.
+fn requirements_matrix(s: &mut String, bb: &Blackboard) {
+    let ledger = bb.requirements();
+    if ledger.requirements.is_empty() {
+        return;
+    }
+    let method = match ledger.method {
+        Some(agon_core::RequirementMethod::Keywords) => "dialectic's keyword inference",
+        _ => "the analysis model",
+    };
+    let _ = writeln!(
+        s,
+        "## Requirements\n\nFound by {method}. Each cell is an agent's verdict per round \
+         (round 1 first): ✓ covers, ✗ weakens, · does not address (or not analysed).\n"
+    );
+    let agents: Vec<&agon_core::Persona> = bb.debaters().collect();
+    let rounds = bb.current_round();
+    let mut header = String::from("| Requirement |");
+    let mut rule = String::from("|---|");
+    for a in &agents {
+        let _ = write!(header, " {} |", a.name);
+        rule.push_str("---|");
+    }
+    let judged = bb.solution();
+    if judged.is_some() {
+        header.push_str(" Judge |");
+        rule.push_str("---|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for r in &ledger.requirements {
+        let weight = if r.major { "major" } else { "minor" };
+        let _ = write!(
+            s,
+            "| {} ({weight}) {} |",
+            r.id,
+            one_line(&r.text).replace('|', "/")
+        );
+        for a in &agents {
+            let cells: String = (1..=rounds)
+                .map(|round| match ledger.verdict(&r.id, &a.id, round) {
+                    Some(c) if c.coverage.status == agon_core::CoverageStatus::Covers => '✓',
+                    Some(c) if c.coverage.status == agon_core::CoverageStatus::Weakens => '✗',
+                    _ => '·',
+                })
+                .collect();
+            let _ = write!(s, " {cells} |");
+        }
+        if let Some(sol) = judged {
+            let verdict = if sol.unfulfilled_major_requirements.contains(&r.id) {
+                "unmet"
+            } else if sol.unverified_requirements.contains(&r.id) {
+                "met? (no proposal covers it)"
+            } else {
+                "met"
+            };
+            let _ = write!(s, " {verdict} |");
+        }
+        s.push('\n');
+    }
+    let uncovered: Vec<&str> = ledger.uncovered().map(|r| r.id.as_str()).collect();
+    if !uncovered.is_empty() && bb.analyzed_turns().iter().next().is_some() {
+        let _ = writeln!(
+            s,
+            "\nNo agent's latest proposal covers: {}.",
+            uncovered.join(", ")
+        );
+    }
+    s.push('\n');
+}
+
+/// A solution's lists, titled, in report order (empty ones included):
+/// trade-offs, recommendations, the unmet major requirements and those
+/// reported met that no proposal covers (as `R2: text`), open questions,
+/// and an older log's unfinished requirements.
+pub fn solution_lists(
+    bb: &Blackboard,
+    sol: &agon_core::Solution,
+) -> Vec<(&'static str, Vec<String>)> {
+    let ledger = bb.requirements();
+    let labelled =
+        |items: &[String]| -> Vec<String> { items.iter().map(|i| ledger.label(i)).collect() };
+    vec![
+        ("Trade-offs", sol.tradeoffs.clone()),
+        ("Recommendations", sol.recommendations.clone()),
+        (
+            "Unfulfilled major requirements",
+            labelled(&sol.unfulfilled_major_requirements),
+        ),
+        (
+            "Reported met, but no proposal covers them on the ledger",
+            labelled(&sol.unverified_requirements),
+        ),
+        ("Open questions", sol.open_questions.clone()),
+        (
+            "Unfinished requirements",
+            sol.unfinished_requirements.clone(),
+        ),
+    ]
 }
 
 fn clarifications(s: &mut String, bb: &Blackboard) {
