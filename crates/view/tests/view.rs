@@ -223,6 +223,14 @@ fn the_requirements_matrix_and_the_judges_lists_reach_the_report_and_the_json() 
         serde_json::json!(["arch"])
     );
     assert_eq!(state["requirements"][1]["coveredBy"], serde_json::json!([]));
+    // The web page's panels: the requirements and the judge's lists.
+    let html = agon_view::html::panels(&view);
+    assert!(html.contains("<h2>Requirements</h2>"), "{html}");
+    assert!(
+        html.contains("<td>R2</td><td>Every rejection must be audited <span class=\"kind\">major</span></td><td>—</td><td>unmet</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<h3>Open questions</h3><ul><li>Who reads the audit log?</li></ul>"));
     // An older file with `unfinishedRequirements` still loads.
     let mut old = state.clone();
     old["finalSolution"]

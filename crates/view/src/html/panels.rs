@@ -293,15 +293,27 @@ pub fn panels(view: &DebateView) -> String {
         }
         out.push_str("</table></section>");
     }
+    requirements(&mut out, board);
     if let Some(s) = board.solutions().last() {
         let _ = write!(
             out,
-            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p></section>",
+            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p>",
             s.round,
             escape(&s.description).replace('\n', "<br>"),
             s.confidence
                 .map_or_else(|| "—".to_owned(), |c| c.to_string())
         );
+        for (title, items) in crate::report::solution_lists(board, s) {
+            if items.is_empty() {
+                continue;
+            }
+            let _ = write!(out, "<h3>{}</h3><ul>", escape(title));
+            for item in items {
+                let _ = write!(out, "<li>{}</li>", escape(&item));
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</section>");
     }
     if !board.decisions().is_empty() || !board.proposals().is_empty() {
         out.push_str("<section><h2>Decisions and proposals</h2><ul>");
@@ -455,4 +467,49 @@ fn metrics_table(m: &crate::DebateMetrics) -> String {
     }
     out.push_str("</table></section>");
     out
+}
+
+/// The requirements panel: each requirement, its weight, which agents'
+/// latest proposals cover it, and the judge's verdict.
+fn requirements(out: &mut String, board: &Blackboard) {
+    let ledger = board.requirements();
+    if ledger.requirements.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section><h2>Requirements</h2><table><tr><th>id</th><th>requirement</th>\
+         <th>covered by</th><th>judge</th></tr>",
+    );
+    let judged = board.solution();
+    for r in &ledger.requirements {
+        let by: Vec<String> = ledger
+            .latest_by_proposer(&r.id)
+            .into_iter()
+            .filter(|(_, c)| c.coverage.status == agon_core::CoverageStatus::Covers)
+            .map(|(p, _)| name(board, p))
+            .collect();
+        let verdict = judged.map_or("", |s| {
+            if s.unfulfilled_major_requirements.contains(&r.id) {
+                "unmet"
+            } else if s.unverified_requirements.contains(&r.id) {
+                "met? (no proposal covers it)"
+            } else {
+                "met"
+            }
+        });
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{} <span class=\"kind\">{}</span></td><td>{}</td><td>{}</td></tr>",
+            escape(&r.id),
+            escape(&r.text),
+            if r.major { "major" } else { "minor" },
+            if by.is_empty() {
+                "—".to_owned()
+            } else {
+                by.join(", ")
+            },
+            verdict
+        );
+    }
+    out.push_str("</table></section>");
 }
