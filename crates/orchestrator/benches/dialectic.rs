@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use agon_context::{TiktokenCounter, TokenCounter};
-use support::{DIALECTIC_TOKENS, DIALECTIC_TOKENS_NO_SUMMARY, answer, run};
+use support::{
+    DIALECTIC_TOKENS, DIALECTIC_TOKENS_LONG, DIALECTIC_TOKENS_NO_SUMMARY, answer, run_with,
+};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -39,20 +41,29 @@ fn main() {
         println!(
             "dialectic 0.1.0 on this setup: {DIALECTIC_TOKENS} prompt tokens with its summarization, {DIALECTIC_TOKENS_NO_SUMMARY} without\n"
         );
-        for (long, analysis, impact) in [
-            (false, false, false),
-            (false, true, false),
-            (false, true, true),
-            (true, false, false),
-            (true, true, true),
+        for (long, analysis, impact, requirements) in [
+            (false, false, false, false),
+            (false, true, false, true),
+            (false, true, true, false),
+            (false, true, true, true),
+            (true, false, false, false),
+            (true, true, true, false),
+            (true, true, true, true),
         ] {
-            print_run(long, analysis, impact).await;
+            print_run(long, analysis, impact, requirements).await;
         }
     });
 }
 
-async fn print_run(long: bool, analysis: bool, impact: bool) {
-    let report = run(long, analysis, impact, Duration::from_millis(50)).await;
+async fn print_run(long: bool, analysis: bool, impact: bool, requirements: bool) {
+    let report = run_with(
+        long,
+        analysis,
+        impact,
+        requirements,
+        Duration::from_millis(50),
+    )
+    .await;
     let mut by_round: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     for c in &report.calls {
         if let Some(r) = c
@@ -65,16 +76,22 @@ async fn print_run(long: bool, analysis: bool, impact: bool) {
         }
     }
     let largest = report.calls.iter().map(|c| c.tokens).max().unwrap_or(0);
+    let baseline = if long {
+        DIALECTIC_TOKENS_LONG
+    } else {
+        DIALECTIC_TOKENS
+    };
     let repairs: Vec<_> = report.calls.iter().filter(|c| c.repair.is_some()).collect();
     println!(
-        "== answers {}, memory analysis {}{} ==",
+        "== answers {}, memory analysis {}{}, requirements {} ==",
         if long { "~1,900 words" } else { "~214 tokens" },
         if analysis { "on" } else { "off" },
         match (analysis, impact) {
             (true, true) => ", judge_impact on (default)",
             (true, false) => ", judge_impact off",
             _ => "",
-        }
+        },
+        if requirements { "on (default)" } else { "off" }
     );
     println!("phase            calls   prompt tokens   largest prompt");
     for (phase, (n, tokens, max)) in report.by_phase() {
@@ -92,10 +109,10 @@ async fn print_run(long: bool, analysis: bool, impact: bool) {
         println!("{round:<16} {n:>5}   {tokens:>13}");
     }
     println!(
-        "total: {} calls, {} prompt tokens = {:.2}× dialectic's {DIALECTIC_TOKENS}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); critiques judged: {}; wall {:.1} s\n",
+        "total: {} calls, {} prompt tokens = {:.2}× dialectic's {baseline}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); critiques judged: {}; wall {:.1} s\n",
         report.calls.len(),
         report.total(),
-        report.ratio(),
+        report.total() as f64 / baseline as f64,
         report.config.dialectic.context_tokens,
         report.board.critique_impacts().len(),
         report.wall.as_secs_f64()

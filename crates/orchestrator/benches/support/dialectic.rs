@@ -25,6 +25,9 @@ use serde_json::{Value, json};
 pub const DIALECTIC_TOKENS: u64 = 66_305;
 /// … and without summarization.
 pub const DIALECTIC_TOKENS_NO_SUMMARY: u64 = 75_302;
+/// dialectic 0.1.0's prompt tokens on the same setup with the ~1,900-word
+/// answers, its default summarization on.
+pub const DIALECTIC_TOKENS_LONG: u64 = 389_208;
 
 const PARAGRAPH: &str = "The design puts a submission service in front of a job queue. Students \
 upload source files through the web interface, which stores them in object storage with a \
