@@ -120,7 +120,7 @@ pub(crate) struct StructuredFlags {
 #[command(next_help_heading = "Dialectic (--protocol dialectic)")]
 pub(crate) struct DialecticFlags {
     /// Agents by role, comma-separated: architect, performance, security,
-    /// testing, kiss, generalist (default architect,performance,kiss).
+    /// testing, kiss, datamodeling, generalist (default architect,performance,kiss).
     #[arg(long, short = 'a', value_delimiter = ',')]
     pub agents: Option<Vec<String>>,
     /// Rounds of proposals, critiques and refinements (≥ 1).

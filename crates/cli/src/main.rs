@@ -60,6 +60,11 @@ enum Command {
     Resume {
         /// The debate id.
         id: String,
+        /// Take the run lease over from whoever holds it (a runner on
+        /// another machine, or a stuck one): its next lease renewal fails
+        /// and it stops. A dead runner on this host is taken over without it.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         view: ViewArgs,
     },
@@ -560,9 +565,20 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let orch = memory::attach(orch, &url, &config).await;
             run(orch, &id, &config, &args.view, verbose, control, interrupts).await
         }
-        Command::Resume { id, view } => {
+        Command::Resume { id, force, view } => {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
+            if force && let Some(taken) = orch.take_over_lease(&id).await? {
+                eprintln!(
+                    "warning: debate {id}: took the run lease over from `{}` (held since {}, \
+                     until {}); if that runner is alive, it stops at its next lease renewal \
+                     (within {} s)",
+                    taken.holder,
+                    taken.acquired_at.format("%Y-%m-%d %H:%M:%S UTC"),
+                    taken.expires_at.format("%H:%M:%S UTC"),
+                    orch.lease_ttl().as_secs().div_ceil(3).max(1)
+                );
+            }
             eprintln!("Resuming debate {id}: {}", first_line(&config.topic));
             let control = RunControl::default();
             // Resuming lifts a pause the debate was stopped in (a resume

@@ -431,18 +431,39 @@ fn unreachable_servers_fail_with_their_own_exit_codes_and_say_refused() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
-    let server = stub(Duration::from_millis(4)).await;
-    let reference_dir_tmp = temp_dir("reference");
-    let reference_dir = reference_dir_tmp.path();
-    let cfg = config(reference_dir, &server.uri());
+/// The canonical log of the test config's debate run uninterrupted
+/// against the stub at `uri`.
+fn uninterrupted(uri: &str) -> Value {
+    let dir_tmp = temp_dir("reference");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, uri);
     let run = agon(
-        reference_dir,
+        dir,
         &["debate", "--quiet", "--config", cfg.to_str().unwrap()],
     );
     assert!(run.status.success(), "{}", stderr(&run));
-    let expected = canonical(reference_dir, &only_debate(reference_dir));
+    canonical(dir, &only_debate(dir))
+}
+
+/// `agon debate` of the test config in `dir`, running in a child process
+/// on its own SQLite store (whose URL is returned).
+fn spawn_debate(dir: &std::path::Path, uri: &str) -> (std::process::Child, String) {
+    let cfg = config(dir, uri);
+    let store = format!("sqlite://{}", dir.join("agon.db").display());
+    let child = Command::new(AGON)
+        .env("AGON_STORE", &store)
+        .args(["debate", "--quiet", "--config", cfg.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, store)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
+    let server = stub(Duration::from_millis(4)).await;
+    let expected = uninterrupted(&server.uri());
     let messages = expected["messages"].as_array().unwrap().len();
 
     let runs = 20;
@@ -450,15 +471,7 @@ async fn a_debate_killed_at_random_points_resumes_to_the_uninterrupted_log() {
     for i in 0..runs {
         let dir_tmp = temp_dir("kill");
         let dir = dir_tmp.path();
-        let cfg = config(dir, &server.uri());
-        let store = format!("sqlite://{}", dir.join("agon.db").display());
-        let mut child = Command::new(AGON)
-            .env("AGON_STORE", &store)
-            .args(["debate", "--quiet", "--config", cfg.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let (mut child, store) = spawn_debate(dir, &server.uri());
         // Kill somewhere between start-up and the end of the debate.
         tokio::time::sleep(Duration::from_millis(fastrand::u64(20..700))).await;
         if child.try_wait().unwrap().is_none() {
@@ -1871,4 +1884,69 @@ async fn a_debate_another_process_runs_is_not_deleted_until_that_process_is_gone
     child.wait().await.unwrap();
     let deleted = agon(dir, &["delete", &id]);
     assert!(deleted.status.success(), "{}", stderr(&deleted));
+}
+
+/// `agon resume` is refused while a live runner holds the lease; `agon
+/// resume --force` takes it over with a warning and finishes the debate
+/// as an uninterrupted run would (the frozen runner is killed after).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_force_takes_the_lease_of_a_live_runner() {
+    let server = stub(Duration::from_millis(100)).await;
+    let expected = uninterrupted(&server.uri());
+    let dir_tmp = temp_dir("force");
+    let dir = dir_tmp.path();
+    let (mut runner, _) = spawn_debate(dir, &server.uri());
+    // Wait until the debate has begun, then freeze the runner: alive,
+    // holding its lease, writing nothing.
+    let mut id = String::new();
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        if !stdout(&agon(dir, &["list"])).trim().is_empty() {
+            id = only_debate(dir);
+            break;
+        }
+    }
+    assert!(!id.is_empty(), "the debate never appeared");
+    // Its run has taken the lease and is speaking.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        runner.try_wait().unwrap().is_none(),
+        "the runner finished too soon"
+    );
+    let pid = runner.id().to_string();
+    let frozen = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    assert!(frozen.success());
+
+    let refused = agon(dir, &["resume", &id, "--quiet"]);
+    assert!(
+        !refused.status.success(),
+        "a live runner's lease is respected"
+    );
+    assert!(
+        stderr(&refused).contains("being run by another process"),
+        "{}",
+        stderr(&refused)
+    );
+    let forced = agon(dir, &["resume", &id, "--force", "--quiet"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(
+        stderr(&forced).contains("took the run lease over from"),
+        "{}",
+        stderr(&forced)
+    );
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    assert_eq!(
+        canonical(dir, &id),
+        expected,
+        "the forced resume ends as an uninterrupted run"
+    );
+    // With nobody holding the lease, --force takes nothing and says nothing.
+    let again = agon(dir, &["resume", &id, "--force", "--quiet"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        !stderr(&again).contains("took the run lease"),
+        "{}",
+        stderr(&again)
+    );
 }

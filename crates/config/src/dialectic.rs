@@ -27,7 +27,7 @@ pub struct AgentConfig {
     /// Display name (default: the role's, e.g. "System Architect").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// architect, performance, security, testing, kiss or generalist.
+    /// architect, performance, security, testing, kiss, datamodeling or generalist.
     pub role: String,
     /// Model spec; a comma-separated list is a fallback chain (default: `models.debater`,
     /// or `models.judge` for the judge, or `models.default`).

@@ -374,6 +374,31 @@ mod tests {
     }
 
     #[test]
+    fn dialectic_0_7s_data_modeling_role_is_built_in() {
+        let text = r#"{"agents": [{"id": "agent-data", "name": "Data Modeler", "role": "datamodeling",
+                        "model": "gpt-4", "provider": "openai", "temperature": 0.5}]}"#;
+        let (c, _) = from_dialectic_json(text, "x.json").unwrap();
+        let agent = &c.dialectic.agents[0];
+        assert_eq!(agent.role_kind(), Some(agon_core::AgentRole::DataModeling));
+        let rules = c.dialectic.rules(
+            agon_core::Topic::new("Model a library's loans"),
+            None,
+            agon_protocol::CruxRules::default(),
+        );
+        let persona = rules
+            .start
+            .personas
+            .iter()
+            .find(|p| p.name == "Data Modeler")
+            .unwrap();
+        assert!(
+            persona.contract.contains("entities"),
+            "{}",
+            persona.contract
+        );
+    }
+
+    #[test]
     fn dialectic_0_7_keys_are_read_and_every_unknown_key_is_a_warning() {
         let text = r#"{
           "agents": [{"id": "a1", "name": "Arch", "role": "architect", "model": "gpt-4",

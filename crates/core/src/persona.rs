@@ -33,18 +33,23 @@ pub enum AgentRole {
     Testing,
     /// Simplicity: challenges every piece of complexity.
     Kiss,
+    /// Data and domain modeling: entities, schemas, persistence,
+    /// consistency (dialectic's `datamodeling`).
+    #[serde(rename = "datamodeling")]
+    DataModeling,
     /// A balanced generalist (the judge's default role).
     Generalist,
 }
 
 impl AgentRole {
     /// Every built-in role.
-    pub const ALL: [AgentRole; 6] = [
+    pub const ALL: [AgentRole; 7] = [
         Self::Architect,
         Self::Performance,
         Self::Security,
         Self::Testing,
         Self::Kiss,
+        Self::DataModeling,
         Self::Generalist,
     ];
 
@@ -56,6 +61,7 @@ impl AgentRole {
             Self::Security => "security",
             Self::Testing => "testing",
             Self::Kiss => "kiss",
+            Self::DataModeling => "datamodeling",
             Self::Generalist => "generalist",
         }
     }
@@ -68,6 +74,7 @@ impl AgentRole {
             Self::Security => "Security Specialist",
             Self::Testing => "Test Engineer",
             Self::Kiss => "Simplicity Advocate",
+            Self::DataModeling => "Data Modeling Specialist",
             Self::Generalist => "Generalist",
         }
     }
@@ -82,19 +89,21 @@ impl std::fmt::Display for AgentRole {
 /// A role name that is not built in.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown role `{0}` (built-in roles: architect, performance, security, testing, kiss, generalist)"
+    "unknown role `{0}` (built-in roles: architect, performance, security, testing, kiss, datamodeling, generalist)"
 )]
 pub struct UnknownRole(pub String);
 
 impl std::str::FromStr for AgentRole {
     type Err = UnknownRole;
 
-    /// A role by its name, in any case, surrounding spaces ignored.
+    /// A role by its name, in any case, surrounding spaces ignored;
+    /// `data-modeling` and `data_modeling` name `datamodeling`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim().to_ascii_lowercase();
+        let bare: String = s.chars().filter(|c| !matches!(c, '-' | '_')).collect();
         Self::ALL
             .into_iter()
-            .find(|r| r.as_str() == s)
+            .find(|r| r.as_str() == s || (*r == Self::DataModeling && r.as_str() == bare))
             .ok_or(UnknownRole(s))
     }
 }

@@ -66,6 +66,40 @@ pub(crate) async fn acquire(
     }
 }
 
+/// Frees the lease of `id` whoever holds it, so the next run of this
+/// orchestrator takes it: the holder's next renewal fails and its run
+/// stops. Returns the lease that was taken over, if another holder had a
+/// live one.
+pub(crate) async fn take_over(
+    store: &dyn EventStore,
+    id: &DebateId,
+    holder: &str,
+    ttl: Duration,
+) -> Result<Option<Lease>, OrchestratorError> {
+    match store.acquire_lease(id, holder, ttl).await {
+        Ok(ours) => {
+            store.release_lease(&ours).await?;
+            Ok(None)
+        }
+        Err(StoreError::Leased {
+            holder: other,
+            since,
+            until,
+            ..
+        }) => {
+            let theirs = Lease {
+                debate: id.clone(),
+                holder: other,
+                acquired_at: since,
+                expires_at: until,
+            };
+            store.release_lease(&theirs).await?;
+            Ok(Some(theirs))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// A held lease, renewed every third of its TTL by a background task.
 pub(crate) struct HeldLease {
     store: Arc<dyn EventStore>,

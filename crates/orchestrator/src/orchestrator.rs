@@ -66,6 +66,23 @@ impl Orchestrator {
         self
     }
 
+    /// Frees the run lease of `id` whoever holds it (`agon resume
+    /// --force`), so this orchestrator's next run of it starts at once; a
+    /// live holder's next renewal fails and its run stops. Returns the
+    /// lease taken over, if another holder had a live one.
+    pub async fn take_over_lease(
+        &self,
+        id: &DebateId,
+    ) -> Result<Option<agon_store::Lease>, OrchestratorError> {
+        self.store.debate(id).await?;
+        lease::take_over(self.store.as_ref(), id, &self.holder, self.lease_ttl).await
+    }
+
+    /// How long a run's lease lasts without renewal.
+    pub fn lease_ttl(&self) -> Duration {
+        self.lease_ttl
+    }
+
     /// Gives the debates this orchestrator runs a vector memory: what they
     /// say is remembered, and recalled into takes, crux rooms and closings
     /// (unless a debate's `memory.enabled` is false).

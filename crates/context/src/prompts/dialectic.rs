@@ -1,5 +1,5 @@
 //! The dialectic protocol's prompts (seed 004): the built-in role briefs
-//! (architect, performance, security, testing, KISS, generalist), the
+//! (architect, performance, security, testing, KISS, data modeling, generalist), the
 //! agents' system prompt, and the prompts of the clarifying questions, the
 //! perspective summaries and the judge. Written for Agon; the user prompts
 //! carry an assembled, token-budgeted context, never a growing history.
@@ -53,6 +53,14 @@ impl RoleBrief for RoleKind {
                  clearly needed now, and prefer boring, well-understood tools. You say what can be \
                  postponed and what would be lost by doing so."
             }
+            Self::DataModeling => {
+                "You model data and domains. You reason about the entities the problem names and \
+                 how they relate, the schemas and constraints that keep them valid, where each \
+                 piece of data lives and who owns it, transactions and consistency, how it is \
+                 read and written (access paths, indexes, queries), retention and migration. \
+                 You add an entity, a store or a denormalization only when the problem's \
+                 requirements call for it, and you say which."
+            }
             Self::Generalist => {
                 "You weigh every perspective (architecture, performance, security, testing, \
                  simplicity) against the problem's actual requirements, and you are fair to each \
@@ -76,6 +84,9 @@ impl RoleBrief for RoleKind {
             }
             Self::Kiss => {
                 "the complexity challenged, what was simplified or postponed, what remains over-engineered"
+            }
+            Self::DataModeling => {
+                "the entities and relationships agreed, schemas and constraints, consistency and persistence decisions, open data questions"
             }
             Self::Generalist => "the key decisions, trade-offs, agreements and open questions",
         }
@@ -438,6 +449,13 @@ mod tests {
     #[test]
     fn roles_parse_case_insensitively_and_unknown_roles_are_named() {
         assert_eq!("KISS".parse::<RoleKind>(), Ok(RoleKind::Kiss));
+        for spelling in ["datamodeling", "data-modeling", "Data_Modeling"] {
+            assert_eq!(spelling.parse::<RoleKind>(), Ok(RoleKind::DataModeling));
+        }
+        assert_eq!(
+            serde_json::to_string(&RoleKind::DataModeling).unwrap(),
+            "\"datamodeling\""
+        );
         for role in RoleKind::ALL {
             assert_eq!(role.as_str().parse::<RoleKind>(), Ok(role));
             assert!(!role.brief().is_empty());
