@@ -95,6 +95,18 @@ pub(crate) struct DebateFlags {
     /// Model spec for every role (e.g. `local`, `anthropic:claude-haiku-4-5`).
     #[arg(long)]
     pub model: Option<String>,
+    /// Stop at this many tokens, prompt and answer, every call (the
+    /// debate wraps up with its judge or synthesis and ends with the
+    /// `budget` status; `[budget] reserve` of it is kept for that).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Stop at this cost in US dollars (priced calls; local models cost
+    /// nothing).
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Stop this many minutes after the debate started.
+    #[arg(long, value_name = "M")]
+    pub max_minutes: Option<f64>,
     #[command(flatten)]
     pub structured: StructuredFlags,
     #[command(flatten)]
@@ -231,6 +243,9 @@ impl DebateFlags {
                     PresetArg::Long => Preset::Long,
                 }),
             },
+            max_tokens: self.max_tokens,
+            max_cost_usd: self.max_cost,
+            max_minutes: self.max_minutes,
         })
     }
 

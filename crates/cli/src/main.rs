@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use agon_config::{ConfigError, DebateConfig, ProtocolKind};
 use agon_core::{Blackboard, DebateId};
-use agon_llm::{ModelFactory, PriceTable};
+use agon_llm::ModelFactory;
 use agon_orchestrator::{Models, Orchestrator, OrchestratorError, RunControl, RunOutcome, Steer};
 use agon_store::{EventStore, StoreError};
 use agon_view::{DebateView, ReportOptions, report};
@@ -55,7 +55,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Start a new debate and run it.
-    Debate(DebateArgs),
+    Debate(Box<DebateArgs>),
     /// Continue an interrupted debate from its last persisted event.
     Resume {
         /// The debate id.
@@ -350,7 +350,7 @@ async fn build_models(config: &DebateConfig) -> Result<Models, Failure> {
             &config,
             &model_factory(),
             &|k| std::env::var(k).ok(),
-            PriceTable::with_defaults(),
+            config.price_table(),
         )
     })
     .await

@@ -1896,19 +1896,20 @@ async fn resume_force_takes_the_lease_of_a_live_runner() {
     let dir_tmp = temp_dir("force");
     let dir = dir_tmp.path();
     let (mut runner, _) = spawn_debate(dir, &server.uri());
-    // Wait until the debate has begun, then freeze the runner: alive,
-    // holding its lease, writing nothing.
+    // Wait until the run has said something (it holds the lease from
+    // before its first message), then freeze it: alive, holding its
+    // lease, writing nothing.
     let mut id = String::new();
-    for _ in 0..200 {
+    for _ in 0..400 {
         tokio::time::sleep(Duration::from_millis(25)).await;
-        if !stdout(&agon(dir, &["list"])).trim().is_empty() {
-            id = only_debate(dir);
+        let listed: Value =
+            serde_json::from_str(&stdout(&agon(dir, &["--json", "list"]))).unwrap_or_default();
+        if listed[0]["messages"].as_u64().is_some_and(|n| n > 0) {
+            id = listed[0]["id"].as_str().unwrap_or_default().to_owned();
             break;
         }
     }
-    assert!(!id.is_empty(), "the debate never appeared");
-    // Its run has taken the lease and is speaking.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!id.is_empty(), "the debate never began");
     assert!(
         runner.try_wait().unwrap().is_none(),
         "the runner finished too soon"
@@ -1949,4 +1950,40 @@ async fn resume_force_takes_the_lease_of_a_live_runner() {
         "{}",
         stderr(&again)
     );
+}
+
+/// `--max-tokens` stops a debate at its budget: it wraps up, ends with the
+/// `budget` status in `agon list`, and its report says where it stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_tokens_stops_a_debate_and_the_report_says_so() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("budget");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let o = agon(
+        dir,
+        &[
+            "debate",
+            "--quiet",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--max-tokens",
+            "3000",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed: Value = serde_json::from_str(&stdout(&agon(dir, &["--json", "list"]))).unwrap();
+    assert_eq!(listed[0]["status"], "budget", "{listed}");
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let report = stdout(&agon(dir, &["report", &id]));
+    assert!(
+        report.contains("## Stopped at its budget\n\ntokens: "),
+        "{report}"
+    );
+    let o = agon(
+        dir,
+        &["debate", "--config", cfg.to_str().unwrap(), "--max-cost=-1"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("budget.max_cost_usd"), "{}", stderr(&o));
 }

@@ -2,6 +2,7 @@
 //! `docs/configuration.md`; every field has a default that runs on the local
 //! model.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use agon_core::ProtocolKind;
@@ -151,8 +152,8 @@ impl Default for ModelsConfig {
     }
 }
 
-/// Token budgets and output lengths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Token budgets and output lengths, and the debate's spending limits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BudgetConfig {
     /// Tokens of assembled context per utterance call (≥ 128).
@@ -163,6 +164,45 @@ pub struct BudgetConfig {
     pub utterance_words: u32,
     /// Most tokens of a structured (JSON) call.
     pub structured_max_tokens: u32,
+    /// Stop the debate at this many tokens (prompt + answer, every call):
+    /// it wraps up (its judge or synthesis) and finishes with the
+    /// `budget` status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Stop at this cost in US dollars (priced calls; local models cost
+    /// nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// Stop this many minutes after the debate started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<f64>,
+    /// The share of each limit kept for the wrap-up (0 to 0.5; default
+    /// 0.1): the stop comes at 90 % of the limit.
+    pub reserve: f64,
+}
+
+impl DebateConfig {
+    /// The built-in list prices with this configuration's `[prices]` over
+    /// them.
+    pub fn price_table(&self) -> agon_llm::PriceTable {
+        let mut table = agon_llm::PriceTable::with_defaults();
+        for (model, price) in &self.prices {
+            table.set(model.clone(), *price);
+        }
+        table
+    }
+}
+
+impl BudgetConfig {
+    /// The spending limits, as a run checks them.
+    pub fn limits(&self) -> agon_core::Budget {
+        agon_core::Budget {
+            max_tokens: self.max_tokens,
+            max_cost_usd: self.max_cost_usd,
+            max_minutes: self.max_minutes,
+            reserve: self.reserve,
+        }
+    }
 }
 
 impl Default for BudgetConfig {
@@ -172,6 +212,10 @@ impl Default for BudgetConfig {
             utterance_max_tokens: 220,
             utterance_words: 120,
             structured_max_tokens: 600,
+            max_tokens: None,
+            max_cost_usd: None,
+            max_minutes: None,
+            reserve: 0.1,
         }
     }
 }
@@ -341,6 +385,11 @@ pub struct DebateConfig {
     /// The deliberation protocol's settings (`protocol = "deliberation"`).
     #[serde(skip_serializing_if = "is_default_deliberation")]
     pub deliberation: DeliberationConfig,
+    /// Prices (USD per million tokens) by model id, over the built-in list
+    /// prices: `[prices."gpt-4o-mini"] input_per_mtok = 0.15,
+    /// output_per_mtok = 0.6`. What `--max-cost` and the cost lines count.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, agon_llm::Price>,
 }
 
 /// The default topic.
@@ -397,6 +446,7 @@ impl Default for DebateConfig {
             memory: MemoryConfig::default(),
             dialectic: DialecticConfig::default(),
             deliberation: DeliberationConfig::default(),
+            prices: BTreeMap::new(),
         }
     }
 }
@@ -765,6 +815,35 @@ impl DebateConfig {
         }
         if self.budget.utterance_max_tokens == 0 || self.budget.structured_max_tokens == 0 {
             return bad("budget", "token limits must be positive".into());
+        }
+        if self.budget.max_tokens == Some(0) {
+            return bad("budget.max_tokens", "must be positive".into());
+        }
+        for (field, value) in [
+            ("budget.max_cost_usd", self.budget.max_cost_usd),
+            ("budget.max_minutes", self.budget.max_minutes),
+        ] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return bad(
+                    field,
+                    format!("{} is not a positive number", value.unwrap_or_default()),
+                );
+            }
+        }
+        for (model, price) in &self.prices {
+            let fine = |v: f64| v.is_finite() && v >= 0.0;
+            if !(fine(price.input_per_mtok) && fine(price.output_per_mtok)) {
+                return bad(
+                    "prices",
+                    format!("the price of `{model}` must be two non-negative numbers"),
+                );
+            }
+        }
+        if !(0.0..=0.5).contains(&self.budget.reserve) {
+            return bad(
+                "budget.reserve",
+                format!("{} is outside 0..=0.5", self.budget.reserve),
+            );
         }
         if !(0.0..=1.0).contains(&self.detection.min_confidence) {
             return bad(

@@ -31,6 +31,12 @@ pub struct Overrides {
     pub dialectic: DialecticOverrides,
     /// The deliberation's settings.
     pub deliberation: DeliberationOverrides,
+    /// Stop at this many tokens (every protocol).
+    pub max_tokens: Option<u64>,
+    /// Stop at this cost in US dollars (every protocol).
+    pub max_cost_usd: Option<f64>,
+    /// Stop this many minutes after the start (every protocol).
+    pub max_minutes: Option<f64>,
 }
 
 /// The structured debate's settings.
@@ -176,6 +182,15 @@ impl DebateConfig {
         }
         if let Some(context) = &o.context {
             self.context = Some(context.clone());
+        }
+        if o.max_tokens.is_some() {
+            self.budget.max_tokens = o.max_tokens;
+        }
+        if o.max_cost_usd.is_some() {
+            self.budget.max_cost_usd = o.max_cost_usd;
+        }
+        if o.max_minutes.is_some() {
+            self.budget.max_minutes = o.max_minutes;
         }
         if let Some(n) = o.structured.aspects {
             if !self.aspects.is_empty() {

@@ -239,6 +239,12 @@ pub enum DebateEvent {
         /// One verdict per requirement it addresses.
         coverage: Vec<crate::requirement::Coverage>,
     },
+    /// The debate reached its budget: from here every protocol wraps up
+    /// (its judge or synthesis, where it has one) and finishes.
+    BudgetReached {
+        /// Which limit, how much was spent, where the debate stood.
+        stop: crate::budget::BudgetStop,
+    },
     /// The devil's advocate of a round was drawn from the trust memory
     /// (seed 003): recorded so a resumed debate repeats the choice.
     DevilsAdvocateChosen {
@@ -412,6 +418,7 @@ impl DebateEvent {
             Self::SpeakersEvaluated { .. } => "speakers_evaluated",
             Self::DeliberationDetected { .. } => "deliberation_detected",
             Self::SolutionRecorded { .. } => "solution_recorded",
+            Self::BudgetReached { .. } => "budget_reached",
             Self::RequirementsRecorded { .. } => "requirements_recorded",
             Self::RequirementsCovered { .. } => "requirements_covered",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",

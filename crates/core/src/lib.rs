@@ -30,6 +30,7 @@
 //! ```
 
 mod blackboard;
+mod budget;
 mod claim;
 mod claim_detector;
 mod crux;
@@ -55,6 +56,7 @@ mod trigger;
 pub mod trust;
 
 pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
+pub use budget::{Budget, BudgetKind, BudgetStop, Spent};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use claim_detector::{ClaimCandidate, ClaimDetector, promote_strongest};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};

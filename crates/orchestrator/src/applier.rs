@@ -73,7 +73,7 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         // Plan, and launch whatever is listed and not running yet.
         let head = shared
             .read(|bb| {
-                let plan = ctx.protocol.plan(bb);
+                let plan = ctx.protocol.next(bb);
                 for job in &plan.background {
                     let id = job.id();
                     if !running.contains_key(&id)

@@ -32,6 +32,8 @@ pub(crate) struct RunSettings {
     pub(crate) limits: Limits,
     /// Whether recall reaches other debates' memories.
     pub(crate) cross_debate: bool,
+    /// The debate's spending limits, checked before every step.
+    pub(crate) budget: agon_core::Budget,
 }
 
 impl RunSettings {
@@ -46,6 +48,7 @@ impl RunSettings {
                 structured_max_tokens: config.budget.structured_max_tokens,
             },
             cross_debate: config.memory.cross_debate,
+            budget: config.budget.limits(),
         }
     }
 }

@@ -64,6 +64,7 @@ impl Interpreter {
         loop {
             self.shared.check()?;
             self.record_steering().await?;
+            self.check_budget(shown.as_ref()).await?;
             let (next, progress, pending, started) = self
                 .shared
                 .read(|bb| {
@@ -128,7 +129,7 @@ impl Interpreter {
             self.shared.check()?;
             let pending = self
                 .shared
-                .read(|bb| self.ctx.protocol.plan(bb).background.len())
+                .read(|bb| self.ctx.protocol.next(bb).background.len())
                 .await;
             if pending == 0 {
                 return Ok(());
@@ -163,6 +164,59 @@ impl Interpreter {
             if let Some(e) = refused {
                 tracing::warn!(debate = %self.shared.debate, error = %e, "steering request dropped");
             }
+        }
+        Ok(())
+    }
+
+    /// Records the budget stop when the debate's spending (every earlier
+    /// run's recorded usage, this run's ledger, the minutes since the
+    /// start) reached a limit, short of its reserve; the protocol then
+    /// wraps up. Checked before every step.
+    async fn check_budget(&self, progress: Option<&Progress>) -> Result<(), OrchestratorError> {
+        let budget = self.ctx.settings.budget;
+        if !budget.is_set() {
+            return Ok(());
+        }
+        let this_run = self.ctx.models.ledger().since(&self.ctx.usage_baseline);
+        let tokens: u64 = this_run
+            .values()
+            .map(|u| u.usage.input_tokens + u.usage.output_tokens)
+            .sum();
+        let cost: f64 = this_run.values().map(|u| u.cost_usd).sum();
+        let at = progress.map_or_else(|| "the start".to_owned(), progress_line);
+        let now = chrono::Utc::now();
+        let reached = self
+            .shared
+            .append_with(|bb| {
+                let running = bb.status() == agon_core::DebateStatus::Running;
+                if bb.budget_stop().is_some() || !running {
+                    return (Vec::new(), None);
+                }
+                let before = bb.usage_total();
+                let spent = agon_core::Spent {
+                    tokens: before.input_tokens + before.output_tokens + tokens,
+                    cost_usd: before.cost_micro_usd as f64 / 1e6 + cost,
+                    minutes: bb
+                        .started_at()
+                        .map_or(0.0, |t| (now - t).num_milliseconds() as f64 / 60_000.0),
+                };
+                let Some((kind, limit, used)) = budget.reached(spent) else {
+                    return (Vec::new(), None);
+                };
+                let stop = agon_core::BudgetStop {
+                    kind,
+                    limit: kind.smallest(limit),
+                    used: kind.smallest(used),
+                    reserve_percent: (budget.reserve.clamp(0.0, 0.5) * 100.0).round() as u8,
+                    at: at.clone(),
+                    time: now,
+                };
+                let line = stop.describe();
+                (vec![DebateEvent::BudgetReached { stop }], Some(line))
+            })
+            .await?;
+        if let Some(line) = reached {
+            tracing::warn!(debate = %self.shared.debate, "budget reached: {line}");
         }
         Ok(())
     }
@@ -414,4 +468,19 @@ impl Interpreter {
             }])
             .await
     }
+}
+
+/// Where a debate stands, in words: `round 2 of 5, critiques`.
+fn progress_line(p: &Progress) -> String {
+    let unit = match p.unit {
+        agon_protocol::ProgressUnit::Aspect => "aspect",
+        agon_protocol::ProgressUnit::Round => "round",
+        agon_protocol::ProgressUnit::Turn => "turn",
+    };
+    let phase = if p.phase.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", p.phase)
+    };
+    format!("{unit} {} of {}{phase}", p.at, p.of)
 }

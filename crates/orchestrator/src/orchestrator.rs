@@ -208,7 +208,12 @@ impl Orchestrator {
         .await?;
         if log.blackboard().status() == DebateStatus::Finished {
             self.store.release_lease(&lease).await?;
-            self.store.set_status(id, RunStatus::Finished).await?;
+            let status = if log.blackboard().budget_stop().is_some() {
+                RunStatus::Budget
+            } else {
+                RunStatus::Finished
+            };
+            self.store.set_status(id, status).await?;
             return Ok(RunOutcome::Finished);
         }
         let memory = self.memory.clone().filter(|_| config.memory.enabled);
@@ -284,7 +289,12 @@ impl Orchestrator {
         } else {
             applier.abort();
             shared.close_memory(writer, true).await;
-            self.store.set_status(id, RunStatus::Finished).await?;
+            let status = if shared.read(|bb| bb.budget_stop().is_some()).await {
+                RunStatus::Budget
+            } else {
+                RunStatus::Finished
+            };
+            self.store.set_status(id, status).await?;
         }
         lease.release().await;
         Ok(outcome)

@@ -693,6 +693,34 @@ impl Protocol for Dialectic {
         Some(agon_core::ProtocolKind::Dialectic)
     }
 
+    /// The judge's solution of the round the budget stopped in, unless
+    /// one is recorded already (or nothing was proposed yet); then the
+    /// finish.
+    fn wrap_up(&self, board: &Blackboard) -> Step {
+        let round = board.current_round();
+        let proposed = board
+            .messages()
+            .iter()
+            .any(|m| matches!(m.kind, MessageKind::Proposal | MessageKind::Refinement));
+        let solved = board.solutions().iter().any(|s| s.round == round);
+        if proposed && !solved && round > 0 {
+            let failures = board
+                .warnings()
+                .iter()
+                .filter(|w| w.step == StepId::Solution(round))
+                .map(|w| w.reason.clone())
+                .collect();
+            return Step::Ask(Ask::Solution {
+                judge: self.rules.judge.clone(),
+                round,
+                failures,
+            });
+        }
+        Step::Finish(Finish {
+            critiques_judged_by_analysis: false,
+        })
+    }
+
     fn plan(&self, board: &Blackboard) -> Plan {
         let agents: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();
         let background = self.background(board, &agents);

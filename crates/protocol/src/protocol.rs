@@ -19,12 +19,29 @@ pub trait Protocol: Send + Sync {
     /// a paused debate ([`agon_core::Blackboard::is_paused`]) runs no step a
     /// stop may precede ([`Step::is_stoppable`]) and waits instead
     /// ([`Next::Paused`]). Background work is planned as usual.
+    ///
+    /// Once the debate reached its budget
+    /// ([`agon_core::Blackboard::budget_stop`]) no background work is
+    /// planned and the next step is the protocol's [`Protocol::wrap_up`].
     fn next(&self, board: &Blackboard) -> Plan {
         let mut plan = self.plan(board);
+        if board.budget_stop().is_some() && board.status() != agon_core::DebateStatus::Finished {
+            plan.background.clear();
+            plan.progress.phase = "budget reached: wrapping up".into();
+            plan.next = Next::step(self.wrap_up(board));
+        }
         if board.is_paused() && matches!(&plan.next, Next::Step(step) if step.is_stoppable()) {
             plan.next = Next::Paused;
         }
         plan
+    }
+
+    /// The step that ends a debate that reached its budget: its judge or
+    /// synthesis when it has one and it is not done yet, else the finish.
+    /// [`Step::Finish`] by default.
+    fn wrap_up(&self, board: &Blackboard) -> Step {
+        let _ = board;
+        Step::Finish(crate::Finish::default())
     }
 
     /// Which of Agon's protocols this is, recorded in `debate_started` so

@@ -562,6 +562,26 @@ impl Protocol for StructuredDebate {
         Some(agon_core::ProtocolKind::Structured)
     }
 
+    /// The judge's synthesis of what was said, when the debate has one
+    /// and it is not written yet (closings and remaining aspects are
+    /// skipped); then the finish.
+    fn wrap_up(&self, board: &Blackboard) -> Step {
+        let taken = Taken::of(board);
+        let synthesis = Self::synthesis();
+        let said = board
+            .messages()
+            .iter()
+            .any(|m| board.persona(&m.persona).is_some_and(Persona::is_debater));
+        if self.rules.synthesis
+            && said
+            && board.persona(&synthesis.persona).is_some()
+            && !taken.has(&synthesis)
+        {
+            return Step::Speak(synthesis);
+        }
+        Step::Finish(crate::Finish::default())
+    }
+
     fn plan(&self, board: &Blackboard) -> Plan {
         let taken = Taken::of(board);
         let debaters: Vec<PersonaId> = board.debaters().map(|p| p.id.clone()).collect();

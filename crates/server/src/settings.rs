@@ -43,6 +43,12 @@ pub(crate) struct Settings {
     turns: Option<u32>,
     mode: Option<TurnMode>,
     preset: Option<Preset>,
+    #[serde(rename = "max-tokens", alias = "max_tokens")]
+    max_tokens: Option<u64>,
+    #[serde(rename = "max-cost", alias = "max_cost")]
+    max_cost: Option<f64>,
+    #[serde(rename = "max-minutes", alias = "max_minutes")]
+    max_minutes: Option<f64>,
 }
 
 impl Settings {
@@ -67,6 +73,9 @@ impl Settings {
                 mode: self.mode,
                 preset: self.preset,
             },
+            max_tokens: self.max_tokens,
+            max_cost_usd: self.max_cost,
+            max_minutes: self.max_minutes,
         }
     }
 }

@@ -92,7 +92,7 @@ async fn resume(
     let id = DebateId::new(id);
     let who = by(&body)?;
     let record = server.store.debate(&id).await?;
-    if record.status == agon_store::RunStatus::Finished {
+    if record.status.is_done() {
         return Err(ApiError::conflict(format!("debate `{id}` is finished")));
     }
     let restarted = if server.is_running(&id) {

@@ -21,6 +21,8 @@ pub enum RunStatus {
     Failed,
     /// Stopped on request (Ctrl-C) before finishing: resumable.
     Interrupted,
+    /// Finished early at its budget (wrapped up: judge or synthesis).
+    Budget,
 }
 
 impl RunStatus {
@@ -32,7 +34,13 @@ impl RunStatus {
             Self::Finished => "finished",
             Self::Failed => "failed",
             Self::Interrupted => "interrupted",
+            Self::Budget => "budget",
         }
+    }
+
+    /// Whether the debate is over (finished, or finished at its budget).
+    pub fn is_done(self) -> bool {
+        matches!(self, Self::Finished | Self::Budget)
     }
 }
 
@@ -52,6 +60,7 @@ impl FromStr for RunStatus {
             "finished" => Ok(Self::Finished),
             "failed" => Ok(Self::Failed),
             "interrupted" => Ok(Self::Interrupted),
+            "budget" => Ok(Self::Budget),
             other => Err(format!("unknown run status `{other}`")),
         }
     }

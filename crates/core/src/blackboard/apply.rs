@@ -352,6 +352,15 @@ impl Blackboard {
                 }
                 self.data.solutions.push(solution.clone());
             }
+            DebateEvent::BudgetReached { stop } => {
+                if self.data.budget_stop.is_some() {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "budget stop of debate",
+                        id: self.debate_label(),
+                    });
+                }
+                self.data.budget_stop = Some(stop.clone());
+            }
             DebateEvent::RequirementsRecorded {
                 requirements,
                 method,

@@ -108,6 +108,9 @@ struct BlackboardData {
     summaries: Vec<DebateSummary>,
     #[serde(default)]
     solutions: Vec<Solution>,
+    /// The budget stop, once a limit was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    budget_stop: Option<crate::budget::BudgetStop>,
     /// The problem's requirements and their coverage.
     #[serde(
         default,
@@ -426,6 +429,11 @@ impl Blackboard {
     /// Solutions the judge synthesized, in order (the last is the answer).
     pub fn solutions(&self) -> &[Solution] {
         &self.data.solutions
+    }
+
+    /// The budget stop, once the debate reached a limit.
+    pub fn budget_stop(&self) -> Option<&crate::budget::BudgetStop> {
+        self.data.budget_stop.as_ref()
     }
 
     /// The problem's requirements and which contributions cover them.

@@ -246,6 +246,35 @@ fn quote_block(s: &mut String, bb: &Blackboard, m: &DialogueMessage) {
     s.push('\n');
 }
 
+/// The budget stop, when the debate reached a limit: which, where it
+/// stood, what the wrap-up wrote and what was skipped.
+fn budget(s: &mut String, bb: &Blackboard) {
+    let Some(stop) = bb.budget_stop() else {
+        return;
+    };
+    let after: Vec<&DialogueMessage> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.time >= stop.time)
+        .collect();
+    let wrap_up = if let Some(sol) = bb.solutions().iter().find(|s| s.time >= stop.time) {
+        format!("the judge's solution of round {}", sol.round)
+    } else if after.iter().any(|m| m.kind == MessageKind::Synthesis) {
+        "the judge's synthesis".to_owned()
+    } else {
+        "nothing (the protocol has no judge step left to run)".to_owned()
+    };
+    let _ = writeln!(
+        s,
+        "## Stopped at its budget
+
+{}. The wrap-up wrote {wrap_up}; everything the \
+         protocol had planned after that point was skipped (no further rounds, takes, \
+         closings or turns, and no analysis of messages not analysed by then).\n",
+        stop.describe()
+    );
+}
+
 /// Renders the report with the default options.
 pub fn markdown(bb: &Blackboard) -> String {
     markdown_with(bb, ReportOptions::default())
@@ -497,6 +526,7 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
 }
 
 fn tail(s: &mut String, bb: &Blackboard) {
+    budget(s, bb);
     if !bb.notes().is_empty() {
         s.push_str("## Moderator notes\n\nShown to every agent from the next context on.\n\n");
         for n in bb.notes() {
