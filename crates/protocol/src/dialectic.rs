@@ -541,19 +541,7 @@ impl Dialectic {
             }
             let solution = board.solutions().iter().find(|s| s.round == round);
             let Some(solution) = solution else {
-                // Each failed structured attempt is a warning in the log:
-                // a resumed run goes on from the attempts already made.
-                let failures = board
-                    .warnings()
-                    .iter()
-                    .filter(|w| w.step == StepId::Solution(round))
-                    .map(|w| w.reason.clone())
-                    .collect();
-                return Next::step(Step::Ask(Ask::Solution {
-                    judge: self.rules.judge.clone(),
-                    round,
-                    failures,
-                }));
+                return Next::step(self.solution_step(board, round));
             };
             let converged = match self.rules.termination {
                 Termination::Convergence { threshold } => {
@@ -577,6 +565,23 @@ impl Dialectic {
 }
 
 impl Dialectic {
+    /// The judge's solution of `round`. Each failed structured attempt is
+    /// a warning in the log: a resumed run goes on from the attempts
+    /// already made.
+    fn solution_step(&self, board: &Blackboard, round: u32) -> Step {
+        let failures = board
+            .warnings()
+            .iter()
+            .filter(|w| w.step == StepId::Solution(round))
+            .map(|w| w.reason.clone())
+            .collect();
+        Step::Ask(Ask::Solution {
+            judge: self.rules.judge.clone(),
+            round,
+            failures,
+        })
+    }
+
     /// The crux phase after a round's refinements: the open room's next
     /// step; otherwise, once the round's analyses are applied, the next
     /// active claim into a room, or a claim for the next clashing pair.
@@ -704,17 +709,7 @@ impl Protocol for Dialectic {
             .any(|m| matches!(m.kind, MessageKind::Proposal | MessageKind::Refinement));
         let solved = board.solutions().iter().any(|s| s.round == round);
         if proposed && !solved && round > 0 {
-            let failures = board
-                .warnings()
-                .iter()
-                .filter(|w| w.step == StepId::Solution(round))
-                .map(|w| w.reason.clone())
-                .collect();
-            return Step::Ask(Ask::Solution {
-                judge: self.rules.judge.clone(),
-                round,
-                failures,
-            });
+            return self.solution_step(board, round);
         }
         Step::Finish(Finish {
             critiques_judged_by_analysis: false,
