@@ -120,6 +120,10 @@ enum Command {
     },
     /// Delete the debates last changed longer ago than `--older-than`, as
     /// `agon delete` does.
+    /// Give the space of deleted debates and replaced snapshots back to the
+    /// file system (SQLite: VACUUM; PostgreSQL: VACUUM FULL of the store's
+    /// tables, which locks them: run it when no debate runs).
+    Compact,
     Prune {
         /// How long ago: `30d`, `12h`, `45m`, `2w`, `90s`.
         #[arg(long, value_parser = retention::parse_age)]
@@ -263,6 +267,8 @@ enum StatusArg {
     Failed,
     /// Stopped on request.
     Interrupted,
+    /// Finished early at its budget.
+    Budget,
 }
 
 impl From<StatusArg> for agon_store::RunStatus {
@@ -273,6 +279,7 @@ impl From<StatusArg> for agon_store::RunStatus {
             StatusArg::Finished => Self::Finished,
             StatusArg::Failed => Self::Failed,
             StatusArg::Interrupted => Self::Interrupted,
+            StatusArg::Budget => Self::Budget,
         }
     }
 }
@@ -750,6 +757,18 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let ids: Vec<DebateId> = ids.into_iter().map(DebateId::new).collect();
             let memory = retention_memory(&url).await;
             retention::delete(&orch, store.as_ref(), memory, &ids, dry_run).await
+        }
+        Command::Compact => {
+            let (before, after) = store.compact().await?;
+            let mb = |b: u64| b as f64 / 1_048_576.0;
+            println!(
+                "{}: {:.2} MB → {:.2} MB ({} KB given back)",
+                store.url(),
+                mb(before),
+                mb(after),
+                before.saturating_sub(after) / 1024
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Command::Prune {
             older_than,

@@ -82,6 +82,9 @@ pub(crate) async fn delete(
         };
         println!("deleted {id}: {events} events, {deleted} memories");
     }
+    if !dry_run {
+        eprintln!("`agon compact` gives the space back to the file system");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

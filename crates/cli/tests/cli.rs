@@ -1833,6 +1833,22 @@ async fn delete_and_prune_remove_debates_with_their_memories() {
     assert!(pruned.status.success(), "{}", stderr(&pruned));
     assert!(ids().is_empty());
     assert_eq!(memories(&second), 0);
+    assert!(
+        stderr(&pruned).contains("`agon compact` gives the space back"),
+        "{}",
+        stderr(&pruned)
+    );
+    // The deleted debates' pages go back to the file system.
+    let compacted = agon_with_models(dir, &["compact"]);
+    assert!(compacted.status.success(), "{}", stderr(&compacted));
+    let line = stdout(&compacted);
+    let given_back: u64 = line
+        .split('(')
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(given_back > 0, "{line}");
     let bad = agon_with_models(dir, &["prune", "--older-than", "3y"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(

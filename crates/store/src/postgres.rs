@@ -32,6 +32,28 @@ impl PgStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+
+    /// The store's tables with their indexes and TOAST, in bytes.
+    async fn measure(&self) -> Result<u64, sqlx::Error> {
+        let bytes: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = current_schema() AND c.relkind = 'r' \
+             AND c.relname IN ('debates', 'events', 'snapshots', 'leases', 'persona_records')",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+
+    /// `VACUUM FULL` of the store's tables.
+    async fn vacuum(&self) -> Result<(), sqlx::Error> {
+        // The simple protocol: VACUUM runs outside any transaction block.
+        sqlx::raw_sql("VACUUM FULL debates, events, snapshots, leases, persona_records")
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
 }
 
 crate::sql::impl_event_store!(PgStore, Postgres, "postgres");

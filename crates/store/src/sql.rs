@@ -315,6 +315,16 @@ macro_rules! impl_event_store {
                 tx.commit().await.map_err(|e| self.err("deleting a debate", e))
             }
 
+            async fn size_bytes(&self) -> Result<u64, $crate::error::StoreError> {
+                self.measure().await.map_err(|e| self.err("measuring the store", e))
+            }
+
+            async fn compact(&self) -> Result<(u64, u64), $crate::error::StoreError> {
+                let before = self.size_bytes().await?;
+                self.vacuum().await.map_err(|e| self.err("compacting the store", e))?;
+                Ok((before, self.size_bytes().await?))
+            }
+
             async fn acquire_lease(&self, id: &agon_core::DebateId, holder: &str, ttl: std::time::Duration) -> Result<$crate::types::Lease, $crate::error::StoreError> {
                 self.debate(id).await?;
                 let now = chrono::Utc::now();

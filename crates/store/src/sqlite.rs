@@ -42,6 +42,27 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+
+    /// The database file's size: its pages, once the WAL is checkpointed
+    /// into it.
+    async fn measure(&self) -> Result<u64, sqlx::Error> {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await?;
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+            .fetch_one(&self.pool)
+            .await?;
+        let size: i64 = sqlx::query_scalar("PRAGMA page_size")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
+    }
+
+    /// Rewrites the file without its free pages.
+    async fn vacuum(&self) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql("VACUUM").execute(&self.pool).await?;
+        Ok(())
+    }
 }
 
 crate::sql::impl_event_store!(SqliteStore, Sqlite, "sqlite");

@@ -64,6 +64,17 @@ pub trait EventStore: Send + Sync {
     /// Deletes a debate with its events, snapshots and lease.
     async fn delete_debate(&self, id: &DebateId) -> Result<(), StoreError>;
 
+    /// The store's size in bytes: SQLite's database file (its pages, after
+    /// a WAL checkpoint); PostgreSQL's tables of Agon's store with their
+    /// indexes and TOAST.
+    async fn size_bytes(&self) -> Result<u64, StoreError>;
+
+    /// Gives the space of deleted debates and replaced snapshots back to
+    /// the file system (SQLite: `VACUUM`; PostgreSQL: `VACUUM FULL` of the
+    /// store's tables, which locks them while it runs: compact when no
+    /// debate runs). Returns the size before and after, in bytes.
+    async fn compact(&self) -> Result<(u64, u64), StoreError>;
+
     /// Takes the run lease for `ttl`, unless another holder has a live one
     /// ([`StoreError::Leased`]). The same holder re-acquiring renews it.
     async fn acquire_lease(
