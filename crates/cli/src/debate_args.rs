@@ -141,6 +141,10 @@ pub(crate) struct DialecticFlags {
     /// Let every agent ask clarifying questions before round 1.
     #[arg(long)]
     pub clarify: bool,
+    /// One agent per round critiques as devil's advocate, drawn from the
+    /// agents' trust memory (seed 003; `[dialectic] devil_advocate`).
+    #[arg(long)]
+    pub devil_advocate: bool,
 }
 
 /// The deliberation's flags.
@@ -231,6 +235,7 @@ impl DebateFlags {
                 agents: self.dialectic.agents.clone(),
                 rounds: self.dialectic.rounds,
                 clarify: self.dialectic.clarify,
+                devil_advocate: self.dialectic.devil_advocate,
             },
             deliberation: DeliberationOverrides {
                 turns: self.deliberation.turns,

@@ -995,6 +995,9 @@ mod tests {
             (demo.aspects.len(), demo.personas.len(), demo.crux.min_rooms),
             (2, 3, 1)
         );
+        let devil = load(&Path::new(root).join("dialectic-devil-advocate.toml"));
+        assert!(devil.dialectic.devil_advocate);
+        assert_eq!(devil.dialectic.enabled_agents().count(), 3);
     }
 
     #[test]

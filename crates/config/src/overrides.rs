@@ -57,6 +57,8 @@ pub struct DialecticOverrides {
     pub rounds: Option<u32>,
     /// Ask clarifying questions before round 1.
     pub clarify: bool,
+    /// One agent per round critiques as devil's advocate.
+    pub devil_advocate: bool,
 }
 
 /// The deliberation's settings.
@@ -94,6 +96,7 @@ impl DialecticOverrides {
             ("agents", self.agents.is_some()),
             ("rounds", self.rounds.is_some()),
             ("clarify", self.clarify),
+            ("devil-advocate", self.devil_advocate),
         ])
     }
 }
@@ -260,6 +263,9 @@ impl DebateConfig {
             }
             self.dialectic.rounds = rounds;
         }
+        if o.devil_advocate {
+            self.dialectic.devil_advocate = true;
+        }
         if o.clarify {
             self.dialectic.clarify = true;
         }
@@ -349,10 +355,14 @@ mod tests {
                     agents: Some(vec!["security".into(), "kiss".into()]),
                     rounds: Some(2),
                     clarify: true,
+                    devil_advocate: true,
                 },
+                max_tokens: Some(50_000),
                 ..Default::default()
             })
             .unwrap();
+        assert!(config.dialectic.devil_advocate);
+        assert_eq!(config.budget.max_tokens, Some(50_000));
         assert_eq!(config.protocol, ProtocolKind::Dialectic);
         assert_eq!(config.topic, "Design a rate limiter");
         assert_eq!(

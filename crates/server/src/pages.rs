@@ -74,7 +74,8 @@ async fn debate(
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
     let record = server.store.debate(&id).await?;
-    let view = server.view(&id).await?;
+    // The page's stream picks up after the last event the page shows.
+    let (view, last_seq) = server.view_at(&id).await?;
     let status = if server.is_running(&id) {
         if view.board().is_paused() {
             "paused"
@@ -88,7 +89,7 @@ async fn debate(
         &view,
         id.as_str(),
         status,
-        record.last_seq,
+        last_seq,
     )))
 }
 

@@ -85,13 +85,13 @@ async fn view(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = DebateId::new(id);
-    let view = server.view(&id).await?;
+    let (view, last_seq) = server.view_at(&id).await?;
     let record = server.store.debate(&id).await?;
     Ok(Json(json!({
         "id": id,
         "status": record.status.as_str(),
         "running_here": server.is_running(&id),
-        "last_seq": record.last_seq,
+        "last_seq": last_seq,
         "view": view.json(),
     })))
 }

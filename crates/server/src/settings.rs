@@ -40,6 +40,8 @@ pub(crate) struct Settings {
     rounds: Option<u32>,
     #[serde(default)]
     clarify: bool,
+    #[serde(default, rename = "devil-advocate", alias = "devil_advocate")]
+    devil_advocate: bool,
     turns: Option<u32>,
     mode: Option<TurnMode>,
     preset: Option<Preset>,
@@ -67,6 +69,7 @@ impl Settings {
                 agents: self.agents,
                 rounds: self.rounds,
                 clarify: self.clarify,
+                devil_advocate: self.devil_advocate,
             },
             deliberation: DeliberationOverrides {
                 turns: self.turns,

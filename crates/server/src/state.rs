@@ -100,9 +100,21 @@ impl Server {
     /// The view of `id` from its stored log (what the reports, the pages
     /// and the JSON API render).
     pub(crate) async fn view(&self, id: &DebateId) -> Result<agon_view::DebateView, ApiError> {
+        self.view_at(id).await.map(|(view, _)| view)
+    }
+
+    /// The view of a debate and the sequence of the last event it holds
+    /// (where a live stream of the page picks up, so no event is shown
+    /// twice or missed).
+    pub(crate) async fn view_at(
+        &self,
+        id: &DebateId,
+    ) -> Result<(agon_view::DebateView, u64), ApiError> {
         self.store.debate(id).await?;
         let events = self.orchestrator().log(id).await?;
+        let seq = events.len() as u64;
         agon_view::DebateView::from_log(&events, agon_view::ReportOptions::default())
+            .map(|view| (view, seq))
             .map_err(|e| ApiError::internal(format!("debate `{id}`: the log does not replay: {e}")))
     }
 
