@@ -20,55 +20,90 @@ pub struct NamedQuery {
     pub named: Vec<String>,
 }
 
-/// Splits `query` by the persona ids in `personas`; a name matches a whole
-/// word, case-insensitively, with or without a possessive `'s`.
+/// The lowercased words of a persona id or name (`zoë-brandt` →
+/// `["zoë", "brandt"]`).
+fn words_of(persona: &str) -> Vec<String> {
+    persona
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Splits `query` by the personas in `personas` (their ids, as stored):
+/// a persona is named by its words in order, whole words, case-insensitive,
+/// separated by spaces or hyphens (`Zoë Brandt` and `zoë-brandt` name
+/// `zoë-brandt`, `agent architect` names `agent-architect`), with or
+/// without a possessive `'s`; the longest name wins where two start at
+/// the same word.
 pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
+    // The query's words with their byte spans.
+    let mut words: Vec<(usize, usize, String)> = Vec::new();
+    let mut at = 0;
+    while let Some(start) = query[at..].find(|c: char| c.is_alphanumeric()) {
+        let start = at + start;
+        let end = query[start..]
+            .find(|c: char| !c.is_alphanumeric())
+            .map_or(query.len(), |e| start + e);
+        words.push((start, end, query[start..end].to_lowercase()));
+        at = end;
+    }
+    let names: Vec<Vec<String>> = personas.iter().map(|p| words_of(p)).collect();
+    let joined = |from: usize, to: usize| {
+        query[from..to]
+            .chars()
+            .all(|c| c.is_whitespace() || c == '-')
+    };
     let mut dense = String::with_capacity(query.len());
     let mut lexical = String::with_capacity(query.len());
     let mut named: Vec<String> = Vec::new();
-    let lowered: Vec<String> = personas.iter().map(|p| p.to_lowercase()).collect();
-    let mut rest = query;
-    while let Some(start) = rest.find(|c: char| c.is_alphanumeric()) {
-        let (gap, word_on) = rest.split_at(start);
-        dense.push_str(gap);
-        lexical.push_str(gap);
-        let end = word_on
-            .find(|c: char| !c.is_alphanumeric())
-            .unwrap_or(word_on.len());
-        let (word, after) = word_on.split_at(end);
-        let word_lower = word.to_lowercase();
-        let persona = lowered
+    let mut copied = 0;
+    let mut i = 0;
+    while i < words.len() {
+        let found = names
             .iter()
-            .position(|p| *p == word_lower)
-            .map(|i| &personas[i]);
-        match persona {
-            Some(p) => {
-                if !named.contains(p) {
-                    named.push(p.clone());
-                }
-                let possessive = ["'s", "’s"].into_iter().find(|s| {
-                    after.starts_with(s) && !after[s.len()..].starts_with(char::is_alphanumeric)
-                });
-                match possessive {
-                    Some(s) => {
-                        dense.push_str("their");
-                        rest = &after[s.len()..];
-                    }
-                    None => {
-                        dense.push_str("someone");
-                        rest = after;
-                    }
-                }
+            .enumerate()
+            .filter(|(_, name)| {
+                !name.is_empty()
+                    && i + name.len() <= words.len()
+                    && name.iter().enumerate().all(|(k, w)| {
+                        words[i + k].2 == *w
+                            && (k == 0 || joined(words[i + k - 1].1, words[i + k].0))
+                    })
+            })
+            .max_by_key(|(_, name)| name.len());
+        let Some((p, name)) = found else {
+            i += 1;
+            continue;
+        };
+        let (start, end) = (words[i].0, words[i + name.len() - 1].1);
+        dense.push_str(&query[copied..start]);
+        lexical.push_str(&query[copied..start]);
+        let after = &query[end..];
+        let possessive = ["'s", "’s"]
+            .into_iter()
+            .find(|s| after.starts_with(s) && !after[s.len()..].starts_with(char::is_alphanumeric));
+        match possessive {
+            Some(s) => {
+                dense.push_str("their");
+                copied = end + s.len();
             }
             None => {
-                dense.push_str(word);
-                lexical.push_str(word);
-                rest = after;
+                dense.push_str("someone");
+                copied = end;
             }
         }
+        if !named.contains(&personas[p]) {
+            named.push(personas[p].clone());
+        }
+        // Skip the name's words, and a possessive's `s`.
+        i += name.len();
+        while i < words.len() && words[i].0 < copied {
+            i += 1;
+        }
     }
-    dense.push_str(rest);
-    lexical.push_str(rest);
+    dense.push_str(&query[copied..]);
+    lexical.push_str(&query[copied..]);
     NamedQuery {
         dense,
         lexical,
@@ -108,5 +143,27 @@ mod tests {
         assert_eq!(q.lexical, "no names here");
         assert!(q.named.is_empty());
         assert_eq!(split_names("", &[]).dense, "");
+    }
+
+    #[test]
+    fn multi_word_hyphenated_and_non_ascii_names_match() {
+        let personas = names(&["zoë-brandt", "agent-architect", "system-architect", "mara"]);
+        let q = split_names(
+            "Did Zoë Brandt's plan convince the System Architect, or agent-architect, or MARA?",
+            &personas,
+        );
+        assert_eq!(
+            q.dense,
+            "Did their plan convince the someone, or someone, or someone?"
+        );
+        assert_eq!(q.lexical, "Did  plan convince the , or , or ?");
+        assert_eq!(
+            q.named,
+            ["zoë-brandt", "system-architect", "agent-architect", "mara"]
+        );
+        // Words that are apart, or only part of a name, name nobody.
+        let q = split_names("Zoë, Brandt and the architect", &personas);
+        assert!(q.named.is_empty(), "{:?}", q.named);
+        assert_eq!(q.dense, "Zoë, Brandt and the architect");
     }
 }
