@@ -141,11 +141,9 @@ pub(crate) fn ledger(bb: &Blackboard, draft: Draft) -> Draft {
 pub(crate) fn requirements(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::Requirements);
     let ledger = bb.requirements();
-    let tracked = !bb.analyzed_turns().is_empty();
-    let weight = |r: &agon_core::Requirement| if r.major { "major" } else { "minor" };
-    if !tracked {
+    if !bb.coverage_tracked() {
         for r in &ledger.requirements {
-            draft.push(format!("{} ({}): {}", r.id, weight(r), r.text.trim()));
+            draft.push(format!("{} ({}): {}", r.id, r.weight(), r.text.trim()));
         }
         return draft;
     }
@@ -167,7 +165,7 @@ pub(crate) fn requirements(bb: &Blackboard) -> Draft {
                 format!(
                     "{} ({}, no proposal covers it yet): {}",
                     r.id,
-                    weight(r),
+                    r.weight(),
                     r.text.trim()
                 ),
             )

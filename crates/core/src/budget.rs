@@ -105,7 +105,7 @@ pub struct BudgetStop {
     pub used: u64,
     /// The share kept for the wrap-up, in percent.
     pub reserve_percent: u8,
-    /// Where the debate stood (its progress line: `round 2 of 5,
+    /// Where the debate stood (its progress line: `round 2/5 ·
     /// critiques`).
     pub at: String,
     /// When.
@@ -114,7 +114,7 @@ pub struct BudgetStop {
 
 impl BudgetStop {
     /// One line for reports and logs: `tokens: 9,120 of 10,000 (10 %
-    /// reserved for the wrap-up) at round 2 of 5, critiques`.
+    /// reserved for the wrap-up) at round 2/5 · critiques`.
     pub fn describe(&self) -> String {
         let amount = |v: u64| match self.kind {
             BudgetKind::Cost => format!("${:.4}", v as f64 / 1e6),
@@ -143,12 +143,12 @@ mod tests {
             limit: BudgetKind::Cost.smallest(0.5),
             used: BudgetKind::Cost.smallest(0.4512),
             reserve_percent: 10,
-            at: "round 2 of 5, critiques".into(),
+            at: "round 2/5 · critiques".into(),
             time: DateTime::UNIX_EPOCH,
         };
         assert_eq!(
             stop.describe(),
-            "USD: $0.4512 of $0.5000 (10 % reserved for the wrap-up) at round 2 of 5, critiques"
+            "USD: $0.4512 of $0.5000 (10 % reserved for the wrap-up) at round 2/5 · critiques"
         );
     }
 

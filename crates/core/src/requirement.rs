@@ -54,6 +54,13 @@ pub struct Requirement {
     pub major: bool,
 }
 
+impl Requirement {
+    /// `major` or `minor`.
+    pub fn weight(&self) -> &'static str {
+        if self.major { "major" } else { "minor" }
+    }
+}
+
 /// What a contribution does to a requirement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -159,12 +166,20 @@ impl RequirementLedger {
         out
     }
 
+    /// The agents whose latest proposal or refinement covers
+    /// `requirement`, in the order they first addressed it.
+    pub fn covered_by(&self, requirement: &str) -> Vec<&PersonaId> {
+        self.latest_by_proposer(requirement)
+            .into_iter()
+            .filter(|(_, c)| c.coverage.status == CoverageStatus::Covers)
+            .map(|(p, _)| p)
+            .collect()
+    }
+
     /// Whether some agent's latest proposal or refinement covers
     /// `requirement`.
     pub fn is_covered(&self, requirement: &str) -> bool {
-        self.latest_by_proposer(requirement)
-            .iter()
-            .any(|(_, c)| c.coverage.status == CoverageStatus::Covers)
+        !self.covered_by(requirement).is_empty()
     }
 
     /// The requirements no agent's latest proposal or refinement covers,

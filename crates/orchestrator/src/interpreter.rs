@@ -183,7 +183,10 @@ impl Interpreter {
             .map(|u| u.usage.input_tokens + u.usage.output_tokens)
             .sum();
         let cost: f64 = this_run.values().map(|u| u.cost_usd).sum();
-        let at = progress.map_or_else(|| "the start".to_owned(), progress_line);
+        let at = progress
+            .map(Progress::describe)
+            .filter(|line| !line.is_empty())
+            .unwrap_or_else(|| "the start".to_owned());
         let now = chrono::Utc::now();
         let reached = self
             .shared
@@ -468,19 +471,4 @@ impl Interpreter {
             }])
             .await
     }
-}
-
-/// Where a debate stands, in words: `round 2 of 5, critiques`.
-fn progress_line(p: &Progress) -> String {
-    let unit = match p.unit {
-        agon_protocol::ProgressUnit::Aspect => "aspect",
-        agon_protocol::ProgressUnit::Round => "round",
-        agon_protocol::ProgressUnit::Turn => "turn",
-    };
-    let phase = if p.phase.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", p.phase)
-    };
-    format!("{unit} {} of {}{phase}", p.at, p.of)
 }

@@ -208,12 +208,9 @@ impl Orchestrator {
         .await?;
         if log.blackboard().status() == DebateStatus::Finished {
             self.store.release_lease(&lease).await?;
-            let status = if log.blackboard().budget_stop().is_some() {
-                RunStatus::Budget
-            } else {
-                RunStatus::Finished
-            };
-            self.store.set_status(id, status).await?;
+            self.store
+                .set_status(id, finished_status(log.blackboard()))
+                .await?;
             return Ok(RunOutcome::Finished);
         }
         let memory = self.memory.clone().filter(|_| config.memory.enabled);
@@ -289,11 +286,7 @@ impl Orchestrator {
         } else {
             applier.abort();
             shared.close_memory(writer, true).await;
-            let status = if shared.read(|bb| bb.budget_stop().is_some()).await {
-                RunStatus::Budget
-            } else {
-                RunStatus::Finished
-            };
+            let status = shared.read(finished_status).await;
             self.store.set_status(id, status).await?;
         }
         lease.release().await;
@@ -398,5 +391,15 @@ impl Orchestrator {
             rx,
             warn,
         ))
+    }
+}
+
+/// The stored status of a finished debate: `budget` when it stopped at its
+/// budget, `finished` otherwise.
+fn finished_status(board: &agon_core::Blackboard) -> RunStatus {
+    if board.budget_stop().is_some() {
+        RunStatus::Budget
+    } else {
+        RunStatus::Finished
     }
 }

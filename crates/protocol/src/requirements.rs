@@ -40,13 +40,6 @@ pub fn answers(board: &Blackboard) -> Vec<(MessageId, String)> {
         .collect()
 }
 
-/// Whether the ledger's coverage can be trusted to say a requirement is
-/// uncovered: the requirements were recorded and some contribution was
-/// analysed since.
-pub fn tracked(board: &Blackboard) -> bool {
-    board.requirements().is_recorded() && board.messages().iter().any(|m| board.is_analyzed(&m.id))
-}
-
 /// The events of the requirements job: `requirements_recorded` from the
 /// model's answer (with the record of its repairs), or, when the call
 /// failed or found nothing while the keywords find something, dialectic's
@@ -118,21 +111,20 @@ pub fn coverage_events(
         &format!("updates[{index}].requirements"),
         &mut notes,
     );
-    let mut events = Vec::new();
-    if !coverage.is_empty() {
-        events.push(DebateEvent::RequirementsCovered {
+    let events = if coverage.is_empty() {
+        Vec::new()
+    } else {
+        vec![DebateEvent::RequirementsCovered {
             message: message.clone(),
             coverage,
-        });
+        }]
+    };
+    Converted {
+        events,
+        repairs: notes,
     }
-    if !notes.is_empty() {
-        events.push(DebateEvent::OutputRepaired {
-            step: StepId::Analysis {
-                message: message.clone(),
-                part: AnalysisPart::Position,
-            },
-            notes,
-        });
-    }
-    events
+    .into_events(StepId::Analysis {
+        message: message.clone(),
+        part: AnalysisPart::Position,
+    })
 }

@@ -67,7 +67,7 @@ pub fn solution_events(
     output: ModelOutput,
     time: DateTime<Utc>,
 ) -> Result<Vec<DebateEvent>, String> {
-    let tracked = crate::requirements::tracked(board);
+    let tracked = board.coverage_tracked();
     let valid = extract(output, |p: SolutionPayload| {
         p.validate(board.requirements(), tracked)
     })

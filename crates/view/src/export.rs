@@ -143,12 +143,7 @@ pub fn dialectic_state(bb: &Blackboard) -> Value {
         .requirements
         .iter()
         .map(|r| {
-            let covered_by: Vec<&agon_core::PersonaId> = ledger
-                .latest_by_proposer(&r.id)
-                .into_iter()
-                .filter(|(_, c)| c.coverage.status == agon_core::CoverageStatus::Covers)
-                .map(|(p, _)| p)
-                .collect();
+            let covered_by = ledger.covered_by(&r.id);
             json!({
                 "id": r.id,
                 "text": r.text,

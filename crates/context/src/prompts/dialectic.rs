@@ -192,7 +192,7 @@ pub fn coverage_ask(bb: &Blackboard, critique: bool) -> String {
             first.id, last.id
         )
     };
-    if bb.analyzed_turns().is_empty() {
+    if !bb.coverage_tracked() {
         return ask;
     }
     let uncovered: Vec<String> = ledger
@@ -430,11 +430,11 @@ pub fn round_analysis(
     if !requirements.is_empty() {
         system.push_str("\n\nRequirements:");
         for r in requirements {
-            let weight = if r.major { "major" } else { "minor" };
             let _ = write!(
                 system,
-                "\n{} ({weight}): {}",
+                "\n{} ({}): {}",
                 r.id,
+                r.weight(),
                 crate::inert(r.text.trim())
             );
         }

@@ -441,6 +441,12 @@ impl Blackboard {
         &self.data.requirements
     }
 
+    /// Whether the ledger's coverage can say a requirement is uncovered:
+    /// the requirements are recorded and some contribution was analysed.
+    pub fn coverage_tracked(&self) -> bool {
+        self.data.requirements.is_recorded() && !self.data.analyzed.is_empty()
+    }
+
     /// The devil's advocate drawn for `round`, if one was.
     pub fn devils_advocate(&self, round: u32) -> Option<&PersonaId> {
         self.data.devils_advocates.get(&round)

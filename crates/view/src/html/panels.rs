@@ -483,26 +483,17 @@ fn requirements(out: &mut String, board: &Blackboard) {
     let judged = board.solution();
     for r in &ledger.requirements {
         let by: Vec<String> = ledger
-            .latest_by_proposer(&r.id)
+            .covered_by(&r.id)
             .into_iter()
-            .filter(|(_, c)| c.coverage.status == agon_core::CoverageStatus::Covers)
-            .map(|(p, _)| name(board, p))
+            .map(|p| name(board, p))
             .collect();
-        let verdict = judged.map_or("", |s| {
-            if s.unfulfilled_major_requirements.contains(&r.id) {
-                "unmet"
-            } else if s.unverified_requirements.contains(&r.id) {
-                "met? (no proposal covers it)"
-            } else {
-                "met"
-            }
-        });
+        let verdict = judged.map_or("", |s| crate::report::judge_verdict(s, &r.id));
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{} <span class=\"kind\">{}</span></td><td>{}</td><td>{}</td></tr>",
             escape(&r.id),
             escape(&r.text),
-            if r.major { "major" } else { "minor" },
+            r.weight(),
             if by.is_empty() {
                 "—".to_owned()
             } else {

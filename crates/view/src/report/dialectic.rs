@@ -234,6 +234,19 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
     s
 }
 
+/// The judge's verdict on requirement `id` in `sol`: `unmet`, `met? (no
+/// proposal covers it)` or `met`.
+pub(crate) fn judge_verdict(sol: &agon_core::Solution, id: &str) -> &'static str {
+    let listed = |list: &[String]| list.iter().any(|r| r == id);
+    if listed(&sol.unfulfilled_major_requirements) {
+        "unmet"
+    } else if listed(&sol.unverified_requirements) {
+        "met? (no proposal covers it)"
+    } else {
+        "met"
+    }
+}
+
 /// The Requirements section: each requirement × agent × round, from the
 /// ledger's coverage verdicts, and the judge's verdict on it.
 fn requirements_matrix(s: &mut String, bb: &Blackboard) {
@@ -265,11 +278,11 @@ fn requirements_matrix(s: &mut String, bb: &Blackboard) {
     }
     let _ = writeln!(s, "{header}\n{rule}");
     for r in &ledger.requirements {
-        let weight = if r.major { "major" } else { "minor" };
         let _ = write!(
             s,
-            "| {} ({weight}) {} |",
+            "| {} ({}) {} |",
             r.id,
+            r.weight(),
             one_line(&r.text).replace('|', "/")
         );
         for a in &agents {
@@ -283,19 +296,12 @@ fn requirements_matrix(s: &mut String, bb: &Blackboard) {
             let _ = write!(s, " {cells} |");
         }
         if let Some(sol) = judged {
-            let verdict = if sol.unfulfilled_major_requirements.contains(&r.id) {
-                "unmet"
-            } else if sol.unverified_requirements.contains(&r.id) {
-                "met? (no proposal covers it)"
-            } else {
-                "met"
-            };
-            let _ = write!(s, " {verdict} |");
+            let _ = write!(s, " {} |", judge_verdict(sol, &r.id));
         }
         s.push('\n');
     }
     let uncovered: Vec<&str> = ledger.uncovered().map(|r| r.id.as_str()).collect();
-    if !uncovered.is_empty() && bb.analyzed_turns().iter().next().is_some() {
+    if !uncovered.is_empty() && bb.coverage_tracked() {
         let _ = writeln!(
             s,
             "\nNo agent's latest proposal covers: {}.",

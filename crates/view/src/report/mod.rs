@@ -11,6 +11,7 @@ mod metrics;
 
 pub use deliberation::{is_deliberation, stats_markdown};
 
+pub(crate) use dialectic::judge_verdict;
 pub use dialectic::solution_lists;
 pub use metrics::{compare_markdown, metrics_markdown};
 
