@@ -59,7 +59,7 @@ pub(crate) enum PresetArg {
 }
 
 /// What `agon debate` is given, before the view flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub(crate) struct DebateFlags {
     /// The question to debate, or (dialectic) the problem to solve
     /// (overrides the config's topic).
@@ -116,7 +116,7 @@ pub(crate) struct DebateFlags {
 }
 
 /// The structured debate's flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Structured debate (the default protocol)")]
 pub(crate) struct StructuredFlags {
     /// Number of aspects.
@@ -128,7 +128,7 @@ pub(crate) struct StructuredFlags {
 }
 
 /// Dialectic's flags, short forms as in dialectic's own command line.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Dialectic (--protocol dialectic)")]
 pub(crate) struct DialecticFlags {
     /// Agents by role, comma-separated: architect, performance, security,
@@ -148,7 +148,7 @@ pub(crate) struct DialecticFlags {
 }
 
 /// The deliberation's flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Deliberation (--protocol deliberation)")]
 pub(crate) struct DeliberationFlags {
     /// Turns at most (1-1,000,000).

@@ -10,6 +10,7 @@ mod dialectic;
 mod eval;
 mod live;
 mod memory;
+mod queue;
 mod report_file;
 mod retention;
 mod serve;
@@ -78,8 +79,14 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:7878")]
         addr: std::net::SocketAddr,
     },
-    /// List stored debates.
+    /// List stored debates (on PostgreSQL with workers: queued, running,
+    /// retrying and failed jobs, with their worker).
     List,
+    /// Run a worker: advance queued debates one step per job, on a
+    /// PostgreSQL store shared with other workers (docs/scale.md).
+    Worker(queue::WorkerArgs),
+    /// Queue debates for the workers and print their ids.
+    Submit(queue::SubmitArgs),
     /// Show a debate's transcript or blackboard (`--json`: the blackboard
     /// as JSON, or with `--transcript` the messages as JSON).
     Show {
@@ -118,12 +125,12 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Delete the debates last changed longer ago than `--older-than`, as
-    /// `agon delete` does.
     /// Give the space of deleted debates and replaced snapshots back to the
     /// file system (SQLite: VACUUM; PostgreSQL: VACUUM FULL of the store's
     /// tables, which locks them: run it when no debate runs).
     Compact,
+    /// Delete the debates last changed longer ago than `--older-than`, as
+    /// `agon delete` does.
     Prune {
         /// How long ago: `30d`, `12h`, `45m`, `2w`, `90s`.
         #[arg(long, value_parser = retention::parse_age)]
@@ -230,6 +237,10 @@ enum MemoryCommand {
 struct DebateArgs {
     #[command(flatten)]
     flags: debate_args::DebateFlags,
+    /// Queue the debate for the workers (`agon worker`, PostgreSQL store),
+    /// print its id and return at once.
+    #[arg(long)]
+    detach: bool,
     #[command(flatten)]
     view: ViewArgs,
 }
@@ -321,6 +332,12 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
             4
         } else if error.downcast_ref::<StoreError>().is_some() {
             5
+        } else if let Some(w) = error.downcast_ref::<agon_worker::WorkerError>() {
+            match w {
+                agon_worker::WorkerError::NotPostgres { .. }
+                | agon_worker::WorkerError::RateLimit { .. } => 2,
+                _ => 5,
+            }
         } else {
             1
         };
@@ -545,6 +562,8 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         && matches!(
             cli.command,
             Command::Debate(_)
+                | Command::Worker(_)
+                | Command::Submit(_)
                 | Command::Serve { .. }
                 | Command::Resume { .. }
                 | Command::Eval(_)
@@ -562,6 +581,15 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     let store = open_store(Some(&url)).await?;
     let orch = Orchestrator::new(Arc::clone(&store));
     match cli.command {
+        Command::Debate(args) if args.detach => {
+            let config = args.flags.config(invoked_as_dialectic())?;
+            let queue = agon_worker::JobQueue::connect(&url).await?;
+            let id = orch.create(&config).await?;
+            queue::detach(store.as_ref(), &queue, &id, &config.topic).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Worker(args) => queue::worker(store, &url, args).await,
+        Command::Submit(args) => queue::submit(&orch, &url, args, invoked_as_dialectic()).await,
         Command::Debate(args) => {
             let config = args.flags.config(invoked_as_dialectic())?;
             let id = orch.create(&config).await?;
@@ -600,6 +628,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Serve { addr } => serve::run(store, url, addr).await,
         Command::List => {
             let debates = store.list_debates().await?;
+            let jobs = queue::jobs(&url).await;
             // A person's rating is in each debate's log.
             let mut feedback = Vec::with_capacity(debates.len());
             for d in &debates {
@@ -618,6 +647,17 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                             "messages": d.message_count,
                             "events": d.last_seq,
                             "user_feedback": feedback,
+                            "job": jobs.get(&d.id).map(|job| {
+                                let (state, detail) = queue::job_state(job);
+                                serde_json::json!({
+                                    "state": state,
+                                    "worker": job.locked_by,
+                                    "attempts": job.attempts,
+                                    "max_attempts": job.max_attempts,
+                                    "last_error": job.last_error,
+                                    "detail": detail,
+                                })
+                            }),
                             "created_at": d.created_at,
                             "updated_at": d.updated_at,
                         })
@@ -635,10 +675,20 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
                     Some(_) => "-1",
                     None => "  ",
                 };
+                // A queued debate's job says more than its stored status.
+                let (status, detail) = match jobs.get(&d.id) {
+                    Some(job) if !d.status.is_done() => queue::job_state(job),
+                    _ => (d.status.as_str(), String::new()),
+                };
+                let detail = if detail.is_empty() {
+                    detail
+                } else {
+                    format!("  [{detail}]")
+                };
                 println!(
-                    "{}  {:<11}  {:>3} msgs  {rated}  {}  {}",
+                    "{}  {:<11}  {:>3} msgs  {rated}  {}  {}{detail}",
                     d.id,
-                    d.status.as_str(),
+                    status,
                     d.message_count,
                     d.created_at.format("%Y-%m-%d %H:%M"),
                     first_line(&d.topic)

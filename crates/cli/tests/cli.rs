@@ -117,33 +117,11 @@ fn only_debate(dir: &Path) -> String {
     ids[0].to_owned()
 }
 
-fn strip(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for key in [
-                "time",
-                "started_at",
-                "finished_at",
-                "usage",
-                "events_applied",
-                "debate",
-                // Prompt sizes depend on how far background work got.
-                "meta",
-            ] {
-                map.remove(key);
-            }
-            map.values_mut().for_each(strip);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip),
-        _ => {}
-    }
-}
-
 fn canonical(dir: &Path, id: &str) -> Value {
     let shown = agon(dir, &["show", id, "--json"]);
     assert!(shown.status.success(), "{}", stderr(&shown));
     let mut v: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    strip(&mut v);
+    agon_testkit::strip_volatile(&mut v);
     v
 }
 

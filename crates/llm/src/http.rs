@@ -54,6 +54,7 @@ pub(crate) struct Endpoint {
     client: reqwest::Client,
     config: HttpConfig,
     permits: Arc<Semaphore>,
+    gate: Option<Arc<dyn crate::RateGate>>,
 }
 
 impl Endpoint {
@@ -78,7 +79,18 @@ impl Endpoint {
             client,
             permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
             config,
+            gate: None,
         })
+    }
+
+    /// Every request first waits for `gate`'s admission, and every 429 is
+    /// reported to it (limits shared with other processes).
+    pub fn set_rate_gate(&mut self, gate: Arc<dyn crate::RateGate>) {
+        self.gate = Some(gate);
+    }
+
+    fn gate_key(&self) -> String {
+        crate::gate_key(&self.provider, &self.base_url)
     }
 
     fn url(&self, path: &str) -> String {
@@ -130,6 +142,10 @@ impl Endpoint {
         body: &Value,
         model: &str,
     ) -> Result<reqwest::Response, ProviderError> {
+        if let Some(gate) = &self.gate {
+            let tokens = crate::estimated_tokens(body.to_string().len());
+            gate.admit(&self.gate_key(), tokens).await;
+        }
         let response = self
             .client
             .post(self.url(path))
@@ -144,7 +160,11 @@ impl Endpoint {
         let status = response.status().as_u16();
         let response_headers = response.headers().clone();
         let text = response.text().await.unwrap_or_default();
-        Err(self.status_error(status, &response_headers, &text, model))
+        let error = self.status_error(status, &response_headers, &text, model);
+        if let (Some(gate), ProviderError::RateLimited { retry_after, .. }) = (&self.gate, &error) {
+            gate.throttled(&self.gate_key(), *retry_after).await;
+        }
+        Err(error)
     }
 
     /// POSTs `body` and returns the JSON answer, with retries.

@@ -119,6 +119,14 @@ pub struct OpenAiChat {
 }
 
 impl OpenAiChat {
+    /// This client, asking `gate` before each request (rate limits
+    /// shared with other processes, [`crate::RateGate`]).
+    #[must_use]
+    pub fn with_rate_gate(mut self, gate: std::sync::Arc<dyn crate::RateGate>) -> Self {
+        self.endpoint.set_rate_gate(gate);
+        self
+    }
+
     /// A client for `config`.
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         Ok(Self {

@@ -129,6 +129,7 @@ impl ModelSpec {
 pub struct ModelFactory {
     built: Mutex<HashMap<ModelSpec, Arc<dyn ChatModel>>>,
     local: Option<Arc<dyn LocalBackends>>,
+    gate: Option<Arc<dyn crate::RateGate>>,
 }
 
 /// Builds the in-process models that `local` and `llama-cpp` specs name.
@@ -173,6 +174,13 @@ impl ModelFactory {
         self
     }
 
+    /// This factory, building HTTP models whose requests wait for `gate`
+    /// (provider rate limits shared by every process that uses it).
+    pub fn with_rate_gate(mut self, gate: Arc<dyn crate::RateGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
     /// The model for `spec`, built on first use. Keys are read through
     /// `lookup` (usually the environment). Loading a local model blocks.
     pub fn build(
@@ -186,7 +194,7 @@ impl ModelFactory {
         let model = match (spec.is_local(), &self.local) {
             (true, Some(local)) => local.chat(spec)?,
             (true, None) => return Err(no_local_backends(spec)),
-            (false, _) => build(spec, lookup)?,
+            (false, _) => build(spec, lookup, self.gate.as_ref())?,
         };
         self.built
             .lock()
@@ -206,29 +214,45 @@ fn poisoned() -> ProviderError {
 fn build(
     spec: &ModelSpec,
     lookup: &dyn Fn(&str) -> Option<String>,
+    gate: Option<&Arc<dyn crate::RateGate>>,
 ) -> Result<Arc<dyn ChatModel>, ProviderError> {
+    #[cfg(feature = "http")]
+    let openai = |config| {
+        let chat = crate::openai::OpenAiChat::new(config)?;
+        Ok::<Arc<dyn ChatModel>, ProviderError>(Arc::new(match gate {
+            Some(gate) => chat.with_rate_gate(Arc::clone(gate)),
+            None => chat,
+        }))
+    };
     match spec {
         ModelSpec::Local(_) | ModelSpec::LlamaCpp(_) => Err(no_local_backends(spec)),
         #[cfg(feature = "http")]
-        ModelSpec::Anthropic(model) => Ok(Arc::new(crate::anthropic::AnthropicChat::new(
-            crate::anthropic::AnthropicConfig::from_lookup(model.clone(), lookup)?,
-        )?)),
+        ModelSpec::Anthropic(model) => {
+            let chat = crate::anthropic::AnthropicChat::new(
+                crate::anthropic::AnthropicConfig::from_lookup(model.clone(), lookup)?,
+            )?;
+            Ok(Arc::new(match gate {
+                Some(gate) => chat.with_rate_gate(Arc::clone(gate)),
+                None => chat,
+            }))
+        }
         #[cfg(feature = "http")]
-        ModelSpec::OpenAi(model) => Ok(Arc::new(crate::openai::OpenAiChat::new(
-            crate::openai::OpenAiConfig::openai(model.clone(), lookup)?,
-        )?)),
+        ModelSpec::OpenAi(model) => {
+            openai(crate::openai::OpenAiConfig::openai(model.clone(), lookup)?)
+        }
         #[cfg(feature = "http")]
-        ModelSpec::OpenRouter(model) => Ok(Arc::new(crate::openai::OpenAiChat::new(
-            crate::openai::OpenAiConfig::openrouter(model.clone(), lookup)?,
-        )?)),
+        ModelSpec::OpenRouter(model) => openai(crate::openai::OpenAiConfig::openrouter(
+            model.clone(),
+            lookup,
+        )?),
         #[cfg(feature = "http")]
-        ModelSpec::OpenAiCompatible { model, base_url } => Ok(Arc::new(
-            crate::openai::OpenAiChat::new(crate::openai::OpenAiConfig::local(
+        ModelSpec::OpenAiCompatible { model, base_url } => {
+            openai(crate::openai::OpenAiConfig::local(
                 "openai-compatible",
                 base_url.clone(),
                 model.clone(),
-            ))?,
-        )),
+            ))
+        }
         #[allow(unreachable_patterns)]
         other => Err(ProviderError::InvalidRequest {
             reason: format!("model spec `{other}` needs a feature of agon-llm that is not enabled"),

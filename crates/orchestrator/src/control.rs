@@ -17,6 +17,20 @@ pub struct RunControl {
     pub abort: CancellationToken,
     /// Notes, pauses and resumes for the run to record.
     pub steering: Steering,
+    /// Stop cleanly after this many critical-path steps (and the
+    /// background work they started): a worker runs a debate one slice
+    /// at a time. `None`: no limit.
+    pub step_limit: Option<u32>,
+}
+
+impl RunControl {
+    /// A control that stops cleanly after `steps` critical-path steps.
+    pub fn with_step_limit(steps: u32) -> Self {
+        Self {
+            step_limit: Some(steps.max(1)),
+            ..Self::default()
+        }
+    }
 }
 
 /// A queue of steering requests ([`Steer`]) a run records as events

@@ -61,6 +61,7 @@ impl Interpreter {
         let mut changed = self.shared.subscribe();
         let mut shown: Option<Progress> = None;
         let mut memory_noted = false;
+        let mut steps_left = self.control.step_limit;
         loop {
             self.shared.check()?;
             self.record_steering().await?;
@@ -87,6 +88,10 @@ impl Interpreter {
             }
             match next {
                 Next::Finished => return Ok(RunOutcome::Finished),
+                // A run in slices (a worker's job) does not hold its slot
+                // while the debate is paused: it stops, and is queued again
+                // when the debate is resumed.
+                Next::Paused if steps_left.is_some() => return Ok(RunOutcome::Stopped),
                 Next::Wait | Next::Paused => {
                     let paused = matches!(next, Next::Paused);
                     if !paused && pending == 0 {
@@ -112,6 +117,12 @@ impl Interpreter {
                 Next::Step(step) => {
                     if step.is_stoppable() && self.stop_requested() {
                         return Ok(RunOutcome::Stopped);
+                    }
+                    if step.is_stoppable() && steps_left == Some(0) {
+                        return Ok(RunOutcome::Stopped);
+                    }
+                    if let Some(left) = steps_left.as_mut() {
+                        *left = left.saturating_sub(1);
                     }
                     if let Flow::Stopped = self.execute(*step).await? {
                         return Ok(RunOutcome::Stopped);

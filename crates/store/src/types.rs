@@ -23,6 +23,9 @@ pub enum RunStatus {
     Interrupted,
     /// Finished early at its budget (wrapped up: judge or synthesis).
     Budget,
+    /// Waiting in the job queue for a worker (`agon submit`, or between
+    /// two steps a worker ran): resumable.
+    Queued,
 }
 
 impl RunStatus {
@@ -35,6 +38,7 @@ impl RunStatus {
             Self::Failed => "failed",
             Self::Interrupted => "interrupted",
             Self::Budget => "budget",
+            Self::Queued => "queued",
         }
     }
 
@@ -61,6 +65,7 @@ impl FromStr for RunStatus {
             "failed" => Ok(Self::Failed),
             "interrupted" => Ok(Self::Interrupted),
             "budget" => Ok(Self::Budget),
+            "queued" => Ok(Self::Queued),
             other => Err(format!("unknown run status `{other}`")),
         }
     }

@@ -807,6 +807,30 @@ impl ChatModel for ScriptedModel {
     }
 }
 
+/// Removes from a blackboard's JSON what differs between two runs of one
+/// debate with the scripted model: times, ids, usage, and call metadata
+/// (prompt sizes depend on how far background work got).
+pub fn strip_volatile(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in [
+                "time",
+                "started_at",
+                "finished_at",
+                "usage",
+                "events_applied",
+                "debate",
+                "meta",
+            ] {
+                map.remove(key);
+            }
+            map.values_mut().for_each(strip_volatile);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_volatile),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

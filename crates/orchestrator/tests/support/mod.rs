@@ -76,33 +76,12 @@ pub fn small_config() -> DebateConfig {
     c
 }
 
-fn strip(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for key in [
-                "time",
-                "started_at",
-                "finished_at",
-                "usage",
-                "events_applied",
-                "debate",
-                "meta",
-            ] {
-                map.remove(key);
-            }
-            map.values_mut().for_each(strip);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip),
-        _ => {}
-    }
-}
-
 /// The blackboard without times, usage, call metadata (prompt sizes depend
 /// on how far background work got), counters and the debate id: what
 /// two runs of the same debate must agree on.
 pub fn canonical(bb: &Blackboard) -> Value {
     let mut v = serde_json::to_value(bb).unwrap();
-    strip(&mut v);
+    agon_testkit::strip_volatile(&mut v);
     v
 }
 
@@ -152,7 +131,7 @@ pub fn log_streams(events: &[agon_core::DebateEvent]) -> (Vec<Value>, Vec<Value>
     let mut background = Vec::new();
     for event in events {
         let mut v = serde_json::to_value(event).unwrap();
-        strip(&mut v);
+        agon_testkit::strip_volatile(&mut v);
         if let Value::Object(map) = &mut v
             && map.get("type").and_then(Value::as_str) == Some("usage_recorded")
         {

@@ -1,0 +1,265 @@
+//! The scale-out commands: `agon worker`, `agon submit`, `agon debate
+//! --detach`, and the queue's column of `agon list` (agon-worker, on a
+//! PostgreSQL store).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agon_config::DebateConfig;
+use agon_core::DebateId;
+use agon_memory::Memory;
+use agon_orchestrator::{Models, Orchestrator};
+use agon_store::EventStore;
+use agon_worker::{DebateRuntime, JobQueue, NamedRateLimit, PgRateGate, QueuedJob, WorkerSettings};
+use async_trait::async_trait;
+use clap::Args;
+
+use crate::Failure;
+use crate::debate_args::{DebateFlags, ProtocolArg};
+
+/// `agon worker`'s flags.
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// Debates this worker advances at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Critical-path steps a job runs before it queues the debate again
+    /// (1: one step per job, the fairest interleaving).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    steps_per_job: u32,
+    /// A provider rate limit every worker shares (repeatable):
+    /// PROVIDER=RATE[,RATE], a rate being N/s, N/min, Ntok/s or Ntok/min
+    /// (`openai=500/min,200000tok/min`; a provider key
+    /// `openai-compatible@http://host/v1=5/s` limits one endpoint).
+    #[arg(long = "rate-limit", value_name = "PROVIDER=RATE")]
+    rate_limits: Vec<String>,
+    /// Seconds without a heartbeat after which a worker counts as dead and
+    /// its jobs go to the others.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..))]
+    dead_after: u64,
+}
+
+/// `agon submit`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct SubmitArgs {
+    /// Configuration files (TOML, or dialectic's debate-config.json) or
+    /// topics: an input that names a file is read as a configuration.
+    #[arg(required = true, num_args = 1..)]
+    inputs: Vec<String>,
+    /// The protocol (default: each configuration's, else structured).
+    #[arg(long, value_enum)]
+    protocol: Option<ProtocolArg>,
+    /// Model spec for every role.
+    #[arg(long)]
+    model: Option<String>,
+    /// Queue each input this many times (sweeps: the same question, many runs).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    repeat: u32,
+}
+
+/// Builds a debate's models and memory as `agon debate` does, every HTTP
+/// model behind the shared rate limits.
+struct CliRuntime {
+    url: String,
+    gate: Arc<PgRateGate>,
+    /// The memory of each embedder and retrieval setting, opened once (a
+    /// local embedder loads once per worker, not once per step).
+    memories: tokio::sync::Mutex<HashMap<String, Result<Memory, String>>>,
+}
+
+#[async_trait]
+impl DebateRuntime for CliRuntime {
+    async fn models(&self, config: &DebateConfig) -> Result<Models, String> {
+        let config = config.clone();
+        let gate: Arc<dyn agon_llm::RateGate> = self.gate.clone();
+        tokio::task::spawn_blocking(move || {
+            Models::from_config(
+                &config,
+                &crate::model_factory().with_rate_gate(gate),
+                &|k| std::env::var(k).ok(),
+                config.price_table(),
+            )
+        })
+        .await
+        .map_err(|e| format!("loading models: {e}"))?
+        .map_err(|e| e.to_string())
+    }
+
+    async fn equip(&self, orch: Orchestrator, config: &DebateConfig) -> Orchestrator {
+        if !config.memory.enabled {
+            return orch;
+        }
+        let key = format!("{}|{:?}", config.memory.embedder, config.memory.retrieval);
+        let mut memories = self.memories.lock().await;
+        let memory = match memories.get(&key) {
+            Some(memory) => memory.clone(),
+            None => {
+                // Opening the memory's store is a future the compiler cannot
+                // prove Send (sqlx's migrator): a blocking thread of its own.
+                let (url, spec) = (self.url.clone(), config.memory.embedder.clone());
+                let retrieval = config.memory.retrieval;
+                let handle = tokio::runtime::Handle::current();
+                let opened = tokio::task::spawn_blocking(move || {
+                    handle.block_on(crate::memory::open(&url, &spec, retrieval))
+                })
+                .await
+                .map_err(|e| format!("opening the memory: {e}"))
+                .and_then(|opened| opened.map_err(|f| format!("{:#}", f.error)));
+                if let Err(reason) = &opened {
+                    eprintln!("warning: debates run without memory: {reason}");
+                }
+                memories.insert(key, opened.clone());
+                opened
+            }
+        };
+        match memory {
+            Ok(memory) => orch.with_memory(memory),
+            Err(reason) => orch.with_memory_unavailable(reason),
+        }
+    }
+}
+
+/// Runs a worker until Ctrl-C or SIGTERM.
+pub(crate) async fn worker(
+    store: Arc<dyn EventStore>,
+    url: &str,
+    args: WorkerArgs,
+) -> Result<ExitCode, Failure> {
+    let queue = JobQueue::connect(url).await?;
+    let limits = args
+        .rate_limits
+        .iter()
+        .map(|s| s.parse::<NamedRateLimit>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let gate = PgRateGate::open(queue.pool().clone())
+        .await
+        .map_err(|e| Failure {
+            code: 5,
+            error: anyhow::Error::from(e).context("creating the shared rate-limit table"),
+        })?;
+    for limit in &limits {
+        gate.configure(limit).await.map_err(|e| Failure {
+            code: 5,
+            error: anyhow::Error::from(e)
+                .context(format!("setting the rate limit of {}", limit.name)),
+        })?;
+    }
+    let settings = WorkerSettings {
+        concurrency: args.concurrency.max(1),
+        steps_per_job: args.steps_per_job,
+        dead_after: std::time::Duration::from_secs(args.dead_after),
+        heartbeat: std::time::Duration::from_secs((args.dead_after / 4).max(1)),
+        ..WorkerSettings::default()
+    };
+    eprintln!(
+        "Worker on {} ({} at once); stop it with Ctrl-C (steps in flight finish first)",
+        store.url(),
+        settings.concurrency
+    );
+    let runtime = Arc::new(CliRuntime {
+        url: url.to_owned(),
+        gate: Arc::new(gate),
+        memories: tokio::sync::Mutex::default(),
+    });
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    agon_worker::run_worker(url, store, runtime, settings, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Queues one created debate and prints its id on standard output.
+pub(crate) async fn detach(
+    store: &dyn EventStore,
+    queue: &JobQueue,
+    id: &DebateId,
+    topic: &str,
+) -> Result<(), Failure> {
+    store.set_status(id, agon_store::RunStatus::Queued).await?;
+    queue.submit(id).await?;
+    println!("{id}");
+    eprintln!(
+        "Queued debate {id}: {}  (watch: agon list; read: agon report {id})",
+        crate::first_line(topic)
+    );
+    Ok(())
+}
+
+/// `agon submit`: creates and queues a debate per input (and repeat).
+pub(crate) async fn submit(
+    orch: &Orchestrator,
+    url: &str,
+    args: SubmitArgs,
+    dialectic_by_default: bool,
+) -> Result<ExitCode, Failure> {
+    let queue = JobQueue::connect(url).await?;
+    // Every configuration is read and checked before anything is queued.
+    let mut configs = Vec::with_capacity(args.inputs.len());
+    for input in &args.inputs {
+        let mut flags = DebateFlags {
+            protocol: args.protocol,
+            model: args.model.clone(),
+            ..DebateFlags::default()
+        };
+        if Path::new(input).is_file() {
+            flags.config = Some(input.into());
+        } else {
+            flags.topic = Some(input.clone());
+        }
+        configs.push(flags.config(dialectic_by_default)?);
+    }
+    for config in &configs {
+        for _ in 0..args.repeat {
+            let id = orch.create(config).await?;
+            detach(orch.store().as_ref(), &queue, &id, &config.topic).await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The queue's job of each debate (none when the store is not PostgreSQL
+/// or no worker was ever set up there).
+pub(crate) async fn jobs(url: &str) -> HashMap<DebateId, QueuedJob> {
+    if !agon_worker::is_postgres(url) {
+        return HashMap::new();
+    }
+    let Ok(Some(queue)) = JobQueue::open_existing(url).await else {
+        return HashMap::new();
+    };
+    match queue.jobs().await {
+        Ok(jobs) => jobs.into_iter().map(|j| (j.debate.clone(), j)).collect(),
+        Err(e) => {
+            eprintln!("warning: the job queue cannot be read: {e}");
+            HashMap::new()
+        }
+    }
+}
+
+/// How `agon list` shows a debate's job: its state and worker.
+pub(crate) fn job_state(job: &QueuedJob) -> (&'static str, String) {
+    if let Some(worker) = &job.locked_by {
+        return ("running", format!("on {worker}"));
+    }
+    if job.failed() {
+        let error = job.last_error.as_deref().unwrap_or("");
+        return (
+            "failed",
+            format!("after {} tries: {}", job.attempts, crate::first_line(error)),
+        );
+    }
+    match &job.last_error {
+        Some(error) if job.attempts > 0 => (
+            "retrying",
+            format!(
+                "try {}/{} at {}: {}",
+                job.attempts + 1,
+                job.max_attempts,
+                job.run_at.format("%H:%M:%S"),
+                crate::first_line(error)
+            ),
+        ),
+        _ => ("queued", String::new()),
+    }
+}

@@ -1,0 +1,173 @@
+//! Enqueuing debates and reading the queue: the submit side, used by
+//! `agon submit`, `agon debate --detach` and `agon list`.
+
+use agon_core::DebateId;
+use agon_store::redact_url;
+use chrono::{DateTime, Utc};
+use graphile_worker::WorkerUtils;
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+
+use crate::error::WorkerError;
+use crate::job::{AdvanceDebate, SCHEMA, TASK, debate_of_key, spec};
+
+/// A job row: key, attempts, max attempts, run at, locked by, last error.
+type JobRow = (
+    Option<String>,
+    i16,
+    i16,
+    DateTime<Utc>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A debate's job in the queue, as `agon list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedJob {
+    /// The debate the job advances.
+    pub debate: DebateId,
+    /// Tries so far (a job that fails is retried with backoff).
+    pub attempts: i16,
+    /// Tries allowed before the job is failed for good.
+    pub max_attempts: i16,
+    /// When it may run (later than now while it backs off).
+    pub run_at: DateTime<Utc>,
+    /// The worker running it now, if one is.
+    pub locked_by: Option<String>,
+    /// The last try's error, if it failed.
+    pub last_error: Option<String>,
+}
+
+impl QueuedJob {
+    /// Whether the engine gave up on the job (every try failed).
+    pub fn failed(&self) -> bool {
+        self.attempts >= self.max_attempts && self.locked_by.is_none()
+    }
+}
+
+/// The job queue in a PostgreSQL store's database.
+#[derive(Debug, Clone)]
+pub struct JobQueue {
+    pool: PgPool,
+    url: String,
+}
+
+/// Whether `url` names a PostgreSQL database.
+pub fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+impl JobQueue {
+    /// Connects to the queue in the database of `url` (a PostgreSQL store)
+    /// and installs or upgrades graphile_worker's schema there.
+    pub async fn connect(url: &str) -> Result<Self, WorkerError> {
+        if !is_postgres(url) {
+            return Err(WorkerError::NotPostgres {
+                url: redact_url(url),
+            });
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .connect(url)
+            .await
+            .map_err(|source| WorkerError::Database {
+                url: redact_url(url),
+                source,
+            })?;
+        let queue = Self {
+            pool,
+            url: redact_url(url),
+        };
+        queue
+            .utils()
+            .migrate()
+            .await
+            .map_err(|e| WorkerError::queue("installing graphile_worker's schema", e))?;
+        Ok(queue)
+    }
+
+    /// The queue in the database of `url` if graphile_worker's schema is
+    /// installed there (`None` if no worker or submit ever ran on it);
+    /// nothing is created.
+    pub async fn open_existing(url: &str) -> Result<Option<Self>, WorkerError> {
+        if !is_postgres(url) {
+            return Ok(None);
+        }
+        let database = |source| WorkerError::Database {
+            url: redact_url(url),
+            source,
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await
+            .map_err(database)?;
+        let installed: Option<String> =
+            sqlx::query_scalar("SELECT to_regclass('graphile_worker._private_jobs')::text")
+                .fetch_one(&pool)
+                .await
+                .map_err(database)?;
+        Ok(installed.map(|_| Self {
+            pool,
+            url: redact_url(url),
+        }))
+    }
+
+    /// The queue's connection pool.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub(crate) fn utils(&self) -> WorkerUtils {
+        WorkerUtils::new(self.pool.clone(), SCHEMA)
+    }
+
+    /// Queues `debate`'s next step: a worker picks it up, runs it, and
+    /// queues the step after it. Queuing a debate that already waits in
+    /// the queue replaces its job (one waiting job per debate).
+    pub async fn submit(&self, debate: &DebateId) -> Result<(), WorkerError> {
+        self.utils()
+            .add_job(
+                AdvanceDebate {
+                    debate: debate.to_string(),
+                },
+                spec(debate),
+            )
+            .await
+            .map_err(|e| WorkerError::queue("queuing a debate", e))?;
+        Ok(())
+    }
+
+    /// Every debate job in the queue: waiting, running, backing off, or
+    /// failed for good.
+    pub async fn jobs(&self) -> Result<Vec<QueuedJob>, WorkerError> {
+        let rows: Vec<JobRow> = sqlx::query_as(
+            "SELECT j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.last_error \
+                 FROM graphile_worker._private_jobs j \
+                 JOIN graphile_worker._private_tasks t ON t.id = j.task_id \
+                 WHERE t.identifier = $1 ORDER BY j.id",
+        )
+        .bind(TASK)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|source| WorkerError::Database {
+            url: self.url.clone(),
+            source,
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter_map(
+                |(key, attempts, max_attempts, run_at, locked_by, last_error)| {
+                    Some(QueuedJob {
+                        debate: debate_of_key(key.as_deref()?)?,
+                        attempts,
+                        max_attempts,
+                        run_at,
+                        locked_by,
+                        last_error,
+                    })
+                },
+            )
+            .collect())
+    }
+}

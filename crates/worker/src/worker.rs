@@ -1,0 +1,215 @@
+//! A worker: runs queued debates one step per job.
+//!
+//! A job loads the debate's log, runs the step the protocol plans next
+//! (and the background work it starts: the analyses of its messages), and
+//! queues the debate's next job before it completes. Since everything a
+//! step did is in the log, the job is idempotent: a retried or duplicated
+//! job plans again and runs what is left, never a step twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agon_config::DebateConfig;
+use agon_core::DebateId;
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_store::{EventStore, RunStatus, StoreError};
+use async_trait::async_trait;
+use graphile_worker::{
+    IntoTaskHandlerResult, TaskHandler, WorkerContext, WorkerOptions, WorkerUtils,
+};
+
+use crate::error::WorkerError;
+use crate::job::{AdvanceDebate, SCHEMA, TASK, spec};
+
+/// What a worker needs from its program to run a debate: its models and
+/// its memory (the CLI builds them as `agon debate` does).
+#[async_trait]
+pub trait DebateRuntime: Send + Sync {
+    /// The models of a debate run with `config`.
+    async fn models(&self, config: &DebateConfig) -> Result<Models, String>;
+
+    /// The orchestrator for `config`, equipped (its vector memory). The
+    /// default adds nothing.
+    async fn equip(&self, orch: Orchestrator, _config: &DebateConfig) -> Orchestrator {
+        orch
+    }
+}
+
+/// How a worker runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerSettings {
+    /// Debates advanced at once by this worker (default 4).
+    pub concurrency: usize,
+    /// Critical-path steps per job (default 1: the unit of work is one
+    /// step, so debates interleave fairly and a lost job loses one step).
+    pub steps_per_job: u32,
+    /// The run lease a job holds on its debate (default 20 s, renewed
+    /// while the step runs).
+    pub lease_ttl: Duration,
+    /// How often the worker tells the queue it is alive (default 5 s).
+    pub heartbeat: Duration,
+    /// After how long without a heartbeat a worker counts as dead and its
+    /// jobs are given to others (default 30 s).
+    pub dead_after: Duration,
+    /// How often the queue is polled besides its notifications (default 1 s).
+    pub poll_interval: Duration,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        Self {
+            concurrency: 4,
+            steps_per_job: 1,
+            lease_ttl: Duration::from_secs(20),
+            heartbeat: Duration::from_secs(5),
+            dead_after: Duration::from_secs(30),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The worker's state, shared by its jobs.
+#[derive(Clone)]
+struct WorkerState {
+    store: Arc<dyn EventStore>,
+    runtime: Arc<dyn DebateRuntime>,
+    settings: WorkerSettings,
+}
+
+impl std::fmt::Debug for WorkerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerState")
+            .field("store", &self.store.url())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A job's failure, as graphile_worker records it in `last_error`.
+struct JobFailure(String);
+
+impl std::fmt::Debug for JobFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TaskHandler for AdvanceDebate {
+    const IDENTIFIER: &'static str = TASK;
+
+    async fn run(self, ctx: WorkerContext) -> impl IntoTaskHandlerResult {
+        let Some(state) = ctx.get_ext::<WorkerState>() else {
+            return Err(JobFailure("the worker has no debate runtime".into()));
+        };
+        let utils = WorkerUtils::new(ctx.pg_pool().clone(), SCHEMA);
+        state
+            .advance(&DebateId::new(self.debate), &utils, ctx.worker_id())
+            .await
+            .map_err(JobFailure)
+    }
+}
+
+impl WorkerState {
+    /// Runs `id`'s next step and queues the one after it.
+    async fn advance(
+        &self,
+        id: &DebateId,
+        utils: &WorkerUtils,
+        worker: &str,
+    ) -> Result<(), String> {
+        let record = match self.store.debate(id).await {
+            Ok(record) => record,
+            Err(StoreError::DebateNotFound { .. }) => {
+                tracing::warn!(debate = %id, "a queued debate is not in the store (deleted?); its job is dropped");
+                return Ok(());
+            }
+            Err(e) => return Err(format!("debate {id}: {e}")),
+        };
+        if record.status.is_done() {
+            return Ok(());
+        }
+        let orch =
+            Orchestrator::new(Arc::clone(&self.store)).with_lease_ttl(self.settings.lease_ttl);
+        let config = orch
+            .config_of(id)
+            .await
+            .map_err(|e| format!("debate {id}: {e}"))?;
+        let models = self
+            .runtime
+            .models(&config)
+            .await
+            .map_err(|e| format!("debate {id}: models: {e}"))?;
+        let orch = self.runtime.equip(orch, &config).await;
+        let control = RunControl::with_step_limit(self.settings.steps_per_job);
+        let outcome = orch
+            .run(id, &models, control)
+            .await
+            .map_err(|e| format!("debate {id} (worker {worker}): {e}"))?;
+        if outcome == RunOutcome::Finished {
+            tracing::info!(debate = %id, worker, "debate finished");
+            return Ok(());
+        }
+        let (board, _) = self
+            .store
+            .load(id)
+            .await
+            .map_err(|e| format!("debate {id}: {e}"))?;
+        if board.is_paused() {
+            tracing::info!(debate = %id, "debate paused; it is queued again when resumed");
+            return Ok(());
+        }
+        self.store
+            .set_status(id, RunStatus::Queued)
+            .await
+            .map_err(|e| format!("debate {id}: {e}"))?;
+        utils
+            .add_job(
+                AdvanceDebate {
+                    debate: id.to_string(),
+                },
+                spec(id),
+            )
+            .await
+            .map_err(|e| format!("debate {id}: queuing its next step: {e}"))?;
+        Ok(())
+    }
+}
+
+/// Runs a worker on the queue in the database of `url` until `shutdown`
+/// resolves (or SIGINT / SIGTERM): jobs in flight finish their step first.
+pub async fn run_worker(
+    url: &str,
+    store: Arc<dyn EventStore>,
+    runtime: Arc<dyn DebateRuntime>,
+    settings: WorkerSettings,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
+    // The schema is installed (or upgraded) before the worker starts.
+    let queue = crate::JobQueue::connect(url).await?;
+    let connections = u32::try_from(settings.concurrency.saturating_mul(2) + 4).unwrap_or(64);
+    let worker = WorkerOptions::default()
+        .database_url(url)
+        .max_pg_conn(connections)
+        .schema(SCHEMA)
+        .concurrency(settings.concurrency.max(1))
+        .poll_interval(settings.poll_interval)
+        .define_job::<AdvanceDebate>()
+        .add_extension(WorkerState {
+            store,
+            runtime,
+            settings: settings.clone(),
+        })
+        .heartbeat_interval(settings.heartbeat)
+        .sweep_interval(settings.heartbeat)
+        .sweep_threshold(settings.dead_after)
+        .recovery_delay(Duration::ZERO)
+        .shutdown_signal(shutdown)
+        .init()
+        .await
+        .map_err(|e| WorkerError::queue("starting the worker", e))?;
+    drop(queue);
+    worker
+        .run()
+        .await
+        .map_err(|e| WorkerError::queue("running the worker", e))
+}

@@ -1,0 +1,125 @@
+//! The shared rate limit on a real PostgreSQL (a fresh database on the
+//! server of `AGON_TEST_DATABASE_URL`): gates on separate connection pools,
+//! as separate workers have, spend one bucket, and a 429 one of them
+//! reports pauses all of them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use agon_llm::RateGate;
+use agon_worker::{JobQueue, NamedRateLimit, PgRateGate};
+use sqlx::postgres::PgPoolOptions;
+
+async fn pg_url() -> String {
+    use sqlx::Connection;
+    let admin = std::env::var("AGON_TEST_DATABASE_URL")
+        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
+    let name = format!(
+        "agon_t_rate_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_subsec_nanos()
+    );
+    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    format!("{base}/{name}")
+}
+
+async fn gates(url: &str, n: usize) -> Vec<PgRateGate> {
+    let mut gates = Vec::new();
+    for _ in 0..n {
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(url)
+            .await
+            .unwrap();
+        gates.push(PgRateGate::open(pool).await.unwrap());
+    }
+    gates
+}
+
+const KEY: &str = "stub@http://127.0.0.1:9/v1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_gates_spend_one_bucket_and_a_429_pauses_them_all() {
+    let url = pg_url().await;
+    let gates = gates(&url, 3).await;
+    let limit: NamedRateLimit = "stub=10/s".parse().unwrap();
+    gates[0].configure(&limit).await.unwrap();
+
+    // 30 requests through three gates at 10/s from a full bucket of 10:
+    // the last 20 wait for the refill, about 2 s.
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for gate in gates.iter().cloned() {
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                gate.admit(KEY, 100).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let spent = start.elapsed();
+    assert!(
+        spent >= Duration::from_millis(1800),
+        "{spent:?}: the bucket was not shared"
+    );
+    assert!(spent < Duration::from_secs(6), "{spent:?}");
+
+    // A key nobody limited passes at once.
+    let start = Instant::now();
+    for _ in 0..50 {
+        gates[2].admit("other@http://x/v1", 100).await;
+    }
+    assert!(start.elapsed() < Duration::from_secs(3));
+
+    // One gate's 429 holds the others for the provider's Retry-After.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    gates[1]
+        .throttled(KEY, Some(Duration::from_millis(1500)))
+        .await;
+    let start = Instant::now();
+    gates[2].admit(KEY, 100).await;
+    let held = start.elapsed();
+    assert!(
+        held >= Duration::from_millis(1400),
+        "{held:?}: the 429 was not shared"
+    );
+
+    // A 429 on an unlimited key pauses that key too.
+    gates[0]
+        .throttled("other@http://x/v1", Some(Duration::from_millis(800)))
+        .await;
+    let start = Instant::now();
+    gates[1].admit("other@http://x/v1", 1).await;
+    assert!(start.elapsed() >= Duration::from_millis(700));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_queued_twice_has_one_job_and_sqlite_is_refused() {
+    let url = pg_url().await;
+    let queue = JobQueue::connect(&url).await.unwrap();
+    let id = agon_core::DebateId::new("d-twice");
+    queue.submit(&id).await.unwrap();
+    queue.submit(&id).await.unwrap();
+    let jobs = queue.jobs().await.unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].debate, id);
+    assert_eq!(jobs[0].attempts, 0);
+    assert!(!jobs[0].failed());
+
+    let e = JobQueue::connect("sqlite:///tmp/x.db").await.unwrap_err();
+    assert!(e.to_string().contains("needs a PostgreSQL store"), "{e}");
+    assert!(
+        JobQueue::open_existing("sqlite:///tmp/x.db")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
