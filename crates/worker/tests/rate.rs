@@ -55,7 +55,7 @@ async fn three_gates_spend_one_bucket_and_a_429_pauses_them_all() {
     // the last 20 wait for the refill, about 2 s.
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for gate in gates.iter().cloned() {
+    for gate in gates.clone() {
         tasks.push(tokio::spawn(async move {
             for _ in 0..10 {
                 gate.admit(KEY, 100).await;
