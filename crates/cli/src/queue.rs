@@ -63,7 +63,10 @@ pub(crate) struct SubmitArgs {
 /// model behind the shared rate limits.
 struct CliRuntime {
     url: String,
-    gate: Arc<PgRateGate>,
+    /// One factory for the worker's life: a model (the local one above
+    /// all) is built once, not once per step; its HTTP models wait for the
+    /// shared rate limits.
+    factory: Arc<agon_llm::ModelFactory>,
     /// The memory of each embedder and retrieval setting, opened once (a
     /// local embedder loads once per worker, not once per step).
     memories: tokio::sync::Mutex<HashMap<String, Result<Memory, String>>>,
@@ -73,11 +76,11 @@ struct CliRuntime {
 impl DebateRuntime for CliRuntime {
     async fn models(&self, config: &DebateConfig) -> Result<Models, String> {
         let config = config.clone();
-        let gate: Arc<dyn agon_llm::RateGate> = self.gate.clone();
+        let factory = Arc::clone(&self.factory);
         tokio::task::spawn_blocking(move || {
             Models::from_config(
                 &config,
-                &crate::model_factory().with_rate_gate(gate),
+                &factory,
                 &|k| std::env::var(k).ok(),
                 config.price_table(),
             )
@@ -160,7 +163,7 @@ pub(crate) async fn worker(
     );
     let runtime = Arc::new(CliRuntime {
         url: url.to_owned(),
-        gate: Arc::new(gate),
+        factory: Arc::new(crate::model_factory().with_rate_gate(Arc::new(gate))),
         memories: tokio::sync::Mutex::default(),
     });
     let shutdown = async {

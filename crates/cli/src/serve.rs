@@ -96,11 +96,27 @@ pub(crate) async fn run(
         "Serving Agon on http://{local} (store {}); Ctrl-C to stop.",
         store.url()
     );
+    let url_for_listen = url.clone();
     let runner = CliRunner {
         url,
         memories: tokio::sync::Mutex::default(),
     };
     let server = Arc::new(Server::new(store, Arc::new(runner), token));
+    // Debates other processes run (workers, on any machine) stream live:
+    // the PostgreSQL store announces every append.
+    if agon_worker::is_postgres(&url_for_listen) {
+        match agon_store::PgStore::listen_appends(&url_for_listen).await {
+            Ok(mut appends) => {
+                let server = Arc::clone(&server);
+                tokio::spawn(async move {
+                    while let Some(id) = appends.recv().await {
+                        server.appended_elsewhere(id);
+                    }
+                });
+            }
+            Err(e) => eprintln!("warning: debates other processes run update every 0.5 s: {e}"),
+        }
+    }
     tokio::select! {
         served = agon_server::serve(listener, server) => served.context("serving")?,
         _ = tokio::signal::ctrl_c() => eprintln!("\nStopped."),

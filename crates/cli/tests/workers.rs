@@ -270,6 +270,14 @@ async fn thirty_debates_finish_on_three_workers_when_one_is_killed_twice() {
                 finished < 30,
                 "round {round}: everything finished before the kill"
             );
+            // The worker is shown as its process and graphile_worker's id.
+            for r in rows.values().filter(|r| r["job"]["state"] == "running") {
+                let worker = r["job"]["worker"].as_str().unwrap();
+                assert!(
+                    worker.contains(":") && worker.contains("(graphile_worker_"),
+                    "{worker}"
+                );
+            }
             if running > 0 && start.elapsed() > Duration::from_millis(800) {
                 break;
             }

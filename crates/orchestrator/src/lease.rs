@@ -27,6 +27,11 @@ pub(crate) fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
+/// This process as a lease holder and a worker names it: `host:pid`.
+pub fn this_process() -> String {
+    format!("{}:{}", hostname(), std::process::id())
+}
+
 /// Whether a lease holder `host:pid` is a dead process on this host.
 fn holder_is_dead(holder: &str) -> bool {
     let Some((host, pid)) = holder.rsplit_once(':') else {

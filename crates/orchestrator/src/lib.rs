@@ -36,7 +36,7 @@ pub use agon_protocol::{JUDGE_ID, Steer, SteerError};
 pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
 pub use control::{RunControl, RunOutcome, Steering};
 pub use error::{ErrorKind, OrchestratorError};
-pub use lease::LEASE_TTL;
+pub use lease::{LEASE_TTL, this_process};
 pub use models::{ModelError, Models, Role, build_chain};
 pub use orchestrator::Orchestrator;
 pub use update::{DebateUpdate, DebateUpdates};

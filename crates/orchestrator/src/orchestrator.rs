@@ -50,7 +50,7 @@ impl Orchestrator {
         Self {
             store,
             updates,
-            holder: format!("{}:{}", lease::hostname(), std::process::id()),
+            holder: lease::this_process(),
             memory: None,
             memory_unavailable: None,
             lease_ttl: lease::LEASE_TTL,

@@ -102,7 +102,8 @@ impl Cursor {
                 return;
             }
         }
-        if !running && status != RunStatus::Running {
+        // A queued debate is live too: a worker runs its next step soon.
+        if !running && !matches!(status, RunStatus::Running | RunStatus::Queued) {
             self.end(json!({ "status": status.as_str(), "last": self.sent }));
             return;
         }

@@ -126,6 +126,13 @@ impl Server {
             .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e))
     }
 
+    /// Wakes the live streams of `id`: another process (a worker on
+    /// another machine) appended to it. The CLI forwards the PostgreSQL
+    /// store's append notifications here (`PgStore::listen_appends`).
+    pub fn appended_elsewhere(&self, id: DebateId) {
+        let _ = self.live.send((id, Live::Appended));
+    }
+
     /// Whether this server is running `id`.
     pub fn is_running(&self, id: &DebateId) -> bool {
         self.runs.lock().is_ok_and(|runs| runs.contains_key(id))

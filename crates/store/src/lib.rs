@@ -25,7 +25,7 @@ pub use error::{StoreError, redact_url};
 pub use log::{DebateLog, LogError, SnapshotPolicy};
 pub use open::open;
 pub use pool::{MigrationLock, postgres_pool, sqlite_migration_lock, sqlite_pool};
-pub use postgres::{CONNECT_TIMEOUT, PgStore};
+pub use postgres::{APPENDS_CHANNEL, CONNECT_TIMEOUT, PgStore};
 pub use sqlite::{BUSY_TIMEOUT, SqliteStore};
 pub use store::{EventStore, RecordUpdate};
 pub use types::{DebateRecord, Lease, NewDebate, PersonaRecord, RunStatus, StoredEvent};

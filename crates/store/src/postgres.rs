@@ -12,7 +12,57 @@ pub struct PgStore {
     url: String,
 }
 
+/// The channel every append is announced on (payload: the debate id),
+/// when its transaction commits.
+pub const APPENDS_CHANNEL: &str = "agon_appends";
+
 impl PgStore {
+    /// Announces an append to the processes listening on
+    /// [`APPENDS_CHANNEL`] (delivered at commit, not before).
+    async fn announce(
+        tx: &mut sqlx::Transaction<'_, Postgres>,
+        id: &agon_core::DebateId,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(APPENDS_CHANNEL)
+            .bind(id.as_str())
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    /// The ids of debates appended to by any process on the database of
+    /// `url`, as they commit (LISTEN/NOTIFY): a debate a worker on another
+    /// machine runs streams live. The listener reconnects by itself; the
+    /// receiver ends when the connection cannot be made again.
+    pub async fn listen_appends(
+        url: &str,
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<agon_core::DebateId>, StoreError> {
+        let shown = crate::error::redact_url(url);
+        let mut listener = sqlx::postgres::PgListener::connect(url)
+            .await
+            .map_err(|e| crate::sql::db_error(&shown, "listening for appends", e))?;
+        listener
+            .listen(APPENDS_CHANNEL)
+            .await
+            .map_err(|e| crate::sql::db_error(&shown, "listening for appends", e))?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                match listener.recv().await {
+                    Ok(note) => {
+                        if tx.send(agon_core::DebateId::new(note.payload())).is_err() {
+                            return;
+                        }
+                    }
+                    // The listener reconnects by itself; an error is a
+                    // reconnection that failed: the receiver ends.
+                    Err(_) => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
     /// Connects to `url` (`postgres://…`) and runs the migrations. An
     /// unreachable server fails within [`CONNECT_TIMEOUT`], naming the URL
     /// (password redacted). Stores and memories of one URL share one pool

@@ -206,6 +206,7 @@ macro_rules! impl_event_store {
                     .execute(&mut *tx)
                     .await
                     .map_err(|e| self.err("appending events", e))?;
+                Self::announce(&mut tx, id).await.map_err(|e| self.err("announcing an append", e))?;
                 tx.commit().await.map_err(|e| self.err("committing an append", e))?;
                 Ok(expected_seq + events.len() as u64)
             }

@@ -15,6 +15,15 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// Appends are not announced on SQLite: one machine, one process's
+    /// live updates.
+    async fn announce(
+        _tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        _id: &agon_core::DebateId,
+    ) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
+
     /// Opens (creating if missing) the database at `url` (`sqlite://PATH`,
     /// `sqlite:PATH` or a plain path) and runs the migrations.
     ///

@@ -332,6 +332,23 @@ mod faults {
     }
 
     #[tokio::test]
+    async fn a_postgres_append_is_announced_to_listeners_of_other_processes() {
+        let place = support::postgres_place().await;
+        let writer = agon_store::PgStore::connect(&place.url()).await.unwrap();
+        let mut appends = agon_store::PgStore::listen_appends(&place.url())
+            .await
+            .unwrap();
+        writer.create_debate(&new_debate("seen")).await.unwrap();
+        let events = support::events(1);
+        writer.append(&"seen".into(), 0, &events).await.unwrap();
+        let id = tokio::time::timeout(Duration::from_secs(5), appends.recv())
+            .await
+            .expect("no announcement within 5 s")
+            .unwrap();
+        assert_eq!(id.as_str(), "seen");
+    }
+
+    #[tokio::test]
     async fn the_test_server_has_pgvector() {
         let place = support::postgres_place().await;
         let mut c = sqlx::PgConnection::connect(&place.url()).await.unwrap();

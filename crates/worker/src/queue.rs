@@ -32,7 +32,7 @@ pub struct QueuedJob {
     pub max_attempts: i16,
     /// When it may run (later than now while it backs off).
     pub run_at: DateTime<Utc>,
-    /// The worker running it now, if one is.
+    /// The worker running it now, if one is: `host:pid (worker id)`.
     pub locked_by: Option<String>,
     /// The last try's error, if it failed.
     pub last_error: Option<String>,
@@ -83,6 +83,16 @@ impl JobQueue {
             .migrate()
             .await
             .map_err(|e| WorkerError::queue("installing graphile_worker's schema", e))?;
+        sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS agon_workers (
+                worker_id  TEXT PRIMARY KEY,
+                process    TEXT NOT NULL,
+                started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )",
+        )
+        .execute(&queue.pool)
+        .await
+        .map_err(|source| queue.database(source))?;
         Ok(queue)
     }
 
@@ -103,7 +113,7 @@ impl JobQueue {
             .await
             .map_err(database)?;
         let installed: Option<String> =
-            sqlx::query_scalar("SELECT to_regclass('graphile_worker._private_jobs')::text")
+            sqlx::query_scalar("SELECT to_regclass('agon_workers')::text")
                 .fetch_one(&pool)
                 .await
                 .map_err(database)?;
@@ -111,6 +121,32 @@ impl JobQueue {
             pool,
             url: redact_url(url),
         }))
+    }
+
+    fn database(&self, source: sqlx::Error) -> WorkerError {
+        WorkerError::Database {
+            url: self.url.clone(),
+            source,
+        }
+    }
+
+    /// Records which process (`host:pid`) graphile_worker's `worker_id`
+    /// is, for `agon list`.
+    pub(crate) async fn register_worker(
+        &self,
+        worker_id: &str,
+        process: &str,
+    ) -> Result<(), WorkerError> {
+        sqlx::query(
+            "INSERT INTO agon_workers (worker_id, process) VALUES ($1, $2)
+             ON CONFLICT (worker_id) DO UPDATE SET process = EXCLUDED.process",
+        )
+        .bind(worker_id)
+        .bind(process)
+        .execute(&self.pool)
+        .await
+        .map_err(|source| self.database(source))?;
+        Ok(())
     }
 
     /// The queue's connection pool.
@@ -142,10 +178,14 @@ impl JobQueue {
     /// failed for good.
     pub async fn jobs(&self) -> Result<Vec<QueuedJob>, WorkerError> {
         let rows: Vec<JobRow> = sqlx::query_as(
-            "SELECT j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.last_error \
-                 FROM graphile_worker._private_jobs j \
-                 JOIN graphile_worker._private_tasks t ON t.id = j.task_id \
-                 WHERE t.identifier = $1 ORDER BY j.id",
+            "SELECT j.key, j.attempts, j.max_attempts, j.run_at, \
+                    CASE WHEN w.process IS NULL THEN j.locked_by \
+                         ELSE w.process || ' (' || j.locked_by || ')' END, \
+                    j.last_error \
+             FROM graphile_worker._private_jobs j \
+             JOIN graphile_worker._private_tasks t ON t.id = j.task_id \
+             LEFT JOIN agon_workers w ON w.worker_id = j.locked_by \
+             WHERE t.identifier = $1 ORDER BY j.id",
         )
         .bind(TASK)
         .fetch_all(&self.pool)

@@ -207,6 +207,10 @@ pub async fn run_worker(
         .init()
         .await
         .map_err(|e| WorkerError::queue("starting the worker", e))?;
+    queue
+        .register_worker(worker.worker_id(), &agon_orchestrator::this_process())
+        .await?;
+    tracing::info!(worker = %worker.worker_id(), "worker started");
     drop(queue);
     worker
         .run()
