@@ -35,6 +35,10 @@ pub(crate) struct WorkerArgs {
     /// `openai-compatible@http://host/v1=5/s` limits one endpoint).
     #[arg(long = "rate-limit", value_name = "PROVIDER=RATE")]
     rate_limits: Vec<String>,
+    /// How often, in milliseconds, an idle worker looks at the queue
+    /// besides the notifications it gets (each look is one indexed query).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    poll_ms: u64,
     /// Seconds without a heartbeat after which a worker counts as dead and
     /// its jobs go to the others.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..))]
@@ -154,6 +158,7 @@ pub(crate) async fn worker(
         steps_per_job: args.steps_per_job,
         dead_after: std::time::Duration::from_secs(args.dead_after),
         heartbeat: std::time::Duration::from_secs((args.dead_after / 4).max(1)),
+        poll_interval: std::time::Duration::from_millis(args.poll_ms),
         ..WorkerSettings::default()
     };
     eprintln!(

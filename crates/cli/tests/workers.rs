@@ -287,6 +287,10 @@ async fn thirty_debates_finish_on_three_workers_when_one_is_killed_twice() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        assert!(
+            slot.try_wait().unwrap().is_none(),
+            "the worker exited by itself"
+        );
         kill(slot);
         *slot = worker(&store, &[]);
     }
@@ -319,8 +323,17 @@ async fn three_workers_share_one_provider_rate_limit() {
     let configs = configs(dir, &server.uri());
     let store = pg_url("rate").await;
     let dialectic = configs[1].1.to_str().unwrap().to_owned();
-    let ids = submit(&store, &[&dialectic, "--repeat", "6"]);
+    let mut ids = submit(&store, &[&dialectic, "--repeat", "5"]);
+    // `agon debate --detach` queues one and prints its id.
+    let o = agon(&store, &["debate", "--config", &dialectic, "--detach"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    ids.extend(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_owned),
+    );
     assert_eq!(ids.len(), 6);
+    assert!(stderr(&o).contains("Queued debate"), "{}", stderr(&o));
     let rate = 4.0;
     let mut workers: Vec<Child> = (0..3)
         .map(|_| worker(&store, &["--rate-limit", "openai-compatible=4/s"]))

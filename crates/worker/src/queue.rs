@@ -52,6 +52,36 @@ pub struct JobQueue {
     url: String,
 }
 
+/// Creates Agon's tables beside graphile_worker's (the worker names, the
+/// shared rate limits), under an advisory lock: workers starting at once
+/// on a new database would otherwise race in `CREATE TABLE IF NOT EXISTS`
+/// (which is not safe against itself).
+pub(crate) async fn create_tables(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(7_431_002_031)")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS agon_workers (
+            worker_id  TEXT PRIMARY KEY,
+            process    TEXT NOT NULL,
+            started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE IF NOT EXISTS agon_rate_limits (
+            name                TEXT PRIMARY KEY,
+            requests_per_minute DOUBLE PRECISION,
+            tokens_per_minute   DOUBLE PRECISION,
+            requests            DOUBLE PRECISION NOT NULL DEFAULT 0,
+            tokens              DOUBLE PRECISION NOT NULL DEFAULT 0,
+            updated_at          TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            paused_until        TIMESTAMPTZ
+        );",
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await
+}
+
 /// Whether `url` names a PostgreSQL database.
 pub fn is_postgres(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
@@ -83,16 +113,9 @@ impl JobQueue {
             .migrate()
             .await
             .map_err(|e| WorkerError::queue("installing graphile_worker's schema", e))?;
-        sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS agon_workers (
-                worker_id  TEXT PRIMARY KEY,
-                process    TEXT NOT NULL,
-                started_at TIMESTAMPTZ NOT NULL DEFAULT now()
-            )",
-        )
-        .execute(&queue.pool)
-        .await
-        .map_err(|source| queue.database(source))?;
+        create_tables(&queue.pool)
+            .await
+            .map_err(|source| queue.database(source))?;
         Ok(queue)
     }
 

@@ -193,19 +193,7 @@ impl Bucket {
 impl PgRateGate {
     /// The gate on `pool`'s database, creating its table if needed.
     pub async fn open(pool: PgPool) -> Result<Self, sqlx::Error> {
-        sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS agon_rate_limits (
-                name                TEXT PRIMARY KEY,
-                requests_per_minute DOUBLE PRECISION,
-                tokens_per_minute   DOUBLE PRECISION,
-                requests            DOUBLE PRECISION NOT NULL DEFAULT 0,
-                tokens              DOUBLE PRECISION NOT NULL DEFAULT 0,
-                updated_at          TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
-                paused_until        TIMESTAMPTZ
-            )",
-        )
-        .execute(&pool)
-        .await?;
+        crate::queue::create_tables(&pool).await?;
         Ok(Self { pool })
     }
 
