@@ -256,6 +256,34 @@ async fn run(admin: &str, cfg: &str, workers: usize) -> Run {
     }
 }
 
+/// The baseline without a queue: one `agon debate` process per debate,
+/// all started at once on the same store and stub. Returns (wall seconds,
+/// machine busy share).
+async fn baseline(admin: &str, cfg: &str) -> (f64, f64) {
+    let store = fresh_database(admin, "agon_bench_scale_baseline").await;
+    agon(&store, &["list"]);
+    let cpu_before = machine_cpu();
+    let start = Instant::now();
+    let mut children: Vec<Child> = (0..DEBATES)
+        .map(|_| {
+            Command::new(AGON)
+                .env("AGON_STORE", &store)
+                .args(["debate", "--quiet", "--config", cfg])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in &mut children {
+        assert!(c.wait().unwrap().success(), "a baseline debate failed");
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu_after = machine_cpu();
+    let busy = (cpu_after.0 - cpu_before.0) as f64 / (cpu_after.1 - cpu_before.1).max(1) as f64;
+    (seconds, busy)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let Ok(admin) = std::env::var("AGON_BENCH_DATABASE_URL") else {
@@ -279,7 +307,11 @@ async fn main() {
     // Three runs of each size, interleaved (the machine is shared and
     // noisy); each row is the run of median wall time.
     let mut all: Vec<Vec<Run>> = vec![Vec::new(), Vec::new(), Vec::new()];
+    let mut baselines = Vec::new();
     for round in 0..REPEATS {
+        let (seconds, busy) = baseline(&admin, cfg).await;
+        println!("scale: round {round}: {DEBATES} `agon debate` processes at once: {seconds:.1} s");
+        baselines.push((seconds, busy));
         for (i, workers) in [1, 2, 4].into_iter().enumerate() {
             let r = run(&admin, cfg, workers).await;
             println!(
@@ -305,6 +337,13 @@ async fn main() {
          rows written per debate | rows read per debate | commits/s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    baselines.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (seconds, busy) = baselines[baselines.len() / 2];
+    println!(
+        "| baseline: {DEBATES} `agon debate` processes at once, no queue | {seconds:.1} s | {:.1} | – | – | {:.0} % | – | – | – | – | – | – |",
+        d / seconds * 60.0,
+        busy * 100.0
+    );
     for r in &runs {
         println!(
             "| {} | {:.1} s | {:.1} | {:.2} | {:.0} / {:.0} ms | {:.0} % | {:.2} | {:.1} | {:.1} | {:.0} | {:.0} | {:.0} |",
