@@ -66,6 +66,11 @@ enum Command {
         /// and it stops. A dead runner on this host is taken over without it.
         #[arg(long)]
         force: bool,
+        /// Queue it for the workers (`agon worker`, PostgreSQL store)
+        /// instead of running it here: a pause it is in is lifted when a
+        /// worker takes it up.
+        #[arg(long, conflicts_with = "force")]
+        detach: bool,
         #[command(flatten)]
         view: ViewArgs,
     },
@@ -600,7 +605,20 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let orch = memory::attach(orch, &url, &config).await;
             run(orch, &id, &config, &args.view, verbose, control, interrupts).await
         }
-        Command::Resume { id, force, view } => {
+        Command::Resume {
+            id, detach: true, ..
+        } => {
+            let id = DebateId::new(id);
+            let config = orch.config_of(&id).await?;
+            let queue = agon_worker::JobQueue::connect(&url).await?;
+            store.set_status(&id, agon_store::RunStatus::Queued).await?;
+            queue.resume(&id).await?;
+            eprintln!("Queued debate {id}: {}", first_line(&config.topic));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Resume {
+            id, force, view, ..
+        } => {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
             if force && let Some(taken) = orch.take_over_lease(&id).await? {

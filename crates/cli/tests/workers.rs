@@ -370,3 +370,44 @@ async fn three_workers_share_one_provider_rate_limit() {
         "{overall:.2} requests/s over {span:.0} s"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_killed_in_a_terminal_is_finished_by_a_worker_after_resume_detach() {
+    let (server, _) = stub(Duration::from_millis(20)).await;
+    let dir_tmp = temp_dir("detach");
+    let dir = dir_tmp.path();
+    let configs = configs(dir, &server.uri());
+    let expected = references(dir, &configs[..1]);
+    let store = pg_url("detach").await;
+    let cfg = configs[0].1.to_str().unwrap();
+
+    // `agon debate` in a terminal, killed with SIGKILL mid-run.
+    let mut child = Command::new(AGON)
+        .env("AGON_STORE", &store)
+        .args(["debate", "--quiet", "--config", cfg])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let id = loop {
+        let rows = listed(&store);
+        if let Some((id, _)) = rows.iter().find(|(_, r)| r["messages"].as_u64() >= Some(3)) {
+            break id.clone();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{rows:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    kill(&mut child);
+    assert_ne!(listed(&store)[&id]["status"], "finished");
+
+    // Queued again, and finished by a worker: the dead runner's lease is
+    // taken at once (same host), nothing is repeated or lost.
+    let o = agon(&store, &["resume", &id, "--detach"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listed(&store)[&id]["status"], "queued");
+    let mut w = worker(&store, &[]);
+    until_all_finished(&store, 1, Duration::from_secs(300)).await;
+    kill(&mut w);
+    assert_eq!(&canonical(&store, &id), &expected["structured"]);
+}

@@ -22,6 +22,10 @@ pub const MAX_ATTEMPTS: i16 = 12;
 pub struct AdvanceDebate {
     /// The debate id.
     pub debate: String,
+    /// Lift a pause the debate is in before its step (`agon resume
+    /// --detach`); the jobs a worker queues after a step leave it unset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resume: bool,
 }
 
 /// The queue (and job key) of a debate's jobs: graphile_worker runs the
@@ -61,5 +65,21 @@ mod tests {
         assert_eq!(spec.queue_name.as_deref(), Some("agon:debate:d-1"));
         assert_eq!(spec.job_key.as_deref(), Some("agon:debate:d-1"));
         assert_eq!(spec.max_attempts, Some(MAX_ATTEMPTS));
+    }
+
+    #[test]
+    fn a_resume_job_says_so_and_a_plain_one_reads_without_the_field() {
+        let plain: AdvanceDebate = serde_json::from_str(r#"{"debate":"d"}"#).unwrap();
+        assert!(!plain.resume);
+        assert_eq!(serde_json::to_string(&plain).unwrap(), r#"{"debate":"d"}"#);
+        let resume = AdvanceDebate {
+            debate: "d".into(),
+            resume: true,
+        };
+        let text = serde_json::to_string(&resume).unwrap();
+        assert_eq!(
+            serde_json::from_str::<AdvanceDebate>(&text).unwrap(),
+            resume
+        );
     }
 }

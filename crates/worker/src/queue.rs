@@ -185,10 +185,21 @@ impl JobQueue {
     /// queues the step after it. Queuing a debate that already waits in
     /// the queue replaces its job (one waiting job per debate).
     pub async fn submit(&self, debate: &DebateId) -> Result<(), WorkerError> {
+        self.add(debate, false).await
+    }
+
+    /// Queues `debate` as [`JobQueue::submit`] does, lifting a pause it
+    /// is in when a worker takes it up (`agon resume --detach`).
+    pub async fn resume(&self, debate: &DebateId) -> Result<(), WorkerError> {
+        self.add(debate, true).await
+    }
+
+    async fn add(&self, debate: &DebateId, resume: bool) -> Result<(), WorkerError> {
         self.utils()
             .add_job(
                 AdvanceDebate {
                     debate: debate.to_string(),
+                    resume,
                 },
                 spec(debate),
             )

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agon_config::DebateConfig;
 use agon_core::DebateId;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, Steer};
 use agon_store::{EventStore, RunStatus, StoreError};
 use async_trait::async_trait;
 use graphile_worker::{
@@ -105,7 +105,12 @@ impl TaskHandler for AdvanceDebate {
         };
         let utils = WorkerUtils::new(ctx.pg_pool().clone(), SCHEMA);
         state
-            .advance(&DebateId::new(self.debate), &utils, ctx.worker_id())
+            .advance(
+                &DebateId::new(self.debate),
+                self.resume,
+                &utils,
+                ctx.worker_id(),
+            )
             .await
             .map_err(JobFailure)
     }
@@ -116,6 +121,7 @@ impl WorkerState {
     async fn advance(
         &self,
         id: &DebateId,
+        resume: bool,
         utils: &WorkerUtils,
         worker: &str,
     ) -> Result<(), String> {
@@ -143,6 +149,13 @@ impl WorkerState {
             .map_err(|e| format!("debate {id}: models: {e}"))?;
         let orch = self.runtime.equip(orch, &config).await;
         let control = RunControl::with_step_limit(self.settings.steps_per_job);
+        if resume {
+            // Recorded before the step, as `agon resume` records it (a
+            // debate that was not paused records nothing).
+            if let Err(e) = control.steering.post(Steer::Resume { by: None }) {
+                tracing::warn!(debate = %id, error = %e, "the resume was refused");
+            }
+        }
         let outcome = orch
             .run(id, &models, control)
             .await
@@ -168,6 +181,7 @@ impl WorkerState {
             .add_job(
                 AdvanceDebate {
                     debate: id.to_string(),
+                    resume: false,
                 },
                 spec(id),
             )
