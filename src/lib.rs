@@ -16,7 +16,8 @@
 //! - `local` (feature `local`): the in-process models;
 //! - `store` (feature `store`): the event log on SQLite and PostgreSQL;
 //! - `memory` (feature `memory`): vector memory;
-//! - `orchestrator` (feature `orchestrator`): the interpreter that runs debates.
+//! - `orchestrator` (feature `orchestrator`): the interpreter that runs debates;
+//! - `worker` (feature `worker`): debates on a pool of workers over PostgreSQL.
 
 pub use agon_core as core;
 
@@ -48,3 +49,6 @@ pub use agon_memory as memory;
 
 #[cfg(feature = "orchestrator")]
 pub use agon_orchestrator as orchestrator;
+
+#[cfg(feature = "worker")]
+pub use agon_worker as worker;
