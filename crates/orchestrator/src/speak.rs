@@ -244,7 +244,9 @@ impl Speaker<'_> {
         };
         let mut user = prompt.user.clone();
         let mut discarded: Vec<String> = Vec::new();
-        for attempt in 0..2 {
+        let mut attempt = 0;
+        let mut broken_streams = 0;
+        while attempt < 2 {
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
@@ -280,6 +282,19 @@ impl Speaker<'_> {
                     });
                     return Ok(Generated::Aborted);
                 }
+                // Nothing of a turn is recorded before it is complete, so
+                // an answer that broke off (a dropped or stalled stream, a
+                // truncated or garbled one) is generated again.
+                Err(source) if broken_streams < MAX_STREAM_RESTARTS && broke_off(&source) => {
+                    broken_streams += 1;
+                    self.shared.send(DebateUpdate::TurnDiscarded {
+                        persona: speak.persona.clone(),
+                        turn: speak.key.clone(),
+                        reason: format!("the answer broke off ({source}), generating it again"),
+                    });
+                    tracing::warn!(turn = %speak.key, error = %source, "the answer broke off; generating it again");
+                    continue;
+                }
                 Err(source) => {
                     return Err(OrchestratorError::Provider {
                         debate: self.debate(),
@@ -313,6 +328,7 @@ impl Speaker<'_> {
                 user = format!("{}\n\n{}", prompt.user, prompts::speak_only_as(&name));
             }
             discarded.push(why);
+            attempt += 1;
         }
         self.shared
             .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
@@ -454,4 +470,14 @@ impl Speaker<'_> {
             }
         }
     }
+}
+
+/// How many times a turn whose answer broke off is generated again.
+const MAX_STREAM_RESTARTS: u32 = 2;
+
+/// Whether a failed generation broke off in a way a new attempt may not
+/// meet: a dropped connection, a timeout, a server error, a garbled or
+/// truncated stream (never a refused key or a bad request).
+fn broke_off(error: &agon_llm::ProviderError) -> bool {
+    error.is_retryable() || matches!(error, agon_llm::ProviderError::MalformedResponse { .. })
 }

@@ -6,6 +6,7 @@ mod budget;
 mod debate;
 mod deliberation;
 mod dialectic;
+mod faults;
 mod headline;
 mod local;
 mod memory;

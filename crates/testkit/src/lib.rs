@@ -18,6 +18,8 @@
 //! an OpenAI chat-completions request body into the reply a server would
 //! send, for stub HTTP servers.
 
+pub mod faults;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
