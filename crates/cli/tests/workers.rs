@@ -8,161 +8,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agon_testkit::openai_reply;
-use serde_json::Value;
-
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
-
-/// The stub provider; it notes when each request arrived.
-#[derive(Clone)]
-struct Stub {
-    delay: Duration,
-    arrivals: Arc<Mutex<Vec<Instant>>>,
-}
-
-impl wiremock::Respond for Stub {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        self.arrivals.lock().unwrap().push(Instant::now());
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let (content_type, text) = openai_reply(&body);
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(self.delay)
-    }
-}
-
-async fn stub(delay: Duration) -> (wiremock::MockServer, Arc<Mutex<Vec<Instant>>>) {
-    let arrivals = Arc::new(Mutex::new(Vec::new()));
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub {
-            delay,
-            arrivals: Arc::clone(&arrivals),
-        })
-        .mount(&server)
-        .await;
-    (server, arrivals)
-}
-
-/// A fresh database on the test server.
-async fn pg_url(prefix: &str) -> String {
-    use sqlx::Connection;
-    let admin = std::env::var("AGON_TEST_DATABASE_URL")
-        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
-    let name = format!(
-        "agon_t_{prefix}_{}_{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_subsec_nanos()
-    );
-    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut c)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    format!("{base}/{name}")
-}
-
-fn temp_dir(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("agon-worker-tests-{name}-"))
-        .tempdir()
-        .unwrap()
-}
-
-/// The three protocols, small, memory off (no embedder to load).
-fn configs(dir: &Path, server: &str) -> Vec<(&'static str, PathBuf)> {
-    let model = format!(
-        "[models]\ndefault = \"openai-compatible:stub@{server}/v1\"\n\n[memory]\nenabled = false\n"
-    );
-    let files = [
-        (
-            "structured",
-            format!(
-                "topic = \"Should cities ban private cars from their centres?\"\nminirounds = 2\n\n\
-                 [[aspects]]\nlabel = \"Cost\"\n\n[[aspects]]\nlabel = \"Health\"\n\n\
-                 [[personas]]\nname = \"Mara\"\ncontract = \"Urban planner, for car-free centres.\"\n\n\
-                 [[personas]]\nname = \"Theo\"\ncontract = \"Economist, against bans.\"\n\n\
-                 [crux]\nmax_turns = 2\ncheck_every = 2\nmax_rooms = 1\n\n{model}"
-            ),
-        ),
-        (
-            "dialectic",
-            format!(
-                "protocol = \"dialectic\"\ntopic = \"Design a rate limiter for a public API.\"\n\n\
-                 [dialectic]\nrounds = 2\n\n[[dialectic.agent]]\nrole = \"architect\"\n\n\
-                 [[dialectic.agent]]\nrole = \"kiss\"\n\n{model}"
-            ),
-        ),
-        (
-            "deliberation",
-            format!(
-                "protocol = \"deliberation\"\ntopic = \"How should the city spend its transport budget?\"\n\n\
-                 [deliberation]\nturns = 12\nstop_on_consensus = false\n\n\
-                 [[personas]]\nname = \"Ana\"\ncontract = \"Cyclist.\"\n\n\
-                 [[personas]]\nname = \"Ben\"\ncontract = \"Driver.\"\n\n{model}"
-            ),
-        ),
-    ];
-    files
-        .into_iter()
-        .map(|(name, text)| {
-            let path = dir.join(format!("{name}.toml"));
-            std::fs::write(&path, text).unwrap();
-            (name, path)
-        })
-        .collect()
-}
-
-fn agon(store: &str, args: &[&str]) -> Output {
-    Command::new(AGON)
-        .env("AGON_STORE", store)
-        .env_remove("AGON_MODELS_DIR")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The blackboard as JSON, without times, ids and usage.
-fn canonical(store: &str, id: &str) -> Value {
-    let shown = agon(store, &["show", id, "--json"]);
-    assert!(shown.status.success(), "{}", stderr(&shown));
-    let mut v: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    agon_testkit::strip_volatile(&mut v);
-    v
-}
-
-/// Each configuration run by `agon debate`, uninterrupted, on SQLite.
-fn references(dir: &Path, configs: &[(&'static str, PathBuf)]) -> BTreeMap<String, Value> {
-    let store = format!("sqlite://{}", dir.join("reference.db").display());
-    configs
-        .iter()
-        .map(|(name, path)| {
-            let run = agon(
-                &store,
-                &["debate", "--quiet", "--config", path.to_str().unwrap()],
-            );
-            assert!(run.status.success(), "{name}: {}", stderr(&run));
-            let list = agon(&store, &["--json", "list"]);
-            let rows: Vec<Value> = serde_json::from_slice(&list.stdout).unwrap();
-            let id = rows.iter().find(|r| r["protocol"] == *name).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            ((*name).to_owned(), canonical(&store, &id))
-        })
-        .collect()
-}
+use support::{
+    AGON, agon, canonical, configs, kill, listed, pg_url, references, stderr, stub, temp_dir,
+    until_all_finished,
+};
 
 fn worker(store: &str, extra: &[&str]) -> Child {
     Command::new(AGON)
@@ -183,43 +38,6 @@ fn submit(store: &str, args: &[&str]) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
-}
-
-/// `agon --json list`, by debate id.
-fn listed(store: &str) -> BTreeMap<String, Value> {
-    let o = agon(store, &["--json", "list"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
-    rows.into_iter()
-        .map(|r| (r["id"].as_str().unwrap().to_owned(), r))
-        .collect()
-}
-
-/// Waits until every debate of `store` is finished (panics after `limit`).
-async fn until_all_finished(store: &str, count: usize, limit: Duration) -> BTreeMap<String, Value> {
-    let start = Instant::now();
-    loop {
-        let rows = listed(store);
-        let done = rows.values().filter(|r| r["status"] == "finished").count();
-        if done == count {
-            return rows;
-        }
-        let failed: Vec<&Value> = rows
-            .values()
-            .filter(|r| r["status"] == "failed" && r["job"].is_null())
-            .collect();
-        assert!(failed.is_empty(), "debates failed for good: {failed:#?}");
-        assert!(
-            start.elapsed() < limit,
-            "{done}/{count} finished after {limit:?}: {rows:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-fn kill(child: &mut Child) {
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,10 +22,10 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     println!(
         "| protocol | fault rate | debates | finished in the first run | finished after a resume | \
-         messages as on a healthy provider | requests | faults injected | warnings per debate | \
-         extra tokens | wall time median |"
+         messages as on a healthy provider | of the others, with warnings | requests | \
+         extra requests | faults injected | warnings per debate | extra tokens | wall time median |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
     let mut errors: Vec<String> = Vec::new();
     for protocol in PROTOCOLS {
@@ -51,7 +51,13 @@ async fn main() {
                 .iter()
                 .filter(|o| o.messages == healthy.messages)
                 .count();
+            // A debate whose path changed (an analysis failed for good: a
+            // claim not opened, a crux room not held) says so in a warning.
+            let others = outcomes.iter().filter(|o| o.messages != healthy.messages);
+            let explained = others.clone().filter(|o| o.warnings > 0).count();
+            let others = others.count();
             let requests: u64 = outcomes.iter().map(|o| o.faults.requests).sum();
+            let extra_requests = requests.saturating_sub(healthy.faults.requests * outcomes.len() as u64);
             let injected: u64 = outcomes.iter().map(|o| o.faults.injected()).sum();
             let warnings = outcomes.iter().map(|o| o.warnings).sum::<usize>() as f64 / n;
             let tokens = outcomes.iter().map(|o| o.tokens as f64).sum::<f64>() / n;
@@ -59,8 +65,9 @@ async fn main() {
             let mut walls: Vec<f64> = outcomes.iter().map(|o| o.wall.as_secs_f64()).collect();
             walls.sort_by(f64::total_cmp);
             println!(
-                "| {protocol} | {:.0} % | {} | {first} | {finished} | {same} | {requests} | {injected} | \
-                 {warnings:.1} (healthy {}) | {:+.1} % | {:.1} s (healthy {:.1} s) |",
+                "| {protocol} | {:.0} % | {} | {first} | {finished} | {same} | {explained} of {others} | \
+                 {requests} | {extra_requests} | {injected} | {warnings:.1} (healthy {}) | {:+.1} % | \
+                 {:.1} s (healthy {:.1} s) |",
                 rate * 100.0,
                 outcomes.len(),
                 healthy.warnings,

@@ -7,7 +7,7 @@
 //! and it ends with as many messages as a run on a healthy provider.
 
 #[path = "../benches/support/faults.rs"]
-mod runner;
+pub(crate) mod runner;
 
 use runner::{PROTOCOLS, run};
 

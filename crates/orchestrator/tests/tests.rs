@@ -8,6 +8,7 @@ mod deliberation;
 mod dialectic;
 mod faults;
 mod headline;
+mod load;
 mod local;
 mod memory;
 mod support;

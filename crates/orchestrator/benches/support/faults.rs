@@ -24,7 +24,13 @@ pub const PROTOCOLS: [&str; 3] = ["structured", "dialectic", "deliberation"];
 
 /// The configuration of `protocol`, small enough for many runs.
 pub fn config(protocol: &str) -> DebateConfig {
-    let text = match protocol {
+    DebateConfig::from_toml(toml(protocol), "faults.toml").expect("the fault configs parse")
+}
+
+/// The TOML of [`config`] (no `[models]` table: add one to run it with
+/// `agon`).
+pub fn toml(protocol: &str) -> &'static str {
+    match protocol {
         "structured" => {
             "topic = \"Should cities ban private cars from their centres?\"\nminirounds = 2\n\n\
              [[aspects]]\nlabel = \"Cost\"\n\n[[aspects]]\nlabel = \"Health\"\n\n\
@@ -43,8 +49,7 @@ pub fn config(protocol: &str) -> DebateConfig {
              [[personas]]\nname = \"Ana\"\ncontract = \"Cyclist.\"\n\n\
              [[personas]]\nname = \"Ben\"\ncontract = \"Driver.\"\n\n[memory]\nenabled = false\n"
         }
-    };
-    DebateConfig::from_toml(text, "faults.toml").expect("the fault configs parse")
+    }
 }
 
 /// How one debate fared.
