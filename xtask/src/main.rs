@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask test [--llama-cpp]`  — format check, clippy (warnings are errors), the whole
 //!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
-//! - `cargo xtask bench [core|context|store|store-size|scale|load|faults|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
+//! - `cargo xtask bench [core|context|store|store-size|scale|load|kill|faults|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
@@ -14,7 +14,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -230,6 +230,9 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             }
             "store" => with_bench_database(sh, root, "agon_bench_store", || {
                 cmd!(sh, "cargo bench -p agon-store --bench store").run()
+            })?,
+            "kill" => with_bench_database(sh, root, "agon_bench_kill", || {
+                cmd!(sh, "cargo bench -p agon-cli --bench kill").run()
             })?,
             "load" => with_bench_database(sh, root, "agon_bench_load", || {
                 cmd!(sh, "cargo bench -p agon-cli --bench load").run()

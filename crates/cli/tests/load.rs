@@ -65,3 +65,42 @@ async fn twenty_processes_on_one_postgres_database() {
     let store = pg_url("load").await;
     twenty_processes(&store, dir_tmp.path(), &server.uri()).await;
 }
+
+/// Kill anywhere (issue 32, part 3), in CI's share: every protocol, both
+/// stores, three seeded points of its event log each (`cargo xtask bench
+/// kill` runs 50). The resumed debate equals the uninterrupted one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_protocol_killed_at_seeded_points_resumes_to_the_uninterrupted_log() {
+    let (server, _) = stub(Duration::from_millis(10)).await;
+    let dir_tmp = temp_dir("kill-anywhere");
+    let dir = dir_tmp.path();
+    let configs = configs(dir, &server.uri());
+    let expected = references(dir, &configs);
+    let events = support::reference_events(dir);
+    let mut rng = fastrand::Rng::with_seed(32);
+    let mut landed = 0;
+    for (protocol, path) in &configs {
+        let total = i64::try_from(events[*protocol]).unwrap();
+        for store_kind in ["sqlite", "postgres"] {
+            for point in 0..3 {
+                let at = rng.i64(1..total);
+                let store = if store_kind == "sqlite" {
+                    format!(
+                        "sqlite://{}",
+                        dir.join(format!("k-{protocol}-{point}.db")).display()
+                    )
+                } else {
+                    pg_url("kill").await
+                };
+                let (id, hit) = support::kill_at(&store, path, at).await;
+                landed += usize::from(hit);
+                assert_eq!(
+                    &canonical(&store, &id),
+                    &expected[*protocol],
+                    "{protocol} on {store_kind}, killed at event {at} of {total}"
+                );
+            }
+        }
+    }
+    assert!(landed >= 12, "only {landed} of 18 kills landed mid-run");
+}

@@ -57,7 +57,8 @@ async fn main() {
             let explained = others.clone().filter(|o| o.warnings > 0).count();
             let others = others.count();
             let requests: u64 = outcomes.iter().map(|o| o.faults.requests).sum();
-            let extra_requests = requests.saturating_sub(healthy.faults.requests * outcomes.len() as u64);
+            let extra_requests =
+                requests.saturating_sub(healthy.faults.requests * outcomes.len() as u64);
             let injected: u64 = outcomes.iter().map(|o| o.faults.injected()).sum();
             let warnings = outcomes.iter().map(|o| o.warnings).sum::<usize>() as f64 / n;
             let tokens = outcomes.iter().map(|o| o.tokens as f64).sum::<f64>() / n;

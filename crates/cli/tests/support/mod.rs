@@ -48,20 +48,25 @@ pub async fn stub(delay: Duration) -> (wiremock::MockServer, Arc<Mutex<Vec<Insta
 
 /// A fresh database on the test server.
 pub async fn pg_url(prefix: &str) -> String {
-    use sqlx::Connection;
     let admin = std::env::var("AGON_TEST_DATABASE_URL")
         .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
+    pg_url_on(&admin, prefix).await
+}
+
+/// A fresh database on the server of `admin` (a PostgreSQL URL).
+pub async fn pg_url_on(admin: &str, prefix: &str) -> String {
+    use sqlx::Connection;
     let name = format!(
         "agon_t_{prefix}_{}_{}",
         std::process::id(),
         chrono::Utc::now().timestamp_subsec_nanos()
     );
-    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+    let mut c = sqlx::PgConnection::connect(admin).await.unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .execute(&mut c)
         .await
         .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
     format!("{base}/{name}")
 }
 
@@ -199,4 +204,76 @@ pub async fn until_all_finished(
 pub fn kill(child: &mut Child) {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+}
+
+/// The events each reference debate of [`references`] has, by protocol
+/// (call after [`references`], on the same directory).
+pub fn reference_events(dir: &Path) -> BTreeMap<String, u64> {
+    let store = format!("sqlite://{}", dir.join("reference.db").display());
+    let list = agon(&store, &["--json", "list"]);
+    let rows: Vec<Value> = serde_json::from_slice(&list.stdout).unwrap();
+    rows.iter()
+        .map(|r| {
+            (
+                r["protocol"].as_str().unwrap().to_owned(),
+                r["events"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The one debate of `store` and its last sequence, read straight from
+/// the database (`None` until the store and the debate exist).
+async fn progress(store: &str) -> Option<(String, i64)> {
+    use sqlx::Connection;
+    let query = "SELECT id, last_seq FROM debates";
+    if store.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(store).await.ok()?;
+        sqlx::query_as(query).fetch_optional(&mut c).await.ok()?
+    } else {
+        let mut c = sqlx::PgConnection::connect(store).await.ok()?;
+        sqlx::query_as(query).fetch_optional(&mut c).await.ok()?
+    }
+}
+
+/// Runs `agon debate` of `config` on the empty `store`, kills it with
+/// SIGKILL as soon as its debate has `at` events, then resumes it to the
+/// end. Returns the debate id and whether the kill landed before the
+/// debate finished.
+pub async fn kill_at(store: &str, config: &Path, at: i64) -> (String, bool) {
+    let mut child = Command::new(AGON)
+        .env("AGON_STORE", store)
+        .env_remove("AGON_MODELS_DIR")
+        .args(["debate", "--quiet", "--config", config.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let (id, landed) = loop {
+        let seen = progress(store).await;
+        if let Some((id, seq)) = &seen
+            && *seq >= at
+        {
+            let landed = child.try_wait().unwrap().is_none();
+            kill(&mut child);
+            break (id.clone(), landed);
+        }
+        if child.try_wait().unwrap().is_some() {
+            let (id, _) = progress(store).await.expect("the debate exists");
+            break (id, false);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "stuck before event {at}"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    let resumed = agon(store, &["resume", &id, "--quiet"]);
+    assert!(
+        resumed.status.success(),
+        "resume of {id}: {}",
+        stderr(&resumed)
+    );
+    (id, landed)
 }
