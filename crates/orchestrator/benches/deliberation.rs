@@ -226,6 +226,17 @@ async fn run() {
         events.len(),
         replay.as_secs_f64() * 1e3
     );
+    // The event store alone (the directory above also holds the memory
+    // index), before and after `agon compact`.
+    let (before, after) = reopened.compact().await.unwrap();
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!(
+        "event store {:.1} MiB ({:.0} KB per 1,000 events); after compaction {:.1} MiB ({:+.1} %)",
+        mib(before),
+        before as f64 / 1024.0 / (events.len() as f64 / 1000.0),
+        mib(after),
+        (after as f64 / before.max(1) as f64 - 1.0) * 100.0
+    );
 
     // The pure part of a turn (the plan, one speaking view and three
     // listening views), on the board at message 100 and at the end.
