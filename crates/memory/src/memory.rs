@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::MemoryError;
 use crate::harvest::MemoryDraft;
 use crate::index::MemoryIndex;
-use crate::names::{NamedQuery, split_names};
+use crate::names::{NamedQuery, split_names_as};
 use crate::record::{EmbeddingSpace, MemoryFilter, MemoryRecord};
 use crate::score::{MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, score};
 
@@ -158,7 +158,7 @@ impl Memory {
     }
 
     /// The best `k` memories for `query` under `filter`: the names of the
-    /// personas under `filter` taken out of the query ([`split_names`]), BM25
+    /// personas under `filter` taken out of the query ([`crate::names::split_names`]), BM25
     /// and dense rankings fused (reciprocal rank) into `config.candidates`
     /// candidates, then scored by recency, relevance, importance and
     /// speaker; each with up to `config.neighbours` neighbouring memories on
@@ -172,6 +172,21 @@ impl Memory {
         query: &str,
         filter: &MemoryFilter,
         k: usize,
+    ) -> Result<Recall, MemoryError> {
+        self.recall_aliased(query, filter, k, &[]).await
+    }
+
+    /// [`recall`](Self::recall), where a persona may also be named other
+    /// than by its id: `aliases` pairs a persona with its other names (its
+    /// display name, a dialectic agent's role: `System Architect` and
+    /// `architect` for `agent-architect`), which are taken out of the query
+    /// as its id is.
+    pub async fn recall_aliased(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        k: usize,
+        aliases: &[(agon_core::PersonaId, Vec<String>)],
     ) -> Result<Recall, MemoryError> {
         let query = query.trim();
         if query.is_empty() {
@@ -208,7 +223,16 @@ impl Memory {
                 notes,
             });
         }
-        let named = split_names(query, &personas);
+        let (mut names, mut owners) = (personas.clone(), personas.clone());
+        for (persona, other_names) in aliases {
+            if personas.iter().any(|p| p == persona.as_str()) {
+                for name in other_names.iter().filter(|n| !n.trim().is_empty()) {
+                    names.push(name.clone());
+                    owners.push(persona.as_str().to_owned());
+                }
+            }
+        }
+        let named = split_names_as(query, &names, &owners);
         let mut vectors = self
             .embed(std::slice::from_ref(&named.dense), InputType::Query)
             .await?;
@@ -235,7 +259,7 @@ impl Memory {
     }
 
     /// Fusion and scoring for a query already split by persona names
-    /// ([`split_names`]) and embedded (its `dense` text).
+    /// ([`crate::names::split_names`]) and embedded (its `dense` text).
     pub async fn score(
         &self,
         query: &NamedQuery,

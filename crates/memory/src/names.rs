@@ -37,6 +37,15 @@ fn words_of(persona: &str) -> Vec<String> {
 /// without a possessive `'s`; the longest name wins where two start at
 /// the same word.
 pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
+    split_names_as(query, personas, personas)
+}
+
+/// [`split_names`] with names that are not ids: `names[i]` is a way to
+/// name the persona `owners[i]` (its id, its display name, a dialectic
+/// agent's role), and `named` lists the owners named.
+pub fn split_names_as(query: &str, names: &[String], owners: &[String]) -> NamedQuery {
+    let personas = owners;
+    debug_assert_eq!(names.len(), owners.len());
     // The query's words with their byte spans.
     let mut words: Vec<(usize, usize, String)> = Vec::new();
     let mut at = 0;
@@ -48,7 +57,7 @@ pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
         words.push((start, end, query[start..end].to_lowercase()));
         at = end;
     }
-    let names: Vec<Vec<String>> = personas.iter().map(|p| words_of(p)).collect();
+    let names: Vec<Vec<String>> = names.iter().map(|p| words_of(p)).collect();
     let joined = |from: usize, to: usize| {
         query[from..to]
             .chars()
@@ -114,6 +123,33 @@ pub fn split_names(query: &str, personas: &[String]) -> NamedQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dialectic_agent_is_named_by_its_id_its_name_and_its_role() {
+        let names = names(&["agent-architect", "System Architect", "architect"]);
+        let owners = vec!["agent-architect".to_owned(); 3];
+        for (query, dense) in [
+            (
+                "What did the System Architect's plan cache?",
+                "What did the their plan cache?",
+            ),
+            (
+                "What did agent architect propose?",
+                "What did someone propose?",
+            ),
+            (
+                "Why did the architect reject queues?",
+                "Why did the someone reject queues?",
+            ),
+        ] {
+            let q = split_names_as(query, &names, &owners);
+            assert_eq!(q.dense, dense, "{query}");
+            assert_eq!(q.named, ["agent-architect"], "{query}");
+        }
+        // Its longest name wins: "System Architect" is one name, not two.
+        let q = split_names_as("System Architect said so", &names, &owners);
+        assert_eq!(q.dense, "someone said so");
+    }
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

@@ -95,11 +95,14 @@ async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboar
 }
 
 /// Recalls `persona`'s memories for `query` and labels them: memories of
-/// this debate by round, of earlier debates by topic and date.
+/// this debate by round, of earlier debates by topic and date. `aliases`
+/// are the persona's other names (its display name, a dialectic agent's
+/// role), taken out of the query as its id is.
 pub(crate) async fn recall(
     memory: &Memory,
     debate: &DebateId,
     persona: &PersonaId,
+    aliases: Vec<String>,
     query: &str,
     cross_debate: bool,
 ) -> Result<Vec<RetrievedMemory>, agon_memory::MemoryError> {
@@ -108,7 +111,10 @@ pub(crate) async fn recall(
         debate: (!cross_debate).then(|| debate.clone()),
         ..MemoryFilter::default()
     };
-    let recall = memory.recall(query, &filter, memory.config().k).await?;
+    let aliases = [(persona.clone(), aliases)];
+    let recall = memory
+        .recall_aliased(query, &filter, memory.config().k, &aliases)
+        .await?;
     // Each hit, then the memories around it (`Recall::expanded`): the
     // context assembler cuts from the end when its share runs out.
     let recalled = recall.expanded();

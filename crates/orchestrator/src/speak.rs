@@ -84,9 +84,19 @@ impl Speaker<'_> {
         if speak.voice == Voice::Judge {
             return Ok(ContextExtras::default());
         }
-        let query = self
+        let (query, aliases) = self
             .shared
-            .read(|bb| agon_context::recall_query(bb, &speak.persona, phase))
+            .read(|bb| {
+                let aliases = bb.persona(&speak.persona).map_or_else(Vec::new, |p| {
+                    std::iter::once(p.name.clone())
+                        .chain(p.specialty.map(|r| r.as_str().to_owned()))
+                        .collect()
+                });
+                (
+                    agon_context::recall_query(bb, &speak.persona, phase),
+                    aliases,
+                )
+            })
             .await;
         let Some(query) = query else {
             return Ok(ContextExtras::default());
@@ -95,6 +105,7 @@ impl Speaker<'_> {
             memory,
             &self.shared.debate,
             &speak.persona,
+            aliases,
             &query,
             self.ctx.settings.cross_debate,
         )
