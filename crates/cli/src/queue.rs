@@ -39,6 +39,10 @@ pub(crate) struct WorkerArgs {
     /// besides the notifications it gets (each look is one indexed query).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     poll_ms: u64,
+    /// Seconds a stopping worker (Ctrl-C, SIGTERM) gives the steps in
+    /// flight to finish; a step cut off then goes back to the queue.
+    #[arg(long, default_value_t = 120)]
+    grace_secs: u64,
     /// Seconds without a heartbeat after which a worker counts as dead and
     /// its jobs go to the others.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..))]
@@ -159,6 +163,7 @@ pub(crate) async fn worker(
         dead_after: std::time::Duration::from_secs(args.dead_after),
         heartbeat: std::time::Duration::from_secs((args.dead_after / 4).max(1)),
         poll_interval: std::time::Duration::from_millis(args.poll_ms),
+        grace: std::time::Duration::from_secs(args.grace_secs),
         ..WorkerSettings::default()
     };
     eprintln!(

@@ -229,3 +229,61 @@ async fn a_debate_killed_in_a_terminal_is_finished_by_a_worker_after_resume_deta
     kill(&mut w);
     assert_eq!(&canonical(&store, &id), &expected["structured"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_stopped_with_sigterm_finishes_its_steps_and_leaves_nothing_locked() {
+    let (server, _) = stub(Duration::from_millis(700)).await;
+    let dir_tmp = temp_dir("sigterm");
+    let dir = dir_tmp.path();
+    let configs = configs(dir, &server.uri());
+    let store = pg_url("sigterm").await;
+    let ids = submit(&store, &[configs[1].1.to_str().unwrap(), "--repeat", "2"]);
+    let mut w = worker(&store, &[]);
+    let start = Instant::now();
+    // Once the debates speak (each step now waits 700 ms for its answers).
+    let messages = |rows: &BTreeMap<String, serde_json::Value>| -> u64 {
+        rows.values().map(|r| r["messages"].as_u64().unwrap()).sum()
+    };
+    let before = loop {
+        let rows = listed(&store);
+        if messages(&rows) > 0 && rows.values().any(|r| r["job"]["state"] == "running") {
+            break messages(&rows);
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{rows:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let term = Command::new("kill")
+        .args(["-TERM", &w.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let stopped = Instant::now();
+    let status = loop {
+        if let Some(status) = w.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(60),
+            "the worker did not stop"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    // The steps in flight were finished and recorded, and no job is left
+    // locked by the stopped worker: the next worker takes them at once.
+    let rows = listed(&store);
+    let after = messages(&rows);
+    assert!(
+        after > before,
+        "no step was finished ({before} → {after} messages)"
+    );
+    assert!(
+        after > before,
+        "no step was finished ({before} → {after} events)"
+    );
+    assert!(
+        rows.values().all(|r| r["job"]["state"] != "running"),
+        "{rows:#?}"
+    );
+    assert_eq!(ids.len(), 2);
+}

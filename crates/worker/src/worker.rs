@@ -55,6 +55,10 @@ pub struct WorkerSettings {
     /// How often an idle job slot looks at the queue besides its
     /// notifications (default 200 ms; one indexed query per look).
     pub poll_interval: Duration,
+    /// How long a stopping worker lets the steps in flight finish (default
+    /// 120 s); a step cut off then is given back to the queue at once and
+    /// run again from its start.
+    pub grace: Duration,
 }
 
 impl Default for WorkerSettings {
@@ -66,6 +70,7 @@ impl Default for WorkerSettings {
             heartbeat: Duration::from_secs(5),
             dead_after: Duration::from_secs(30),
             poll_interval: Duration::from_millis(200),
+            grace: Duration::from_secs(120),
         }
     }
 }
@@ -239,6 +244,8 @@ pub async fn run_worker(
         .sweep_threshold(settings.dead_after)
         .recovery_delay(Duration::ZERO)
         .shutdown_signal(shutdown)
+        .shutdown_grace_period(settings.grace)
+        .shutdown_interrupted_job_retry_delay(Duration::ZERO)
         .init()
         .await
         .map_err(|e| WorkerError::queue("starting the worker", e))?;
