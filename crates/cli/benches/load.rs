@@ -12,8 +12,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-#[path = "../../orchestrator/benches/support/faults.rs"]
-mod configs;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -22,40 +22,11 @@ use std::time::{Duration, Instant};
 use agon_core::DebateId;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
 use agon_store::EventStore;
-use agon_testkit::{ScriptedModel, openai_reply};
-use serde_json::Value;
-use sqlx::Connection;
+use agon_testkit::ScriptedModel;
+use support::{AGON, fresh_database};
 
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
 const DEBATES: usize = 20;
 const DELAY: Duration = Duration::from_millis(5);
-
-struct Stub;
-
-impl wiremock::Respond for Stub {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let (content_type, text) = openai_reply(&body);
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(DELAY)
-    }
-}
-
-async fn fresh_database(admin: &str, name: &str) -> String {
-    let mut c = sqlx::PgConnection::connect(admin).await.unwrap();
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-            .execute(&mut c)
-            .await
-            .unwrap();
-    }
-    let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
-    format!("{base}/{name}")
-}
 
 /// The gaps between consecutive messages of every debate, in ms.
 async fn gaps(store: &Arc<dyn EventStore>) -> (Vec<f64>, usize) {
@@ -74,7 +45,7 @@ async fn gaps(store: &Arc<dyn EventStore>) -> (Vec<f64>, usize) {
 }
 
 fn protocol(i: usize) -> &'static str {
-    configs::PROTOCOLS[i % 3]
+    support::runner::PROTOCOLS[i % 3]
 }
 
 async fn in_process(url: &str) -> Duration {
@@ -86,7 +57,11 @@ async fn in_process(url: &str) -> Duration {
     );
     let mut ids: Vec<DebateId> = Vec::new();
     for i in 0..DEBATES {
-        ids.push(orch.create(&configs::config(protocol(i))).await.unwrap());
+        ids.push(
+            orch.create(&support::runner::config(protocol(i)))
+                .await
+                .unwrap(),
+        );
     }
     let start = Instant::now();
     let runs: Vec<_> = ids
@@ -100,21 +75,6 @@ async fn in_process(url: &str) -> Duration {
         assert!(matches!(run.await.unwrap(), Ok(RunOutcome::Finished)));
     }
     start.elapsed()
-}
-
-fn toml_files(dir: &std::path::Path, server: &str) -> Vec<std::path::PathBuf> {
-    configs::PROTOCOLS
-        .iter()
-        .map(|p| {
-            let text = format!(
-                "{}\n[models]\ndefault = \"openai-compatible:stub@{server}/v1\"\n",
-                configs::toml(p)
-            );
-            let path = dir.join(format!("{p}.toml"));
-            std::fs::write(&path, text).unwrap();
-            path
-        })
-        .collect()
 }
 
 async fn processes(url: &str, files: &[std::path::PathBuf]) -> Duration {
@@ -153,13 +113,12 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let admin = std::env::var("AGON_BENCH_DATABASE_URL").ok();
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub)
-        .mount(&server)
-        .await;
+    let (server, _) = support::stub(DELAY).await;
     let dir = tempfile::tempdir().unwrap();
-    let files = toml_files(dir.path(), &server.uri());
+    let files: Vec<_> = support::configs(dir.path(), &server.uri())
+        .into_iter()
+        .map(|(_, path)| path)
+        .collect();
     println!(
         "| how | store | wall time | debates/s | messages/s | step latency median | step latency p95 |"
     );

@@ -12,63 +12,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agon_testkit::openai_reply;
 use serde_json::Value;
 use sqlx::Connection;
+use support::{AGON, fresh_database};
 
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
 const DEBATES: usize = 24;
 const CONCURRENCY: &str = "4";
 const STUB_DELAY: Duration = Duration::from_millis(50);
 const REPEATS: usize = 3;
-
-struct Stub;
-
-impl wiremock::Respond for Stub {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let (content_type, text) = openai_reply(&body);
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(STUB_DELAY)
-    }
-}
-
-fn config(dir: &std::path::Path, server: &str) -> std::path::PathBuf {
-    let path = dir.join("scale.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "topic = \"Should cities ban private cars from their centres?\"\nminirounds = 2\n\n\
-             [[aspects]]\nlabel = \"Cost\"\n\n[[aspects]]\nlabel = \"Health\"\n\n\
-             [[personas]]\nname = \"Mara\"\ncontract = \"Urban planner, for car-free centres.\"\n\n\
-             [[personas]]\nname = \"Theo\"\ncontract = \"Economist, against bans.\"\n\n\
-             [crux]\nmax_turns = 2\ncheck_every = 2\nmax_rooms = 1\n\n\
-             [models]\ndefault = \"openai-compatible:stub@{server}/v1\"\n\n[memory]\nenabled = false\n"
-        ),
-    )
-    .unwrap();
-    path
-}
-
-async fn fresh_database(admin: &str, name: &str) -> String {
-    let mut c = sqlx::PgConnection::connect(admin).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut c)
-    .await
-    .unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut c)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
-    format!("{base}/{name}")
-}
 
 fn agon(store: &str, args: &[&str]) -> std::process::Output {
     let out = Command::new(AGON)
@@ -290,13 +247,10 @@ async fn main() {
         println!("scale: AGON_BENCH_DATABASE_URL is not set; run `cargo xtask bench scale`");
         return;
     };
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub)
-        .mount(&server)
-        .await;
+    let (server, _) = support::stub(STUB_DELAY).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &server.uri());
+    // The small structured debate of the tests.
+    let (_, cfg) = support::configs(dir.path(), &server.uri()).swap_remove(0);
     let cfg = cfg.to_str().unwrap();
     println!(
         "scale: {DEBATES} structured debates (2 personas, 2 aspects, 2 minirounds, 1 crux room), \

@@ -61,6 +61,23 @@ pub(crate) async fn open(
         .map_err(memory_failure)
 }
 
+/// [`open`] on a blocking thread of its own, for futures that must be
+/// `Send` (a server's handlers, a worker's jobs): opening the memory's
+/// store is a future the compiler cannot prove `Send` (sqlx's migrator).
+/// The error is the failure's text.
+pub(crate) async fn open_detached(
+    url: &str,
+    spec: &str,
+    retrieval: RetrievalConfig,
+) -> Result<Memory, String> {
+    let (url, spec) = (url.to_owned(), spec.to_owned());
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || handle.block_on(open(&url, &spec, retrieval)))
+        .await
+        .map_err(|e| format!("opening the memory: {e}"))?
+        .map_err(|f| format!("{:#}", f.error))
+}
+
 /// The orchestrator for a debate, with its memory when the config enables
 /// it. Memory is optional: when it cannot be set up the debate runs
 /// without it, a warning is printed and recorded in the debate's log.

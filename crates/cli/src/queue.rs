@@ -107,17 +107,12 @@ impl DebateRuntime for CliRuntime {
         let memory = match memories.get(&key) {
             Some(memory) => memory.clone(),
             None => {
-                // Opening the memory's store is a future the compiler cannot
-                // prove Send (sqlx's migrator): a blocking thread of its own.
-                let (url, spec) = (self.url.clone(), config.memory.embedder.clone());
-                let retrieval = config.memory.retrieval;
-                let handle = tokio::runtime::Handle::current();
-                let opened = tokio::task::spawn_blocking(move || {
-                    handle.block_on(crate::memory::open(&url, &spec, retrieval))
-                })
-                .await
-                .map_err(|e| format!("opening the memory: {e}"))
-                .and_then(|opened| opened.map_err(|f| format!("{:#}", f.error)));
+                let opened = crate::memory::open_detached(
+                    &self.url,
+                    &config.memory.embedder,
+                    config.memory.retrieval,
+                )
+                .await;
                 if let Err(reason) = &opened {
                     eprintln!("warning: debates run without memory: {reason}");
                 }
@@ -179,7 +174,7 @@ pub(crate) async fn worker(
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    agon_worker::run_worker(url, store, runtime, settings, shutdown).await?;
+    agon_worker::run_worker(&queue, store, runtime, settings, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }
 

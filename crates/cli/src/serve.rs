@@ -55,19 +55,12 @@ impl Runner for CliRunner {
         if let Some(memory) = memories.get(embedder) {
             return Ok(memory.clone());
         }
-        // On a blocking thread of its own, as above.
-        let (url, spec) = (self.url.clone(), embedder.to_owned());
-        let handle = tokio::runtime::Handle::current();
-        let memory = tokio::task::spawn_blocking(move || {
-            handle.block_on(crate::memory::open(
-                &url,
-                &spec,
-                agon_memory::RetrievalConfig::default(),
-            ))
-        })
-        .await
-        .map_err(|e| format!("opening the memory: {e}"))?
-        .map_err(|f| format!("{:#}", f.error))?;
+        let memory = crate::memory::open_detached(
+            &self.url,
+            embedder,
+            agon_memory::RetrievalConfig::default(),
+        )
+        .await?;
         memories.insert(embedder.to_owned(), memory.clone());
         Ok(memory)
     }

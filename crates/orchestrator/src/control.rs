@@ -76,4 +76,8 @@ pub enum RunOutcome {
     Finished,
     /// Stopped on request; `agon resume` continues it.
     Stopped,
+    /// A run in slices ([`RunControl::with_step_limit`]) stopped because
+    /// the debate is paused (a run without a step limit waits instead);
+    /// a resume continues it.
+    Paused,
 }

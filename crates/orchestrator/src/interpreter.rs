@@ -91,7 +91,7 @@ impl Interpreter {
                 // A run in slices (a worker's job) does not hold its slot
                 // while the debate is paused: it stops, and is queued again
                 // when the debate is resumed.
-                Next::Paused if steps_left.is_some() => return Ok(RunOutcome::Stopped),
+                Next::Paused if steps_left.is_some() => return Ok(RunOutcome::Paused),
                 Next::Wait | Next::Paused => {
                     let paused = matches!(next, Next::Paused);
                     if !paused && pending == 0 {

@@ -274,7 +274,7 @@ impl Orchestrator {
                 return Err(e);
             }
         };
-        if outcome == RunOutcome::Stopped {
+        if outcome != RunOutcome::Finished {
             let finish = !control.abort.is_cancelled();
             if finish {
                 interpreter.drain().await.ok();

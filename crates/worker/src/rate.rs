@@ -190,6 +190,12 @@ impl Bucket {
     }
 }
 
+/// The provider of a gate key (`openai@https://…` → `openai`): a limit
+/// set for the provider covers every endpoint of it without one of its own.
+fn provider_of(key: &str) -> &str {
+    key.split_once('@').map_or(key, |(p, _)| p)
+}
+
 impl PgRateGate {
     /// The gate on `pool`'s database, creating its table if needed.
     pub async fn open(pool: PgPool) -> Result<Self, sqlx::Error> {
@@ -226,7 +232,7 @@ impl PgRateGate {
     /// One look at the bucket of `key`: admitted (`None`) or how long to
     /// wait before looking again.
     async fn try_admit(&self, key: &str, tokens: u32) -> Result<Option<Duration>, sqlx::Error> {
-        let provider = key.split_once('@').map_or(key, |(p, _)| p);
+        let provider = provider_of(key);
         let mut tx = self.pool.begin().await?;
         let bucket: Option<Bucket> = sqlx::query_as(
             "SELECT name, requests_per_minute, tokens_per_minute, requests, tokens, updated_at,
@@ -264,7 +270,7 @@ impl PgRateGate {
     }
 
     async fn pause(&self, key: &str, pause: Duration) -> Result<(), sqlx::Error> {
-        let provider = key.split_once('@').map_or(key, |(p, _)| p);
+        let provider = provider_of(key);
         let seconds = pause.as_secs_f64();
         // The key's own limit if it has one, else its provider's; a key
         // with neither gets a row of its own (no limit, the pause only).

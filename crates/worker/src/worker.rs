@@ -165,18 +165,16 @@ impl WorkerState {
             .run(id, &models, control)
             .await
             .map_err(|e| format!("debate {id} (worker {worker}): {e}"))?;
-        if outcome == RunOutcome::Finished {
-            tracing::info!(debate = %id, worker, "debate finished");
-            return Ok(());
-        }
-        let (board, _) = self
-            .store
-            .load(id)
-            .await
-            .map_err(|e| format!("debate {id}: {e}"))?;
-        if board.is_paused() {
-            tracing::info!(debate = %id, "debate paused; it is queued again when resumed");
-            return Ok(());
+        match outcome {
+            RunOutcome::Finished => {
+                tracing::info!(debate = %id, worker, "debate finished");
+                return Ok(());
+            }
+            RunOutcome::Paused => {
+                tracing::info!(debate = %id, "debate paused; `agon resume --detach` queues it again");
+                return Ok(());
+            }
+            RunOutcome::Stopped => {}
         }
         self.store
             .set_status(id, RunStatus::Queued)
@@ -196,18 +194,22 @@ impl WorkerState {
     }
 }
 
-/// Runs a worker on the queue in the database of `url` until `shutdown`
-/// resolves (or SIGINT / SIGTERM): jobs in flight finish their step first.
+/// Runs a worker on `queue` ([`crate::JobQueue::connect`] installed its
+/// schema) until `shutdown` resolves (or SIGINT / SIGTERM): jobs in flight
+/// finish their step first, within [`WorkerSettings::grace`].
 pub async fn run_worker(
-    url: &str,
+    queue: &crate::JobQueue,
     store: Arc<dyn EventStore>,
     runtime: Arc<dyn DebateRuntime>,
     settings: WorkerSettings,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), WorkerError> {
-    // The schema is installed (or upgraded) before the worker starts.
-    let queue = crate::JobQueue::connect(url).await?;
+    // The worker's own pool, to the queue's database: its job slots and
+    // their notifications.
     let connections = u32::try_from(settings.concurrency.saturating_mul(2) + 4).unwrap_or(64);
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(connections)
+        .connect_lazy_with((*queue.pool().connect_options()).clone());
     // A debate's next job is added while its queue is still locked by the
     // job adding it, so the insert's notification finds nothing to run;
     // once the job is complete (its queue unlocked) the workers are woken
@@ -227,8 +229,7 @@ pub async fn run_worker(
         }
     };
     let worker = WorkerOptions::default()
-        .database_url(url)
-        .max_pg_conn(connections)
+        .pg_pool(pool)
         .schema(SCHEMA)
         .concurrency(settings.concurrency.max(1))
         .poll_interval(settings.poll_interval)
@@ -253,7 +254,6 @@ pub async fn run_worker(
         .register_worker(worker.worker_id(), &agon_orchestrator::this_process())
         .await?;
     tracing::info!(worker = %worker.worker_id(), "worker started");
-    drop(queue);
     worker
         .run()
         .await

@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 use agon_testkit::openai_reply;
 use serde_json::Value;
 
+/// The small configurations of the three protocols, shared with the
+/// orchestrator's fault and load tests.
+#[path = "../../../orchestrator/benches/support/faults.rs"]
+pub mod runner;
+
 pub const AGON: &str = env!("CARGO_BIN_EXE_agon");
 
 /// The stub provider; it notes when each request arrived.
@@ -55,17 +60,28 @@ pub async fn pg_url(prefix: &str) -> String {
 
 /// A fresh database on the server of `admin` (a PostgreSQL URL).
 pub async fn pg_url_on(admin: &str, prefix: &str) -> String {
-    use sqlx::Connection;
     let name = format!(
         "agon_t_{prefix}_{}_{}",
         std::process::id(),
         chrono::Utc::now().timestamp_subsec_nanos()
     );
+    fresh_database(admin, &name).await
+}
+
+/// The database `name` on the server of `admin`, dropped and created
+/// again; returns its URL.
+pub async fn fresh_database(admin: &str, name: &str) -> String {
+    use sqlx::Connection;
     let mut c = sqlx::PgConnection::connect(admin).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut c)
-        .await
-        .unwrap();
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
     let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
     format!("{base}/{name}")
 }
@@ -79,42 +95,14 @@ pub fn temp_dir(name: &str) -> tempfile::TempDir {
 
 /// The three protocols, small, memory off (no embedder to load).
 pub fn configs(dir: &Path, server: &str) -> Vec<(&'static str, PathBuf)> {
-    let model = format!(
-        "[models]\ndefault = \"openai-compatible:stub@{server}/v1\"\n\n[memory]\nenabled = false\n"
-    );
-    let files = [
-        (
-            "structured",
-            format!(
-                "topic = \"Should cities ban private cars from their centres?\"\nminirounds = 2\n\n\
-                 [[aspects]]\nlabel = \"Cost\"\n\n[[aspects]]\nlabel = \"Health\"\n\n\
-                 [[personas]]\nname = \"Mara\"\ncontract = \"Urban planner, for car-free centres.\"\n\n\
-                 [[personas]]\nname = \"Theo\"\ncontract = \"Economist, against bans.\"\n\n\
-                 [crux]\nmax_turns = 2\ncheck_every = 2\nmax_rooms = 1\n\n{model}"
-            ),
-        ),
-        (
-            "dialectic",
-            format!(
-                "protocol = \"dialectic\"\ntopic = \"Design a rate limiter for a public API.\"\n\n\
-                 [dialectic]\nrounds = 2\n\n[[dialectic.agent]]\nrole = \"architect\"\n\n\
-                 [[dialectic.agent]]\nrole = \"kiss\"\n\n{model}"
-            ),
-        ),
-        (
-            "deliberation",
-            format!(
-                "protocol = \"deliberation\"\ntopic = \"How should the city spend its transport budget?\"\n\n\
-                 [deliberation]\nturns = 12\nstop_on_consensus = false\n\n\
-                 [[personas]]\nname = \"Ana\"\ncontract = \"Cyclist.\"\n\n\
-                 [[personas]]\nname = \"Ben\"\ncontract = \"Driver.\"\n\n{model}"
-            ),
-        ),
-    ];
-    files
+    runner::PROTOCOLS
         .into_iter()
-        .map(|(name, text)| {
+        .map(|name| {
             let path = dir.join(format!("{name}.toml"));
+            let text = format!(
+                "{}\n[models]\ndefault = \"openai-compatible:stub@{server}/v1\"\n",
+                runner::toml(name)
+            );
             std::fs::write(&path, text).unwrap();
             (name, path)
         })
