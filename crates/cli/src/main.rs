@@ -590,7 +590,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let config = args.flags.config(invoked_as_dialectic())?;
             let queue = agon_worker::JobQueue::connect(&url).await?;
             let id = orch.create(&config).await?;
-            queue::detach(store.as_ref(), &queue, &id, &config.topic).await?;
+            queue::detach(&queue, &id, &config.topic).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Worker(args) => queue::worker(store, &url, args).await,
@@ -611,7 +611,6 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             let id = DebateId::new(id);
             let config = orch.config_of(&id).await?;
             let queue = agon_worker::JobQueue::connect(&url).await?;
-            store.set_status(&id, agon_store::RunStatus::Queued).await?;
             queue.resume(&id).await?;
             eprintln!("Queued debate {id}: {}", first_line(&config.topic));
             Ok(ExitCode::SUCCESS)

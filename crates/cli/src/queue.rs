@@ -180,12 +180,10 @@ pub(crate) async fn worker(
 
 /// Queues one created debate and prints its id on standard output.
 pub(crate) async fn detach(
-    store: &dyn EventStore,
     queue: &JobQueue,
     id: &DebateId,
     topic: &str,
 ) -> Result<(), Failure> {
-    store.set_status(id, agon_store::RunStatus::Queued).await?;
     queue.submit(id).await?;
     println!("{id}");
     eprintln!(
@@ -221,7 +219,7 @@ pub(crate) async fn submit(
     for config in &configs {
         for _ in 0..args.repeat {
             let id = orch.create(config).await?;
-            detach(orch.store().as_ref(), &queue, &id, &config.topic).await?;
+            detach(&queue, &id, &config.topic).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

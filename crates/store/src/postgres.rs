@@ -73,6 +73,30 @@ impl PgStore {
         Ok(Self { pool, url: shown })
     }
 
+    /// Sets `id`'s run status inside the caller's transaction `tx`, for a
+    /// change that must commit with the caller's own writes (a worker
+    /// marks a debate queued in the transaction that adds its next job).
+    pub async fn set_status_in(
+        &self,
+        tx: &mut sqlx::PgConnection,
+        id: &agon_core::DebateId,
+        status: crate::types::RunStatus,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE debates SET status = $1, updated_at = $2 WHERE id = $3")
+            .bind(status.as_str())
+            .bind(crate::types::millis(chrono::Utc::now()))
+            .bind(id.as_str())
+            .execute(tx)
+            .await
+            .map_err(|e| crate::sql::db_error(&self.url, "setting a debate's status", e))?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::DebateNotFound {
+                debate: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// The pool, for crates that add their own tables (vector memory).
     pub fn pool(&self) -> &Pool<Postgres> {
         &self.pool

@@ -2,7 +2,7 @@
 //! `agon submit`, `agon debate --detach` and `agon list`.
 
 use agon_core::DebateId;
-use agon_store::redact_url;
+use agon_store::{PgStore, RunStatus, redact_url};
 use chrono::{DateTime, Utc};
 use graphile_worker::WorkerUtils;
 use sqlx::PgPool;
@@ -49,6 +49,9 @@ impl QueuedJob {
 #[derive(Debug, Clone)]
 pub struct JobQueue {
     pool: PgPool,
+    /// The store in the same database: a debate's status changes in the
+    /// transaction that queues its job.
+    store: PgStore,
     url: String,
 }
 
@@ -104,8 +107,10 @@ impl JobQueue {
                 url: redact_url(url),
                 source,
             })?;
+        let store = PgStore::connect(url).await?;
         let queue = Self {
             pool,
+            store,
             url: redact_url(url),
         };
         queue
@@ -140,8 +145,12 @@ impl JobQueue {
                 .fetch_one(&pool)
                 .await
                 .map_err(database)?;
-        Ok(installed.map(|_| Self {
+        let Some(_) = installed else {
+            return Ok(None);
+        };
+        Ok(Some(Self {
             pool,
+            store: PgStore::connect(url).await?,
             url: redact_url(url),
         }))
     }
@@ -182,8 +191,10 @@ impl JobQueue {
     }
 
     /// Queues `debate`'s next step: a worker picks it up, runs it, and
-    /// queues the step after it. Queuing a debate that already waits in
-    /// the queue replaces its job (one waiting job per debate).
+    /// queues the step after it. The debate's status becomes `queued` in
+    /// the transaction that adds the job, so a status never claims a job
+    /// that is not there. Queuing a debate that already waits in the queue
+    /// replaces its job (one waiting job per debate).
     pub async fn submit(&self, debate: &DebateId) -> Result<(), WorkerError> {
         self.add(debate, false).await
     }
@@ -195,7 +206,16 @@ impl JobQueue {
     }
 
     async fn add(&self, debate: &DebateId, resume: bool) -> Result<(), WorkerError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|source| self.database(source))?;
+        self.store
+            .set_status_in(&mut tx, debate, RunStatus::Queued)
+            .await?;
         self.utils()
+            .with_executor(&mut tx)
             .add_job(
                 AdvanceDebate {
                     debate: debate.to_string(),
@@ -205,6 +225,7 @@ impl JobQueue {
             )
             .await
             .map_err(|e| WorkerError::queue("queuing a debate", e))?;
+        tx.commit().await.map_err(|source| self.database(source))?;
         Ok(())
     }
 

@@ -12,15 +12,15 @@ use std::time::Duration;
 use agon_config::DebateConfig;
 use agon_core::DebateId;
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, Steer};
-use agon_store::{EventStore, RunStatus, StoreError};
+use agon_store::{EventStore, StoreError};
 use async_trait::async_trait;
 use graphile_worker::{
     IntoTaskHandlerResult, JobComplete, JobCompleteContext, TaskHandler, WorkerContext,
-    WorkerOptions, WorkerUtils,
+    WorkerOptions,
 };
 
 use crate::error::WorkerError;
-use crate::job::{AdvanceDebate, SCHEMA, TASK, spec};
+use crate::job::{AdvanceDebate, SCHEMA, TASK};
 
 /// What a worker needs from its program to run a debate: its models and
 /// its memory (the CLI builds them as `agon debate` does).
@@ -79,6 +79,8 @@ impl Default for WorkerSettings {
 #[derive(Clone)]
 struct WorkerState {
     store: Arc<dyn EventStore>,
+    /// Where the debate's next job goes (the store's database).
+    queue: crate::JobQueue,
     runtime: Arc<dyn DebateRuntime>,
     settings: WorkerSettings,
 }
@@ -108,14 +110,8 @@ impl TaskHandler for AdvanceDebate {
         let Some(state) = ctx.get_ext::<WorkerState>() else {
             return Err(JobFailure("the worker has no debate runtime".into()));
         };
-        let utils = WorkerUtils::new(ctx.pg_pool().clone(), SCHEMA);
         state
-            .advance(
-                &DebateId::new(self.debate),
-                self.resume,
-                &utils,
-                ctx.worker_id(),
-            )
+            .advance(&DebateId::new(self.debate), self.resume, ctx.worker_id())
             .await
             .map_err(JobFailure)
     }
@@ -123,13 +119,7 @@ impl TaskHandler for AdvanceDebate {
 
 impl WorkerState {
     /// Runs `id`'s next step and queues the one after it.
-    async fn advance(
-        &self,
-        id: &DebateId,
-        resume: bool,
-        utils: &WorkerUtils,
-        worker: &str,
-    ) -> Result<(), String> {
+    async fn advance(&self, id: &DebateId, resume: bool, worker: &str) -> Result<(), String> {
         let record = match self.store.debate(id).await {
             Ok(record) => record,
             Err(StoreError::DebateNotFound { .. }) => {
@@ -176,18 +166,12 @@ impl WorkerState {
             }
             RunOutcome::Stopped => {}
         }
-        self.store
-            .set_status(id, RunStatus::Queued)
-            .await
-            .map_err(|e| format!("debate {id}: {e}"))?;
-        utils
-            .add_job(
-                AdvanceDebate {
-                    debate: id.to_string(),
-                    resume: false,
-                },
-                spec(id),
-            )
+        // The status and the next job commit together. The step's own
+        // events were appended before: should this worker die in between,
+        // this job is not complete, so it is run again (after
+        // `dead_after`) and finds the step done in the log.
+        self.queue
+            .submit(id)
             .await
             .map_err(|e| format!("debate {id}: queuing its next step: {e}"))?;
         Ok(())
@@ -237,6 +221,7 @@ pub async fn run_worker(
         .on(JobComplete, wake_on_complete)
         .add_extension(WorkerState {
             store,
+            queue: queue.clone(),
             runtime,
             settings: settings.clone(),
         })

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use agon_llm::RateGate;
-use agon_worker::{JobQueue, NamedRateLimit, PgRateGate};
+use agon_worker::{NamedRateLimit, PgRateGate};
 use sqlx::postgres::PgPoolOptions;
 
 async fn pg_url() -> String {
@@ -99,27 +99,4 @@ async fn three_gates_spend_one_bucket_and_a_429_pauses_them_all() {
     let start = Instant::now();
     gates[1].admit("other@http://x/v1", 1).await;
     assert!(start.elapsed() >= Duration::from_millis(700));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_debate_queued_twice_has_one_job_and_sqlite_is_refused() {
-    let url = pg_url().await;
-    let queue = JobQueue::connect(&url).await.unwrap();
-    let id = agon_core::DebateId::new("d-twice");
-    queue.submit(&id).await.unwrap();
-    queue.submit(&id).await.unwrap();
-    let jobs = queue.jobs().await.unwrap();
-    assert_eq!(jobs.len(), 1, "{jobs:?}");
-    assert_eq!(jobs[0].debate, id);
-    assert_eq!(jobs[0].attempts, 0);
-    assert!(!jobs[0].failed());
-
-    let e = JobQueue::connect("sqlite:///tmp/x.db").await.unwrap_err();
-    assert!(e.to_string().contains("needs a PostgreSQL store"), "{e}");
-    assert!(
-        JobQueue::open_existing("sqlite:///tmp/x.db")
-            .await
-            .unwrap()
-            .is_none()
-    );
 }

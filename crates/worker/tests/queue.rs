@@ -1,0 +1,78 @@
+//! Queuing on a real PostgreSQL (a fresh database on the server of
+//! `AGON_TEST_DATABASE_URL`): a debate's `queued` status and its job
+//! commit in one transaction, or neither does.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agon_core::DebateId;
+use agon_store::{EventStore, NewDebate, PgStore, RunStatus, StoreError};
+use agon_worker::{JobQueue, WorkerError};
+
+async fn pg_url() -> String {
+    use sqlx::Connection;
+    let admin = std::env::var("AGON_TEST_DATABASE_URL")
+        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
+    let name = format!(
+        "agon_t_queue_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_subsec_nanos()
+    );
+    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    format!("{base}/{name}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_and_the_job_commit_together_or_not_at_all() {
+    let url = pg_url().await;
+    let queue = JobQueue::connect(&url).await.unwrap();
+    let store = PgStore::connect(&url).await.unwrap();
+
+    // A debate the store does not have: the status update fails, so the
+    // job added in the same transaction is rolled back with it.
+    let missing = DebateId::new("no-such-debate");
+    let refused = queue.submit(&missing).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            WorkerError::Store(StoreError::DebateNotFound { ref debate }) if debate == "no-such-debate"
+        ),
+        "{refused}"
+    );
+    assert!(queue.jobs().await.unwrap().is_empty(), "a job without its debate was left");
+
+    // A stored debate: queued, with exactly one waiting job, however often
+    // it is submitted (the job key).
+    let id = DebateId::new("queued-debate");
+    store
+        .create_debate(&NewDebate {
+            id: id.clone(),
+            topic: "Queue me".into(),
+            config: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    queue.submit(&id).await.unwrap();
+    queue.resume(&id).await.unwrap();
+    assert_eq!(store.debate(&id).await.unwrap().status, RunStatus::Queued);
+    let jobs = queue.jobs().await.unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].debate, id);
+    assert_eq!(jobs[0].attempts, 0);
+}
+
+#[tokio::test]
+async fn a_sqlite_store_has_no_queue() {
+    let e = JobQueue::connect("sqlite:///tmp/x.db").await.unwrap_err();
+    assert!(e.to_string().contains("needs a PostgreSQL store"), "{e}");
+    assert!(
+        JobQueue::open_existing("sqlite:///tmp/x.db")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
