@@ -179,11 +179,7 @@ pub(crate) async fn worker(
 }
 
 /// Queues one created debate and prints its id on standard output.
-pub(crate) async fn detach(
-    queue: &JobQueue,
-    id: &DebateId,
-    topic: &str,
-) -> Result<(), Failure> {
+pub(crate) async fn detach(queue: &JobQueue, id: &DebateId, topic: &str) -> Result<(), Failure> {
     queue.submit(id).await?;
     println!("{id}");
     eprintln!(

@@ -76,7 +76,16 @@ impl Budget {
     /// The first limit `spent` reached (at its share before the reserve):
     /// which, the limit and what was spent of it.
     pub fn reached(&self, spent: Spent) -> Option<(BudgetKind, f64, f64)> {
-        let share = 1.0 - self.reserve.clamp(0.0, 0.5);
+        self.reached_share(spent, 1.0 - self.reserve.clamp(0.0, 0.5))
+    }
+
+    /// The first limit `spent` reached in full, reserve included: from
+    /// then on no model call is made.
+    pub fn exhausted(&self, spent: Spent) -> Option<(BudgetKind, f64, f64)> {
+        self.reached_share(spent, 1.0)
+    }
+
+    fn reached_share(&self, spent: Spent, share: f64) -> Option<(BudgetKind, f64, f64)> {
         let checks = [
             (
                 BudgetKind::Tokens,
@@ -103,7 +112,8 @@ pub struct BudgetStop {
     pub limit: u64,
     /// What was spent of it when the stop came.
     pub used: u64,
-    /// The share kept for the wrap-up, in percent.
+    /// The share kept for the wrap-up, in percent (0 in the record of a
+    /// limit reached in full, [`crate::DebateEvent::BudgetExhausted`]).
     pub reserve_percent: u8,
     /// Where the debate stood (its progress line: `round 2/5 ·
     /// critiques`).
@@ -121,6 +131,15 @@ impl BudgetStop {
             BudgetKind::Minutes => format!("{:.1}", v as f64 / 60.0),
             BudgetKind::Tokens => v.to_string(),
         };
+        if self.reserve_percent == 0 {
+            return format!(
+                "{}: {} of {} at {}",
+                self.kind.unit(),
+                amount(self.used),
+                amount(self.limit),
+                self.at
+            );
+        }
         format!(
             "{}: {} of {} ({} % reserved for the wrap-up) at {}",
             self.kind.unit(),

@@ -245,6 +245,16 @@ pub enum DebateEvent {
         /// Which limit, how much was spent, where the debate stood.
         stop: crate::budget::BudgetStop,
     },
+    /// The debate spent a limit in full (reserve included): a model call
+    /// (`refused`) was not made, and from here every protocol finishes
+    /// without further calls. Records the stop too when no
+    /// [`DebateEvent::BudgetReached`] came before (one step crossed both).
+    BudgetExhausted {
+        /// The step whose call was refused first.
+        refused: StepId,
+        /// Which limit, how much was spent, where the debate stood.
+        stop: crate::budget::BudgetStop,
+    },
     /// The devil's advocate of a round was drawn from the trust memory
     /// (seed 003): recorded so a resumed debate repeats the choice.
     DevilsAdvocateChosen {
@@ -419,6 +429,7 @@ impl DebateEvent {
             Self::DeliberationDetected { .. } => "deliberation_detected",
             Self::SolutionRecorded { .. } => "solution_recorded",
             Self::BudgetReached { .. } => "budget_reached",
+            Self::BudgetExhausted { .. } => "budget_exhausted",
             Self::RequirementsRecorded { .. } => "requirements_recorded",
             Self::RequirementsCovered { .. } => "requirements_covered",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",

@@ -32,7 +32,8 @@ pub(crate) struct RunSettings {
     pub(crate) limits: Limits,
     /// Whether recall reaches other debates' memories.
     pub(crate) cross_debate: bool,
-    /// The debate's spending limits, checked before every step.
+    /// The debate's spending limits, checked before every step (the
+    /// stop short of the reserve) and every model call (the limit).
     pub(crate) budget: agon_core::Budget,
 }
 
@@ -62,6 +63,8 @@ pub(crate) struct RunCtx {
     pub(crate) budget: ContextBudget,
     pub(crate) memory: Option<Memory>,
     pub(crate) memory_unavailable: Option<String>,
+    /// The budget's check before every call.
+    pub(crate) guard: Arc<crate::guard::BudgetGuard>,
     /// The usage ledger when the run began: a run records only its own usage.
     pub(crate) usage_baseline:
         std::collections::BTreeMap<agon_llm::UsageScope, agon_llm::ScopeUsage>,
@@ -134,6 +137,7 @@ impl RunCtx {
         max_tokens: u32,
         step: &StepId,
     ) -> Result<agon_protocol::TextAnswer, ModelFailure> {
+        self.guard.admit(step)?;
         let model: Arc<dyn ChatModel> = self.models.get(role, persona);
         let temperature = self.temperature_for(role, persona);
         let request = ChatRequest::new(prompt.user)
@@ -191,7 +195,10 @@ impl RunCtx {
             schema = name,
             step = %step,
         );
+        let guard = Arc::clone(&self.guard);
         async move {
+            // Checked when the call is made (a background job may wait).
+            guard.admit(&step)?;
             let started = Instant::now();
             let result = model
                 .complete_json(request, &JsonSchema::new(name, schema))

@@ -37,6 +37,15 @@ impl Flow {
     }
 }
 
+/// Whether a call of a question was refused because the budget is spent.
+fn refused_by_budget(answer: &Answer) -> bool {
+    let failure = match answer {
+        Answer::Json(Err(failure)) | Answer::Text(Err(failure)) => failure,
+        _ => return false,
+    };
+    failure.kind == agon_protocol::FailureKind::Budget
+}
+
 /// The foreground of one run.
 pub(crate) struct Interpreter {
     pub(crate) shared: Arc<Shared>,
@@ -182,23 +191,23 @@ impl Interpreter {
     /// Records the budget stop when the debate's spending (every earlier
     /// run's recorded usage, this run's ledger, the minutes since the
     /// start) reached a limit, short of its reserve; the protocol then
-    /// wraps up. Checked before every step.
+    /// wraps up. Checked before every step. Records too that a limit was
+    /// spent in full when a call was refused ([`crate::guard`]); the
+    /// protocol then finishes.
     async fn check_budget(&self, progress: Option<&Progress>) -> Result<(), OrchestratorError> {
         let budget = self.ctx.settings.budget;
         if !budget.is_set() {
             return Ok(());
         }
-        let this_run = self.ctx.models.ledger().since(&self.ctx.usage_baseline);
-        let tokens: u64 = this_run
-            .values()
-            .map(|u| u.usage.input_tokens + u.usage.output_tokens)
-            .sum();
-        let cost: f64 = this_run.values().map(|u| u.cost_usd).sum();
         let at = progress
             .map(Progress::describe)
             .filter(|line| !line.is_empty())
             .unwrap_or_else(|| "the start".to_owned());
         let now = chrono::Utc::now();
+        if let Some(refusal) = self.ctx.guard.refusal() {
+            return self.record_exhausted(refusal, at, now).await;
+        }
+        let spent = self.ctx.guard.spent();
         let reached = self
             .shared
             .append_with(|bb| {
@@ -206,14 +215,6 @@ impl Interpreter {
                 if bb.budget_stop().is_some() || !running {
                     return (Vec::new(), None);
                 }
-                let before = bb.usage_total();
-                let spent = agon_core::Spent {
-                    tokens: before.input_tokens + before.output_tokens + tokens,
-                    cost_usd: before.cost_micro_usd as f64 / 1e6 + cost,
-                    minutes: bb
-                        .started_at()
-                        .map_or(0.0, |t| (now - t).num_milliseconds() as f64 / 60_000.0),
-                };
                 let Some((kind, limit, used)) = budget.reached(spent) else {
                     return (Vec::new(), None);
                 };
@@ -231,6 +232,50 @@ impl Interpreter {
             .await?;
         if let Some(line) = reached {
             tracing::warn!(debate = %self.shared.debate, "budget reached: {line}");
+        }
+        Ok(())
+    }
+
+    /// Records that a limit was spent in full: `refusal` is the first
+    /// call the guard refused (once per debate; a finished one records
+    /// nothing).
+    async fn record_exhausted(
+        &self,
+        refusal: crate::guard::Refusal,
+        at: String,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), OrchestratorError> {
+        let line = self
+            .shared
+            .append_with(|bb| {
+                let running = bb.status() == agon_core::DebateStatus::Running;
+                if bb.budget_exhausted().is_some() || !running {
+                    return (Vec::new(), None);
+                }
+                let stop = agon_core::BudgetStop {
+                    kind: refusal.kind,
+                    limit: refusal.kind.smallest(refusal.limit),
+                    used: refusal.kind.smallest(refusal.used),
+                    reserve_percent: 0,
+                    at,
+                    time: now,
+                };
+                let line = format!(
+                    "{} (the call of {} was refused)",
+                    stop.describe(),
+                    refusal.step
+                );
+                (
+                    vec![DebateEvent::BudgetExhausted {
+                        refused: refusal.step,
+                        stop,
+                    }],
+                    Some(line),
+                )
+            })
+            .await?;
+        if let Some(line) = line {
+            tracing::warn!(debate = %self.shared.debate, "budget spent: {line}");
         }
         Ok(())
     }
@@ -280,8 +325,13 @@ impl Interpreter {
                         return Ok(Flow::Continue);
                     }
                     Step::Ask(ref ask) => {
-                        let answers = Answers::Models(self.ask_models(ask).await);
-                        self.settle(&step, answers).await?
+                        let answers = self.ask_models(ask).await;
+                        if answers.iter().any(refused_by_budget) {
+                            // Not converted: the planner, told the budget
+                            // is spent, finishes instead of asking again.
+                            return Ok(Flow::Continue);
+                        }
+                        self.settle(&step, Answers::Models(answers)).await?
                     }
                     Step::AskHuman(ref human) => {
                         let answers = self.ask_human(&human.questions).await?;

@@ -122,24 +122,35 @@ impl Orchestrator {
     /// model is called; [`Orchestrator::run`] starts it.
     pub async fn create(&self, config: &DebateConfig) -> Result<DebateId, OrchestratorError> {
         config.validate("<config>")?;
-        let id = DebateId::new(format!(
-            "d-{}-{:04x}",
-            chrono::Utc::now().format("%Y%m%d-%H%M%S"),
-            std::process::id() as u16 ^ (chrono::Utc::now().timestamp_subsec_nanos() as u16)
-        ));
-        let value =
-            serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
-                debate: id.to_string(),
-                source,
-            })?;
-        self.store
-            .create_debate(&NewDebate {
-                id: id.clone(),
-                topic: config.topic.clone(),
-                config: value,
-            })
-            .await?;
-        Ok(id)
+        // The second it was created and 16 random bits: debates created in
+        // the same second by many processes may draw the same id, so a
+        // taken one is drawn again.
+        let mut attempts = 0;
+        loop {
+            let id = DebateId::new(format!(
+                "d-{}-{:04x}",
+                chrono::Utc::now().format("%Y%m%d-%H%M%S"),
+                fastrand::u16(..)
+            ));
+            let value =
+                serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
+                    debate: id.to_string(),
+                    source,
+                })?;
+            let created = self
+                .store
+                .create_debate(&NewDebate {
+                    id: id.clone(),
+                    topic: config.topic.clone(),
+                    config: value,
+                })
+                .await;
+            match created {
+                Ok(_) => return Ok(id),
+                Err(agon_store::StoreError::DebateExists { .. }) if attempts < 8 => attempts += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// The configuration a debate was created with.
@@ -233,6 +244,17 @@ impl Orchestrator {
             .enabled
             .then(|| self.memory_unavailable.clone())
             .flatten();
+        let limits = config.budget.limits();
+        let guard = shared
+            .read(|bb| {
+                crate::guard::BudgetGuard::new(
+                    limits,
+                    bb,
+                    Arc::clone(models.ledger()),
+                    models.ledger().snapshot(),
+                )
+            })
+            .await;
         let ctx = Arc::new(RunCtx {
             protocol,
             settings: RunSettings::of(&config, run),
@@ -241,6 +263,7 @@ impl Orchestrator {
             budget,
             memory,
             memory_unavailable,
+            guard: Arc::new(guard),
             usage_baseline: models.ledger().snapshot(),
             answerer: self.answerer.clone(),
             trust: crate::trust::TrustStore::new(Arc::clone(&self.store)),

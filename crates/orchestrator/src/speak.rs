@@ -40,6 +40,9 @@ enum Generated {
     TimedOut(String, Duration),
     /// Aborted mid-generation.
     Aborted,
+    /// Not asked: the debate's budget is spent (nothing is recorded; the
+    /// planner finishes instead).
+    Refused,
 }
 
 /// One streamed generation: its text, the usage the provider reported, and
@@ -258,6 +261,14 @@ impl Speaker<'_> {
         let mut attempt = 0;
         let mut broken_streams = 0;
         while attempt < 2 {
+            if self
+                .ctx
+                .guard
+                .admit(&StepId::Utterance(speak.key.clone()))
+                .is_err()
+            {
+                return Ok(Generated::Refused);
+            }
             self.shared.send(DebateUpdate::TurnStarted {
                 persona: speak.persona.clone(),
                 name: name.clone(),
@@ -354,6 +365,7 @@ impl Speaker<'_> {
     ) -> Result<Spoken, OrchestratorError> {
         match generated {
             Generated::Aborted => Ok(Spoken::Aborted),
+            Generated::Refused => Ok(Spoken::Skipped),
             Generated::Empty(name, why) => {
                 self.shared
                     .append(vec![agon_protocol::step_failed(

@@ -1,11 +1,19 @@
 //! A budget stop for every protocol (issue 32): when the debate's spending
 //! reaches its limit (short of the reserve), it wraps up with its judge or
-//! synthesis where it has one, and finishes with the `budget` status.
+//! synthesis where it has one, and finishes with the `budget` status. The
+//! limit itself is checked before every model call: once it is spent, no
+//! call starts, and the protocol finishes without its wrap-up.
 
 use crate::support;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use agon_llm::{
+    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, ProviderError,
+    UsageLedger,
+};
+use async_trait::async_trait;
 
 use agon_config::DebateConfig;
 use agon_core::{Blackboard, BudgetKind, MessageKind};
@@ -15,21 +23,97 @@ use agon_store::RunStatus;
 use agon_testkit::ScriptedModel;
 use support::sqlite;
 
+/// The scripted model, noting the debate's tokens (its ledger's total)
+/// when each call starts.
+struct Probe {
+    inner: ScriptedModel,
+    ledger: OnceLock<Arc<UsageLedger>>,
+    starts: Mutex<Vec<u64>>,
+}
+
+impl Probe {
+    fn note(&self) {
+        let spent = self.ledger.get().map_or(0, |l| {
+            let t = l.total();
+            t.usage.input_tokens + t.usage.output_tokens
+        });
+        self.starts.lock().unwrap().push(spent);
+    }
+}
+
+#[async_trait]
+impl ChatModel for Probe {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.note();
+        self.inner.complete(request).await
+    }
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.note();
+        self.inner.complete_json(request, schema).await
+    }
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        self.note();
+        self.inner.stream(request).await
+    }
+}
+
 /// Runs `config` on the scripted model (priced at `price` per million
 /// tokens, when given) and returns its blackboard and stored status.
 async fn run(config: &DebateConfig, price: Option<Price>) -> (Blackboard, RunStatus) {
+    let (bb, status, _) = run_probed(config, price).await;
+    (bb, status)
+}
+
+/// [`run`], with the debate's tokens when each model call started.
+async fn run_probed(
+    config: &DebateConfig,
+    price: Option<Price>,
+) -> (Blackboard, RunStatus, Vec<u64>) {
     let mut prices = PriceTable::default();
     if let Some(price) = price {
         prices.set("scripted", price);
     }
-    let models = Models::uniform(Arc::new(ScriptedModel::new(Duration::ZERO)), prices);
+    let probe = Arc::new(Probe {
+        inner: ScriptedModel::new(Duration::ZERO),
+        ledger: OnceLock::new(),
+        starts: Mutex::new(Vec::new()),
+    });
+    let models = Models::uniform(Arc::clone(&probe) as Arc<dyn ChatModel>, prices);
+    probe.ledger.set(Arc::clone(models.ledger())).ok();
     let orch = Orchestrator::new(sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
     let bb = orch.store().load(&id).await.unwrap().0;
     let status = orch.store().debate(&id).await.unwrap().status;
-    (bb, status)
+    let starts = probe.starts.lock().unwrap().clone();
+    (bb, status, starts)
+}
+
+/// Tokens (prompt and answer) the debate recorded.
+fn tokens(bb: &Blackboard) -> u64 {
+    let u = bb.usage_total();
+    u.input_tokens + u.output_tokens
+}
+
+/// No call started once the debate's tokens reached `limit`.
+fn no_call_past(starts: &[u64], limit: u64) {
+    assert!(!starts.is_empty());
+    let late: Vec<&u64> = starts.iter().filter(|&&t| t >= limit).collect();
+    assert!(
+        late.is_empty(),
+        "calls started at {late:?} tokens, limit {limit}"
+    );
 }
 
 /// The tokens a whole run of `config` costs (no budget).
@@ -46,11 +130,18 @@ async fn a_dialectic_debate_stops_at_its_token_budget_with_the_judges_solution()
     let mut config = crate::dialectic::dialectic_config(4);
     let whole = full_tokens(&config).await;
     config.budget.max_tokens = Some(whole / 3);
+    // A reserve large enough for the rest of the round's group and the
+    // judge (this debate is small: one group is a large share of it).
+    config.budget.reserve = 0.5;
     let (bb, status) = run(&config, None).await;
     assert_eq!(status, RunStatus::Budget);
     let stop = bb.budget_stop().expect("a budget stop");
     assert_eq!(stop.kind, BudgetKind::Tokens);
-    assert!(stop.used >= stop.limit * 9 / 10, "{stop:?}");
+    assert!(stop.used >= stop.limit / 2, "{stop:?}");
+    assert!(
+        bb.budget_exhausted().is_none(),
+        "the wrap-up fit in the reserve"
+    );
     assert!(stop.at.starts_with("round "), "{}", stop.at);
     // The judge wrapped up the round it stopped in; later rounds never ran.
     let solution = bb.solution().expect("the judge's solution");
@@ -81,6 +172,7 @@ async fn a_structured_debate_stops_at_its_cost_budget_with_the_synthesis() {
         output_per_mtok: 1.0,
     };
     config.budget.max_cost_usd = Some(whole as f64 / 2.0 / 1e6);
+    config.budget.reserve = 0.5;
     let (bb, status) = run(&config, Some(price)).await;
     assert_eq!(status, RunStatus::Budget);
     let stop = bb.budget_stop().expect("a budget stop");
@@ -104,4 +196,73 @@ async fn a_deliberation_stops_at_its_budget_and_a_debate_under_it_runs_whole() {
     let (bb, status) = run(&config, None).await;
     assert_eq!(status, RunStatus::Finished);
     assert!(bb.budget_stop().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dialectic_call_starts_past_the_limit_and_the_debate_still_ends_cleanly() {
+    let mut config = crate::dialectic::dialectic_config(4);
+    let whole = full_tokens(&config).await;
+    // No reserve: the stop comes at the limit, so what runs past it (the
+    // rest of a group, the judge's wrap-up) is refused.
+    config.budget.max_tokens = Some(whole / 3);
+    config.budget.reserve = 0.0;
+    let limit = whole / 3;
+    let (bb, status, starts) = run_probed(&config, None).await;
+    assert_eq!(status, RunStatus::Budget);
+    no_call_past(&starts, limit);
+    let (refused, spent) = bb.budget_exhausted().expect("the limit was spent");
+    assert_eq!(spent.kind, BudgetKind::Tokens);
+    assert!(spent.used >= limit, "{spent:?}");
+    assert!(bb.solution().is_none(), "no judge past the limit");
+    // The calls in flight when the first was refused finished; nothing
+    // started after.
+    assert!(tokens(&bb) >= spent.used);
+    assert!(bb.current_round() < 4);
+    let report = agon_view::report::markdown(&bb);
+    assert!(report.contains("## Stopped at its budget"), "{report}");
+    assert!(
+        report.contains(&format!("the call of `{refused}` was refused")),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_structured_synthesis_past_the_limit_is_not_asked() {
+    let mut config = support::small_config();
+    config.memory.enabled = false;
+    let whole = full_tokens(&config).await;
+    let price = Price {
+        input_per_mtok: 1.0,
+        output_per_mtok: 1.0,
+    };
+    config.budget.max_cost_usd = Some(whole as f64 / 2.0 / 1e6);
+    config.budget.reserve = 0.0;
+    let (bb, status, starts) = run_probed(&config, Some(price)).await;
+    assert_eq!(status, RunStatus::Budget);
+    // $1 per million tokens: the cost limit is whole / 2 tokens.
+    no_call_past(&starts, whole / 2);
+    // The first call refused is the synthesis, or one of the last group's
+    // (its turns and analyses start as the scripted model answers).
+    let (_, spent) = bb.budget_exhausted().expect("the limit was spent");
+    assert_eq!(spent.kind, BudgetKind::Cost);
+    let kinds = |k: MessageKind| bb.messages().iter().filter(|m| m.kind == k).count();
+    assert_eq!(
+        kinds(MessageKind::Synthesis),
+        0,
+        "no synthesis past the limit"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_deliberation_call_starts_past_the_limit() {
+    let mut config = crate::deliberation::deliberation_config(3, 30, 12);
+    let whole = full_tokens(&config).await;
+    for reserve in [0.0, 0.1] {
+        config.budget.max_tokens = Some(whole / 2);
+        config.budget.reserve = reserve;
+        let (bb, status, starts) = run_probed(&config, None).await;
+        assert_eq!(status, RunStatus::Budget, "reserve {reserve}");
+        no_call_past(&starts, whole / 2);
+        assert!(bb.messages().len() < 30);
+    }
 }

@@ -660,3 +660,19 @@ async fn a_note_posted_before_the_start_is_recorded_once_the_debate_starts() {
     let (bb, _) = orch.store().load(&id).await.unwrap();
     assert_eq!(bb.notes()[0].after_messages, 0);
 }
+
+/// Ids are the second and 16 random bits: many debates created in one
+/// second may draw the same, and a taken id is drawn again.
+#[tokio::test]
+async fn a_debate_id_drawn_twice_is_drawn_again() {
+    let orch = Orchestrator::new(support::sqlite().await);
+    let config = support::small_config();
+    fastrand::seed(7);
+    let first = orch.create(&config).await.unwrap();
+    fastrand::seed(7);
+    let second = orch.create(&config).await.unwrap();
+    assert_ne!(first, second);
+    for id in [&first, &second] {
+        assert_eq!(orch.store().debate(id).await.unwrap().topic, config.topic);
+    }
+}

@@ -39,6 +39,9 @@ pub enum FailureKind {
     Malformed,
     /// An in-process model failed (missing file, inference).
     Local,
+    /// Not asked: the debate's budget is spent (a call refused before it
+    /// was made).
+    Budget,
     /// Anything else: no model was asked (a lost job, nothing to ask).
     Other,
 }

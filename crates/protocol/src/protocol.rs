@@ -22,13 +22,21 @@ pub trait Protocol: Send + Sync {
     ///
     /// Once the debate reached its budget
     /// ([`agon_core::Blackboard::budget_stop`]) no background work is
-    /// planned and the next step is the protocol's [`Protocol::wrap_up`].
+    /// planned and the next step is the protocol's [`Protocol::wrap_up`];
+    /// once it spent a limit in full
+    /// ([`agon_core::Blackboard::budget_exhausted`]: a call was refused)
+    /// the next step is the finish, with no further model call.
     fn next(&self, board: &Blackboard) -> Plan {
         let mut plan = self.plan(board);
         if board.budget_stop().is_some() && board.status() != agon_core::DebateStatus::Finished {
             plan.background.clear();
-            plan.progress.phase = "budget reached: wrapping up".into();
-            plan.next = Next::step(self.wrap_up(board));
+            if board.budget_exhausted().is_some() {
+                plan.progress.phase = "budget spent: finishing".into();
+                plan.next = Next::step(Step::Finish(crate::Finish::default()));
+            } else {
+                plan.progress.phase = "budget reached: wrapping up".into();
+                plan.next = Next::step(self.wrap_up(board));
+            }
         }
         if board.is_paused() && matches!(&plan.next, Next::Step(step) if step.is_stoppable()) {
             plan.next = Next::Paused;

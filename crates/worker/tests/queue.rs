@@ -43,7 +43,10 @@ async fn the_status_and_the_job_commit_together_or_not_at_all() {
         ),
         "{refused}"
     );
-    assert!(queue.jobs().await.unwrap().is_empty(), "a job without its debate was left");
+    assert!(
+        queue.jobs().await.unwrap().is_empty(),
+        "a job without its debate was left"
+    );
 
     // A stored debate: queued, with exactly one waiting job, however often
     // it is submitted (the job key).

@@ -361,6 +361,18 @@ impl Blackboard {
                 }
                 self.data.budget_stop = Some(stop.clone());
             }
+            DebateEvent::BudgetExhausted { refused, stop } => {
+                if self.data.budget_exhausted.is_some() {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "exhausted budget of debate",
+                        id: self.debate_label(),
+                    });
+                }
+                if self.data.budget_stop.is_none() {
+                    self.data.budget_stop = Some(stop.clone());
+                }
+                self.data.budget_exhausted = Some((refused.clone(), stop.clone()));
+            }
             DebateEvent::RequirementsRecorded {
                 requirements,
                 method,

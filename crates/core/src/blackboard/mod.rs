@@ -111,6 +111,9 @@ struct BlackboardData {
     /// The budget stop, once a limit was reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     budget_stop: Option<crate::budget::BudgetStop>,
+    /// The limit spent in full and the step whose call was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    budget_exhausted: Option<(StepId, crate::budget::BudgetStop)>,
     /// The problem's requirements and their coverage.
     #[serde(
         default,
@@ -434,6 +437,12 @@ impl Blackboard {
     /// The budget stop, once the debate reached a limit.
     pub fn budget_stop(&self) -> Option<&crate::budget::BudgetStop> {
         self.data.budget_stop.as_ref()
+    }
+
+    /// The limit spent in full, if it was, and the step whose model call
+    /// was refused: no call is made after it.
+    pub fn budget_exhausted(&self) -> Option<(&StepId, &crate::budget::BudgetStop)> {
+        self.data.budget_exhausted.as_ref().map(|(s, b)| (s, b))
     }
 
     /// The problem's requirements and which contributions cover them.

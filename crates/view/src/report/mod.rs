@@ -262,6 +262,8 @@ fn budget(s: &mut String, bb: &Blackboard) {
         format!("the judge's solution of round {}", sol.round)
     } else if after.iter().any(|m| m.kind == MessageKind::Synthesis) {
         "the judge's synthesis".to_owned()
+    } else if bb.budget_exhausted().is_some() {
+        "nothing (its calls were refused: the limit was spent)".to_owned()
     } else {
         "nothing (the protocol has no judge step left to run)".to_owned()
     };
@@ -274,6 +276,14 @@ fn budget(s: &mut String, bb: &Blackboard) {
          closings or turns, and no analysis of messages not analysed by then).\n",
         stop.describe()
     );
+    if let Some((refused, spent)) = bb.budget_exhausted() {
+        let _ = writeln!(
+            s,
+            "The limit itself was reached ({}): the call of `{refused}` was refused, \
+             and no model was called after it.\n",
+            spent.describe()
+        );
+    }
 }
 
 /// Renders the report with the default options.
