@@ -339,6 +339,30 @@ fn is_default_deliberation(d: &DeliberationConfig) -> bool {
     d == &DeliberationConfig::default()
 }
 
+fn is_default_trust(t: &TrustConfig) -> bool {
+    t == &TrustConfig::default()
+}
+
+/// How the agents' trust memory (seed 003) steers a debate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrustConfig {
+    /// Read the agents' standings when the debate starts and weigh the
+    /// feedback prompts show by them: the critiques a proposal received
+    /// ordered by their critic's trust and labelled, the judge's view of
+    /// the positions labelled (default on; agents with no memory yet are
+    /// never labelled).
+    pub weigh_feedback: bool,
+}
+
+impl Default for TrustConfig {
+    fn default() -> Self {
+        Self {
+            weigh_feedback: true,
+        }
+    }
+}
+
 /// A whole debate's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -385,6 +409,9 @@ pub struct DebateConfig {
     /// The deliberation protocol's settings (`protocol = "deliberation"`).
     #[serde(skip_serializing_if = "is_default_deliberation")]
     pub deliberation: DeliberationConfig,
+    /// How the agents' trust memory steers the debate.
+    #[serde(skip_serializing_if = "is_default_trust")]
+    pub trust: TrustConfig,
     /// Prices (USD per million tokens) by model id, over the built-in list
     /// prices: `[prices."gpt-4o-mini"] input_per_mtok = 0.15,
     /// output_per_mtok = 0.6`. What `--max-cost` and the cost lines count.
@@ -446,6 +473,7 @@ impl Default for DebateConfig {
             memory: MemoryConfig::default(),
             dialectic: DialecticConfig::default(),
             deliberation: DeliberationConfig::default(),
+            trust: TrustConfig::default(),
             prices: BTreeMap::new(),
         }
     }
@@ -523,6 +551,7 @@ impl DebateConfig {
                 personas,
                 cast: self.personas.is_empty().then_some(self.persona_count),
                 aspects,
+                weigh_by_trust: self.trust.weigh_feedback,
             },
             minirounds: self.minirounds,
             crux: self.crux,
@@ -577,8 +606,10 @@ impl DebateConfig {
                     .chain(std::iter::once(judge))
                     .filter_map(|p| Some((p.clone(), d.temperature_of(&p)?)))
                     .collect();
+                let mut rules = d.rules(topic(), Some(detection), self.crux);
+                rules.start.weigh_by_trust = self.trust.weigh_feedback;
                 (
-                    ProtocolConfig::Dialectic(d.rules(topic(), Some(detection), self.crux)),
+                    ProtocolConfig::Dialectic(rules),
                     RunConfig {
                         context_tokens: d.context_tokens,
                         utterance_words: d.answer_words,

@@ -467,6 +467,7 @@ impl DialecticConfig {
                 personas,
                 cast: None,
                 aspects: AspectSource::Configured(Vec::new()),
+                weigh_by_trust: true,
             },
             judge: judge_id,
             rounds: self.rounds,

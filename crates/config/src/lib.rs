@@ -33,7 +33,8 @@ pub use agon_llm::{ModelSpec, SpecError};
 pub use debate::{
     AnalysisCadence, AnalysisConfig, AspectConfig, BudgetConfig, ConfigError, CruxConfig,
     DEFAULT_TOPIC, DebateConfig, DetectionConfig, DetectionMode, DetectionSource, MemoryConfig,
-    ModelsConfig, PersonaConfig, ProtocolKind, TemperatureConfig, TurnMode, default_personas,
+    ModelsConfig, PersonaConfig, ProtocolKind, TemperatureConfig, TrustConfig, TurnMode,
+    default_personas,
 };
 pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
 pub use dialectic::{AgentConfig, DialecticConfig, TerminationKind};

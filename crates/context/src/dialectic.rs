@@ -12,6 +12,7 @@ use agon_core::{
 use crate::fit::Draft;
 use crate::perspective::history_since_summary;
 use crate::section::SectionKind;
+use crate::trust::{any_standing, labelled_name, trust_of};
 
 /// The critiques of the same round aimed at a refinement's author, among
 /// `listed` (a batch's messages): what the refinement answers.
@@ -233,13 +234,35 @@ pub(crate) fn own_proposal(bb: &Blackboard, me: &Persona, round: u32) -> Draft {
     draft
 }
 
-/// The critiques the agent's proposal received in `round`.
+/// The critiques the agent's proposal received in `round`, the most
+/// trusted critic's first (seed 003: trust weights feedback; the fitter
+/// drops the last first), each critic named with its trust standing when
+/// the debate read one.
 pub(crate) fn critiques_received(bb: &Blackboard, me: &Persona, round: u32) -> Draft {
     let mut draft = Draft::new(SectionKind::CritiquesReceived);
-    for m in bb.messages().iter().filter(|m| {
-        m.round == round && matches!(&m.kind, MessageKind::Critique { target } if target == &me.id)
-    }) {
-        draft.push(format!("{}: {}", name(bb, &m.persona), m.content.trim()));
+    let mut critiques: Vec<&DialogueMessage> = bb
+        .messages()
+        .iter()
+        .filter(|m| {
+            m.round == round
+                && matches!(&m.kind, MessageKind::Critique { target } if target == &me.id)
+        })
+        .collect();
+    // Stable: critics of equal trust keep the order they spoke in.
+    critiques.sort_by(|a, b| trust_of(bb, &b.persona).total_cmp(&trust_of(bb, &a.persona)));
+    if any_standing(bb, critiques.iter().map(|m| &m.persona)) {
+        draft.push(
+            "Ordered by each critic's trust from past debates, highest first; \
+             weigh low-trust critiques and critiques from agents on probation with care."
+                .to_owned(),
+        );
+    }
+    for m in critiques {
+        draft.push(format!(
+            "{}: {}",
+            labelled_name(bb, &m.persona),
+            m.content.trim()
+        ));
     }
     draft
 }
@@ -263,7 +286,7 @@ pub(crate) fn final_round(bb: &Blackboard, round: u32, use_summary: bool) -> Dra
     let label = |m: &DialogueMessage| {
         format!(
             "{} — {} (round {round}):\n{}",
-            name(bb, &m.persona),
+            labelled_name(bb, &m.persona),
             m.kind.label(),
             m.content.trim()
         )

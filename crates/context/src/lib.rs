@@ -47,6 +47,7 @@ pub mod rolling;
 mod section;
 mod sources;
 mod tokens;
+pub mod trust;
 
 pub use assemble::{
     AssembledContext, Assembler, AssemblyOptions, ContextExtras, RetrievedMemory, SectionReport,

@@ -255,6 +255,14 @@ pub enum DebateEvent {
         /// Which limit, how much was spent, where the debate stood.
         stop: crate::budget::BudgetStop,
     },
+    /// The agents' standings in the trust memory, read once when the
+    /// debate started (seed 003: trust weights feedback): prompts that
+    /// show an agent's feedback order and label it by them. Agents with
+    /// no memory yet are left out (new agents are not labelled).
+    TrustStandingsRead {
+        /// Each known agent's standing.
+        standings: BTreeMap<PersonaId, crate::trust::TrustStanding>,
+    },
     /// The devil's advocate of a round was drawn from the trust memory
     /// (seed 003): recorded so a resumed debate repeats the choice.
     DevilsAdvocateChosen {
@@ -433,6 +441,7 @@ impl DebateEvent {
             Self::RequirementsRecorded { .. } => "requirements_recorded",
             Self::RequirementsCovered { .. } => "requirements_covered",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
+            Self::TrustStandingsRead { .. } => "trust_standings_read",
             Self::CritiquesJudged { .. } => "critiques_judged",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",

@@ -422,3 +422,20 @@ proptest! {
         prop_assert_eq!(m.on_probation(), rounds < 5);
     }
 }
+
+/// docs/trust.md's worked example: two dissents that changed the outcome
+/// (depths 1.6 and 1.2), no overrides: 0.4 · 1 + 0.3 · 0.7 + 0.3 · 0.6.
+#[test]
+fn the_documented_example_scores_0_79_and_is_labelled_so() {
+    let mut m = AgentMemory::new("Performance Engineer", "gpt-4o-mini", t0());
+    m.log_dissent(dissent(t0(), true, 1.6), t0());
+    m.log_dissent(
+        dissent(t0() + Duration::days(1), true, 1.2),
+        t0() + Duration::days(1),
+    );
+    assert!((m.trust_score - 0.79).abs() < 1e-9, "{}", m.trust_score);
+    m.participated(8);
+    let standing = agon_core::trust::TrustStanding::of(&m);
+    assert_eq!(standing.label(), "trust 0.79");
+    assert!(!standing.is_low());
+}

@@ -341,6 +341,9 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
     let (expected, _) = orch.store().load(&reference).await.unwrap();
     let total = expected.messages().len();
     for stop_after in [1usize, 7, 12, 19, 26, total - 1] {
+        // A store of its own: the debates before would have changed the
+        // agents' trust memories, which the prompts show.
+        let orch = Orchestrator::new(sqlite().await);
         let id = orch.create(&config).await.unwrap();
         let control = RunControl::default();
         let mut updates = orch.subscribe();

@@ -6,60 +6,16 @@
 
 use crate::support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agon_core::DebateEvent;
-use agon_llm::{
-    ChatModel, ChatRequest, ChatResponse, ChatStream, Embedder, JsonResponse, JsonSchema,
-    PriceTable, ProviderError,
-};
+use agon_llm::{ChatModel, Embedder, PriceTable};
 use agon_local::LocalEmbedder;
 use agon_memory::{Memory, MemoryFilter, MemoryKind, RetrievalConfig};
 use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
 use agon_testkit::ScriptedModel;
-use async_trait::async_trait;
-use support::small_config;
-
-/// Delegates to the scripted model and keeps every utterance prompt.
-struct Recording {
-    inner: ScriptedModel,
-    prompts: Mutex<Vec<String>>,
-}
-
-fn text_of(request: &ChatRequest) -> String {
-    request
-        .messages
-        .iter()
-        .map(|m| m.content.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-#[async_trait]
-impl ChatModel for Recording {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.prompts.lock().unwrap().push(text_of(&request));
-        self.inner.complete(request).await
-    }
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.inner.complete_json(request, schema).await
-    }
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.prompts.lock().unwrap().push(text_of(&request));
-        self.inner.stream(request).await
-    }
-}
+use support::{Recording, small_config};
 
 fn db_url() -> String {
     let dir = std::env::temp_dir().join("agon-orchestrator-tests");
@@ -86,10 +42,10 @@ async fn run_debate(
     let id = orch.create(&config).await.unwrap();
     // Model latency gives the background writer time to store each round's
     // memories before later turns recall (it is off the critical path).
-    let model = Arc::new(Recording {
-        inner: ScriptedModel::new(Duration::from_millis(150)),
-        prompts: Mutex::new(Vec::new()),
-    });
+    let model = Arc::new(Recording::new(
+        ScriptedModel::new(Duration::from_millis(150)),
+        false,
+    ));
     let models = Models::uniform(
         model.clone() as Arc<dyn ChatModel>,
         PriceTable::with_defaults(),

@@ -11,5 +11,6 @@ mod headline;
 mod load;
 mod local;
 mod memory;
+mod steer;
 mod support;
 mod trust;

@@ -24,6 +24,7 @@ const WINDOW: usize = 1_000;
 fn rules() -> DeliberationRules {
     DeliberationRules {
         start: Start {
+            weigh_by_trust: true,
             topic: Topic::new("How should the city spend its transport budget?"),
             personas: ["ada", "bo", "cy", "di"]
                 .iter()

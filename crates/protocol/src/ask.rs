@@ -322,6 +322,48 @@ pub fn convert(
     }
 }
 
+/// The memories read, or none and the `trust_memory` warning saying
+/// `without` (what goes on without them) when they could not be read.
+fn memories_or_warning(
+    memories: Result<Vec<Option<AgentMemory>>, String>,
+    without: &str,
+    now: DateTime<Utc>,
+    events: &mut Vec<DebateEvent>,
+) -> Vec<Option<AgentMemory>> {
+    memories.unwrap_or_else(|e| {
+        events.push(step_failed(
+            StepId::TrustMemory,
+            format!("{without}: {e}"),
+            now,
+        ));
+        Vec::new()
+    })
+}
+
+/// The agents' standings in the memories read for `agents` (in order;
+/// agents without one are left out), or the warning that they could not
+/// be read and no standings.
+fn standings_events(
+    agents: &[PersonaId],
+    memories: Result<Vec<Option<AgentMemory>>, String>,
+    now: DateTime<Utc>,
+) -> Vec<DebateEvent> {
+    let mut events = Vec::new();
+    let known = memories_or_warning(
+        memories,
+        "feedback is not weighted by trust",
+        now,
+        &mut events,
+    );
+    let standings = agents
+        .iter()
+        .zip(known)
+        .filter_map(|(p, m)| Some((p.clone(), agon_core::trust::TrustStanding::of(&m?))))
+        .collect();
+    events.push(DebateEvent::TrustStandingsRead { standings });
+    events
+}
+
 fn trust_events(
     board: &Blackboard,
     debate: &DebateId,
@@ -329,23 +371,21 @@ fn trust_events(
     memories: Result<Vec<Option<AgentMemory>>, String>,
     now: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
-    let TrustRead::DevilsAdvocate { round, candidates } = read;
+    let (round, candidates) = match read {
+        TrustRead::DevilsAdvocate { round, candidates } => (round, candidates),
+        TrustRead::Standings { agents } => return standings_events(agents, memories, now),
+    };
     let names: Vec<(PersonaId, String)> = candidates
         .iter()
         .map(|p| (p.clone(), board.persona_name(p).to_owned()))
         .collect();
     let mut events = Vec::new();
-    let known = match memories {
-        Ok(known) => known,
-        Err(e) => {
-            events.push(step_failed(
-                StepId::TrustMemory,
-                format!("devil's advocate of round {round} drawn without trust scores: {e}"),
-                now,
-            ));
-            Vec::new()
-        }
-    };
+    let known = memories_or_warning(
+        memories,
+        &format!("devil's advocate of round {round} drawn without trust scores"),
+        now,
+        &mut events,
+    );
     // `None` only without candidates, which the protocols never ask for.
     events.extend(crate::trust_harvest::draw(debate, *round, &names, &known));
     events

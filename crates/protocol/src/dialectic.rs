@@ -694,6 +694,10 @@ fn clash(board: &Blackboard, agents: &[PersonaId], round: u32) -> Option<DebateE
 }
 
 impl Protocol for Dialectic {
+    fn weighs_by_trust(&self) -> bool {
+        self.rules.start.weigh_by_trust
+    }
+
     fn kind(&self) -> Option<agon_core::ProtocolKind> {
         Some(agon_core::ProtocolKind::Dialectic)
     }

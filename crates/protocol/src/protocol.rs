@@ -38,6 +38,18 @@ pub trait Protocol: Send + Sync {
                 plan.next = Next::step(self.wrap_up(board));
             }
         }
+        // Once started, the agents' trust standings are read before any
+        // other step (no model call): the prompts weigh feedback by them.
+        if self.weighs_by_trust()
+            && board.status() == agon_core::DebateStatus::Running
+            && !board.trust_read()
+            && board.budget_stop().is_none()
+            && matches!(plan.next, Next::Step(_))
+        {
+            plan.next = Next::step(Step::ReadTrust(crate::TrustRead::Standings {
+                agents: board.debaters().map(|p| p.id.clone()).collect(),
+            }));
+        }
         if board.is_paused() && matches!(&plan.next, Next::Step(step) if step.is_stoppable()) {
             plan.next = Next::Paused;
         }
@@ -50,6 +62,15 @@ pub trait Protocol: Send + Sync {
     fn wrap_up(&self, board: &Blackboard) -> Step {
         let _ = board;
         Step::Finish(crate::Finish::default())
+    }
+
+    /// Whether the agents' trust standings are read once the debate
+    /// started ([`crate::TrustRead::Standings`], planned by
+    /// [`Protocol::next`]) so that prompts weigh feedback by them. No by
+    /// default; Agon's protocols follow their start rules
+    /// ([`crate::Start::weigh_by_trust`]).
+    fn weighs_by_trust(&self) -> bool {
+        false
     }
 
     /// Which of Agon's protocols this is, recorded in `debate_started` so

@@ -385,6 +385,14 @@ pub enum TrustRead {
         /// Who may be chosen.
         candidates: Vec<PersonaId>,
     },
+    /// Read the agents' standings once, when the debate started, and
+    /// record `trust_standings_read`: prompts that show an agent's
+    /// feedback order and label it by trust. Without the memories, a
+    /// `trust_memory` warning and no standings.
+    Standings {
+        /// The debate's agents.
+        agents: Vec<PersonaId>,
+    },
 }
 
 impl TrustRead {
@@ -392,6 +400,7 @@ impl TrustRead {
     pub fn agents(&self) -> &[PersonaId] {
         match self {
             Self::DevilsAdvocate { candidates, .. } => candidates,
+            Self::Standings { agents } => agents,
         }
     }
 
@@ -399,6 +408,7 @@ impl TrustRead {
     pub fn label(&self) -> String {
         match self {
             Self::DevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
+            Self::Standings { .. } => "the agents' trust".to_owned(),
         }
     }
 }

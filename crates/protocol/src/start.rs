@@ -240,6 +240,7 @@ mod tests {
 
     fn start(cast: Option<usize>) -> Start {
         Start {
+            weigh_by_trust: true,
             topic: Topic::new("Should we tax sugar?"),
             personas: vec![judge()],
             cast,

@@ -558,6 +558,10 @@ impl StructuredDebate {
 }
 
 impl Protocol for StructuredDebate {
+    fn weighs_by_trust(&self) -> bool {
+        self.rules.start.weigh_by_trust
+    }
+
     fn kind(&self) -> Option<agon_core::ProtocolKind> {
         Some(agon_core::ProtocolKind::Structured)
     }

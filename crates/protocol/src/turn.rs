@@ -106,6 +106,9 @@ pub struct Start {
     pub cast: Option<usize>,
     /// The aspects, or how many to plan.
     pub aspects: AspectSource,
+    /// Read the agents' trust standings once started, and weigh the
+    /// feedback prompts show by them ([`crate::TrustRead::Standings`]).
+    pub weigh_by_trust: bool,
 }
 
 /// When a group of turns must be done: `secs` after this run first started

@@ -19,6 +19,7 @@ const LIMITS: Limits = Limits {
 
 fn start(aspects: AspectSource) -> Start {
     Start {
+        weigh_by_trust: true,
         topic: Topic::new("Design a rate limiter"),
         personas: vec![
             Persona::debater("arch", "Architect", "architect brief", ""),

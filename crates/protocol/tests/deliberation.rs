@@ -12,6 +12,7 @@ use agon_protocol::{
 pub(crate) fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> DeliberationRules {
     DeliberationRules {
         start: Start {
+            weigh_by_trust: true,
             topic: Topic::new("Transport budget"),
             personas: ["ada", "bo", "cy", "di"]
                 .iter()

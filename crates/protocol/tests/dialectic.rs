@@ -22,6 +22,7 @@ fn agent(id: &str, name: &str, role: &str) -> Persona {
 pub(crate) fn rules(rounds: u32) -> DialecticRules {
     DialecticRules {
         start: Start {
+            weigh_by_trust: true,
             topic: Topic::new("Design a rate limiting system"),
             personas: vec![
                 agent("arch", "Architect", "architect"),
@@ -261,7 +262,9 @@ fn the_devil_advocate_is_drawn_before_the_critiques_and_recorded() {
         .collect();
     assert_eq!(devils, agents);
     let mut s = Sim::with(Box::new(protocol), Script::default(), Lag::Eager);
-    s.run(3);
+    // The start, the agents' trust standings, the clarifications, the
+    // proposals.
+    s.run(4);
     let Next::Step(step) = s.protocol.plan(&s.board).next else {
         panic!("a step")
     };

@@ -810,8 +810,10 @@ impl ChatModel for ScriptedModel {
 }
 
 /// Removes from a blackboard's JSON what differs between two runs of one
-/// debate with the scripted model: times, ids, usage, and call metadata
-/// (prompt sizes depend on how far background work got).
+/// debate with the scripted model: times, ids, usage, call metadata
+/// (prompt sizes depend on how far background work got), and the agents'
+/// trust standings (what other debates in the same store recorded before
+/// this one started).
 pub fn strip_volatile(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -823,6 +825,8 @@ pub fn strip_volatile(value: &mut Value) {
                 "events_applied",
                 "debate",
                 "meta",
+                "trust_standings",
+                "standings",
             ] {
                 map.remove(key);
             }

@@ -480,7 +480,9 @@ pub fn round_record(bb: &Blackboard, aspect: &AspectId) -> Option<Prompt> {
     })
 }
 
-fn ledger_summary(bb: &Blackboard) -> String {
+/// Each debater's stance, last concession and shift; named with its trust
+/// standing when `with_trust` (the judge's view).
+fn ledger_summary(bb: &Blackboard, with_trust: bool) -> String {
     let mut s = String::new();
     for p in bb.debaters() {
         let Some(state) = bb.position(&p.id) else {
@@ -491,7 +493,12 @@ fn ledger_summary(bb: &Blackboard) -> String {
         } else {
             &state.overall_stance
         };
-        let _ = write!(s, "- {}: {}", p.name, quote(stance, 200));
+        let name = if with_trust {
+            crate::trust::labelled_name(bb, &p.id)
+        } else {
+            p.name.clone()
+        };
+        let _ = write!(s, "- {name}: {}", quote(stance, 200));
         if let Some(c) = state.concessions.last() {
             let _ = write!(s, "; conceded: {}", quote(&c.text, 120));
         }
@@ -528,7 +535,7 @@ pub fn reflection(bb: &Blackboard) -> Prompt {
         "Debate on: \"{}\"\nParticipants: {}\n\nWhat's happened so far:\n{}",
         topic(bb),
         names(bb),
-        ledger_summary(bb)
+        ledger_summary(bb, false)
     );
     for r in bb.rounds().iter().rev().take(2).rev() {
         let label = bb
@@ -616,7 +623,7 @@ pub fn crux_card(bb: &Blackboard, room: &CruxRoomId) -> Option<Prompt> {
 /// round summaries, claims with their cards, and the closings, each quoted
 /// briefly so the brief stays bounded (about `max_chars` characters).
 pub fn judge_brief(bb: &Blackboard, max_chars: usize) -> String {
-    let mut s = format!("POSITIONS\n{}", ledger_summary(bb));
+    let mut s = format!("POSITIONS\n{}", ledger_summary(bb, true));
     if !bb.rounds().is_empty() {
         s.push_str("\nROUNDS\n");
         for r in bb.rounds() {

@@ -380,6 +380,18 @@ impl Blackboard {
             DebateEvent::RequirementsCovered { message, coverage } => {
                 self.record_coverage(message, coverage)?;
             }
+            DebateEvent::TrustStandingsRead { standings } => {
+                for p in standings.keys() {
+                    self.check_persona(p, "trust_standings_read.standings")?;
+                }
+                if self.data.trust_standings.is_some() {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "trust standings of debate",
+                        id: self.debate_label(),
+                    });
+                }
+                self.data.trust_standings = Some(standings.clone());
+            }
             DebateEvent::DevilsAdvocateChosen {
                 round,
                 persona,

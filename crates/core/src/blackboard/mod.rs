@@ -123,6 +123,9 @@ struct BlackboardData {
     /// Devil's advocates drawn from the trust memory, by round.
     #[serde(default)]
     devils_advocates: BTreeMap<u32, PersonaId>,
+    /// The agents' trust standings, once read (`None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trust_standings: Option<BTreeMap<PersonaId, crate::trust::TrustStanding>>,
     /// Critiques judged taken in (or not) by their target's refinement.
     #[serde(default)]
     critique_impacts: BTreeMap<MessageId, bool>,
@@ -476,6 +479,18 @@ impl Blackboard {
     /// whether its target's refinement took it in.
     pub fn critique_impacts(&self) -> &BTreeMap<MessageId, bool> {
         &self.data.critique_impacts
+    }
+
+    /// Whether the agents' trust standings were read
+    /// ([`DebateEvent::TrustStandingsRead`]).
+    pub fn trust_read(&self) -> bool {
+        self.data.trust_standings.is_some()
+    }
+
+    /// `persona`'s trust standing, when the debate read one (agents with
+    /// no memory have none).
+    pub fn trust_standing(&self, persona: &PersonaId) -> Option<&crate::trust::TrustStanding> {
+        self.data.trust_standings.as_ref()?.get(persona)
     }
 
     /// Every devil's advocate drawn, by round.

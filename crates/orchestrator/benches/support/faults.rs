@@ -28,7 +28,9 @@ pub fn config(protocol: &str) -> DebateConfig {
 }
 
 /// The TOML of [`config`] (no `[models]` table: add one to run it with
-/// `agon`).
+/// `agon`). Trust does not weigh feedback: these runs compare each debate
+/// with another run of it in the same store, whose agents' trust memories
+/// change as the debates before it finish.
 pub fn toml(protocol: &str) -> &'static str {
     match protocol {
         "structured" => {
@@ -36,18 +38,18 @@ pub fn toml(protocol: &str) -> &'static str {
              [[aspects]]\nlabel = \"Cost\"\n\n[[aspects]]\nlabel = \"Health\"\n\n\
              [[personas]]\nname = \"Mara\"\ncontract = \"Urban planner, for car-free centres.\"\n\n\
              [[personas]]\nname = \"Theo\"\ncontract = \"Economist, against bans.\"\n\n\
-             [crux]\nmax_turns = 2\ncheck_every = 2\nmax_rooms = 1\n\n[memory]\nenabled = false\n"
+             [crux]\nmax_turns = 2\ncheck_every = 2\nmax_rooms = 1\n\n[memory]\nenabled = false\n\n[trust]\nweigh_feedback = false\n"
         }
         "dialectic" => {
             "protocol = \"dialectic\"\ntopic = \"Design a rate limiter for a public API.\"\n\n\
              [dialectic]\nrounds = 2\n\n[[dialectic.agent]]\nrole = \"architect\"\n\n\
-             [[dialectic.agent]]\nrole = \"kiss\"\n\n[memory]\nenabled = false\n"
+             [[dialectic.agent]]\nrole = \"kiss\"\n\n[memory]\nenabled = false\n\n[trust]\nweigh_feedback = false\n"
         }
         _ => {
             "protocol = \"deliberation\"\ntopic = \"How should the city spend its transport budget?\"\n\n\
              [deliberation]\nturns = 12\nstop_on_consensus = false\n\n\
              [[personas]]\nname = \"Ana\"\ncontract = \"Cyclist.\"\n\n\
-             [[personas]]\nname = \"Ben\"\ncontract = \"Driver.\"\n\n[memory]\nenabled = false\n"
+             [[personas]]\nname = \"Ben\"\ncontract = \"Driver.\"\n\n[memory]\nenabled = false\n\n[trust]\nweigh_feedback = false\n"
         }
     }
 }

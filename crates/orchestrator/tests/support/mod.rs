@@ -147,3 +147,66 @@ pub fn log_streams(events: &[agon_core::DebateEvent]) -> (Vec<Value>, Vec<Value>
     }
     (main, background)
 }
+
+/// Delegates to the scripted model and keeps every prompt: the utterances'
+/// (streamed and complete), and the structured calls' when `structured`.
+pub struct Recording {
+    inner: agon_testkit::ScriptedModel,
+    structured: bool,
+    /// The prompts, system and user text joined, in call order.
+    pub prompts: std::sync::Mutex<Vec<String>>,
+}
+
+impl Recording {
+    pub fn new(inner: agon_testkit::ScriptedModel, structured: bool) -> Self {
+        Self {
+            inner,
+            structured,
+            prompts: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn keep(&self, request: &agon_llm::ChatRequest) {
+        let text = request
+            .messages
+            .iter()
+            .map(|m| m.content.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.prompts.lock().unwrap().push(text);
+    }
+}
+
+#[async_trait::async_trait]
+impl agon_llm::ChatModel for Recording {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    async fn complete(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        self.keep(&request);
+        self.inner.complete(request).await
+    }
+    async fn complete_json(
+        &self,
+        request: agon_llm::ChatRequest,
+        schema: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        if self.structured {
+            self.keep(&request);
+        }
+        self.inner.complete_json(request, schema).await
+    }
+    async fn stream(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        self.keep(&request);
+        self.inner.stream(request).await
+    }
+}

@@ -388,6 +388,10 @@ pub fn consensus(board: &Blackboard) -> bool {
 }
 
 impl Protocol for Deliberation {
+    fn weighs_by_trust(&self) -> bool {
+        self.rules.start.weigh_by_trust
+    }
+
     fn kind(&self) -> Option<agon_core::ProtocolKind> {
         Some(agon_core::ProtocolKind::Deliberation)
     }

@@ -36,6 +36,7 @@ pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) 
     }
     StructuredRules {
         start: Start {
+            weigh_by_trust: true,
             topic: Topic::new("Ban cars from city centres?"),
             personas,
             cast: None,
@@ -218,6 +219,9 @@ pub fn describe_step(step: &Step) -> String {
         Step::AskHuman(human) => format!("answer {} questions", human.questions.len()),
         Step::ReadTrust(TrustRead::DevilsAdvocate { round, .. }) => {
             format!("devil's advocate of round {round}")
+        }
+        Step::ReadTrust(TrustRead::Standings { agents }) => {
+            format!("trust of {} agents", agents.len())
         }
         Step::Finish(_) => "finish".into(),
     }
