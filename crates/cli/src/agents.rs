@@ -59,22 +59,90 @@ pub(crate) async fn list(store: Arc<dyn EventStore>, json: bool) -> Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<16} {:>5}  {:<9} {:>8} {:>9} {:>7} {:>6}",
-        "agent", "trust", "probation", "dissents", "overrides", "regret", "rounds"
+        "{:<16} {:>5}  {:<9} {:>8} {:>6} {:>5} {:>9} {:>6} {:>9} {:>6} {:>7} {:>6}",
+        "agent",
+        "trust",
+        "probation",
+        "dissents",
+        "impact",
+        "depth",
+        "escalated",
+        "useful",
+        "overrides",
+        "regret",
+        "controv",
+        "rounds"
     );
     for m in &all {
+        let x = Cells::of(m);
         println!(
-            "{:<16} {:>5.2}  {:<9} {:>8} {:>9} {:>6.0}% {:>6}",
+            "{:<16} {:>5.2}  {:<9} {:>8} {:>6} {:>5} {:>9} {:>6} {:>9} {:>6} {:>7} {:>6}",
             m.agent_name,
             m.trust_score,
             if m.on_probation() { "yes" } else { "no" },
-            m.dissent_history.len() as u64 + m.long_term_stats.folded_dissents,
-            m.override_history.len() as u64 + m.long_term_stats.folded_overrides,
-            m.regret_rate() * 100.0,
+            x.dissents,
+            x.impact,
+            x.depth,
+            x.escalations,
+            x.useful,
+            x.overrides,
+            x.regret,
+            x.controversy,
             m.rounds_participated
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Seed 003's metrics of one agent, as printed (`–` for a ratio without
+/// the events it divides).
+struct Cells {
+    dissents: u64,
+    impact: String,
+    depth: String,
+    escalations: usize,
+    useful: String,
+    overrides: u64,
+    regret: String,
+    controversy: String,
+    debates: usize,
+}
+
+impl Cells {
+    fn of(m: &AgentMemory) -> Self {
+        let percent = |r: Option<f64>| r.map_or("–".to_owned(), |r| format!("{:.0}%", r * 100.0));
+        let decimal = |r: Option<f64>| r.map_or("–".to_owned(), |r| format!("{r:.2}"));
+        let x = m.metrics(chrono::Utc::now());
+        Self {
+            dissents: x.dissents,
+            impact: percent(x.impact_ratio),
+            depth: decimal(x.mean_depth),
+            escalations: x.escalations,
+            useful: percent(x.escalation_usefulness),
+            overrides: x.overrides,
+            regret: percent(x.regret_rate),
+            controversy: decimal(x.controversy),
+            debates: x.debates,
+        }
+    }
+}
+
+/// Seed 003's metrics of `m`, two lines for `agon agents show`.
+fn metrics_lines(m: &AgentMemory) -> String {
+    let x = Cells::of(m);
+    format!(
+        "dissents {} · impact {} · mean depth {} · escalated to a crux room {} (useful {})\n\
+         overrides {} · regret {} · controversy {} per debate over {} debates\n",
+        x.dissents,
+        x.impact,
+        x.depth,
+        x.escalations,
+        x.useful,
+        x.overrides,
+        x.regret,
+        x.controversy,
+        x.debates
+    )
 }
 
 /// A one-line chart of scores in [0, 1].
@@ -106,6 +174,7 @@ fn show_text(m: &AgentMemory) -> String {
             "off probation"
         }
     );
+    s.push_str(&metrics_lines(m));
     let scores: Vec<f64> = m.trust_score_history.iter().map(|p| p.score).collect();
     let _ = writeln!(
         s,

@@ -160,6 +160,11 @@ pub(crate) struct DeliberationFlags {
     /// The memory preset.
     #[arg(long, value_enum)]
     pub preset: Option<PresetArg>,
+    /// Listen mode: a skeptic drawn from the agents' trust memory speaks
+    /// up, with a skeptic's brief, while the group converges (seed 003;
+    /// `[deliberation] skeptic`).
+    #[arg(long)]
+    pub skeptic: bool,
 }
 
 impl DebateFlags {
@@ -247,6 +252,7 @@ impl DebateFlags {
                     PresetArg::Session => Preset::Session,
                     PresetArg::Long => Preset::Long,
                 }),
+                skeptic: self.deliberation.skeptic,
             },
             max_tokens: self.max_tokens,
             max_cost_usd: self.max_cost,

@@ -214,7 +214,18 @@ async fn commands_run_show_report_and_export_a_debate() {
         .find(|l| l.starts_with("Theo"))
         .unwrap_or_default();
     let columns: Vec<&str> = theo.split_whitespace().collect();
-    assert_eq!(columns.get(4), Some(&"1"), "one override: {table}");
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    assert_eq!(
+        columns.get(column("overrides")),
+        Some(&"1"),
+        "one override: {table}"
+    );
+    // Theo's crux-room positions escalated; the seed's metrics are listed.
+    assert!(
+        columns.get(column("escalated")).is_some_and(|n| *n != "0"),
+        "{table}"
+    );
     assert!(table.contains("Mara") && table.contains("Priya"), "{table}");
     let exported = agon(dir, &["agents", "export", "Theo"]);
     let memory: Value = serde_json::from_slice(&exported.stdout).unwrap();
@@ -233,7 +244,9 @@ async fn commands_run_show_report_and_export_a_debate() {
     assert!(
         shown.contains("overrides (1)")
             && shown.contains("standing")
-            && shown.contains(&format!("trust {score:.3}")),
+            && shown.contains(&format!("trust {score:.3}"))
+            && shown.contains("escalated to a crux room")
+            && shown.contains("controversy 1.00 per debate over 1 debates"),
         "{shown}"
     );
     let saved = dir.join("Theo.json");

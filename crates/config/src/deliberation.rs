@@ -11,6 +11,7 @@
 //! summary_every = 12        # overrides the preset's cadence
 //! keep_recent = 12          # messages kept verbatim after a summary
 //! listen_tokens = 1500      # a listening agent's brief context
+//! skeptic = true            # listen mode: a skeptic drawn by trust speaks up as the group converges
 //! stop_on_consensus = true  # stop at the first decision everyone supports
 //! max_tokens = 500000       # stop when turns + summaries used this many
 //! max_minutes = 30          # stop after this long
@@ -121,6 +122,13 @@ pub struct DeliberationConfig {
     /// Tokens of a listening agent's brief context (decisions, active
     /// proposals, the last 5 messages).
     pub listen_tokens: usize,
+    /// Listen mode: a designated skeptic, drawn from the agents' trust
+    /// memory at the start (never an agent at 0.2 or below or on
+    /// probation, unless all are), whose bid is raised to the top while
+    /// the session drifts toward consensus (a decision or an unopposed
+    /// proposal backed by more than half); it then speaks with the
+    /// skeptic's brief (default off).
+    pub skeptic: bool,
     /// Stop at the first decision every participant supports.
     pub stop_on_consensus: bool,
     /// Stop when the turns and summaries have used this many tokens.
@@ -160,6 +168,7 @@ impl Default for DeliberationConfig {
             summary_tokens: None,
             recent_tokens: None,
             listen_tokens: 1_500,
+            skeptic: false,
             stop_on_consensus: true,
             max_tokens: None,
             max_minutes: None,
@@ -228,6 +237,7 @@ impl DeliberationConfig {
             detection: self.detection,
             analysis_every: self.analysis_every,
             listen_tokens: self.listen_tokens,
+            skeptic: self.skeptic,
         }
     }
 
@@ -306,6 +316,48 @@ impl DeliberationConfig {
         if let Err(e) = self.patterns.compile() {
             return bad(&format!("patterns.{}[{}]", e.list, e.index), e.to_string());
         }
+        if self.skeptic && self.mode != TurnMode::Listen {
+            return bad(
+                "skeptic",
+                "a skeptic speaks up by bidding, so it needs mode = \"listen\" (--mode listen)"
+                    .to_owned(),
+            );
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skeptic_needs_listen_mode_and_the_error_names_the_field() {
+        let mut d = DeliberationConfig {
+            skeptic: true,
+            ..DeliberationConfig::default()
+        };
+        let e = d.validate("session.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("session.toml")
+                && e.contains("deliberation.skeptic")
+                && e.contains("listen"),
+            "{e}"
+        );
+        d.mode = TurnMode::Listen;
+        d.validate("session.toml").unwrap();
+        assert!(
+            d.rules(
+                Start {
+                    topic: agon_core::Topic::new("t"),
+                    personas: Vec::new(),
+                    cast: None,
+                    aspects: agon_protocol::AspectSource::Configured(Vec::new()),
+                    weigh_by_trust: true,
+                },
+                DetectionRules::default(),
+            )
+            .skeptic
+        );
     }
 }

@@ -70,6 +70,8 @@ pub struct DeliberationOverrides {
     pub mode: Option<TurnMode>,
     /// The memory preset.
     pub preset: Option<Preset>,
+    /// A skeptic drawn by trust speaks up as the group converges.
+    pub skeptic: bool,
 }
 
 /// The names of the settings that are given.
@@ -107,6 +109,7 @@ impl DeliberationOverrides {
             ("turns", self.turns.is_some()),
             ("mode", self.mode.is_some()),
             ("preset", self.preset.is_some()),
+            ("skeptic", self.skeptic),
         ])
     }
 }
@@ -234,6 +237,9 @@ impl DebateConfig {
         }
         if let Some(preset) = o.deliberation.preset {
             d.preset = preset;
+        }
+        if o.deliberation.skeptic {
+            d.skeptic = true;
         }
         self.lay_dialectic(&o.dialectic)?;
         if let Some(spec) = &o.model {
@@ -378,13 +384,16 @@ mod tests {
                 protocol: Some(ProtocolKind::Deliberation),
                 deliberation: DeliberationOverrides {
                     turns: Some(40),
-                    mode: Some(TurnMode::RoundRobin),
+                    mode: Some(TurnMode::Listen),
                     preset: Some(Preset::Long),
+                    skeptic: true,
                 },
                 ..Default::default()
             })
             .unwrap();
         assert_eq!(config.deliberation.turns, 40);
+        assert_eq!(config.deliberation.mode, TurnMode::Listen);
+        assert!(config.deliberation.skeptic);
 
         let mut config = DebateConfig::default();
         let e = config

@@ -28,6 +28,9 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+mod metrics;
+pub use metrics::{AgentMetrics, ESCALATED};
+
 /// Trust of an agent with no history.
 pub const INITIAL_TRUST: f64 = 0.6;
 /// Rounds an agent must have taken part in before it leaves probation.

@@ -461,11 +461,25 @@ impl Interpreter {
         }
     }
 
-    /// The trust memories of the agents `read` names, by their names.
+    /// The trust memories of the agents `read` names, by their names,
+    /// after seed 003's regret inference at this moment (overrides past
+    /// their deadline whose round's output moved away are marked
+    /// regretted), so a draw or a debate's standings never read stale
+    /// trust. A failed check is logged and the memories are read as they
+    /// are.
     async fn read_trust(
         &self,
         read: &TrustRead,
     ) -> Result<Vec<Option<agon_core::trust::AgentMemory>>, String> {
+        match self.ctx.trust.check(chrono::Utc::now()).await {
+            Ok(0) => {}
+            Ok(marked) => {
+                tracing::info!(debate = %self.shared.debate, marked, "overrides marked regretted before reading trust");
+            }
+            Err(e) => {
+                tracing::warn!(debate = %self.shared.debate, error = %e, "the regret check failed; trust is read as stored");
+            }
+        }
         let names: Vec<String> = self
             .shared
             .read(|bb| {

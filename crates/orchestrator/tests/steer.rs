@@ -30,6 +30,17 @@ async fn run_recorded(
     (bb, prompts)
 }
 
+/// Gives `name` a trust memory in `store`: its score and rounds.
+async fn remember(store: &Arc<dyn EventStore>, name: &str, score: f64, rounds: u32) {
+    TrustStore::new(Arc::clone(store))
+        .update(name, "scripted", chrono::Utc::now(), &move |m| {
+            m.trust_score = score;
+            m.rounds_participated = rounds;
+        })
+        .await
+        .unwrap();
+}
+
 /// The prompts that show critiques received (the refinements').
 fn refinements(prompts: &[String]) -> Vec<&String> {
     prompts
@@ -62,15 +73,8 @@ async fn two_runs_differing_only_in_trust_memories_give_different_prompts() {
     // The same debate with memories: the first agent trusted, the second
     // low-trust, the third on probation.
     let steered = sqlite().await;
-    let trust = TrustStore::new(Arc::clone(&steered));
     for ((_, name), (score, rounds)) in agents.iter().zip([(0.9, 10), (0.1, 10), (0.6, 2)]) {
-        trust
-            .update(name, "scripted", chrono::Utc::now(), &move |m| {
-                m.trust_score = score;
-                m.rounds_participated = rounds;
-            })
-            .await
-            .unwrap();
+        remember(&steered, name, score, rounds).await;
     }
     let (bb, prompts) = run_recorded(&steered, &config).await;
     let standing = |i: usize| *bb.trust_standing(&agents[i].0).unwrap();
@@ -119,4 +123,90 @@ async fn two_runs_differing_only_in_trust_memories_give_different_prompts() {
             .any(|p| p.contains(&format!("{} (trust 0.90) — ", agents[0].1))),
         "the judge's view carries trust"
     );
+}
+
+/// An override of `agent`'s output on `round` at `at`, due for the regret
+/// check a day later.
+fn override_of(
+    round: &str,
+    decision: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> agon_core::trust::Override {
+    agon_core::trust::Override {
+        round_id: round.into(),
+        timestamp: at,
+        context: agon_core::trust::EventContext::default(),
+        agent_output: "the system's design".into(),
+        human_decision: decision.into(),
+        regret: false,
+        auto_check_deadline: at + chrono::Duration::hours(24),
+        reverted_by: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_infers_regret_before_it_reads_the_standings() {
+    let config = crate::dialectic::dialectic_config(1);
+    let store = sqlite().await;
+    let trust = TrustStore::new(Arc::clone(&store));
+    let now = chrono::Utc::now();
+    // Two days ago a person overrode the System Architect's output on an
+    // earlier debate; 36 hours ago another override of the same round by
+    // the Performance Engineer replaced that decision. Nobody ran `agon
+    // trust check`.
+    for (name, decision, hours) in [
+        ("System Architect", "Use Redis.", 48),
+        ("Performance Engineer", "Use PostgreSQL.", 36),
+    ] {
+        let o = override_of(
+            "d-earlier/final",
+            decision,
+            now - chrono::Duration::hours(hours),
+        );
+        trust
+            .update(name, "scripted", now, &move |m| {
+                m.override_history.push(o.clone())
+            })
+            .await
+            .unwrap();
+    }
+    let (bb, _) = run_recorded(&store, &config).await;
+    let architect = trust.require("System Architect").await.unwrap();
+    assert!(architect.override_history[0].regret, "regret was inferred");
+    assert_eq!(
+        architect.override_history[0].reverted_by.as_deref(),
+        Some("system")
+    );
+    let performance = trust.require("Performance Engineer").await.unwrap();
+    assert!(
+        !performance.override_history[0].regret,
+        "its decision stands"
+    );
+    // The standing read at the start already counts the regret: 0.4 · 0.6
+    // + 0.3 · 0.6 + 0.3 · (1 − 1) = 0.42.
+    let id = bb
+        .debaters()
+        .find(|p| p.name == "System Architect")
+        .map(|p| p.id.clone())
+        .unwrap();
+    assert_eq!(bb.trust_standing(&id).unwrap().trust_milli, 420);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deliberation_draws_its_skeptic_by_trust_once() {
+    let mut config = crate::deliberation::deliberation_config(3, 12, 6);
+    config.deliberation.mode = agon_protocol::TurnMode::Listen;
+    config.deliberation.skeptic = true;
+    let store = sqlite().await;
+    // Ada is below the floor and Bo on probation: Cy is the only viable
+    // skeptic (the draw is weighted by trust among the viable).
+    for (name, score, rounds) in [("Ada", 0.15, 10), ("Bo", 0.9, 1), ("Cy", 0.7, 10)] {
+        remember(&store, name, score, rounds).await;
+    }
+    let (bb, _) = run_recorded(&store, &config).await;
+    let skeptic = bb.devils_advocate(0).expect("drawn at the start");
+    assert_eq!(bb.persona_name(skeptic), "Cy");
+    assert_eq!(bb.devils_advocates().len(), 1, "drawn once");
+    let report = agon_view::report::markdown(&bb);
+    assert!(report.contains("Skeptic: **Cy**"), "{report}");
 }

@@ -46,6 +46,7 @@ fn rules() -> DeliberationRules {
         detection: agon_protocol::DetectionSource::Patterns,
         analysis_every: 12,
         listen_tokens: 1_500,
+        skeptic: false,
     }
 }
 

@@ -224,7 +224,7 @@ pub fn dissents_judged(
                     agent: board.persona_name(&m.persona).to_owned(),
                     round_id: format!("{debate}/{room}"),
                     timestamp: m.time,
-                    context: context("crux room"),
+                    context: context(agon_core::trust::ESCALATED),
                     text: m.content.clone(),
                     citations: citations(&m.content),
                     impact,

@@ -34,6 +34,7 @@ pub(crate) fn rules(turns: u32, every: usize, keep: usize, mode: TurnMode) -> De
         detection: agon_protocol::DetectionSource::Patterns,
         analysis_every: 12,
         listen_tokens: 1_500,
+        skeptic: false,
     }
 }
 
@@ -182,7 +183,11 @@ fn every_deliberation_prompt() {
         .rev()
         .map(|m| m.id.clone())
         .collect();
-    let mut out = format!("===== turn instruction =====\n{}\n", p::turn_instruction());
+    let mut out = format!(
+        "===== turn instruction =====\n{}\n===== skeptic's turn instruction =====\n{}\n",
+        p::turn_instruction(false),
+        p::turn_instruction(true)
+    );
     out.push_str(&show(
         "listen",
         &p::listen(ada, "RECENT EXCHANGE\nBO: We should fund buses first."),
@@ -193,4 +198,86 @@ fn every_deliberation_prompt() {
     ));
     out.push_str(&show("detection", &p::detection(bb, &last).unwrap()));
     insta::assert_snapshot!(out);
+}
+
+/// Runs `s` until its next step is a turn, and returns that turn (not run).
+fn next_turn(s: &mut Sim) -> agon_protocol::Speak {
+    loop {
+        let plan = s.protocol.next(&s.board);
+        match plan.next {
+            agon_protocol::Next::Step(step) => match *step {
+                agon_protocol::Step::Speak(speak) => return speak,
+                other => s.execute(other),
+            },
+            agon_protocol::Next::Wait => assert!(s.apply_background()),
+            other => panic!("no further turn: {other:?}"),
+        }
+    }
+}
+
+fn skeptical(speak: &agon_protocol::Speak) -> bool {
+    matches!(
+        speak.instruction,
+        agon_context::prompts::Utterance::Deliberation { skeptic: true }
+    )
+}
+
+#[test]
+fn the_skeptic_is_drawn_at_the_start_and_speaks_up_when_the_group_converges() {
+    let mut r = rules(40, 12, 12, TurnMode::Listen);
+    r.skeptic = true;
+    let mut s = Sim::with(
+        Box::new(Deliberation::new(r)),
+        Script::default(),
+        Lag::Eager,
+    );
+    let first = next_turn(&mut s);
+    let skeptic = s
+        .board
+        .devils_advocate(0)
+        .cloned()
+        .expect("drawn before the first turn");
+    // No convergence: the most urgent volunteer speaks, plainly.
+    assert!(!skeptical(&first));
+    s.execute(agon_protocol::Step::Speak(first));
+    for _ in 0..4 {
+        let turn = next_turn(&mut s);
+        assert!(!skeptical(&turn), "{turn:?}");
+        s.execute(agon_protocol::Step::Speak(turn));
+    }
+    // Three of four back a decision: the group converges.
+    let supporting: Vec<agon_core::PersonaId> = ["ada", "bo", "cy", "di"]
+        .into_iter()
+        .map(agon_core::PersonaId::new)
+        .filter(|p| *p != skeptic)
+        .collect();
+    s.board
+        .apply(&agon_core::DebateEvent::DecisionRecorded {
+            decision: agon_core::Decision {
+                id: agon_core::DecisionId::new("decision-1"),
+                topic: "buses".into(),
+                outcome: "Fund buses first.".into(),
+                supporting,
+                source_message: None,
+                time: chrono::DateTime::UNIX_EPOCH,
+            },
+        })
+        .unwrap();
+    assert!(agon_protocol::deliberation::drifting_to_consensus(&s.board));
+    // The skeptic speaks next (or right after, when it just spoke and was
+    // not asked), with the skeptic's brief.
+    let mut turn = next_turn(&mut s);
+    if turn.persona != skeptic {
+        assert_eq!(
+            s.board.messages().last().map(|m| &m.persona),
+            Some(&skeptic),
+            "only a skeptic who just spoke waits a turn"
+        );
+        s.execute(agon_protocol::Step::Speak(turn));
+        turn = next_turn(&mut s);
+    }
+    assert_eq!(turn.persona, skeptic);
+    assert!(skeptical(&turn));
+    // Drawn once.
+    assert_eq!(s.board.devils_advocates().len(), 1);
 }

@@ -42,6 +42,9 @@ pub(crate) struct Settings {
     clarify: bool,
     #[serde(default, rename = "devil-advocate", alias = "devil_advocate")]
     devil_advocate: bool,
+    /// A deliberation's skeptic drawn by trust (`[deliberation] skeptic`).
+    #[serde(default)]
+    skeptic: bool,
     turns: Option<u32>,
     mode: Option<TurnMode>,
     preset: Option<Preset>,
@@ -75,6 +78,7 @@ impl Settings {
                 turns: self.turns,
                 mode: self.mode,
                 preset: self.preset,
+                skeptic: self.skeptic,
             },
             max_tokens: self.max_tokens,
             max_cost_usd: self.max_cost,

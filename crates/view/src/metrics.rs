@@ -78,6 +78,20 @@ impl RoleTokens {
     }
 }
 
+/// One dissent this debate adds to its agent's trust memory (seed 003).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DissentRow {
+    /// The agent.
+    pub agent: String,
+    /// Where it was voiced: `proposal` (a critique, an oppose reaction),
+    /// `crux room`, `disagreement` (a strong one in the ledger).
+    pub source: String,
+    /// Whether it changed the outcome.
+    pub impact: bool,
+    /// What the agent said (its first line).
+    pub text: String,
+}
+
 /// A debate's metrics (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DebateMetrics {
@@ -114,6 +128,10 @@ pub struct DebateMetrics {
     pub utterance_tokens: u64,
     /// `memory_tokens ÷ utterance_tokens`; `None` without utterance tokens.
     pub memory_cost: Option<f64>,
+    /// The dissents the trust memory records from this debate, with their
+    /// impact (critiques as the analysis judged them).
+    #[serde(default)]
+    pub dissents: Vec<DissentRow>,
 }
 
 /// Whether `message` takes up `evidence` ([`REUSE_OVERLAP`]).
@@ -293,8 +311,25 @@ pub fn replay_with_metrics(
         memory_tokens,
         utterance_tokens,
         memory_cost: (utterance_tokens > 0).then(|| memory_tokens as f64 / utterance_tokens as f64),
+        dissents: dissent_rows(&bb),
     };
     Ok((bb, metrics))
+}
+
+/// The dissents `bb` adds to its agents' trust memories.
+fn dissent_rows(bb: &Blackboard) -> Vec<DissentRow> {
+    let Some(debate) = bb.debate() else {
+        return Vec::new();
+    };
+    agon_protocol::trust_harvest::dissents_judged(bb, debate, bb.critique_impacts())
+        .into_iter()
+        .map(|d| DissentRow {
+            agent: d.agent,
+            source: d.context.artifact_type.unwrap_or_default(),
+            impact: d.impact,
+            text: d.text.lines().next().unwrap_or_default().trim().to_owned(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -14,7 +14,16 @@ const TAGS: &str = "Mark a proposal with [PROPOSAL], a decision the group reache
                     proposal by its id (P1, P2, …) when you support or oppose it.";
 
 /// The instruction of a deliberation turn.
-pub fn turn_instruction() -> String {
+pub fn turn_instruction(skeptic: bool) -> String {
+    if skeptic {
+        return format!(
+            "You are this session's designated skeptic, and the group is converging. \
+             Test the emerging agreement before it is settled: name its weakest \
+             assumption or the strongest case against it, say what it would cost if \
+             it is wrong, and what evidence would change your mind. Object on the \
+             merits, not for its own sake; if it survives your test, say so. {TAGS}"
+        );
+    }
     format!(
         "Continue the deliberation: build on what was said and decided, answer the \
          open proposals (support, oppose or improve them), and move the group toward \

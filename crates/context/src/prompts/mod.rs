@@ -72,8 +72,13 @@ pub enum Utterance {
     },
     /// A dialectic refinement of one's own proposal.
     Refinement,
-    /// A turn of a deliberation session.
-    Deliberation,
+    /// A turn of a deliberation session (`skeptic`: the designated
+    /// skeptic's brief, while the group converges).
+    Deliberation {
+        /// Whether the speaker is the session's skeptic, called on because
+        /// the group drifts toward consensus.
+        skeptic: bool,
+    },
 }
 
 fn quote(text: &str, max: usize) -> String {
@@ -211,7 +216,7 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
         Utterance::Refinement => {
             dialectic::refinement_instruction() + &dialectic::coverage_ask(bb, false)
         }
-        Utterance::Deliberation => deliberation::turn_instruction(),
+        Utterance::Deliberation { skeptic } => deliberation::turn_instruction(*skeptic),
     }
 }
 

@@ -47,7 +47,9 @@ use agon_context::Phase;
 use agon_context::prompts::Utterance;
 use agon_context::rolling::{DueReason, RollingSummaryPolicy, plan as rolling_plan};
 use agon_context::{CachedCounter, TiktokenCounter, TokenCounter};
-use agon_core::{Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey};
+use agon_core::{
+    Bid, Blackboard, DebateStatus, MessageKind, MessageSpan, PersonaId, StepId, TurnKey,
+};
 
 use crate::protocol::Protocol;
 use crate::question::Ask;
@@ -129,6 +131,11 @@ pub struct DeliberationRules {
     pub analysis_every: usize,
     /// Tokens of a listening agent's brief context.
     pub listen_tokens: usize,
+    /// A designated skeptic (listen mode, 2+ participants): drawn from the
+    /// trust memory at the start like a devil's advocate; while the
+    /// session drifts toward consensus its bid is raised to the top and
+    /// it speaks with the skeptic's brief.
+    pub skeptic: bool,
 }
 
 /// The deliberation protocol.
@@ -252,18 +259,37 @@ impl Deliberation {
         ))
     }
 
-    fn speak(turn: u32, persona: &PersonaId) -> Speak {
+    fn speak(turn: u32, persona: &PersonaId, skeptic: bool) -> Speak {
         Speak {
             key: TurnKey::Turn { turn },
             persona: persona.clone(),
             kind: MessageKind::Deliberation,
             phase: Some(Phase::Deliberate { turn }),
-            instruction: Utterance::Deliberation,
+            instruction: Utterance::Deliberation { skeptic },
             aspect: None,
             miniround: None,
             room: None,
             voice: Voice::Debater,
         }
+    }
+
+    /// The session's skeptic, once drawn (recorded as the devil's advocate
+    /// of round 0).
+    fn skeptic<'b>(&self, board: &'b Blackboard) -> Option<&'b PersonaId> {
+        if self.rules.skeptic {
+            board.devils_advocate(0)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the skeptic is still to be drawn (listen mode, two or more
+    /// participants).
+    fn skeptic_to_draw(&self, board: &Blackboard, agents: &[PersonaId]) -> bool {
+        self.rules.skeptic
+            && self.rules.mode == TurnMode::Listen
+            && agents.len() >= 2
+            && board.devils_advocate(0).is_none()
     }
 
     /// The next turn's step: the speaker's turn, or first the listening
@@ -280,8 +306,11 @@ impl Deliberation {
             TurnMode::RoundRobin => Step::Speak(Self::speak(
                 turn,
                 &agents[(turn as usize - 1) % agents.len()],
+                false,
             )),
-            TurnMode::Listen if last.is_none() => Step::Speak(Self::speak(turn, after_last())),
+            TurnMode::Listen if last.is_none() => {
+                Step::Speak(Self::speak(turn, after_last(), false))
+            }
             TurnMode::Listen => match board.bids(turn) {
                 None => Step::Ask(Ask::Listen {
                     turn,
@@ -295,8 +324,23 @@ impl Deliberation {
                 Some(bids) => {
                     let last_spoke =
                         |p: &PersonaId| board.messages().iter().rposition(|m| &m.persona == p);
-                    let speaker = pick_volunteer(bids, last_spoke).unwrap_or_else(after_last);
-                    Step::Speak(Self::speak(turn, speaker))
+                    // While the group converges, the skeptic's bid is
+                    // raised to the top (it may still tie with another
+                    // top bid that spoke less recently).
+                    let skeptic = self.skeptic(board).filter(|_| drifting_to_consensus(board));
+                    let raised: Vec<Bid> = bids
+                        .iter()
+                        .map(|b| match skeptic {
+                            Some(s) if &b.persona == s => Bid {
+                                respond: true,
+                                urgency: agon_core::MAX_URGENCY,
+                                ..b.clone()
+                            },
+                            _ => b.clone(),
+                        })
+                        .collect();
+                    let speaker = pick_volunteer(&raised, last_spoke).unwrap_or_else(after_last);
+                    Step::Speak(Self::speak(turn, speaker, skeptic == Some(speaker)))
                 }
             },
         }
@@ -377,6 +421,26 @@ impl Deliberation {
     }
 }
 
+/// Whether the session drifts toward consensus: some decision is supported
+/// by more than half of the participants, or an active proposal has more
+/// than half of them supporting and nobody opposing.
+pub fn drifting_to_consensus(board: &Blackboard) -> bool {
+    let everyone = board.debaters().count();
+    let most = |n: usize| everyone >= 2 && n * 2 > everyone;
+    board.decisions().iter().any(|d| most(d.supporting.len()))
+        || board.proposals().iter().any(|p| {
+            use agon_core::{ProposalStatus, Reaction};
+            p.status == ProposalStatus::Active
+                && most(
+                    p.reactions
+                        .values()
+                        .filter(|r| **r == Reaction::Support)
+                        .count(),
+                )
+                && !p.reactions.values().any(|r| *r == Reaction::Oppose)
+        })
+}
+
 /// Whether some decision is supported by every participant.
 pub fn consensus(board: &Blackboard) -> bool {
     let everyone: Vec<&PersonaId> = board.debaters().map(|p| &p.id).collect();
@@ -435,6 +499,12 @@ impl Protocol for Deliberation {
         } else if let Some((fold, max_tokens)) = self.summary_due(board) {
             progress.phase = format!("summarizing messages {}–{}", fold.start + 1, fold.end);
             Next::step(Step::Ask(Ask::RollingSummary { fold, max_tokens }))
+        } else if self.skeptic_to_draw(board, &agents) {
+            progress.phase = "drawing the skeptic".into();
+            Next::step(Step::ReadTrust(crate::TrustRead::DevilsAdvocate {
+                round: 0,
+                candidates: agents.clone(),
+            }))
         } else {
             Next::step(self.turn_step(board, &agents, turn))
         };

@@ -50,6 +50,19 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         .map(|p| format!("**{}** ({})", p.name, one_line(&p.contract)))
         .collect();
     let _ = writeln!(s, "Participants: {}\n", cast.join("; "));
+    if let Some(skeptic) = bb.devils_advocate(0) {
+        let name = bb.persona_name(skeptic);
+        let spoke = bb
+            .messages()
+            .iter()
+            .filter(|m| &m.persona == skeptic)
+            .count();
+        let _ = writeln!(
+            s,
+            "Skeptic: **{name}**, drawn from the agents' trust memory; its bid was raised \
+             whenever the group converged ({spoke} turns in all).\n"
+        );
+    }
     let _ = writeln!(s, "## Statistics\n\n{}", stats_markdown(bb));
 
     s.push_str("## Summaries\n\n");

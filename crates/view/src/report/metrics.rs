@@ -120,6 +120,27 @@ pub fn metrics_markdown(m: &DebateMetrics) -> String {
         );
     }
     s.push('\n');
+    if !m.dissents.is_empty() {
+        let useful = m.dissents.iter().filter(|d| d.impact).count();
+        let _ = writeln!(
+            s,
+            "### Dissents (trust memory)\n\n{} dissents, {useful} changed the outcome.\n\n\
+             | Agent | Where | Impact | Said |\n|---|---|---|---|",
+            m.dissents.len()
+        );
+        for d in &m.dissents {
+            let said: String = d.text.chars().take(120).collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                d.agent,
+                d.source,
+                if d.impact { "yes" } else { "no" },
+                said.replace('|', "\\|")
+            );
+        }
+        s.push('\n');
+    }
     let _ = writeln!(
         s,
         "Memory tokens are the {} roles' input and output tokens; embeddings by the local model record no tokens.\n",
@@ -149,6 +170,7 @@ pub fn compare_markdown(debates: &[(String, DebateMetrics)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::DissentRow;
 
     fn metrics() -> DebateMetrics {
         DebateMetrics {
@@ -168,7 +190,37 @@ mod tests {
             memory_tokens: 500,
             utterance_tokens: 1_000,
             memory_cost: Some(0.5),
+            dissents: vec![
+                DissentRow {
+                    agent: "Mara".into(),
+                    source: "crux room".into(),
+                    impact: true,
+                    text: "Car-free centres | raise retail footfall.".into(),
+                },
+                DissentRow {
+                    agent: "Theo".into(),
+                    source: "disagreement".into(),
+                    impact: false,
+                    text: "the trade-off on Cost".into(),
+                },
+            ],
         }
+    }
+
+    #[test]
+    fn the_section_lists_the_debates_dissents_and_their_impact() {
+        let section = metrics_markdown(&metrics());
+        assert!(
+            section.contains("2 dissents, 1 changed the outcome."),
+            "{section}"
+        );
+        assert!(
+            section.contains(
+                "| Mara | crux room | yes | Car-free centres \\| raise retail footfall. |"
+            ),
+            "{section}"
+        );
+        assert!(section.contains("| Theo | disagreement | no | the trade-off on Cost |"));
     }
 
     #[test]
