@@ -34,10 +34,17 @@ fn every_utterance_prompt() {
         Utterance::Take {
             aspect: "accounting".into(),
             miniround: 0,
+            challenger: false,
         },
         Utterance::Take {
             aspect: "accounting".into(),
             miniround: 2,
+            challenger: false,
+        },
+        Utterance::Take {
+            aspect: "accounting".into(),
+            miniround: 1,
+            challenger: true,
         },
         Utterance::CruxPosition {
             claim: claim.clone(),

@@ -125,6 +125,11 @@ pub(crate) struct StructuredFlags {
     /// Minirounds per aspect.
     #[arg(long)]
     pub minirounds: Option<u32>,
+    /// One challenger per aspect, drawn from the agents' trust memory,
+    /// argues against the aspect's strongest position in its replies
+    /// (seed 003; `challenger = true`).
+    #[arg(long)]
+    pub challenger: bool,
 }
 
 /// Dialectic's flags, short forms as in dialectic's own command line.
@@ -142,9 +147,13 @@ pub(crate) struct DialecticFlags {
     #[arg(long)]
     pub clarify: bool,
     /// One agent per round critiques as devil's advocate, drawn from the
-    /// agents' trust memory (seed 003; `[dialectic] devil_advocate`).
-    #[arg(long)]
+    /// agents' trust memory (seed 003; `[dialectic] devil_advocate`, on by
+    /// default).
+    #[arg(long, overrides_with = "no_devil_advocate")]
     pub devil_advocate: bool,
+    /// No devil's advocate: every critique from the agent's own role.
+    #[arg(long, overrides_with = "devil_advocate")]
+    pub no_devil_advocate: bool,
 }
 
 /// The deliberation's flags.
@@ -235,12 +244,20 @@ impl DebateFlags {
             structured: StructuredOverrides {
                 aspects: self.structured.aspects,
                 minirounds: self.structured.minirounds,
+                challenger: self.structured.challenger,
             },
             dialectic: DialecticOverrides {
                 agents: self.dialectic.agents.clone(),
                 rounds: self.dialectic.rounds,
                 clarify: self.dialectic.clarify,
-                devil_advocate: self.dialectic.devil_advocate,
+                devil_advocate: match (
+                    self.dialectic.devil_advocate,
+                    self.dialectic.no_devil_advocate,
+                ) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
             },
             deliberation: DeliberationOverrides {
                 turns: self.deliberation.turns,

@@ -389,6 +389,10 @@ pub struct DebateConfig {
     pub synthesis: bool,
     /// Reflection threshold (seed: 15).
     pub reflection_threshold: u32,
+    /// One challenger per aspect, drawn from the agents' trust memory like
+    /// dialectic's devil's advocate: from the aspect's first reply on, it
+    /// argues against the aspect's strongest position (default off).
+    pub challenger: bool,
     /// Models per role.
     pub models: ModelsConfig,
     /// Budgets.
@@ -464,6 +468,7 @@ impl Default for DebateConfig {
             persona_count: 3,
             synthesis: true,
             reflection_threshold: 15,
+            challenger: false,
             models: ModelsConfig::default(),
             budget: BudgetConfig::default(),
             detection: DetectionConfig::default(),
@@ -563,6 +568,7 @@ impl DebateConfig {
             },
             analysis: self.analysis.cadence,
             reflection: ReflectionTrigger::new(self.reflection_threshold),
+            challenger: self.challenger,
         }
     }
 

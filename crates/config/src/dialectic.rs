@@ -243,7 +243,9 @@ pub struct DialecticConfig {
     /// contributions cover them, agents see the uncovered ones and the
     /// judge answers for each.
     pub requirements: bool,
-    /// One agent per round (in turn) critiques as devil's advocate.
+    /// One agent per round critiques as devil's advocate, drawn from the
+    /// agents' trust memory (seed 003: weighted by trust, never an agent
+    /// at 0.2 or below or on probation unless all are; default on).
     pub devil_advocate: bool,
     /// Crux rooms between two agents whose critiques keep clashing, after a
     /// round's refinements (needs `analysis`; room sizes from `[crux]`).
@@ -277,7 +279,7 @@ impl Default for DialecticConfig {
             judge_impact: true,
             analysis_batch_chars: 24_000,
             requirements: true,
-            devil_advocate: false,
+            devil_advocate: true,
             crux_rooms: false,
             answer_words: 300,
             answer_max_tokens: 700,

@@ -46,6 +46,8 @@ pub struct StructuredOverrides {
     pub aspects: Option<usize>,
     /// Minirounds per aspect.
     pub minirounds: Option<u32>,
+    /// One challenger per aspect, drawn by trust.
+    pub challenger: bool,
 }
 
 /// Dialectic's settings.
@@ -57,8 +59,9 @@ pub struct DialecticOverrides {
     pub rounds: Option<u32>,
     /// Ask clarifying questions before round 1.
     pub clarify: bool,
-    /// One agent per round critiques as devil's advocate.
-    pub devil_advocate: bool,
+    /// One agent per round critiques as devil's advocate (on or off; the
+    /// configuration's, on by default, when not given).
+    pub devil_advocate: Option<bool>,
 }
 
 /// The deliberation's settings.
@@ -88,6 +91,7 @@ impl StructuredOverrides {
         given(&[
             ("aspects", self.aspects.is_some()),
             ("minirounds", self.minirounds.is_some()),
+            ("challenger", self.challenger),
         ])
     }
 }
@@ -98,7 +102,7 @@ impl DialecticOverrides {
             ("agents", self.agents.is_some()),
             ("rounds", self.rounds.is_some()),
             ("clarify", self.clarify),
-            ("devil-advocate", self.devil_advocate),
+            ("devil-advocate", self.devil_advocate.is_some()),
         ])
     }
 }
@@ -216,6 +220,9 @@ impl DebateConfig {
         if let Some(n) = o.structured.minirounds {
             self.minirounds = n;
         }
+        if o.structured.challenger {
+            self.challenger = true;
+        }
         if let Some(n) = o.personas {
             if !self.personas.is_empty() {
                 return Err(conflict(
@@ -269,8 +276,8 @@ impl DebateConfig {
             }
             self.dialectic.rounds = rounds;
         }
-        if o.devil_advocate {
-            self.dialectic.devil_advocate = true;
+        if let Some(on) = o.devil_advocate {
+            self.dialectic.devil_advocate = on;
         }
         if o.clarify {
             self.dialectic.clarify = true;
@@ -361,13 +368,13 @@ mod tests {
                     agents: Some(vec!["security".into(), "kiss".into()]),
                     rounds: Some(2),
                     clarify: true,
-                    devil_advocate: true,
+                    devil_advocate: Some(false),
                 },
                 max_tokens: Some(50_000),
                 ..Default::default()
             })
             .unwrap();
-        assert!(config.dialectic.devil_advocate);
+        assert!(!config.dialectic.devil_advocate, "--no-devil-advocate");
         assert_eq!(config.budget.max_tokens, Some(50_000));
         assert_eq!(config.protocol, ProtocolKind::Dialectic);
         assert_eq!(config.topic, "Design a rate limiter");

@@ -181,8 +181,9 @@ pub struct AgentMemory {
     /// Rounds taken part in.
     #[serde(default)]
     pub rounds_participated: u32,
-    /// Until when the agent is on probation (informational; probation is
-    /// decided by [`AgentMemory::on_probation`]).
+    /// When the agent came off probation (informational: probation is
+    /// counted in rounds, [`AgentMemory::on_probation`]); set when a
+    /// debate brings it to [`PROBATION_ROUNDS`].
     #[serde(default)]
     pub probation_until: Option<DateTime<Utc>>,
     /// Debates already recorded here (Agon's addition to the seed's

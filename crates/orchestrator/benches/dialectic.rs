@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use agon_context::{TiktokenCounter, TokenCounter};
 use support::{
-    DIALECTIC_TOKENS, DIALECTIC_TOKENS_LONG, DIALECTIC_TOKENS_NO_SUMMARY, answer, run_with,
+    DIALECTIC_TOKENS, DIALECTIC_TOKENS_LONG, DIALECTIC_TOKENS_NO_SUMMARY, answer, run_custom,
+    run_with,
 };
 
 fn main() {
@@ -52,6 +53,12 @@ fn main() {
         ] {
             print_run(long, analysis, impact, requirements).await;
         }
+        // The defaults without the devil's advocate, for its cost.
+        let tame = run_custom(false, Duration::from_millis(50), |c| {
+            c.dialectic.devil_advocate = false;
+        })
+        .await;
+        print_report(&tame, false, true, true, true);
     });
 }
 
@@ -64,6 +71,16 @@ async fn print_run(long: bool, analysis: bool, impact: bool, requirements: bool)
         Duration::from_millis(50),
     )
     .await;
+    print_report(&report, long, analysis, impact, requirements);
+}
+
+fn print_report(
+    report: &support::RunReport,
+    long: bool,
+    analysis: bool,
+    impact: bool,
+    requirements: bool,
+) {
     let mut by_round: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     for c in &report.calls {
         if let Some(r) = c
@@ -83,7 +100,7 @@ async fn print_run(long: bool, analysis: bool, impact: bool, requirements: bool)
     };
     let repairs: Vec<_> = report.calls.iter().filter(|c| c.repair.is_some()).collect();
     println!(
-        "== answers {}, memory analysis {}{}, requirements {} ==",
+        "== answers {}, memory analysis {}{}, requirements {}, devil's advocate {} ==",
         if long { "~1,900 words" } else { "~214 tokens" },
         if analysis { "on" } else { "off" },
         match (analysis, impact) {
@@ -91,7 +108,12 @@ async fn print_run(long: bool, analysis: bool, impact: bool, requirements: bool)
             (true, false) => ", judge_impact off",
             _ => "",
         },
-        if requirements { "on (default)" } else { "off" }
+        if requirements { "on (default)" } else { "off" },
+        if report.config.dialectic.devil_advocate {
+            "on (default)"
+        } else {
+            "off"
+        }
     );
     println!("phase            calls   prompt tokens   largest prompt");
     for (phase, (n, tokens, max)) in report.by_phase() {

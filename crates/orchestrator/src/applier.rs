@@ -114,6 +114,16 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         let span = tracing::debug_span!("background", debate = %shared.debate, job = ?id);
         shared
             .append_with(|bb| {
+                // A job whose debate reached its budget or finished while
+                // the call ran is dropped: from then on `Protocol::next`
+                // plans no background work, and its events would land
+                // where the protocol wants none.
+                let stopped =
+                    bb.budget_stop().is_some() || bb.status() == agon_core::DebateStatus::Finished;
+                if stopped {
+                    tracing::debug!(job = ?id, "background result dropped: no longer planned");
+                    return (Vec::new(), ());
+                }
                 (
                     background_job::convert(bb, &head, output, chrono::Utc::now()),
                     (),

@@ -333,7 +333,16 @@ impl TrustStore {
                 if !r.model.is_empty() {
                     m.model.clone_from(&r.model);
                 }
+                if !r.role.is_empty() {
+                    m.primary_role.clone_from(&r.role);
+                }
+                let was_on_probation = m.on_probation();
                 m.record_debate_with(debate.as_str(), r.rounds, &r.dissents, now, &similarity);
+                // Probation is counted in rounds; the memory keeps when
+                // the agent came off it.
+                if was_on_probation && !m.on_probation() {
+                    m.probation_until = Some(now);
+                }
             })
             .await?;
         }

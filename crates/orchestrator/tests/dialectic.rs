@@ -38,6 +38,9 @@ pub fn dialectic_config(rounds: u32) -> DebateConfig {
     };
     c.dialectic.rounds = rounds;
     c.dialectic.analysis = false;
+    // Compared across debates: each draws its devil's advocates with a
+    // seed of its own id (the devil's tests turn it on).
+    c.dialectic.devil_advocate = false;
     c.memory.enabled = false;
     c
 }

@@ -45,7 +45,7 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         "every critique judged"
     );
     assert_eq!(on.board.requirements().requirements.len(), 4);
-    near(on.total(), 59_931, 0.02, "dialectic total, defaults");
+    near(on.total(), 60_163, 0.02, "dialectic total, defaults");
     near(
         phases["analysis"].1,
         14_476,
@@ -79,6 +79,55 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         59_461,
         0.02,
         "dialectic total, judge_impact off",
+    );
+    // The devil's advocate (on by default): one critique a round argues
+    // against its proposal as hard as honesty allows; the draws read the
+    // trust memory and call no model.
+    let tame = dialectic_setup::run_custom(false, Duration::ZERO, |c| {
+        c.dialectic.devil_advocate = false;
+    })
+    .await;
+    assert_eq!(tame.calls.len(), on.calls.len(), "no extra call");
+    assert_eq!(on.board.devils_advocates().len(), 5, "one a round");
+    assert!(tame.board.devils_advocates().is_empty());
+    // Its brief is a little longer than a plain critique's, the only
+    // difference in what is sent: its 10 critiques (2 targets × 5 rounds)
+    // cost 17–20 tokens more each, about +190 a debate (+0.3 %). (The
+    // critique phase's total also moves with the moments analyses land,
+    // by ±1 %, so the instruction is what is measured.)
+    let counter = TiktokenCounter::default();
+    let mut extra = 0;
+    let mut adversarial = 0;
+    for (round, devil) in on.board.devils_advocates() {
+        for m in on.board.messages().iter().filter(|m| {
+            m.round == *round
+                && &m.persona == devil
+                && matches!(m.kind, agon_core::MessageKind::Critique { .. })
+        }) {
+            let agon_core::MessageKind::Critique { target } = &m.kind else {
+                continue;
+            };
+            let target = on.board.persona_name(target);
+            let brief = |adversarial| {
+                counter.count(&agon_context::prompts::dialectic::critique_instruction(
+                    target,
+                    adversarial,
+                ))
+            };
+            extra += brief(true) - brief(false);
+            adversarial += 1;
+        }
+    }
+    assert_eq!(adversarial, 10, "two critiques a round argue");
+    assert!(
+        (170..=200).contains(&extra),
+        "devil's advocate: +{extra} tokens"
+    );
+    near(
+        tame.total(),
+        59_831,
+        0.02,
+        "dialectic total, no devil's advocate",
     );
     // Memory off: the contributions alone.
     let bare = dialectic_setup::run_with(false, false, false, false, Duration::ZERO).await;

@@ -15,7 +15,7 @@ use agon_testkit::ScriptedModel;
 use crate::support::{Recording, sqlite};
 
 /// Runs `config` on `store` with a model that records every prompt.
-async fn run_recorded(
+pub(crate) async fn run_recorded(
     store: &Arc<dyn EventStore>,
     config: &agon_config::DebateConfig,
 ) -> (Blackboard, Vec<String>) {
@@ -209,4 +209,25 @@ async fn a_deliberation_draws_its_skeptic_by_trust_once() {
     assert_eq!(bb.devils_advocates().len(), 1, "drawn once");
     let report = agon_view::report::markdown(&bb);
     assert!(report.contains("Skeptic: **Cy**"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_debate_records_each_agents_role_and_the_end_of_its_probation() {
+    let config = crate::dialectic::dialectic_config(5);
+    let store = sqlite().await;
+    run_recorded(&store, &config).await;
+    let trust = TrustStore::new(Arc::clone(&store));
+    let architect = trust.require("System Architect").await.unwrap();
+    assert_eq!(architect.primary_role, "architect");
+    assert!(architect.rounds_participated >= 5);
+    assert!(!architect.on_probation());
+    assert!(architect.probation_until.is_some(), "came off probation");
+    assert_eq!(
+        trust
+            .require("Simplicity Advocate")
+            .await
+            .unwrap()
+            .primary_role,
+        "kiss"
+    );
 }

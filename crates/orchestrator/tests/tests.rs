@@ -11,6 +11,7 @@ mod headline;
 mod load;
 mod local;
 mod memory;
+mod scenario;
 mod steer;
 mod support;
 mod trust;

@@ -427,6 +427,7 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
     let record = |agent: &str, debate: &str, text: &str| AgentRecord {
         agent: agent.into(),
         model: "m".into(),
+        role: "architect".into(),
         rounds: 1,
         dissents: vec![DissentDraft {
             agent: agent.into(),

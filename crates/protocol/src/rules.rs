@@ -103,4 +103,8 @@ pub struct StructuredRules {
     pub analysis: AnalysisCadence,
     /// When reflections are written.
     pub reflection: ReflectionTrigger,
+    /// One challenger per aspect, drawn from the agents' trust memory
+    /// before the aspect's replies (miniround 1 on): its replies argue
+    /// against the aspect's strongest position (seed 003).
+    pub challenger: bool,
 }

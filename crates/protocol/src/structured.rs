@@ -187,6 +187,7 @@ impl StructuredDebate {
             instruction: Utterance::Take {
                 aspect: aspect.clone(),
                 miniround,
+                challenger: false,
             },
             aspect: Some(aspect.clone()),
             miniround: Some(miniround),
@@ -477,9 +478,25 @@ impl StructuredDebate {
             }
             for mr in 0..self.rules.minirounds {
                 progress.miniround = mr;
+                let replies = mr >= 1 && self.rules.challenger && debaters.len() >= 2;
+                if replies && board.devils_advocate(round).is_none() {
+                    progress.phase = "drawing the challenger".into();
+                    return Next::step(Step::ReadTrust(crate::TrustRead::DevilsAdvocate {
+                        round,
+                        candidates: debaters.to_vec(),
+                    }));
+                }
+                let challenger = board.devils_advocate(round).filter(|_| replies);
                 for p in debaters {
-                    let speak = Self::take(&aspect.id, mr, p);
+                    let mut speak = Self::take(&aspect.id, mr, p);
                     if !taken.has(&speak) {
+                        if challenger == Some(p) {
+                            speak.instruction = Utterance::Take {
+                                aspect: aspect.id.clone(),
+                                miniround: mr,
+                                challenger: true,
+                            };
+                        }
                         return self.speak_when_ready(board, speak);
                     }
                 }

@@ -327,6 +327,9 @@ pub struct AgentRecord {
     pub agent: String,
     /// The model its last message came from (empty when unknown).
     pub model: String,
+    /// The role it played: a dialectic agent's (`architect`, `kiss`, …),
+    /// else `debater`.
+    pub role: String,
     /// Rounds it spoke in.
     pub rounds: u32,
     /// Its dissents.
@@ -360,9 +363,15 @@ pub fn agent_records_judged(
                 .filter(|d| d.agent == agent)
                 .cloned()
                 .collect();
+            let role = board
+                .debaters()
+                .find(|p| p.name == agent)
+                .and_then(|p| p.specialty)
+                .map_or_else(|| "debater".to_owned(), |r| r.as_str().to_owned());
             AgentRecord {
                 agent,
                 model,
+                role,
                 rounds,
                 dissents,
             }

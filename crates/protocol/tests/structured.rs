@@ -755,3 +755,46 @@ fn a_speaker_accepts_one_group_of_staleness_and_no_more() {
         "the first speaker of every later miniround and the first closer speak before the last batch is in ({stale_speakers})"
     );
 }
+
+#[test]
+fn each_aspect_draws_a_challenger_before_its_replies_and_only_its_replies_argue() {
+    let mut r = rules(2, 3, no_rooms(), true);
+    r.challenger = true;
+    let mut s = Sim::new(r, Script::default(), Lag::Eager);
+    let mut challenged = Vec::new();
+    let mut replies = 0;
+    loop {
+        match s.protocol.next(&s.board).next {
+            Next::Step(step) => {
+                if let Step::Speak(speak) = step.as_ref()
+                    && let agon_context::prompts::Utterance::Take {
+                        miniround,
+                        challenger,
+                        ..
+                    } = &speak.instruction
+                {
+                    if *miniround >= 1 {
+                        replies += 1;
+                    }
+                    if *challenger {
+                        assert!(*miniround >= 1, "openings of an aspect are plain");
+                        // Drawn before the aspect's first reply.
+                        assert_eq!(
+                            s.board.devils_advocate(s.board.current_round()),
+                            Some(&speak.persona)
+                        );
+                        challenged.push(speak.persona.clone());
+                    }
+                }
+                s.execute(*step);
+            }
+            Next::Wait => assert!(s.apply_background()),
+            Next::Finished | Next::Paused => break,
+        }
+    }
+    assert!(s.finished());
+    // 2 aspects, 2 reply minirounds: the challenger argues in each.
+    assert_eq!(s.board.devils_advocates().len(), 2, "one per aspect");
+    assert_eq!(challenged.len(), 4);
+    assert!(replies > challenged.len(), "the others reply plainly");
+}

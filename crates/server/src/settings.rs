@@ -36,12 +36,15 @@ pub(crate) struct Settings {
     personas: Option<usize>,
     aspects: Option<usize>,
     minirounds: Option<u32>,
+    /// A structured debate's challenger per aspect (`challenger`).
+    #[serde(default)]
+    challenger: bool,
     agents: Option<Vec<String>>,
     rounds: Option<u32>,
     #[serde(default)]
     clarify: bool,
     #[serde(default, rename = "devil-advocate", alias = "devil_advocate")]
-    devil_advocate: bool,
+    devil_advocate: Option<bool>,
     /// A deliberation's skeptic drawn by trust (`[deliberation] skeptic`).
     #[serde(default)]
     skeptic: bool,
@@ -67,6 +70,7 @@ impl Settings {
             structured: StructuredOverrides {
                 aspects: self.aspects,
                 minirounds: self.minirounds,
+                challenger: self.challenger,
             },
             dialectic: DialecticOverrides {
                 agents: self.agents,

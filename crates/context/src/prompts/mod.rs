@@ -45,6 +45,9 @@ pub enum Utterance {
         aspect: AspectId,
         /// The miniround.
         miniround: u32,
+        /// Whether the speaker is the aspect's challenger (a reply that
+        /// argues against the aspect's strongest position).
+        challenger: bool,
     },
     /// The opening position statement in a crux room.
     CruxPosition {
@@ -186,7 +189,21 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
             "Give your opening statement on \"{}\": your overall position and your strongest reason.",
             topic(bb)
         ),
-        Utterance::Take { aspect, miniround: 0 } => format!(
+        Utterance::Take {
+            aspect,
+            challenger: true,
+            ..
+        } => format!(
+            "You are this aspect's challenger: take the strongest position stated on \"{}\" so far, \
+             name whose it is, and argue against it as hard as honesty allows: its weakest \
+             assumption, the evidence it lacks, the case it ignores. Do not invent facts.",
+            aspect_label(aspect)
+        ),
+        Utterance::Take {
+            aspect,
+            miniround: 0,
+            ..
+        } => format!(
             "Give your take on \"{}\": your position on this aspect and the evidence for it.",
             aspect_label(aspect)
         ),

@@ -271,6 +271,20 @@ pub async fn run_with(
     requirements: bool,
     delay: Duration,
 ) -> RunReport {
+    run_custom(long, delay, |config| {
+        config.dialectic.analysis = analysis;
+        config.dialectic.judge_impact = judge_impact;
+        config.dialectic.requirements = requirements;
+    })
+    .await
+}
+
+/// The reference setup with Agon's defaults, changed by `tweak`.
+pub async fn run_custom(
+    long: bool,
+    delay: Duration,
+    tweak: impl FnOnce(&mut DebateConfig),
+) -> RunReport {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
@@ -293,10 +307,8 @@ pub async fn run_with(
         ..DebateConfig::default()
     };
     config.dialectic.rounds = 5;
-    config.dialectic.analysis = analysis;
-    config.dialectic.judge_impact = judge_impact;
-    config.dialectic.requirements = requirements;
     config.memory.enabled = false;
+    tweak(&mut config);
     config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
 
     let dir = tempfile::tempdir().unwrap();

@@ -28,9 +28,10 @@ pub fn config(protocol: &str) -> DebateConfig {
 }
 
 /// The TOML of [`config`] (no `[models]` table: add one to run it with
-/// `agon`). Trust does not weigh feedback: these runs compare each debate
-/// with another run of it in the same store, whose agents' trust memories
-/// change as the debates before it finish.
+/// `agon`). Trust does not weigh feedback and dialectic draws no devil's
+/// advocate: these runs compare each debate with another run of it in the
+/// same store, whose agents' trust memories change as the debates before
+/// it finish (and a draw is seeded by the debate's id).
 pub fn toml(protocol: &str) -> &'static str {
     match protocol {
         "structured" => {
@@ -42,7 +43,7 @@ pub fn toml(protocol: &str) -> &'static str {
         }
         "dialectic" => {
             "protocol = \"dialectic\"\ntopic = \"Design a rate limiter for a public API.\"\n\n\
-             [dialectic]\nrounds = 2\n\n[[dialectic.agent]]\nrole = \"architect\"\n\n\
+             [dialectic]\nrounds = 2\ndevil_advocate = false\n\n[[dialectic.agent]]\nrole = \"architect\"\n\n\
              [[dialectic.agent]]\nrole = \"kiss\"\n\n[memory]\nenabled = false\n\n[trust]\nweigh_feedback = false\n"
         }
         _ => {

@@ -52,6 +52,7 @@ pub fn rules(aspects: usize, minirounds: u32, crux: CruxRules, synthesis: bool) 
         detection: DetectionRules::default(),
         analysis: agon_protocol::AnalysisCadence::Message,
         reflection: agon_core::ReflectionTrigger::new(15),
+        challenger: false,
     }
 }
 
