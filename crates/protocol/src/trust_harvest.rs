@@ -5,8 +5,10 @@
 //! from the blackboard and the memories given.
 //!
 //! Where dissents come from:
-//! - **critiques** (dialectic): the critic dissents from the target's
-//!   proposal. Impact: the target's refinement in the same round took it
+//! - **critiques** (dialectic) that are significant disagreement: the
+//!   critic is the round's devil's advocate, or the analysis that read the
+//!   critique recorded the critic's disagreement with the target in that
+//!   round (a critique no analysis read counts). Impact: the target's refinement in the same round took it
 //!   in, as the analysis model judges it ([`dissents_judged`]); without a
 //!   judgement, its ledger records a concession or shift in that round, or
 //!   the refinement repeats at least [`ADDRESSED_OVERLAP`] of the
@@ -157,6 +159,25 @@ pub struct CritiqueGroup {
     pub refinement: agon_core::MessageId,
 }
 
+/// Whether a critique is a dissent (seed 003: significant disagreement,
+/// not every critique): its critic is the round's devil's advocate, or the
+/// analysis that read it recorded the critic's disagreement with the
+/// target in that round. A critique no analysis read (analysis off) counts,
+/// as nothing says otherwise.
+fn significant(
+    board: &Blackboard,
+    critique: &agon_core::DialogueMessage,
+    target: &PersonaId,
+) -> bool {
+    board.devils_advocate(critique.round) == Some(&critique.persona)
+        || !board.is_analyzed(&critique.id)
+        || board.position(&critique.persona).is_some_and(|p| {
+            p.disagreements
+                .iter()
+                .any(|d| &d.with == target && d.round == critique.round)
+        })
+}
+
 /// [`dissents`], with the critiques in `judged` taking their judged impact
 /// instead of the lexical and ledger rule.
 pub fn dissents_judged(
@@ -176,6 +197,9 @@ pub fn dissents_judged(
     for m in board.messages() {
         match &m.kind {
             MessageKind::Critique { target } => {
+                if !significant(board, m, target) {
+                    continue;
+                }
                 let refinement = board.messages().iter().find(|r| {
                     r.kind == MessageKind::Refinement && &r.persona == target && r.round == m.round
                 });
