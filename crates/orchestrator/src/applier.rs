@@ -115,12 +115,9 @@ async fn pipeline(shared: &Shared, ctx: &RunCtx) -> Result<(), OrchestratorError
         shared
             .append_with(|bb| {
                 // A job whose debate reached its budget or finished while
-                // the call ran is dropped: from then on `Protocol::next`
-                // plans no background work, and its events would land
-                // where the protocol wants none.
-                let stopped =
-                    bb.budget_stop().is_some() || bb.status() == agon_core::DebateStatus::Finished;
-                if stopped {
+                // the call ran is dropped: its events would land where the
+                // protocol wants none.
+                if agon_protocol::background_over(bb) {
                     tracing::debug!(job = ?id, "background result dropped: no longer planned");
                     return (Vec::new(), ());
                 }

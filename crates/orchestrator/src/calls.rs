@@ -32,9 +32,6 @@ pub(crate) struct RunSettings {
     pub(crate) limits: Limits,
     /// Whether recall reaches other debates' memories.
     pub(crate) cross_debate: bool,
-    /// The debate's spending limits, checked before every step (the
-    /// stop short of the reserve) and every model call (the limit).
-    pub(crate) budget: agon_core::Budget,
 }
 
 impl RunSettings {
@@ -49,7 +46,6 @@ impl RunSettings {
                 structured_max_tokens: config.budget.structured_max_tokens,
             },
             cross_debate: config.memory.cross_debate,
-            budget: config.budget.limits(),
         }
     }
 }

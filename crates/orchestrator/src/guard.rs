@@ -56,6 +56,12 @@ impl BudgetGuard {
         }
     }
 
+    /// The debate's limits, checked before every step (the stop short of
+    /// the reserve, the interpreter's) and every model call (the limit).
+    pub(crate) fn budget(&self) -> Budget {
+        self.budget
+    }
+
     /// What the debate spent: earlier runs' recorded usage, this run's
     /// calls so far, the minutes since its start.
     pub(crate) fn spent(&self) -> Spent {

@@ -195,7 +195,7 @@ impl Interpreter {
     /// spent in full when a call was refused ([`crate::guard`]); the
     /// protocol then finishes.
     async fn check_budget(&self, progress: Option<&Progress>) -> Result<(), OrchestratorError> {
-        let budget = self.ctx.settings.budget;
+        let budget = self.ctx.guard.budget();
         if !budget.is_set() {
             return Ok(());
         }
@@ -465,21 +465,12 @@ impl Interpreter {
     /// after seed 003's regret inference at this moment (overrides past
     /// their deadline whose round's output moved away are marked
     /// regretted), so a draw or a debate's standings never read stale
-    /// trust. A failed check is logged and the memories are read as they
-    /// are.
+    /// trust. When that fails (a memory that does not decode), the named
+    /// memories are read one by one, as stored.
     async fn read_trust(
         &self,
         read: &TrustRead,
     ) -> Result<Vec<Option<agon_core::trust::AgentMemory>>, String> {
-        match self.ctx.trust.check(chrono::Utc::now()).await {
-            Ok(0) => {}
-            Ok(marked) => {
-                tracing::info!(debate = %self.shared.debate, marked, "overrides marked regretted before reading trust");
-            }
-            Err(e) => {
-                tracing::warn!(debate = %self.shared.debate, error = %e, "the regret check failed; trust is read as stored");
-            }
-        }
         let names: Vec<String> = self
             .shared
             .read(|bb| {
@@ -489,6 +480,22 @@ impl Interpreter {
                     .collect()
             })
             .await;
+        match self
+            .ctx
+            .trust
+            .read_checked(&names, chrono::Utc::now())
+            .await
+        {
+            Ok((known, marked)) => {
+                if marked > 0 {
+                    tracing::info!(debate = %self.shared.debate, marked, "overrides marked regretted before reading trust");
+                }
+                return Ok(known);
+            }
+            Err(e) => {
+                tracing::warn!(debate = %self.shared.debate, error = %e, "the regret check failed; trust is read as stored");
+            }
+        }
         let mut known = Vec::with_capacity(names.len());
         for name in &names {
             known.push(self.ctx.trust.get(name).await.map_err(|e| e.to_string())?);

@@ -125,6 +125,11 @@ impl Orchestrator {
         // The second it was created and 16 random bits: debates created in
         // the same second by many processes may draw the same id, so a
         // taken one is drawn again.
+        let value =
+            serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
+                debate: "(new)".to_owned(),
+                source,
+            })?;
         let mut attempts = 0;
         loop {
             let id = DebateId::new(format!(
@@ -132,17 +137,12 @@ impl Orchestrator {
                 chrono::Utc::now().format("%Y%m%d-%H%M%S"),
                 fastrand::u16(..)
             ));
-            let value =
-                serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
-                    debate: id.to_string(),
-                    source,
-                })?;
             let created = self
                 .store
                 .create_debate(&NewDebate {
                     id: id.clone(),
                     topic: config.topic.clone(),
-                    config: value,
+                    config: value.clone(),
                 })
                 .await;
             match created {

@@ -354,21 +354,53 @@ impl TrustStore {
     /// (the latest human decision on it, by anyone) is no longer its
     /// decision. Returns how many overrides were marked.
     pub async fn check(&self, now: DateTime<Utc>) -> Result<usize, TrustStoreError> {
-        let all = self.all().await?;
+        self.check_all(now).await.map(|(_, marked)| marked)
+    }
+
+    /// The memories of `names`, in order (`None` for an agent with none),
+    /// after [`check`](Self::check) at `now`: what a debate reads before a
+    /// draw or its standings, so trust is never stale. One read of every
+    /// memory (the inference needs them all), and a write for each it
+    /// changed. Also returns how many overrides were marked.
+    pub async fn read_checked(
+        &self,
+        names: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<Option<AgentMemory>>, usize), TrustStoreError> {
+        let (all, marked) = self.check_all(now).await?;
+        let read = names
+            .iter()
+            .map(|name| all.iter().find(|m| &m.agent_name == name).cloned())
+            .collect();
+        Ok((read, marked))
+    }
+
+    /// Every memory after the regret inference at `now`, and how many
+    /// overrides it marked.
+    async fn check_all(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<AgentMemory>, usize), TrustStoreError> {
+        let mut all = self.all().await?;
         let latest = latest_decisions(&all);
         let mut marked = 0;
-        for m in all.iter().filter(|m| reverts_due(m, &latest, now)) {
+        for m in &mut all {
+            if !reverts_due(m, &latest, now) {
+                continue;
+            }
             let count = std::sync::atomic::AtomicUsize::new(0);
-            self.update(&m.agent_name, &m.model, now, &|memory| {
-                let n = latest
-                    .iter()
-                    .map(|(round, (_, text))| check_reverts(memory, round, text, now))
-                    .sum();
-                count.store(n, std::sync::atomic::Ordering::Relaxed);
-            })
-            .await?;
+            let (name, model) = (m.agent_name.clone(), m.model.clone());
+            *m = self
+                .update(&name, &model, now, &|memory| {
+                    let n = latest
+                        .iter()
+                        .map(|(round, (_, text))| check_reverts(memory, round, text, now))
+                        .sum();
+                    count.store(n, std::sync::atomic::Ordering::Relaxed);
+                })
+                .await?;
             marked += count.load(std::sync::atomic::Ordering::Relaxed);
         }
-        Ok(marked)
+        Ok((all, marked))
     }
 }

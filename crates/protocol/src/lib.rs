@@ -50,7 +50,7 @@ pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{
     Converted, ExtractFailure, FailureKind, ModelFailure, ModelOutput, extract, step_failed,
 };
-pub use protocol::Protocol;
+pub use protocol::{Protocol, background_over};
 pub use question::{
     Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, HumanAsk, Limits, ModelRole,
     Question, Request, TextAnswer, TrustRead,

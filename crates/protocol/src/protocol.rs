@@ -8,6 +8,13 @@ use crate::ask::{ConvertError, Outcome};
 use crate::question::{Answers, Ask, Limits, Request};
 use crate::step::{Next, Plan, Step};
 
+/// Whether background work has stopped for good on `board`: the debate
+/// reached its budget ([`Protocol::next`] then plans none) or finished. A
+/// background result that lands after is not wanted.
+pub fn background_over(board: &Blackboard) -> bool {
+    board.budget_stop().is_some() || board.status() == agon_core::DebateStatus::Finished
+}
+
 /// A protocol: a pure function from the blackboard to the next steps.
 /// Resume is "replay the log, ask the protocol again": a protocol keeps no
 /// state of its own beyond its rules.

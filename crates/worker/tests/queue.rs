@@ -8,27 +8,13 @@ use agon_core::DebateId;
 use agon_store::{EventStore, NewDebate, PgStore, RunStatus, StoreError};
 use agon_worker::{JobQueue, WorkerError};
 
-async fn pg_url() -> String {
-    use sqlx::Connection;
-    let admin = std::env::var("AGON_TEST_DATABASE_URL")
-        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
-    let name = format!(
-        "agon_t_queue_{}_{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_subsec_nanos()
-    );
-    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut c)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    format!("{base}/{name}")
-}
+mod support;
+
+use support::pg_url;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_and_the_job_commit_together_or_not_at_all() {
-    let url = pg_url().await;
+    let url = pg_url("queue").await;
     let queue = JobQueue::connect(&url).await.unwrap();
     let store = PgStore::connect(&url).await.unwrap();
 

@@ -11,23 +11,9 @@ use agon_llm::RateGate;
 use agon_worker::{NamedRateLimit, PgRateGate};
 use sqlx::postgres::PgPoolOptions;
 
-async fn pg_url() -> String {
-    use sqlx::Connection;
-    let admin = std::env::var("AGON_TEST_DATABASE_URL")
-        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
-    let name = format!(
-        "agon_t_rate_{}_{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_subsec_nanos()
-    );
-    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut c)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    format!("{base}/{name}")
-}
+mod support;
+
+use support::pg_url;
 
 async fn gates(url: &str, n: usize) -> Vec<PgRateGate> {
     let mut gates = Vec::new();
@@ -46,7 +32,7 @@ const KEY: &str = "stub@http://127.0.0.1:9/v1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_gates_spend_one_bucket_and_a_429_pauses_them_all() {
-    let url = pg_url().await;
+    let url = pg_url("rate").await;
     let gates = gates(&url, 3).await;
     let limit: NamedRateLimit = "stub=10/s".parse().unwrap();
     gates[0].configure(&limit).await.unwrap();
