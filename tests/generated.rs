@@ -113,6 +113,7 @@ fn ledger() -> impl Strategy<Value = DebateEvent> {
                 1 => DebateEvent::DisagreementRecorded {
                     persona: p.into(),
                     with: with.into(),
+                    criteria: Vec::new(),
                     on: text,
                     intensity: if strong {
                         Intensity::Strong

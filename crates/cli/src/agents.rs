@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_core::DebateId;
+use agon_core::rubric::RubricError;
 use agon_core::trust::AgentMemory;
+use agon_orchestrator::rubric::{RubricStore, RubricStoreError};
 use agon_orchestrator::trust::TrustStore;
 use agon_store::EventStore;
 use anyhow::Context;
@@ -259,24 +261,46 @@ pub(crate) async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `agon override ID --file F [--agent NAME]`.
+/// `agon override ID --file F [--agent NAME] [--criterion "NAME: …" |
+/// --drop-criterion NAME]`.
 pub(crate) async fn override_output(
     store: Arc<dyn EventStore>,
     id: &str,
     file: &PathBuf,
     agent: Option<&str>,
+    criterion: Option<&str>,
+    drop_criterion: Option<&str>,
 ) -> Result<ExitCode, Failure> {
     let decision =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let id = DebateId::new(id);
     let (bb, _) = store.load(&id).await?;
-    let changed = TrustStore::new(store)
-        .record_override(&id, &bb, &decision, agent, chrono::Utc::now())
+    // Checked before anything is written.
+    let change = crate::rubric::change_of(&store, &bb, criterion, drop_criterion).await?;
+    let now = chrono::Utc::now();
+    let trust = TrustStore::new(Arc::clone(&store));
+    let changed = trust
+        .record_override(&id, &bb, &decision, agent, now)
         .await?;
     eprintln!(
         "Recorded the override of debate {id} for {} (regret is checked after 24 h: `agon trust check`).",
         changed.join(", ")
     );
+    if let Some(change) = change {
+        match RubricStore::new(store)
+            .propose_from_override(&trust, &id, &bb, &changed, change, now)
+            .await
+        {
+            Ok((rubric, proposal, by)) => eprintln!(
+                "Proposed to rubric `{rubric}` as #{proposal} (on behalf of {by}): `agon rubric accept {proposal} --rubric {rubric}` adopts it."
+            ),
+            // The override stands; only the proposal is not made.
+            Err(RubricStoreError::Rubric(e @ RubricError::LowTrust { .. })) => {
+                eprintln!("No rubric change proposed: {e}.");
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -74,7 +74,7 @@ async fn input(store: &dyn EventStore, debate: &str) -> Result<EvalInput, Failur
 
 /// Runs the evaluation and writes its output.
 pub async fn run(
-    store: &dyn EventStore,
+    store: &std::sync::Arc<dyn EventStore>,
     args: &EvalArgs,
     verbose: bool,
 ) -> Result<ExitCode, Failure> {
@@ -84,7 +84,7 @@ pub async fn run(
         .as_deref()
         .or(args.debate_flag.as_deref())
         .ok_or_else(|| crate::dialectic::usage_error("DEBATE", "give a debate id or file"))?;
-    let input = input(store, debate).await?;
+    let input = input(store.as_ref(), debate).await?;
     let file = args.config.display().to_string();
     let mut warnings = Vec::new();
     let mut evaluators = Vec::new();
@@ -128,7 +128,15 @@ pub async fn run(
             timeout: std::time::Duration::from_millis(agent.timeout.unwrap_or(30_000)),
         });
     }
-    let report = evaluate(&evaluators, &input).await;
+    // The living rubric's current version (seed 003): accepted changes
+    // are scored; the built-in version leaves dialectic's prompt as it is.
+    let rubric = agon_orchestrator::rubric::RubricStore::new(std::sync::Arc::clone(store))
+        .current(agon_core::rubric::DIALECTIC)
+        .await?;
+    if verbose {
+        eprintln!("Scoring by rubric `{}` v{}", rubric.name, rubric.version);
+    }
+    let report = evaluate(&evaluators, &input, Some(&rubric)).await;
     for w in warnings.iter().chain(&report.warnings) {
         eprintln!("warning: {w}");
     }

@@ -13,6 +13,7 @@ mod memory;
 mod queue;
 mod report_file;
 mod retention;
+mod rubric;
 mod serve;
 
 use std::path::PathBuf;
@@ -221,7 +222,21 @@ enum Command {
         /// Only this participant's memory.
         #[arg(long)]
         agent: Option<String>,
+        /// Propose this criterion (`"NAME: description"`) for the debate's
+        /// rubric: added, or reworded when the rubric has one of that
+        /// name. Proposed only when the overridden agent with the highest
+        /// trust holds at least 0.70; `agon rubric accept` adopts it.
+        #[arg(long, conflicts_with = "drop_criterion")]
+        criterion: Option<String>,
+        /// Propose removing this criterion from the debate's rubric (same
+        /// rule as `--criterion`).
+        #[arg(long)]
+        drop_criterion: Option<String>,
     },
+    /// The living rubric: the criteria debates and `agon eval` judge by,
+    /// its versions, and the changes high-trust overrides proposed.
+    #[command(subcommand)]
+    Rubric(rubric::RubricCommand),
     /// Maintain the trust memory.
     #[command(subcommand)]
     Trust(agents::TrustCommand),
@@ -896,14 +911,29 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Memory(MemoryCommand::Reindex { embedder }) => {
             memory::reindex(&url, &embedder).await
         }
-        Command::Eval(args) => eval::run(store.as_ref(), &args, verbose).await,
+        Command::Eval(args) => eval::run(&store, &args, verbose).await,
         Command::Agents { command: None } => agents::list(store, cli.json).await,
         Command::Agents {
             command: Some(command),
         } => agents::run(store, command, cli.json).await,
-        Command::Override { id, file, agent } => {
-            agents::override_output(store, &id, &file, agent.as_deref()).await
+        Command::Override {
+            id,
+            file,
+            agent,
+            criterion,
+            drop_criterion,
+        } => {
+            agents::override_output(
+                store,
+                &id,
+                &file,
+                agent.as_deref(),
+                criterion.as_deref(),
+                drop_criterion.as_deref(),
+            )
+            .await
         }
+        Command::Rubric(command) => rubric::run(store, command, cli.json).await,
         Command::Trust(agents::TrustCommand::Check) => agents::check(store).await,
     }
 }

@@ -790,6 +790,10 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         "{report}"
     );
     assert!(stderr(&o).contains("Generated report"), "{}", stderr(&o));
+    assert!(
+        report.contains("Judged by rubric `dialectic` v1: Functional Completeness, "),
+        "{report}"
+    );
     // Requirements (issue 38): the must line is major and covered by every
     // proposal; the clarification answer is minor, covered by none, so the
     // judge asks about it.
@@ -862,6 +866,118 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
     assert!(
         csv.ends_with("average,8.00,7.00,6.00,8.00,,7.00,9.00,7.00\n"),
         "{csv}"
+    );
+
+    // The living rubric (issue 33): a high-trust agent's debate is
+    // overridden with a criterion; once accepted, `agon eval` scores it.
+    std::fs::write(
+        dir.join("architect.json"),
+        r#"{"agent_name": "System Architect", "model": "stub", "trust_score": 0.9,
+            "rounds_participated": 12}"#,
+    )
+    .unwrap();
+    let o = agon(dir, &["agents", "import", "architect.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The Simplicity Advocate's dissents never mattered and its overrides
+    // were regretted: low trust.
+    let dissent = r#"{"round_id": "old/round_1", "timestamp": "2026-11-20T10:00:00Z",
+        "dissent_text": "No.", "impact": false, "depth_score": 0.0}"#;
+    let overridden = r#"{"round_id": "old/final", "timestamp": "2026-11-20T10:00:00Z",
+        "agent_output": "a", "human_decision": "b", "regret": true,
+        "auto_check_deadline": "2026-11-21T10:00:00Z"}"#;
+    std::fs::write(
+        dir.join("kiss.json"),
+        format!(
+            r#"{{"agent_name": "Simplicity Advocate", "model": "stub", "trust_score": 0.05,
+                "rounds_participated": 12, "dissent_history": [{dissent}],
+                "override_history": [{overridden}]}}"#
+        ),
+    )
+    .unwrap();
+    let o = agon(dir, &["agents", "import", "kiss.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("decision.md"),
+        "Use a token bucket per client, with a kill switch.",
+    )
+    .unwrap();
+    let propose = |agent: &str| {
+        let o = agon(
+            dir,
+            &[
+                "override",
+                &id,
+                "--file",
+                "decision.md",
+                "--agent",
+                agent,
+                "--criterion",
+                "Operability: It can be run, observed and rolled back.",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let said = propose("Simplicity Advocate");
+    assert!(
+        said.contains("No rubric change proposed: `Simplicity Advocate` holds trust"),
+        "{said}"
+    );
+    let said = propose("System Architect");
+    assert!(
+        said.contains("Proposed to rubric `dialectic` as #1 (on behalf of System Architect)"),
+        "{said}"
+    );
+    let o = agon(dir, &["rubric", "history"]);
+    assert!(
+        stdout(&o).contains("add `Operability`") && stdout(&o).contains("pending"),
+        "{}",
+        stdout(&o)
+    );
+    let o = agon(
+        dir,
+        &[
+            "override",
+            &id,
+            "--file",
+            "decision.md",
+            "--drop-criterion",
+            "Charisma",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no criterion `Charisma`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = agon(dir, &["rubric", "accept", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("now version 2 (8 criteria)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = agon(dir, &["rubric", "accept", "1"]);
+    assert!(stderr(&o).contains("already accepted"), "{}", stderr(&o));
+    let o = agon(dir, &["rubric", "show"]);
+    assert!(
+        stdout(&o).contains("Rubric `dialectic`, version 2:")
+            && stdout(&o).contains("- Operability: It can be run"),
+        "{}",
+        stdout(&o)
+    );
+    let o = agon(dir, &["rubric", "show", "--version", "1"]);
+    assert!(!stdout(&o).contains("Operability"), "{}", stdout(&o));
+    let o = agon(dir, &["eval", "-c", "eval.json", &id, "--model", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| Operability | Overall Score |")
+            && stdout(&o)
+                .contains("| 8.00 | 7.00 | 6.00 | 8.00 | N/A | 7.00 | 9.00 | 4.00 | 7.00 |")
+            && stdout(&o).contains("Scored by rubric `dialectic` v2."),
+        "{}",
+        stdout(&o)
     );
 }
 

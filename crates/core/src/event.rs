@@ -119,6 +119,11 @@ pub enum DebateEvent {
         intensity: Intensity,
         /// Round.
         round: u32,
+        /// The rubric criteria the disagreement turns on, as the analysis
+        /// cited them from the debate's rubric (seed 003's rubric
+        /// citations).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        criteria: Vec<String>,
     },
     /// `persona` conceded something.
     ConcessionRecorded {
@@ -262,6 +267,14 @@ pub enum DebateEvent {
     TrustStandingsRead {
         /// Each known agent's standing.
         standings: BTreeMap<PersonaId, crate::trust::TrustStanding>,
+    },
+    /// The rubric the debate is judged by, read once when it started (the
+    /// living rubric's current version, seed 003): analyses cite its
+    /// criteria and the judge or synthesis weighs by them. A resumed debate
+    /// keeps the version it started with.
+    RubricRead {
+        /// The rubric.
+        rubric: crate::rubric::Rubric,
     },
     /// The devil's advocate of a round was drawn from the trust memory
     /// (seed 003): recorded so a resumed debate repeats the choice.
@@ -442,6 +455,7 @@ impl DebateEvent {
             Self::RequirementsCovered { .. } => "requirements_covered",
             Self::DevilsAdvocateChosen { .. } => "devils_advocate_chosen",
             Self::TrustStandingsRead { .. } => "trust_standings_read",
+            Self::RubricRead { .. } => "rubric_read",
             Self::CritiquesJudged { .. } => "critiques_judged",
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",

@@ -46,6 +46,7 @@ mod protocol;
 mod reflection;
 mod requirement;
 mod round;
+pub mod rubric;
 mod solution;
 mod steering;
 mod step;

@@ -51,6 +51,9 @@ pub struct Disagreement {
     pub intensity: Intensity,
     /// Round in which it was recorded.
     pub round: u32,
+    /// The rubric criteria it turns on, as the analysis cited them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub criteria: Vec<String>,
 }
 
 /// A dated note (concession or shift).

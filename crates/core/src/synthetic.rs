@@ -131,6 +131,7 @@ pub fn debate(personas: usize, messages: usize) -> Vec<DebateEvent> {
             events.push(DebateEvent::DisagreementRecorded {
                 persona: speaker.clone(),
                 with: other.clone(),
+                criteria: Vec::new(),
                 on: format!("disputed point {n}"),
                 intensity: if n % 14 == 0 {
                     Intensity::Strong

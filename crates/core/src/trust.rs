@@ -83,6 +83,65 @@ pub struct Dissent {
     /// Whether the target took the feedback in.
     #[serde(default)]
     pub feedback_incorporated: bool,
+    /// The dissent's embedding, stored once when it is recorded (seed
+    /// 003's suggestion), so novelty never embeds past dissents again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<DissentEmbedding>,
+}
+
+/// A dissent's embedding as stored: the embedder's model id and the
+/// vector quantized to one signed byte a dimension (scaled by its largest
+/// magnitude; the cosine, all novelty needs, is unchanged by the scale
+/// and moves by well under 0.01), base64-encoded: 512 characters for 384
+/// dimensions instead of ~3,000 as JSON numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DissentEmbedding {
+    /// The embedder's model id (a vector of another model is not compared).
+    pub model: String,
+    /// The quantized vector, base64.
+    pub i8: String,
+}
+
+impl DissentEmbedding {
+    /// `vector` quantized, as embedded by `model`.
+    pub fn encode(model: &str, vector: &[f32]) -> Self {
+        use base64::Engine as _;
+        let peak = vector
+            .iter()
+            .fold(0f32, |m, v| if v.is_finite() { m.max(v.abs()) } else { m });
+        let scale = if peak > 0.0 { 127.0 / peak } else { 0.0 };
+        let bytes: Vec<u8> = vector
+            .iter()
+            .map(|v| {
+                let q = if v.is_finite() {
+                    (v * scale).round()
+                } else {
+                    0.0
+                };
+                // In −127..=127 by construction; stored as its byte.
+                (q.clamp(-127.0, 127.0) as i8).to_le_bytes()[0]
+            })
+            .collect();
+        Self {
+            model: model.to_owned(),
+            i8: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// The stored vector (its direction; the scale is not kept), or
+    /// `None` when the text is not base64.
+    pub fn vector(&self) -> Option<Vec<f32>> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.i8)
+            .ok()?;
+        Some(
+            bytes
+                .into_iter()
+                .map(|b| f32::from(i8::from_le_bytes([b])))
+                .collect(),
+        )
+    }
 }
 
 /// One human override of the system's output.
@@ -354,6 +413,7 @@ impl AgentMemory {
                     impact: d.impact,
                     depth_score,
                     feedback_incorporated: d.feedback_incorporated,
+                    embedding: None,
                 },
                 now,
             );

@@ -283,6 +283,7 @@ fn ledger_updates_are_idempotent_and_feed_the_reflection_trigger() {
         on: "whether vans need roads".into(),
         intensity: Intensity::Mild,
         round: 1,
+        criteria: vec!["Evidence".into()],
     };
     b.apply(&disagree).unwrap();
     b.apply(&disagree).unwrap(); // same disagreement again: no new weight
@@ -332,6 +333,7 @@ fn ledger_updates_are_idempotent_and_feed_the_reflection_trigger() {
         on: "whether vans need roads".into(),
         intensity: Intensity::Strong,
         round: 2,
+        criteria: vec!["Evidence".into(), "Feasibility".into()],
     };
     b.apply(&strong).unwrap();
     let bo = b.position(&"bo".into()).unwrap();
@@ -340,6 +342,11 @@ fn ledger_updates_are_idempotent_and_feed_the_reflection_trigger() {
         bo.disagreements[0].intensity,
         Intensity::Strong,
         "intensity escalates in place"
+    );
+    assert_eq!(
+        bo.disagreements[0].criteria,
+        ["Evidence", "Feasibility"],
+        "the criteria cited accumulate, each once"
     );
 }
 

@@ -25,6 +25,7 @@ fn dissent(at: DateTime<Utc>, impact: bool, depth: f64) -> Dissent {
         impact,
         depth_score: depth,
         feedback_incorporated: impact,
+        embedding: None,
     }
 }
 
@@ -438,4 +439,33 @@ fn the_documented_example_scores_0_79_and_is_labelled_so() {
     let standing = agon_core::trust::TrustStanding::of(&m);
     assert_eq!(standing.label(), "trust 0.79");
     assert!(!standing.is_low());
+}
+
+/// A stored dissent embedding keeps the direction: its cosine with the
+/// original moves by well under 0.01, and 384 dimensions take 512
+/// characters.
+#[test]
+fn a_stored_embedding_keeps_the_cosine() {
+    use agon_core::trust::{DissentEmbedding, cosine};
+    let a: Vec<f32> = (0..384)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 70.0)
+        .collect();
+    let b: Vec<f32> = (0..384)
+        .map(|i| ((i * 53 % 89) as f32 - 44.0) / 30.0)
+        .collect();
+    let qa = DissentEmbedding::encode("minilm", &a);
+    let qb = DissentEmbedding::encode("minilm", &b);
+    assert_eq!(qa.i8.len(), 512);
+    let (va, vb) = (qa.vector().unwrap(), qb.vector().unwrap());
+    assert!((cosine(&va, &a) - 1.0).abs() < 0.001);
+    assert!((cosine(&va, &vb) - cosine(&a, &b)).abs() < 0.01);
+    assert_eq!(
+        DissentEmbedding::encode("m", &[0.0, 0.0]).vector().unwrap(),
+        [0.0, 0.0]
+    );
+    let junk = DissentEmbedding {
+        model: "m".into(),
+        i8: "not base64!".into(),
+    };
+    assert_eq!(junk.vector(), None);
 }

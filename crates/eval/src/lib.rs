@@ -551,8 +551,115 @@ pub const CATEGORIES: [(&str, &str); 8] = [
     ("overall_score", "Overall Score"),
 ];
 
-fn score_at<'a>(parsed: &'a Value, key: &str) -> &'a Value {
-    match key {
+/// One scored column of an evaluation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Column {
+    /// Its key: a JSON key of dialectic's answer, or an added criterion's
+    /// name.
+    pub key: String,
+    /// Its heading.
+    pub heading: String,
+    /// Whether it is a criterion the living rubric added (scored under
+    /// `additional_criteria`).
+    pub added: bool,
+}
+
+/// The columns an evaluation scores by `rubric`: dialectic's categories
+/// that the rubric keeps (all of them without a rubric), the criteria it
+/// added, then the overall score.
+pub fn columns(rubric: Option<&agon_core::rubric::Rubric>) -> Vec<Column> {
+    let builtin = |(key, heading): &(&str, &str)| Column {
+        key: (*key).to_owned(),
+        heading: (*heading).to_owned(),
+        added: false,
+    };
+    let Some(rubric) = rubric else {
+        return CATEGORIES.iter().map(builtin).collect();
+    };
+    let (overall, scored) = CATEGORIES.split_last().unwrap_or((&CATEGORIES[0], &[]));
+    let mut out: Vec<Column> = scored
+        .iter()
+        .filter(|(_, heading)| rubric.find(heading).is_some())
+        .map(builtin)
+        .collect();
+    out.extend(
+        rubric
+            .criteria
+            .iter()
+            .filter(|c| !scored.iter().any(|(_, h)| h.eq_ignore_ascii_case(&c.name)))
+            .map(|c| Column {
+                key: c.name.clone(),
+                heading: c.name.clone(),
+                added: true,
+            }),
+    );
+    out.push(builtin(overall));
+    out
+}
+
+/// What the evaluators are told of `rubric` beyond dialectic's own
+/// categories (nothing when it is the built-in one): the criteria it
+/// reworded, removed and added, and where the added ones are scored.
+pub fn rubric_instructions(rubric: &agon_core::rubric::Rubric) -> String {
+    let Some(builtin) = agon_core::rubric::Rubric::builtin(&rubric.name) else {
+        return String::new();
+    };
+    let mut lines = Vec::new();
+    for c in &builtin.criteria {
+        match rubric.find(&c.name) {
+            None => lines.push(format!("- {}: removed; do not score it.", c.name)),
+            Some(now) if now.description != c.description => {
+                lines.push(format!("- {}: {}", c.name, now.description));
+            }
+            Some(_) => {}
+        }
+    }
+    let added: Vec<&agon_core::rubric::Criterion> = rubric
+        .criteria
+        .iter()
+        .filter(|c| builtin.find(&c.name).is_none())
+        .collect();
+    for c in &added {
+        lines.push(format!("- {} (added): {}", c.name, c.description));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n\nThe evaluation rubric is `{}` version {}, which changes the categories above:\n{}",
+        rubric.name,
+        rubric.version,
+        lines.join("\n")
+    );
+    if !added.is_empty() {
+        let shape: Vec<String> = added
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}: {{\"score\": 0, \"reasoning\": \"\"}}",
+                    serde_json::to_string(&c.name).unwrap_or_default()
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "\nScore each added criterion from 1 to 10 too, in the same JSON object under \
+             \"additional_criteria\": {{{}}}.",
+            shape.join(", ")
+        ));
+    }
+    out
+}
+
+fn score_at<'a>(parsed: &'a Value, column: &Column) -> &'a Value {
+    if column.added {
+        let v = &parsed["additional_criteria"][&column.key]["score"];
+        return if v.is_null() {
+            &parsed["evaluation"]["additional_criteria"][&column.key]["score"]
+        } else {
+            v
+        };
+    }
+    match column.key.as_str() {
         "functional_completeness" => &parsed["evaluation"]["functional_completeness"]["score"],
         "overall_score" => &parsed["overall_summary"]["overall_score"],
         other => &parsed["evaluation"]["non_functional"][other]["score"],
@@ -572,7 +679,7 @@ pub fn answer_object(text: &str) -> Option<Value> {
 pub struct EvaluatorResult {
     /// Its id.
     pub id: String,
-    /// Its scores per category (after clamping), `None` when not given.
+    /// Its scores per column (after clamping), `None` when not given.
     pub scores: Vec<Option<f64>>,
     /// Its parsed answer (`None` when it failed).
     pub parsed: Option<Value>,
@@ -585,9 +692,13 @@ pub struct EvaluatorResult {
 /// The evaluation: per-evaluator results, averages, warnings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalReport {
+    /// The columns scored ([`columns`]).
+    pub columns: Vec<Column>,
+    /// The rubric scored by (`None`: dialectic's categories as they are).
+    pub rubric: Option<agon_core::rubric::Rubric>,
     /// Each evaluator.
     pub results: Vec<EvaluatorResult>,
-    /// The average per category (two decimals), `None` = N/A.
+    /// The average per column (two decimals), `None` = N/A.
     pub averages: Vec<Option<f64>>,
     /// What was clamped, ignored or skipped.
     pub warnings: Vec<String>,
@@ -607,12 +718,19 @@ pub struct Evaluator {
     pub timeout: Duration,
 }
 
-/// Scores of a parsed answer: clamped into 1..=10, non-numbers ignored.
-pub fn scores_of(id: &str, parsed: &Value, warnings: &mut Vec<String>) -> Vec<Option<f64>> {
-    CATEGORIES
+/// Scores of a parsed answer, one per column: clamped into 1..=10,
+/// non-numbers ignored.
+pub fn scores_of(
+    id: &str,
+    parsed: &Value,
+    columns: &[Column],
+    warnings: &mut Vec<String>,
+) -> Vec<Option<f64>> {
+    columns
         .iter()
-        .map(|(key, _)| {
-            let v = score_at(parsed, key);
+        .map(|column| {
+            let key = &column.key;
+            let v = score_at(parsed, column);
             if v.is_null() {
                 return None;
             }
@@ -629,23 +747,35 @@ pub fn scores_of(id: &str, parsed: &Value, warnings: &mut Vec<String>) -> Vec<Op
         .collect()
 }
 
-/// Runs every evaluator in parallel and aggregates their scores.
-pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport {
-    let runs = evaluators.iter().map(|e| async move {
-        let request = ChatRequest::new(input.render(&e.user_template))
-            .with_system(e.system.clone())
-            .with_temperature(0.1)
-            .with_max_tokens(1_500)
-            .with_purpose("evaluation");
-        let started = std::time::Instant::now();
-        let outcome = tokio::time::timeout(e.timeout, e.model.complete(request)).await;
-        let latency_ms = started.elapsed().as_millis() as u64;
-        let text = match outcome {
-            Err(_) => Err(format!("timed out after {} ms", e.timeout.as_millis())),
-            Ok(Err(err)) => Err(err.to_string()),
-            Ok(Ok(r)) => Ok(r.content),
-        };
-        (e.id.clone(), text, latency_ms)
+/// Runs every evaluator in parallel and aggregates their scores, by
+/// `rubric` when given (the living rubric's current version: its changes
+/// to dialectic's categories are told to the evaluators and its added
+/// criteria scored).
+pub async fn evaluate(
+    evaluators: &[Evaluator],
+    input: &EvalInput,
+    rubric: Option<&agon_core::rubric::Rubric>,
+) -> EvalReport {
+    let columns = columns(rubric);
+    let told = rubric.map(rubric_instructions).unwrap_or_default();
+    let runs = evaluators.iter().map(|e| {
+        let told = &told;
+        async move {
+            let request = ChatRequest::new(input.render(&e.user_template) + told)
+                .with_system(e.system.clone())
+                .with_temperature(0.1)
+                .with_max_tokens(1_500)
+                .with_purpose("evaluation");
+            let started = std::time::Instant::now();
+            let outcome = tokio::time::timeout(e.timeout, e.model.complete(request)).await;
+            let latency_ms = started.elapsed().as_millis() as u64;
+            let text = match outcome {
+                Err(_) => Err(format!("timed out after {} ms", e.timeout.as_millis())),
+                Ok(Err(err)) => Err(err.to_string()),
+                Ok(Ok(r)) => Ok(r.content),
+            };
+            (e.id.clone(), text, latency_ms)
+        }
     });
     let mut warnings = Vec::new();
     let mut results = Vec::new();
@@ -657,7 +787,7 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
             });
         match parsed {
             Ok(parsed) => results.push(EvaluatorResult {
-                scores: scores_of(&id, &parsed, &mut warnings),
+                scores: scores_of(&id, &parsed, &columns, &mut warnings),
                 id,
                 parsed: Some(parsed),
                 skipped: None,
@@ -667,7 +797,7 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
                 warnings.push(format!("[{id}] {reason}"));
                 results.push(EvaluatorResult {
                     id,
-                    scores: vec![None; CATEGORIES.len()],
+                    scores: vec![None; columns.len()],
                     parsed: None,
                     skipped: Some(reason),
                     latency_ms,
@@ -675,7 +805,7 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
             }
         }
     }
-    let averages = (0..CATEGORIES.len())
+    let averages = (0..columns.len())
         .map(|i| {
             let present: Vec<f64> = results.iter().filter_map(|r| r.scores[i]).collect();
             (!present.is_empty()).then(|| {
@@ -685,6 +815,8 @@ pub async fn evaluate(evaluators: &[Evaluator], input: &EvalInput) -> EvalReport
         })
         .collect();
     EvalReport {
+        columns,
+        rubric: rubric.cloned(),
         results,
         averages,
         warnings,
@@ -696,51 +828,79 @@ fn cell(v: Option<f64>) -> String {
 }
 
 impl EvalReport {
+    /// The average of the column `key`, if it is scored and was given.
+    pub fn average(&self, key: &str) -> Option<f64> {
+        let i = self.columns.iter().position(|c| c.key == key)?;
+        self.averages.get(i).copied().flatten()
+    }
+
     /// dialectic's Markdown table of the averages.
     pub fn markdown(&self) -> String {
-        let heads: Vec<&str> = CATEGORIES.iter().map(|(_, h)| *h).collect();
+        let heads: Vec<&str> = self.columns.iter().map(|c| c.heading.as_str()).collect();
         let rule: Vec<String> = heads.iter().map(|h| "-".repeat(h.len())).collect();
         let row: Vec<String> = self.averages.iter().map(|v| cell(*v)).collect();
-        format!(
+        let mut out = format!(
             "| {} |\n|{}|\n| {} |\n",
             heads.join(" | "),
             rule.join("|"),
             row.join(" | ")
-        )
+        );
+        if let Some(r) = &self.rubric {
+            out.push_str(&format!(
+                "\nScored by rubric `{}` v{}.\n",
+                r.name, r.version
+            ));
+        }
+        out
     }
 
-    /// dialectic's aggregated JSON (averages, overall score, each agent's answer).
+    /// dialectic's aggregated JSON (averages, overall score, each agent's
+    /// answer), with the rubric's added criteria under
+    /// `additional_criteria`.
     pub fn json(&self) -> Value {
-        let avg = |i: usize| json!({"average_score": self.averages[i]});
+        let avg = |key: &str| json!({"average_score": self.average(key)});
         let agents: serde_json::Map<String, Value> = self
             .results
             .iter()
             .filter_map(|r| Some((r.id.clone(), r.parsed.clone()?)))
             .collect();
-        json!({
+        let added: serde_json::Map<String, Value> = self
+            .columns
+            .iter()
+            .filter(|c| c.added)
+            .map(|c| (c.key.clone(), avg(&c.key)))
+            .collect();
+        let mut out = json!({
             "evaluation": {
-                "functional_completeness": avg(0),
+                "functional_completeness": avg("functional_completeness"),
                 "non_functional": {
-                    "performance_scalability": avg(1),
-                    "security": avg(2),
-                    "maintainability_evolvability": avg(3),
-                    "regulatory_compliance": avg(4),
-                    "testability": avg(5),
-                    "requirements_fulfillment": avg(6),
+                    "performance_scalability": avg("performance_scalability"),
+                    "security": avg("security"),
+                    "maintainability_evolvability": avg("maintainability_evolvability"),
+                    "regulatory_compliance": avg("regulatory_compliance"),
+                    "testability": avg("testability"),
+                    "requirements_fulfillment": avg("requirements_fulfillment"),
                 }
             },
-            "overall_score": self.averages[7],
+            "overall_score": self.average("overall_score"),
             "agents": agents,
             "skipped": self.results.iter().filter_map(|r| Some(json!({"id": r.id, "reason": r.skipped.clone()?}))).collect::<Vec<_>>(),
-        })
+        });
+        if !added.is_empty() {
+            out["evaluation"]["additional_criteria"] = Value::Object(added);
+        }
+        if let Some(r) = &self.rubric {
+            out["rubric"] = json!({"name": r.name, "version": r.version});
+        }
+        out
     }
 
     /// One CSV row per evaluator and one of averages (empty cell = N/A).
     pub fn csv(&self) -> String {
         let mut s = String::from("evaluator");
-        for (key, _) in CATEGORIES {
+        for c in &self.columns {
             s.push(',');
-            s.push_str(key);
+            s.push_str(&c.key.replace(',', " "));
         }
         s.push('\n');
         let num = |v: &Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_default();
@@ -779,7 +939,7 @@ mod tests {
             "overall_summary": {"overall_score": 0}
         });
         let mut warnings = Vec::new();
-        let scores = scores_of("e1", &parsed, &mut warnings);
+        let scores = scores_of("e1", &parsed, &columns(None), &mut warnings);
         assert_eq!(
             scores,
             [
@@ -799,6 +959,8 @@ mod tests {
     #[test]
     fn averages_render_as_markdown_json_and_csv() {
         let report = EvalReport {
+            columns: columns(None),
+            rubric: None,
             results: vec![
                 EvaluatorResult {
                     id: "e1".into(),
@@ -865,6 +1027,72 @@ mod tests {
         assert!(
             csv.ends_with("average,7.50,6.00,,,,7.00,5.50,7.20\n"),
             "{csv}"
+        );
+    }
+
+    #[test]
+    fn a_changed_rubric_changes_the_columns_and_what_evaluators_are_told() {
+        use agon_core::rubric::{Criterion, Rubric, RubricChange};
+        let v1 = Rubric::builtin("dialectic").unwrap();
+        assert_eq!(columns(Some(&v1)), columns(None), "v1 is dialectic's own");
+        assert_eq!(
+            rubric_instructions(&v1),
+            "",
+            "v1 leaves the prompt as it is"
+        );
+        let mut v2 = v1.clone();
+        v2.version = 2;
+        v2.criteria = RubricChange::Add {
+            criterion: Criterion::new("Operability", "It can be run and rolled back."),
+        }
+        .apply(&v1)
+        .unwrap();
+        v2.criteria = RubricChange::Remove {
+            name: "Regulatory Compliance".into(),
+        }
+        .apply(&v2)
+        .unwrap();
+        let cols = columns(Some(&v2));
+        let heads: Vec<&str> = cols.iter().map(|c| c.heading.as_str()).collect();
+        assert_eq!(heads.len(), 8);
+        assert!(!heads.contains(&"Regulatory Compliance"));
+        assert_eq!(heads[6..], ["Operability", "Overall Score"]);
+        let told = rubric_instructions(&v2);
+        assert!(told.contains("`dialectic` version 2"), "{told}");
+        assert!(told.contains("- Regulatory Compliance: removed; do not score it."));
+        assert!(told.contains(
+            "\"additional_criteria\": {\"Operability\": {\"score\": 0, \"reasoning\": \"\"}}"
+        ));
+        let parsed = json!({
+            "evaluation": {"functional_completeness": {"score": 8}},
+            "additional_criteria": {"Operability": {"score": 3, "reasoning": "no rollback"}},
+            "overall_summary": {"overall_score": 6}
+        });
+        let scores = scores_of("e1", &parsed, &cols, &mut Vec::new());
+        assert_eq!(scores[0], Some(8.0));
+        assert_eq!(scores[6], Some(3.0));
+        assert_eq!(scores[7], Some(6.0));
+        let report = EvalReport {
+            columns: cols,
+            rubric: Some(v2),
+            results: vec![],
+            averages: scores,
+            warnings: vec![],
+        };
+        assert_eq!(
+            report.json()["evaluation"]["additional_criteria"]["Operability"]["average_score"],
+            json!(3.0)
+        );
+        assert_eq!(report.json()["rubric"]["version"], json!(2));
+        assert!(
+            report
+                .markdown()
+                .contains("| Operability | Overall Score |")
+        );
+        assert!(
+            report
+                .csv()
+                .starts_with("evaluator,functional_completeness,")
         );
     }
 

@@ -160,6 +160,34 @@ impl<'a> ExtractionContext<'a> {
         self.blackboard
     }
 
+    /// The criteria of `cited` that the debate's rubric has, spelled as it
+    /// spells them, each once (at most three); the others are dropped with
+    /// a note (a model may cite a criterion that is not there). Without a
+    /// rubric read, nothing is kept.
+    pub fn rubric_criteria(
+        &self,
+        cited: &[String],
+        field: &str,
+        notes: &mut Vec<String>,
+    ) -> Vec<String> {
+        if cited.is_empty() {
+            return Vec::new();
+        }
+        let Some(rubric) = self.blackboard.rubric() else {
+            notes.push(format!("{field}: no rubric in this debate; dropped"));
+            return Vec::new();
+        };
+        let (mut known, unknown) = rubric.resolve(cited);
+        for name in unknown {
+            notes.push(format!(
+                "{field}: `{name}` is not a criterion of rubric {} v{}; dropped",
+                rubric.name, rubric.version
+            ));
+        }
+        known.truncate(3);
+        known
+    }
+
     /// Resolves a persona reference (display name or id, any case) to a
     /// debater id. Names like "Ada (the economist)" resolve by their leading name.
     pub fn resolve_debater(&self, reference: &str) -> Option<PersonaId> {

@@ -56,6 +56,13 @@ pub struct DisagreementPayload {
     /// How heated (default mild).
     #[serde(default)]
     pub intensity: Intensity,
+    /// Rubric criteria it turns on.
+    //
+    // (Kept short: the schema is sent with every analysis call. The
+    // names must be the debate's rubric's; others are dropped.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 3), inner(length(max = 60)))]
+    pub criteria: Vec<String>,
 }
 
 /// Seed 000's position update: what changed in the speaker's position state
@@ -176,6 +183,7 @@ impl PositionUpdate {
                 with_persona: Some(with.to_string()),
                 on,
                 intensity: d.intensity,
+                criteria: ctx.rubric_criteria(&d.criteria, "newDisagreement.criteria", &mut notes),
             })
         });
         let value = Self {
@@ -321,6 +329,7 @@ impl Validated<PositionUpdate> {
             with_persona: Some(with),
             on,
             intensity,
+            criteria,
         }) = update.new_disagreement
         {
             events.push(DebateEvent::DisagreementRecorded {
@@ -329,6 +338,7 @@ impl Validated<PositionUpdate> {
                 on,
                 intensity,
                 round,
+                criteria,
             });
         }
         if let Some(text) = update.concession {

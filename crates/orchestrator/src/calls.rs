@@ -68,6 +68,8 @@ pub(crate) struct RunCtx {
     pub(crate) answerer: Option<Arc<dyn crate::answers::Answerer>>,
     /// The agents' trust memory, recorded when the debate finishes.
     pub(crate) trust: crate::trust::TrustStore,
+    /// The living rubrics of the same store.
+    pub(crate) rubrics: crate::rubric::RubricStore,
 }
 
 impl RunCtx {

@@ -337,6 +337,15 @@ impl Interpreter {
                         let answers = self.ask_human(&human.questions).await?;
                         self.settle(&step, Answers::Human(answers)).await?
                     }
+                    Step::ReadTrust(TrustRead::Rubric { ref name }) => {
+                        let rubric = self
+                            .ctx
+                            .rubrics
+                            .current(name)
+                            .await
+                            .map_err(|e| e.to_string());
+                        self.settle(&step, Answers::Rubric(rubric)).await?
+                    }
                     Step::ReadTrust(ref read) => {
                         let memories = self.read_trust(read).await;
                         self.settle(&step, Answers::Trust(memories)).await?

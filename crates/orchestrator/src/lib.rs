@@ -26,6 +26,7 @@ mod lease;
 mod memory;
 mod models;
 mod orchestrator;
+pub mod rubric;
 mod shared;
 mod speak;
 pub mod trust;

@@ -267,6 +267,7 @@ impl Orchestrator {
             usage_baseline: models.ledger().snapshot(),
             answerer: self.answerer.clone(),
             trust: crate::trust::TrustStore::new(Arc::clone(&self.store)),
+            rubrics: crate::rubric::RubricStore::new(Arc::clone(&self.store)),
         });
         let applier = tokio::spawn(
             crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),

@@ -294,10 +294,12 @@ impl TrustStore {
     }
 
     /// [`record`](Self::record), with novelty measured by the cosine of
-    /// the embeddings of `embedder` (seed 003) when one is given: the new
-    /// dissents and the agent's past ones are embedded first. When the
-    /// embedder fails, the words' cosine is used and the reason is returned
-    /// (a warning for the caller).
+    /// the embeddings of `embedder` (seed 003) when one is given. Each
+    /// dissent's embedding is stored with it once (seed 003's suggestion):
+    /// only the new dissents, and past ones stored without an embedding of
+    /// this embedder's model, are embedded. When the embedder fails, the
+    /// words' cosine is used and the reason is returned (a warning for the
+    /// caller).
     pub async fn record_embedded(
         &self,
         debate: &DebateId,
@@ -309,16 +311,33 @@ impl TrustStore {
         for r in records {
             let mut vectors: std::collections::HashMap<String, Vec<f32>> =
                 std::collections::HashMap::new();
-            if let Some(memory) = embedder.filter(|_| !r.dissents.is_empty()) {
+            let model = embedder.map(|m| m.space().model.clone());
+            if let (Some(memory), Some(model)) =
+                (embedder.filter(|_| !r.dissents.is_empty()), &model)
+            {
                 let mut texts: Vec<String> = r.dissents.iter().map(|d| d.text.clone()).collect();
                 if let Some(past) = self.get(&r.agent).await? {
-                    texts.extend(past.dissent_history.iter().map(|d| d.dissent_text.clone()));
+                    for d in &past.dissent_history {
+                        match d
+                            .embedding
+                            .as_ref()
+                            .filter(|e| &e.model == model)
+                            .and_then(|e| e.vector())
+                        {
+                            Some(v) => {
+                                vectors.insert(d.dissent_text.clone(), v);
+                            }
+                            None => texts.push(d.dissent_text.clone()),
+                        }
+                    }
                 }
                 texts.sort();
                 texts.dedup();
+                texts.retain(|t| !vectors.contains_key(t));
                 match memory.embed_documents(&texts).await {
-                    Ok(embedded) => vectors = texts.into_iter().zip(embedded).collect(),
+                    Ok(embedded) => vectors.extend(texts.into_iter().zip(embedded)),
                     Err(e) => {
+                        vectors.clear();
                         warning = Some(format!(
                             "dissent novelty measured by words, not embeddings: {e}"
                         ));
@@ -342,6 +361,18 @@ impl TrustStore {
                 // the agent came off it.
                 if was_on_probation && !m.on_probation() {
                     m.probation_until = Some(now);
+                }
+                // Each dissent keeps its embedding, written once.
+                if let Some(model) = &model {
+                    for d in &mut m.dissent_history {
+                        if d.embedding.as_ref().is_some_and(|e| &e.model == model) {
+                            continue;
+                        }
+                        if let Some(v) = vectors.get(&d.dissent_text) {
+                            d.embedding =
+                                Some(agon_core::trust::DissentEmbedding::encode(model, v));
+                        }
+                    }
                 }
             })
             .await?;

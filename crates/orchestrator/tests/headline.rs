@@ -10,9 +10,15 @@ mod dialectic_setup;
 
 use agon_context::{TiktokenCounter, TokenCounter};
 
-/// `actual` within `tolerance` (a share) of `documented`.
+/// `actual` within `tolerance` (a share) of `documented`. Every figure is
+/// printed (`--no-capture`); with `AGON_HEADLINE_PRINT` set none fails,
+/// so one run lists every figure to update after a meant change.
 fn near(actual: u64, documented: u64, tolerance: f64, what: &str) {
     let diff = (actual as f64 - documented as f64).abs() / documented as f64;
+    eprintln!("HEADLINE {what}: {actual} (documented {documented})");
+    if std::env::var("AGON_HEADLINE_PRINT").is_ok() {
+        return;
+    }
     assert!(
         diff <= tolerance,
         "{what}: {actual}, documented {documented} (±{:.0} %); update docs/benchmarks.md if the change is meant",
@@ -45,14 +51,14 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         "every critique judged"
     );
     assert_eq!(on.board.requirements().requirements.len(), 4);
-    near(on.total(), 60_163, 0.02, "dialectic total, defaults");
+    near(on.total(), 60_622, 0.02, "dialectic total, defaults");
     near(
         phases["analysis"].1,
-        14_476,
+        14_816,
         0.02,
         "dialectic analysis tokens",
     );
-    assert!(on.ratio() <= 0.91, "{:.3}× dialectic", on.ratio());
+    assert!(on.ratio() <= 0.92, "{:.3}× dialectic", on.ratio());
     // Requirements off: one call and ~2,300 tokens less (the difference of
     // two runs whose analyses land at different moments: ±15 %).
     let plain = dialectic_setup::run_with(false, true, true, false, Duration::ZERO).await;
@@ -66,7 +72,7 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     );
     near(
         plain.total(),
-        57_627,
+        58_478,
         0.02,
         "dialectic total, requirements off",
     );
@@ -76,7 +82,7 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     assert!(off.board.critique_impacts().is_empty());
     near(
         off.total(),
-        59_461,
+        60_317,
         0.02,
         "dialectic total, judge_impact off",
     );
@@ -125,16 +131,16 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     );
     near(
         tame.total(),
-        59_831,
+        60_432,
         0.02,
         "dialectic total, no devil's advocate",
     );
     // Memory off: the contributions alone.
     let bare = dialectic_setup::run_with(false, false, false, false, Duration::ZERO).await;
-    near(bare.total(), 43_244, 0.02, "dialectic total, analysis off");
+    near(bare.total(), 43_553, 0.02, "dialectic total, analysis off");
     // What the memory costs against the contributions it analyses.
     let memory = (on.total() - bare.total()) as f64 / bare.total() as f64;
-    assert!(memory <= 0.39, "memory ÷ contributions {memory:.3}");
+    assert!(memory <= 0.40, "memory ÷ contributions {memory:.3}");
 }
 
 /// docs/benchmarks.md: ~1,900-word answers, every contribution read whole,
@@ -144,10 +150,10 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialectic_long_answers_cost_what_the_docs_say() {
     let on = dialectic_setup::run(true, true, true, Duration::ZERO).await;
-    near(on.total(), 317_506, 0.02, "dialectic total, long answers");
+    near(on.total(), 321_228, 0.02, "dialectic total, long answers");
     let (calls, _, largest) = on.by_phase()["analysis"];
     assert_eq!(calls, 48, "one call per contribution at this length");
-    near(largest, 3_460, 0.02, "largest analysis prompt");
+    near(largest, 3_531, 0.02, "largest analysis prompt");
 }
 
 #[path = "../benches/fidelity.rs"]
@@ -224,7 +230,7 @@ async fn the_structured_debates_memory_costs_what_the_docs_say() {
 }
 
 /// The documented memory and utterance prompt tokens of that debate.
-const MEMORY_TOKENS: u64 = 15_982;
+const MEMORY_TOKENS: u64 = 16_959;
 const UTTERANCE_TOKENS: u64 = 21_400;
 
 #[path = "../benches/support/deliberation.rs"]

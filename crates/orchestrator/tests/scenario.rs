@@ -5,12 +5,17 @@
 //! day; the System Architect's critiques are taken in. Debate by debate,
 //! from the events each one recorded: the Simplicity Advocate's trust
 //! falls below 0.2, it is no longer drawn as devil's advocate, and its
-//! critiques sink to the bottom of the refinement prompts, labelled. On
-//! SQLite and PostgreSQL.
+//! critiques sink to the bottom of the refinement prompts, labelled. After
+//! debate 3, the System Architect's override proposes a rubric criterion
+//! (the Simplicity Advocate's is refused: low trust); once a person accepts
+//! it, debates 4 and 5 read rubric v2, their judge weighs by it, and
+//! `agon eval` scores it. On SQLite and PostgreSQL.
 
 use std::sync::Arc;
 
+use agon_core::rubric::{Criterion, RubricChange, RubricError};
 use agon_core::{Blackboard, PersonaId};
+use agon_orchestrator::rubric::{RubricStore, RubricStoreError};
 use agon_orchestrator::trust::TrustStore;
 use agon_store::EventStore;
 use chrono::{Duration, Utc};
@@ -34,12 +39,40 @@ async fn scenario(store: Arc<dyn EventStore>) {
     config.dialectic.analysis = true;
     config.dialectic.devil_advocate = true;
     let trust = TrustStore::new(Arc::clone(&store));
+    let rubrics = RubricStore::new(Arc::clone(&store));
+    let operability = RubricChange::Add {
+        criterion: Criterion::new("Operability", "It can be run, observed and rolled back."),
+    };
+    let mut last = None;
     let mut standings = Vec::new();
     let mut drawn_after_low = Vec::new();
     let mut sank = 0;
     for debate in 1..=5 {
         let (bb, prompts) = run_recorded(&store, &config).await;
         let low = id_of(&bb, LOW);
+        // The rubric the debate read, and what its judge was shown.
+        let rubric = bb.rubric().expect("every dialectic reads its rubric");
+        let judge = prompts
+            .iter()
+            .find(|p| p.contains("Judge the solution by rubric"))
+            .expect("the judge weighs by the rubric");
+        if debate <= 3 {
+            assert_eq!(rubric.version, 1, "debate {debate}");
+            assert!(!judge.contains("Operability"));
+        } else {
+            assert_eq!(rubric.version, 2, "debate {debate}");
+            assert!(judge.contains("- Operability: It can be run, observed and rolled back."));
+        }
+        // Critiques cite the rubric's criteria as the analysis recorded
+        // them (the scripted analysis cites the first one offered).
+        let cited: Vec<String> = agon_protocol::trust_harvest::dissents(&bb, bb.debate().unwrap())
+            .into_iter()
+            .flat_map(|d| d.citations)
+            .collect();
+        assert!(
+            !cited.is_empty() && cited.iter().all(|c| rubric.find(c).is_some()),
+            "debate {debate}: {cited:?}"
+        );
         let standing = bb.trust_standing(&low).copied();
         if let Some(s) = standing {
             // Once it is known to be below the floor and everyone is off
@@ -97,7 +130,50 @@ async fn scenario(store: Arc<dyn EventStore>) {
             )
             .await
             .unwrap();
+        if debate == 3 {
+            // The low-trust agent's override proposes nothing; the
+            // high-trust agent's does, and a person accepts it.
+            let refused = rubrics
+                .propose_from_override(&trust, &id, &bb, &[LOW.into()], operability.clone(), now)
+                .await;
+            assert!(
+                matches!(
+                    refused,
+                    Err(RubricStoreError::Rubric(RubricError::LowTrust { .. }))
+                ),
+                "{refused:?}"
+            );
+            let (name, proposal, by) = rubrics
+                .propose_from_override(&trust, &id, &bb, &[HIGH.into()], operability.clone(), now)
+                .await
+                .unwrap();
+            assert_eq!((name.as_str(), by.as_str()), ("dialectic", HIGH));
+            let v2 = rubrics
+                .update(&name, now, &|book| book.accept(proposal, now))
+                .await
+                .unwrap();
+            assert_eq!(v2.version, 2);
+        }
+        last = Some(bb);
     }
+    // Once accepted, the evaluation changes: the evaluators are told of
+    // the new criterion and it is scored.
+    let bb = last.unwrap();
+    let v1 = agon_core::rubric::Rubric::builtin("dialectic").unwrap();
+    let v2 = rubrics.current("dialectic").await.unwrap();
+    let input = agon_eval::EvalInput::from_blackboard(&bb, "scenario").unwrap();
+    let (before, told_before) = evaluate(&input, &v1).await;
+    let (after, told_after) = evaluate(&input, &v2).await;
+    assert!(!told_before.contains("Operability"));
+    assert!(told_after.contains("Operability (added): It can be run, observed and rolled back."));
+    assert_eq!(before.average("Operability"), None);
+    assert_eq!(after.average("Operability"), Some(4.0));
+    assert_eq!(after.average("overall_score"), Some(7.0));
+    assert!(
+        after
+            .markdown()
+            .contains("Scored by rubric `dialectic` v2.")
+    );
     // Debate 1 reads no memory (a new agent, 0.6); from debate 2 on, with
     // its critiques ignored and its overrides regretted, it stands below
     // the floor (it moves a little with the depth of its new dissents).
@@ -126,6 +202,28 @@ async fn scenario(store: Arc<dyn EventStore>) {
         drawn_after_low.iter().all(|p| p.as_str() != "agent-kiss"),
         "never drawn once below 0.2: {drawn_after_low:?}"
     );
+}
+
+/// One evaluator (a model that scores every category it is asked for and
+/// records its prompt) run on `input` by `rubric`.
+async fn evaluate(
+    input: &agon_eval::EvalInput,
+    rubric: &agon_core::rubric::Rubric,
+) -> (agon_eval::EvalReport, String) {
+    let model = Arc::new(crate::support::Canned::new(
+        r#"{"evaluation": {"functional_completeness": {"score": 8, "reasoning": "ok"}},
+            "additional_criteria": {"Operability": {"score": 4, "reasoning": "no rollback"}},
+            "overall_summary": {"overall_score": 7}}"#,
+    ));
+    let evaluator = agon_eval::Evaluator {
+        id: "e1".into(),
+        model: model.clone() as Arc<dyn agon_llm::ChatModel>,
+        system: agon_eval::SYSTEM_PROMPT.into(),
+        user_template: agon_eval::USER_PROMPT.into(),
+        timeout: std::time::Duration::from_secs(5),
+    };
+    let report = agon_eval::evaluate(&[evaluator], input, Some(rubric)).await;
+    (report, model.last_prompt())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

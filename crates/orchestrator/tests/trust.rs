@@ -158,6 +158,7 @@ async fn concurrent(store: Arc<dyn EventStore>) {
                                 impact: debate == 0,
                                 depth_score: 0.5,
                                 feedback_incorporated: false,
+                                embedding: None,
                             },
                             t0(),
                         );
@@ -335,6 +336,7 @@ async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
                             impact: !bad,
                             depth_score: if bad { 0.0 } else { 2.0 },
                             feedback_incorporated: !bad,
+                            embedding: None,
                         },
                         now,
                     );
@@ -413,8 +415,11 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
         dir.join(format!("{}.db", crate::support::unique("novelty")))
             .display()
     );
-    let embedder: Arc<dyn Embedder> =
-        Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let counting = Arc::new(Counting {
+        inner: agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")),
+        texts: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let embedder: Arc<dyn Embedder> = counting.clone();
     let memory = Memory::open(
         agon_memory::open(&url).await.unwrap(),
         embedder,
@@ -445,6 +450,7 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
     let mut depths = Vec::new();
     for (agent, embed) in [("Embedded", Some(&memory)), ("Worded", None)] {
         for (debate, text) in [("d-1", first), ("d-2", paraphrase)] {
+            let embedded_before = counting.texts.load(std::sync::atomic::Ordering::SeqCst);
             let (_, warning) = trust
                 .record_embedded(
                     &DebateId::new(debate),
@@ -455,9 +461,25 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
                 .await
                 .unwrap();
             assert!(warning.is_none(), "{warning:?}");
+            // Only the new dissent is embedded: the past one's embedding
+            // was stored with it.
+            let embedded =
+                counting.texts.load(std::sync::atomic::Ordering::SeqCst) - embedded_before;
+            assert_eq!(embedded, usize::from(embed.is_some()), "{agent} {debate}");
         }
         let m = trust.require(agent).await.unwrap();
         depths.push(m.dissent_history[1].depth_score);
+        for d in &m.dissent_history {
+            match (embed, &d.embedding) {
+                (Some(_), Some(e)) => {
+                    assert_eq!(e.model, counting.inner.model_id());
+                    assert_eq!(e.vector().unwrap().len(), 384);
+                    assert_eq!(e.i8.len(), 512, "384 bytes in base64");
+                }
+                (None, None) => {}
+                other => panic!("{agent}: {other:?}"),
+            }
+        }
     }
     let (embedded, worded) = (depths[0], depths[1]);
     // Same length and citations: the depths differ by the novelty alone.
@@ -465,6 +487,37 @@ async fn novelty_is_measured_with_the_embedder_when_there_is_one() {
         worded - embedded > 0.3,
         "embedded {embedded:.3}, words {worded:.3}"
     );
+}
+
+/// An embedder that counts the texts it embeds.
+struct Counting {
+    inner: agon_local::LocalEmbedder,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl agon_llm::Embedder for Counting {
+    async fn embed(
+        &self,
+        texts: &[String],
+        input_type: agon_llm::InputType,
+    ) -> Result<Vec<Vec<f32>>, agon_llm::ProviderError> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts, input_type).await
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
 }
 
 /// A critique's impact is the analysis model's judgement of whether the

@@ -204,13 +204,13 @@ pub fn request(
             let context = needs(context)?;
             if failures.len() < SOLUTION_ATTEMPTS {
                 Ok(Request {
-                    prompt: dialectic::synthesis(judge, context, true),
+                    prompt: dialectic::synthesis(judge, context, board.rubric(), true),
                     answer: json::<SolutionPayload>(SolutionPayload::json_schema()),
                     step: StepId::Solution(*round),
                 })
             } else {
                 Ok(Request {
-                    prompt: dialectic::synthesis(judge, context, false),
+                    prompt: dialectic::synthesis(judge, context, board.rubric(), false),
                     answer: AnswerForm::Text {
                         max_tokens: limits
                             .utterance_max_tokens
@@ -310,6 +310,12 @@ pub fn convert(
             ))),
             _ => Err(ConvertError::Mismatch("not the person's answers".into())),
         },
+        Step::ReadTrust(TrustRead::Rubric { name }) => {
+            let Answers::Rubric(rubric) = answers else {
+                return Err(ConvertError::Mismatch("not a rubric".into()));
+            };
+            Ok(Outcome::events(rubric_events(name, rubric, now)))
+        }
         Step::ReadTrust(read) => {
             let Answers::Trust(memories) = answers else {
                 return Err(ConvertError::Mismatch("not trust memories".into()));
@@ -364,6 +370,38 @@ fn standings_events(
     events
 }
 
+/// `rubric_read` with the rubric read, or with the built-in version of
+/// `name` after a `trust_memory` warning when it could not be read (or is
+/// not the one asked for).
+fn rubric_events(
+    name: &str,
+    rubric: Result<agon_core::rubric::Rubric, String>,
+    now: DateTime<Utc>,
+) -> Vec<DebateEvent> {
+    let rubric = rubric.and_then(|r| {
+        if r.name == name && !r.criteria.is_empty() {
+            Ok(r)
+        } else {
+            Err(format!("rubric `{}` read where `{name}` was asked", r.name))
+        }
+    });
+    match rubric {
+        Ok(rubric) => vec![DebateEvent::RubricRead { rubric }],
+        Err(e) => {
+            let mut events = vec![step_failed(
+                StepId::TrustMemory,
+                format!("judged by the built-in {name} rubric: {e}"),
+                now,
+            )];
+            events.extend(
+                agon_core::rubric::Rubric::builtin(name)
+                    .map(|rubric| DebateEvent::RubricRead { rubric }),
+            );
+            events
+        }
+    }
+}
+
 fn trust_events(
     board: &Blackboard,
     debate: &DebateId,
@@ -374,6 +412,7 @@ fn trust_events(
     let (round, candidates) = match read {
         TrustRead::DevilsAdvocate { round, candidates } => (round, candidates),
         TrustRead::Standings { agents } => return standings_events(agents, memories, now),
+        TrustRead::Rubric { .. } => return Vec::new(),
     };
     let names: Vec<(PersonaId, String)> = candidates
         .iter()

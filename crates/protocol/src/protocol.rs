@@ -57,6 +57,18 @@ pub trait Protocol: Send + Sync {
                 agents: board.debaters().map(|p| p.id.clone()).collect(),
             }));
         }
+        // And the rubric it is judged by (the living rubric's current
+        // version), once.
+        if let Some(name) = self.rubric()
+            && board.status() == agon_core::DebateStatus::Running
+            && board.rubric().is_none()
+            && board.budget_stop().is_none()
+            && matches!(plan.next, Next::Step(_))
+        {
+            plan.next = Next::step(Step::ReadTrust(crate::TrustRead::Rubric {
+                name: name.to_owned(),
+            }));
+        }
         if board.is_paused() && matches!(&plan.next, Next::Step(step) if step.is_stoppable()) {
             plan.next = Next::Paused;
         }
@@ -78,6 +90,14 @@ pub trait Protocol: Send + Sync {
     /// ([`crate::Start::weigh_by_trust`]).
     fn weighs_by_trust(&self) -> bool {
         false
+    }
+
+    /// The living rubric the debate's output is judged by, read once it
+    /// started ([`crate::TrustRead::Rubric`], planned by
+    /// [`Protocol::next`]); `None` (the default) for a protocol judged by
+    /// none.
+    fn rubric(&self) -> Option<&'static str> {
+        None
     }
 
     /// Which of Agon's protocols this is, recorded in `debate_started` so

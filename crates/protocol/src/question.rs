@@ -185,6 +185,8 @@ pub enum Answers {
     /// The trust memories of [`TrustRead::agents`], in order (`None`: an
     /// agent with no memory yet), or why they could not be read.
     Trust(Result<Vec<Option<AgentMemory>>, String>),
+    /// The rubric [`TrustRead::Rubric`] names, or why it could not be read.
+    Rubric(Result<agon_core::rubric::Rubric, String>),
 }
 
 /// The model calls a protocol asks for.
@@ -393,6 +395,13 @@ pub enum TrustRead {
         /// The debate's agents.
         agents: Vec<PersonaId>,
     },
+    /// Read the current version of the living rubric `name` once, when the
+    /// debate started, and record `rubric_read`. Without the store's
+    /// rubric, a `trust_memory` warning and the built-in version.
+    Rubric {
+        /// Which rubric (`dialectic`, `structured`).
+        name: String,
+    },
 }
 
 impl TrustRead {
@@ -401,6 +410,7 @@ impl TrustRead {
         match self {
             Self::DevilsAdvocate { candidates, .. } => candidates,
             Self::Standings { agents } => agents,
+            Self::Rubric { .. } => &[],
         }
     }
 
@@ -409,6 +419,7 @@ impl TrustRead {
         match self {
             Self::DevilsAdvocate { round, .. } => format!("devil's advocate of round {round}"),
             Self::Standings { .. } => "the agents' trust".to_owned(),
+            Self::Rubric { name } => format!("the {name} rubric"),
         }
     }
 }

@@ -579,6 +579,10 @@ impl Protocol for StructuredDebate {
         self.rules.start.weigh_by_trust
     }
 
+    fn rubric(&self) -> Option<&'static str> {
+        self.kind().and_then(agon_core::rubric::rubric_of)
+    }
+
     fn kind(&self) -> Option<agon_core::ProtocolKind> {
         Some(agon_core::ProtocolKind::Structured)
     }

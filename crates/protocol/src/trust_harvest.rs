@@ -24,8 +24,11 @@
 //!   revised it). The text is the participant's first message after the
 //!   proposal that names it, else their first message after it.
 //!
-//! Rubric citations are the evaluation criteria a dissent names
-//! ([`RUBRIC`]). Novelty, for the depth, is the caller's (it needs past
+//! Rubric citations come from the analysis (seed 003): the criteria of the
+//! debate's rubric that the analysis recorded for the dissenter's
+//! disagreement with the other party ([`rubric_citations`]). A dissent no
+//! analysis read, or a debate without a rubric (a deliberation), falls
+//! back to the criteria its words name ([`RUBRIC`]). Novelty, for the depth, is the caller's (it needs past
 //! dissents and a similarity); [`word_cosine`] is the stand-in used without
 //! an embedder.
 
@@ -85,6 +88,39 @@ pub fn citations(text: &str) -> Vec<String> {
         .filter(|(_, words)| words.iter().any(|w| lower.contains(w)))
         .map(|(name, _)| (*name).to_owned())
         .collect()
+}
+
+/// The rubric criteria of a dissent by `dissenter` against `other`: with
+/// a rubric read and the dissent's message analysed, the criteria the
+/// analysis cited for `dissenter`'s disagreements with `other` (in `round`
+/// when given), each once; otherwise [`citations`] of `text`.
+pub fn rubric_citations(
+    board: &Blackboard,
+    dissenter: &PersonaId,
+    other: Option<&PersonaId>,
+    round: Option<u32>,
+    analysed: bool,
+    text: &str,
+) -> Vec<String> {
+    if board.rubric().is_none() || !analysed {
+        return citations(text);
+    }
+    let mut out: Vec<String> = Vec::new();
+    let Some(state) = board.position(dissenter) else {
+        return out;
+    };
+    for d in state
+        .disagreements
+        .iter()
+        .filter(|d| other.is_none_or(|o| &d.with == o) && round.is_none_or(|r| d.round == r))
+    {
+        for c in &d.criteria {
+            if !out.contains(c) {
+                out.push(c.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Whether `persona` conceded or shifted in round `from` or later.
@@ -224,7 +260,14 @@ pub fn dissents_judged(
                     timestamp: m.time,
                     context: context("proposal"),
                     text: m.content.clone(),
-                    citations: citations(&m.content),
+                    citations: rubric_citations(
+                        board,
+                        &m.persona,
+                        Some(target),
+                        Some(m.round),
+                        board.is_analyzed(&m.id),
+                        &m.content,
+                    ),
                     impact,
                     feedback_incorporated: impact,
                 });
@@ -250,7 +293,14 @@ pub fn dissents_judged(
                     timestamp: m.time,
                     context: context(agon_core::trust::ESCALATED),
                     text: m.content.clone(),
-                    citations: citations(&m.content),
+                    citations: rubric_citations(
+                        board,
+                        &m.persona,
+                        other,
+                        None,
+                        board.is_analyzed(&m.id),
+                        &m.content,
+                    ),
                     impact,
                     feedback_incorporated: impact,
                 });
@@ -315,7 +365,11 @@ pub fn dissents_judged(
                 timestamp: time,
                 context: context("disagreement"),
                 text: d.on.clone(),
-                citations: citations(&d.on),
+                citations: if board.rubric().is_some() {
+                    d.criteria.clone()
+                } else {
+                    citations(&d.on)
+                },
                 impact,
                 feedback_incorporated: impact,
             });

@@ -262,9 +262,9 @@ fn the_devil_advocate_is_drawn_before_the_critiques_and_recorded() {
         .collect();
     assert_eq!(devils, agents);
     let mut s = Sim::with(Box::new(protocol), Script::default(), Lag::Eager);
-    // The start, the agents' trust standings, the clarifications, the
-    // proposals.
-    s.run(4);
+    // The start, the agents' trust standings, the rubric, the
+    // clarifications, the proposals.
+    s.run(5);
     let Next::Step(step) = s.protocol.plan(&s.board).next else {
         panic!("a step")
     };
@@ -488,7 +488,7 @@ fn every_dialectic_prompt() {
     ));
     out.push_str(&show(
         "synthesis",
-        &p::synthesis(judge, "The final round.", true),
+        &p::synthesis(judge, "The final round.", bb.rubric(), true),
     ));
     out.push_str(&show(
         "round analysis",

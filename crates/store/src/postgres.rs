@@ -113,7 +113,7 @@ impl PgStore {
             "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = current_schema() AND c.relkind = 'r' \
-             AND c.relname IN ('debates', 'events', 'snapshots', 'leases', 'persona_records')",
+             AND c.relname IN ('debates', 'events', 'snapshots', 'leases', 'persona_records', 'rubrics')",
         )
         .fetch_one(&self.pool)
         .await?;
@@ -123,7 +123,7 @@ impl PgStore {
     /// `VACUUM FULL` of the store's tables.
     async fn vacuum(&self) -> Result<(), sqlx::Error> {
         // The simple protocol: VACUUM runs outside any transaction block.
-        sqlx::raw_sql("VACUUM FULL debates, events, snapshots, leases, persona_records")
+        sqlx::raw_sql("VACUUM FULL debates, events, snapshots, leases, persona_records, rubrics")
             .execute(&self.pool)
             .await?;
         Ok(())

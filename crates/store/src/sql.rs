@@ -64,6 +64,95 @@ macro_rules! impl_event_store {
                 $crate::sql::db_error(&self.url, context, error)
             }
 
+            /// The document of `key` in `table` (keyed by `key_col`), if any.
+            async fn doc_get(
+                &self,
+                table: &'static str,
+                key_col: &'static str,
+                key: &str,
+                what: &str,
+            ) -> Result<Option<$crate::types::DocRecord>, $crate::error::StoreError> {
+                use sqlx::Row;
+                let context = format!("reading {what}");
+                let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT doc, version, updated_at FROM {table} WHERE {key_col} = $1")))
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| self.err(&context, e))?;
+                let Some(row) = row else { return Ok(None) };
+                let get = |e| self.err(&context, e);
+                Ok(Some($crate::types::DocRecord {
+                    key: key.to_owned(),
+                    doc: row.try_get::<sqlx::types::Json<serde_json::Value>, _>("doc").map_err(get)?.0,
+                    version: $crate::sql::to_u64(row.try_get("version").map_err(get)?),
+                    updated_at: $crate::types::from_millis(row.try_get("updated_at").map_err(get)?),
+                }))
+            }
+
+            /// Changes the document of `key` in `table` optimistically:
+            /// `update` gets the current document (or `None`); a write that
+            /// lost to a concurrent one is retried with the new document.
+            async fn doc_update(
+                &self,
+                table: &'static str,
+                key_col: &'static str,
+                key: &str,
+                update: $crate::store::RecordUpdate<'_>,
+                what: &str,
+            ) -> Result<$crate::types::DocRecord, $crate::error::StoreError> {
+                const ATTEMPTS: u32 = 16;
+                let context = format!("updating {what}");
+                for attempt in 0..ATTEMPTS {
+                    if attempt > 0 {
+                        // Decorrelate the writers that lost: a random wait
+                        // of up to 2^attempt ms (at most 64 ms), so none
+                        // starves behind the others.
+                        let cap = 1u64 << attempt.min(6);
+                        let wait = fastrand::u64(0..cap * 1_000);
+                        tokio::time::sleep(std::time::Duration::from_micros(wait)).await;
+                    }
+                    let current = self.doc_get(table, key_col, key, what).await?;
+                    let doc = update(current.as_ref().map(|r| &r.doc));
+                    let now = $crate::types::millis(chrono::Utc::now());
+                    let written = match &current {
+                        // `table` and `key_col` are the store's own constants.
+                        None => sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "INSERT INTO {table} ({key_col}, doc, version, updated_at) VALUES ($1, $2, 1, $3) \
+                             ON CONFLICT ({key_col}) DO NOTHING",
+                        )))
+                        .bind(key)
+                        .bind(sqlx::types::Json(&doc))
+                        .bind(now)
+                        .execute(&self.pool)
+                        .await,
+                        Some(record) => sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "UPDATE {table} SET doc = $1, version = version + 1, updated_at = $2 \
+                             WHERE {key_col} = $3 AND version = $4",
+                        )))
+                        .bind(sqlx::types::Json(&doc))
+                        .bind(now)
+                        .bind(key)
+                        .bind($crate::sql::to_i64(record.version))
+                        .execute(&self.pool)
+                        .await,
+                    }
+                    .map_err(|e| self.err(&context, e))?;
+                    if written.rows_affected() == 1 {
+                        return Ok($crate::types::DocRecord {
+                            key: key.to_owned(),
+                            doc,
+                            version: current.map_or(1, |r| r.version + 1),
+                            updated_at: $crate::types::from_millis(now),
+                        });
+                    }
+                }
+                Err($crate::error::StoreError::Database {
+                    url: self.url.clone(),
+                    context,
+                    message: format!("gave up after {ATTEMPTS} concurrent-update conflicts"),
+                })
+            }
+
             fn record(&self, row: &<$db as sqlx::Database>::Row) -> Result<$crate::types::DebateRecord, $crate::error::StoreError> {
                 use sqlx::Row;
                 let get = |e| self.err("reading a debate row", e);
@@ -383,19 +472,11 @@ macro_rules! impl_event_store {
             }
 
             async fn persona_record(&self, persona: &agon_core::PersonaId) -> Result<Option<$crate::types::PersonaRecord>, $crate::error::StoreError> {
-                use sqlx::Row;
-                let row = sqlx::query("SELECT doc, version, updated_at FROM persona_records WHERE persona_id = $1")
-                    .bind(persona.as_str())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(|e| self.err("reading a persona record", e))?;
-                let Some(row) = row else { return Ok(None) };
-                let get = |e| self.err("reading a persona record", e);
-                Ok(Some($crate::types::PersonaRecord {
+                Ok(self.doc_get("persona_records", "persona_id", persona.as_str(), "a persona record").await?.map(|d| $crate::types::PersonaRecord {
                     persona: persona.clone(),
-                    doc: row.try_get::<sqlx::types::Json<serde_json::Value>, _>("doc").map_err(get)?.0,
-                    version: $crate::sql::to_u64(row.try_get("version").map_err(get)?),
-                    updated_at: $crate::types::from_millis(row.try_get("updated_at").map_err(get)?),
+                    doc: d.doc,
+                    version: d.version,
+                    updated_at: d.updated_at,
                 }))
             }
 
@@ -423,55 +504,27 @@ macro_rules! impl_event_store {
                 persona: &agon_core::PersonaId,
                 update: $crate::store::RecordUpdate<'_>,
             ) -> Result<$crate::types::PersonaRecord, $crate::error::StoreError> {
-                const ATTEMPTS: u32 = 16;
-                for attempt in 0..ATTEMPTS {
-                    if attempt > 0 {
-                        // Decorrelate the writers that lost: a random wait
-                        // of up to 2^attempt ms (at most 64 ms), so none
-                        // starves behind the others.
-                        let cap = 1u64 << attempt.min(6);
-                        let wait = fastrand::u64(0..cap * 1_000);
-                        tokio::time::sleep(std::time::Duration::from_micros(wait)).await;
-                    }
-                    let current = self.persona_record(persona).await?;
-                    let doc = update(current.as_ref().map(|r| &r.doc));
-                    let now = $crate::types::millis(chrono::Utc::now());
-                    let written = match &current {
-                        None => sqlx::query(
-                            "INSERT INTO persona_records (persona_id, doc, version, updated_at) VALUES ($1, $2, 1, $3) \
-                             ON CONFLICT (persona_id) DO NOTHING",
-                        )
-                        .bind(persona.as_str())
-                        .bind(sqlx::types::Json(&doc))
-                        .bind(now)
-                        .execute(&self.pool)
-                        .await,
-                        Some(record) => sqlx::query(
-                            "UPDATE persona_records SET doc = $1, version = version + 1, updated_at = $2 \
-                             WHERE persona_id = $3 AND version = $4",
-                        )
-                        .bind(sqlx::types::Json(&doc))
-                        .bind(now)
-                        .bind(persona.as_str())
-                        .bind($crate::sql::to_i64(record.version))
-                        .execute(&self.pool)
-                        .await,
-                    }
-                    .map_err(|e| self.err("updating a persona record", e))?;
-                    if written.rows_affected() == 1 {
-                        return Ok($crate::types::PersonaRecord {
-                            persona: persona.clone(),
-                            doc,
-                            version: current.map_or(1, |r| r.version + 1),
-                            updated_at: $crate::types::from_millis(now),
-                        });
-                    }
-                }
-                Err($crate::error::StoreError::Database {
-                    url: self.url.clone(),
-                    context: format!("updating the record of persona `{persona}`"),
-                    message: format!("gave up after {ATTEMPTS} concurrent-update conflicts"),
+                let d = self
+                    .doc_update("persona_records", "persona_id", persona.as_str(), update, &format!("the record of persona `{persona}`"))
+                    .await?;
+                Ok($crate::types::PersonaRecord {
+                    persona: persona.clone(),
+                    doc: d.doc,
+                    version: d.version,
+                    updated_at: d.updated_at,
                 })
+            }
+
+            async fn rubric_record(&self, name: &str) -> Result<Option<$crate::types::DocRecord>, $crate::error::StoreError> {
+                self.doc_get("rubrics", "name", name, "a rubric").await
+            }
+
+            async fn update_rubric_record(
+                &self,
+                name: &str,
+                update: $crate::store::RecordUpdate<'_>,
+            ) -> Result<$crate::types::DocRecord, $crate::error::StoreError> {
+                self.doc_update("rubrics", "name", name, update, &format!("rubric `{name}`")).await
             }
         }
     };

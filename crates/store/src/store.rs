@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::StoreError;
-use crate::types::{DebateRecord, Lease, NewDebate, PersonaRecord, RunStatus, StoredEvent};
+use crate::types::{
+    DebateRecord, DocRecord, Lease, NewDebate, PersonaRecord, RunStatus, StoredEvent,
+};
 
 /// A function computing a persona record's new document from the current one.
 pub type RecordUpdate<'a> = &'a (dyn Fn(Option<&Value>) -> Value + Send + Sync);
@@ -107,6 +109,19 @@ pub trait EventStore: Send + Sync {
         persona: &PersonaId,
         update: RecordUpdate<'_>,
     ) -> Result<PersonaRecord, StoreError>;
+
+    /// A shared rubric's document (the living rubric's versions and
+    /// proposals), if it was ever written.
+    async fn rubric_record(&self, name: &str) -> Result<Option<DocRecord>, StoreError>;
+
+    /// Updates a rubric's document in a transaction, like
+    /// [`update_persona_record`](Self::update_persona_record): concurrent
+    /// updates are serialized, so none is lost.
+    async fn update_rubric_record(
+        &self,
+        name: &str,
+        update: RecordUpdate<'_>,
+    ) -> Result<DocRecord, StoreError>;
 
     /// The blackboard and last sequence: the latest snapshot plus a replay
     /// of the events after it. A snapshot that does not decode is skipped

@@ -138,6 +138,19 @@ pub struct PersonaRecord {
     pub updated_at: DateTime<Utc>,
 }
 
+/// A keyed JSON document of the store (a rubric), with its version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocRecord {
+    /// Its key.
+    pub key: String,
+    /// The document.
+    pub doc: serde_json::Value,
+    /// Incremented by every update (1 after the first).
+    pub version: u64,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
 pub(crate) fn millis(time: DateTime<Utc>) -> i64 {
     time.timestamp_millis()
 }

@@ -253,6 +253,34 @@ macro_rules! suite {
             }
 
             #[tokio::test]
+            async fn rubric_records_survive_concurrent_updates_and_stand_apart_from_personas() {
+                let (store, _) = store().await;
+                assert!(store.rubric_record("dialectic").await.unwrap().is_none());
+                let mut tasks = Vec::new();
+                for _ in 0..6 {
+                    let store = Arc::clone(&store);
+                    tasks.push(tokio::spawn(async move {
+                        for _ in 0..3 {
+                            store
+                                .update_rubric_record("dialectic", &|doc| {
+                                    let n = doc.and_then(|d| d["versions"].as_u64()).unwrap_or(0);
+                                    serde_json::json!({"versions": n + 1})
+                                })
+                                .await
+                                .unwrap();
+                        }
+                    }));
+                }
+                for task in tasks {
+                    task.await.unwrap();
+                }
+                let record = store.rubric_record("dialectic").await.unwrap().unwrap();
+                assert_eq!((record.key.as_str(), record.doc["versions"].as_u64(), record.version), ("dialectic", Some(18), 18));
+                assert!(store.rubric_record("structured").await.unwrap().is_none());
+                assert!(store.persona_records().await.unwrap().is_empty(), "rubrics are no personas");
+            }
+
+            #[tokio::test]
             async fn reopening_the_store_keeps_everything() {
                 let (store, place) = store().await;
                 store.create_debate(&new_debate("p")).await.unwrap();

@@ -274,7 +274,52 @@ pub fn reply(
         Some(other) => json!({"error": format!("no script for {other}")}),
         None => return text_reply(TextWanted::of(purpose, user), system, user),
     };
+    let mut value = value;
+    if let Some(criterion) = offered_criteria(system).into_iter().next() {
+        cite(&mut value, &criterion);
+    }
     value.to_string()
+}
+
+/// The criteria an evaluator is asked to score under
+/// `"additional_criteria"` (a living rubric's added ones), in order.
+pub fn added_criteria(user: &str) -> Vec<String> {
+    let Some(rest) = user
+        .find("under \"additional_criteria\": {")
+        .map(|at| &user[at..])
+    else {
+        return Vec::new();
+    };
+    rest.split(": {\"score\"")
+        .filter_map(|before| before.rsplit('"').nth(1))
+        .filter(|name| !name.is_empty() && !name.contains("additional_criteria"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The rubric criteria an analysis prompt offers a new disagreement to
+/// cite ("… (0-3), from: A, B, C."), in order.
+pub fn offered_criteria(system: &str) -> Vec<String> {
+    between(system, "the rubric criteria it turns on (0-3) of: ", ".")
+        .map(|list| list.split(", ").map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Every `newDisagreement` in `value` cites `criterion`.
+fn cite(value: &mut Value, criterion: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key == "newDisagreement" && v.is_object() {
+                    v["criteria"] = json!([criterion]);
+                } else {
+                    cite(v, criterion);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| cite(v, criterion)),
+        _ => {}
+    }
 }
 
 /// The scripted text of a free-text call.
@@ -301,9 +346,16 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
             } else {
                 Value::Null
             };
+            // A living rubric's added criteria, when the prompt asks for
+            // them: each scored 4.
+            let added: serde_json::Map<String, Value> = added_criteria(user)
+                .into_iter()
+                .map(|name| (name, json!({"score": 4, "reasoning": "not addressed"})))
+                .collect();
             format!(
                 "Here is my evaluation:\n{}",
                 json!({
+                    "additional_criteria": added,
                     "evaluation": {
                         "functional_completeness": {"score": 8, "reasoning": "covers the requirements"},
                         "non_functional": {
@@ -839,6 +891,15 @@ pub fn strip_volatile(value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_added_criteria_are_read_from_the_evaluators_prompt() {
+        let user = "Score each added criterion from 1 to 10 too, in the same JSON object under \
+                    \"additional_criteria\": {\"Operability\": {\"score\": 0, \"reasoning\": \"\"}, \
+                    \"Cost\": {\"score\": 0, \"reasoning\": \"\"}}.";
+        assert_eq!(super::added_criteria(user), ["Operability", "Cost"]);
+        assert!(super::added_criteria("no rubric").is_empty());
+    }
+
     use super::*;
 
     #[test]

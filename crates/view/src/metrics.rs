@@ -88,6 +88,9 @@ pub struct DissentRow {
     pub source: String,
     /// Whether it changed the outcome.
     pub impact: bool,
+    /// The rubric criteria it cites (from the analysis, seed 003).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub criteria: Vec<String>,
     /// What the agent said (its first line).
     pub text: String,
 }
@@ -132,6 +135,10 @@ pub struct DebateMetrics {
     /// impact (critiques as the analysis judged them).
     #[serde(default)]
     pub dissents: Vec<DissentRow>,
+    /// The rubric the debate was judged by (`dialectic v2`), if it read
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<String>,
 }
 
 /// Whether `message` takes up `evidence` ([`REUSE_OVERLAP`]).
@@ -312,6 +319,7 @@ pub fn replay_with_metrics(
         utterance_tokens,
         memory_cost: (utterance_tokens > 0).then(|| memory_tokens as f64 / utterance_tokens as f64),
         dissents: dissent_rows(&bb),
+        rubric: bb.rubric().map(|r| format!("`{}` v{}", r.name, r.version)),
     };
     Ok((bb, metrics))
 }
@@ -327,6 +335,7 @@ fn dissent_rows(bb: &Blackboard) -> Vec<DissentRow> {
             agent: d.agent,
             source: d.context.artifact_type.unwrap_or_default(),
             impact: d.impact,
+            criteria: d.citations,
             text: d.text.lines().next().unwrap_or_default().trim().to_owned(),
         })
         .collect()

@@ -334,7 +334,12 @@ pub fn judge_summary(
 /// The judge's synthesis prompt: `context` is the judge's assembled view.
 /// With `structured`, the answer is the JSON solution; otherwise plain text
 /// (the fallback when the structured answer failed).
-pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
+pub fn synthesis(
+    judge: &Persona,
+    context: &str,
+    rubric: Option<&agon_core::rubric::Rubric>,
+    structured: bool,
+) -> Prompt {
     let ask = if structured {
         "Synthesize the best solution. Output JSON: description (the complete recommended \
          solution), tradeoffs, recommendations, confidence (0-100: how sure you are that the \
@@ -347,7 +352,10 @@ pub fn synthesis(judge: &Persona, context: &str, structured: bool) -> Prompt {
     };
     Prompt {
         system: judge_system(judge),
-        user: format!("{context}\n\n{ask}"),
+        user: format!(
+            "{context}{}\n\n{ask}",
+            super::rubric_section(rubric, "Judge the solution by")
+        ),
     }
 }
 
@@ -427,6 +435,7 @@ pub fn round_analysis(
         );
     }
     system.push('.');
+    system.push_str(&super::rubric_instruction(bb));
     if !requirements.is_empty() {
         system.push_str("\n\nRequirements:");
         for r in requirements {

@@ -222,7 +222,11 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
             claim_text(claim)
         ),
         Utterance::Closing => "Give your closing statement: where you stand now, what you conceded or changed your mind on, and what remains unresolved.".to_owned(),
-        Utterance::Synthesis => "Write the synthesis: where the participants agree, the real cruxes that remain, and which arguments were strongest.".to_owned(),
+        Utterance::Synthesis => {
+            let mut ask = "Write the synthesis: where the participants agree, the real cruxes that remain, and which arguments were strongest.".to_owned();
+            ask.push_str(&rubric_section(bb.rubric(), "Judge the arguments' strength by"));
+            ask
+        }
         Utterance::Proposal => {
             dialectic::proposal_instruction() + &dialectic::coverage_ask(bb, false)
         }
@@ -314,6 +318,31 @@ fn judge_instruction(bb: &Blackboard) -> String {
     )
 }
 
+/// The instruction that asks an analysis to cite the rubric criteria a
+/// new disagreement turns on (seed 003's rubric citations), when the
+/// debate read a rubric; empty otherwise.
+pub(crate) fn rubric_instruction(bb: &Blackboard) -> String {
+    bb.rubric().map_or_else(String::new, |r| {
+        format!(
+            " newDisagreement.criteria: the rubric criteria it turns on (0-3) of: {}.",
+            r.names()
+        )
+    })
+}
+
+/// The rubric as a prompt section ("\n\n{lead} rubric `NAME` vN:\n- …"),
+/// or nothing without one.
+pub fn rubric_section(rubric: Option<&agon_core::rubric::Rubric>, lead: &str) -> String {
+    rubric.map_or_else(String::new, |r| {
+        format!(
+            "\n\n{lead} rubric `{}` v{}:\n{}",
+            r.name,
+            r.version,
+            crate::inert(&r.lines())
+        )
+    })
+}
+
 /// Seed 000's position-update prompt for `message` (temperature 0.2). With
 /// `judge_window > 0`, the same call also judges disagreements over the last
 /// `judge_window` messages (the combined analysis: one call per message).
@@ -363,6 +392,7 @@ pub fn analysis_with_context(
         "You track positions in a debate. Be literal: record only what was said. \
          Output JSON with \"position\": {POSITION_FIELDS}"
     );
+    system.push_str(&rubric_instruction(bb));
     if judge_window > 0 {
         system.push_str(&judge_instruction(bb));
     }
@@ -446,6 +476,7 @@ pub fn batch_analysis(
              ({withPersona, on} or null), concession and shift (or null), importance (1-10).",
         )
     };
+    system.push_str(&rubric_instruction(bb));
     if judge_window > 0 {
         system.push_str(&judge_instruction(bb));
     }

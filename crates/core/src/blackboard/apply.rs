@@ -286,7 +286,8 @@ impl Blackboard {
                 on,
                 intensity,
                 round,
-            } => self.record_disagreement(persona, with, on, *intensity, *round)?,
+                criteria,
+            } => self.record_disagreement(persona, with, on, *intensity, *round, criteria)?,
             DebateEvent::ConcessionRecorded {
                 persona,
                 text,
@@ -379,6 +380,15 @@ impl Blackboard {
             } => self.record_requirements(requirements, *method)?,
             DebateEvent::RequirementsCovered { message, coverage } => {
                 self.record_coverage(message, coverage)?;
+            }
+            DebateEvent::RubricRead { rubric } => {
+                if self.data.rubric.is_some() {
+                    return Err(ApplyError::DuplicateId {
+                        kind: "rubric of debate",
+                        id: self.debate_label(),
+                    });
+                }
+                self.data.rubric = Some(rubric.clone());
             }
             DebateEvent::TrustStandingsRead { standings } => {
                 for p in standings.keys() {
@@ -764,6 +774,7 @@ impl Blackboard {
         on: &str,
         intensity: Intensity,
         round: u32,
+        criteria: &[String],
     ) -> Result<(), ApplyError> {
         self.check_pair(persona, with, "disagreement_recorded")?;
         require_text(on, "disagreement.on", persona)?;
@@ -779,6 +790,11 @@ impl Blackboard {
                 if intensity == Intensity::Strong {
                     existing.intensity = Intensity::Strong;
                 }
+                for c in criteria {
+                    if !existing.criteria.contains(c) {
+                        existing.criteria.push(c.clone());
+                    }
+                }
             }
             None => {
                 state.disagreements.push(Disagreement {
@@ -786,6 +802,7 @@ impl Blackboard {
                     on: on.to_owned(),
                     intensity,
                     round,
+                    criteria: criteria.to_vec(),
                 });
                 self.data.weight_since_reflection += EpistemicWeights::DISAGREEMENT;
             }

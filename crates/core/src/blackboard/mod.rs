@@ -126,6 +126,9 @@ struct BlackboardData {
     /// The agents' trust standings, once read (`None` before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trust_standings: Option<BTreeMap<PersonaId, crate::trust::TrustStanding>>,
+    /// The rubric the debate is judged by, once read (`None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rubric: Option<crate::rubric::Rubric>,
     /// Critiques judged taken in (or not) by their target's refinement.
     #[serde(default)]
     critique_impacts: BTreeMap<MessageId, bool>,
@@ -485,6 +488,12 @@ impl Blackboard {
     /// ([`DebateEvent::TrustStandingsRead`]).
     pub fn trust_read(&self) -> bool {
         self.data.trust_standings.is_some()
+    }
+
+    /// The rubric the debate is judged by, once read
+    /// ([`DebateEvent::RubricRead`]).
+    pub fn rubric(&self) -> Option<&crate::rubric::Rubric> {
+        self.data.rubric.as_ref()
     }
 
     /// `persona`'s trust standing, when the debate read one (agents with

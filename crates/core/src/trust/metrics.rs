@@ -88,6 +88,7 @@ mod tests {
             impact,
             depth_score: depth,
             feedback_incorporated: impact,
+            embedding: None,
         }
     }
 

@@ -210,3 +210,70 @@ impl agon_llm::ChatModel for Recording {
         self.inner.stream(request).await
     }
 }
+
+/// A model whose every completion is the same text; it keeps the last
+/// prompt (an evaluator in tests).
+pub struct Canned {
+    text: String,
+    last: std::sync::Mutex<String>,
+}
+
+impl Canned {
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            last: std::sync::Mutex::new(String::new()),
+        }
+    }
+
+    /// The last prompt, system and user text joined.
+    pub fn last_prompt(&self) -> String {
+        self.last.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl agon_llm::ChatModel for Canned {
+    fn provider(&self) -> &str {
+        "canned"
+    }
+    fn model_id(&self) -> &str {
+        "canned"
+    }
+    async fn complete(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        let prompt: Vec<String> = request.messages.iter().map(|m| m.content.clone()).collect();
+        *self.last.lock().unwrap() = prompt.join("\n");
+        Ok(agon_llm::ChatResponse {
+            content: self.text.clone(),
+            usage: agon_llm::Usage::default(),
+            latency: std::time::Duration::ZERO,
+            provider: "canned".into(),
+            model: "canned".into(),
+            finish_reason: None,
+        })
+    }
+    async fn complete_json(
+        &self,
+        _request: agon_llm::ChatRequest,
+        _schema: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        Err(self.refused())
+    }
+    async fn stream(
+        &self,
+        _request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        Err(self.refused())
+    }
+}
+
+impl Canned {
+    fn refused(&self) -> agon_llm::ProviderError {
+        agon_llm::ProviderError::InvalidRequest {
+            reason: "the canned model answers plain completions only".into(),
+        }
+    }
+}

@@ -224,6 +224,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::ReadTrust(TrustRead::Standings { agents }) => {
             format!("trust of {} agents", agents.len())
         }
+        Step::ReadTrust(TrustRead::Rubric { name }) => format!("read the {name} rubric"),
         Step::Finish(_) => "finish".into(),
     }
 }
@@ -410,6 +411,10 @@ impl Sim {
                     Answers::Human(vec!["10k requests/s".into(); human.questions.len()])
                 }
                 // Agents with no trust memory yet.
+                Step::ReadTrust(agon_protocol::TrustRead::Rubric { name }) => Answers::Rubric(
+                    agon_core::rubric::Rubric::builtin(name)
+                        .ok_or_else(|| format!("no rubric {name}")),
+                ),
                 Step::ReadTrust(read) => Answers::Trust(Ok(vec![None; read.agents().len()])),
             };
             let outcome = self

@@ -334,6 +334,7 @@ mod tests {
             on: "vans".into(),
             intensity: Intensity::Strong,
             round: 1,
+            criteria: Vec::new(),
         };
         log.extend([
             disagree("ada", "bo"),

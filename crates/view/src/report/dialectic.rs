@@ -109,6 +109,7 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         );
     }
     s.push('\n');
+    s.push_str(&super::rubric_line(bb));
 
     clarifications(&mut s, bb);
     devils_advocates(&mut s, bb);

@@ -124,18 +124,22 @@ pub fn metrics_markdown(m: &DebateMetrics) -> String {
         let useful = m.dissents.iter().filter(|d| d.impact).count();
         let _ = writeln!(
             s,
-            "### Dissents (trust memory)\n\n{} dissents, {useful} changed the outcome.\n\n\
-             | Agent | Where | Impact | Said |\n|---|---|---|---|",
-            m.dissents.len()
+            "### Dissents (trust memory)\n\n{} dissents, {useful} changed the outcome.{}\n\n\
+             | Agent | Where | Impact | Criteria | Said |\n|---|---|---|---|---|",
+            m.dissents.len(),
+            m.rubric.as_ref().map_or_else(String::new, |r| format!(
+                " Judged by rubric {r}; the criteria are those the analysis cited."
+            ))
         );
         for d in &m.dissents {
             let said: String = d.text.chars().take(120).collect();
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 d.agent,
                 d.source,
                 if d.impact { "yes" } else { "no" },
+                d.criteria.join(", ").replace('|', "\\|"),
                 said.replace('|', "\\|")
             );
         }
@@ -195,15 +199,18 @@ mod tests {
                     agent: "Mara".into(),
                     source: "crux room".into(),
                     impact: true,
+                    criteria: vec!["Evidence".into(), "Trade-offs".into()],
                     text: "Car-free centres | raise retail footfall.".into(),
                 },
                 DissentRow {
                     agent: "Theo".into(),
                     source: "disagreement".into(),
                     impact: false,
+                    criteria: vec![],
                     text: "the trade-off on Cost".into(),
                 },
             ],
+            rubric: Some("`structured` v2".into()),
         }
     }
 
@@ -211,16 +218,17 @@ mod tests {
     fn the_section_lists_the_debates_dissents_and_their_impact() {
         let section = metrics_markdown(&metrics());
         assert!(
-            section.contains("2 dissents, 1 changed the outcome."),
+            section
+                .contains("2 dissents, 1 changed the outcome. Judged by rubric `structured` v2;"),
             "{section}"
         );
         assert!(
             section.contains(
-                "| Mara | crux room | yes | Car-free centres \\| raise retail footfall. |"
+                "| Mara | crux room | yes | Evidence, Trade-offs | Car-free centres \\| raise retail footfall. |"
             ),
             "{section}"
         );
-        assert!(section.contains("| Theo | disagreement | no | the trade-off on Cost |"));
+        assert!(section.contains("| Theo | disagreement | no |  | the trade-off on Cost |"));
     }
 
     #[test]

@@ -19,6 +19,19 @@ use std::fmt::Write as _;
 
 use agon_core::{Blackboard, DialogueMessage, MessageKind, ReflectionTrigger};
 
+/// The line naming the rubric the debate was judged by (empty without
+/// one), as the reports print it.
+pub(crate) fn rubric_line(bb: &Blackboard) -> String {
+    bb.rubric().map_or_else(String::new, |r| {
+        format!(
+            "Judged by rubric `{}` v{}: {}.\n\n",
+            r.name,
+            r.version,
+            r.names()
+        )
+    })
+}
+
 /// How much the report shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReportOptions {
@@ -341,6 +354,7 @@ fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
         );
     }
     s.push('\n');
+    s.push_str(&rubric_line(bb));
 
     let openings: Vec<&DialogueMessage> = bb
         .messages()
