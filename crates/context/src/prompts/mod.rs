@@ -255,12 +255,23 @@ struct StateView<'a> {
     aspects: std::collections::BTreeMap<&'a agon_core::AspectId, &'a agon_core::AspectPosition>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     agreements: &'a [agon_core::Agreement],
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    disagreements: &'a [agon_core::Disagreement],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    disagreements: Vec<DisagreementView<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     concessions: &'a [agon_core::LedgerNote],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     shifts: &'a [agon_core::LedgerNote],
+}
+
+/// A ledger disagreement as the analysis prompts show it: without the
+/// rubric criteria it was cited with (they serve the trust memory, and
+/// would cost tokens in every later analysis).
+#[derive(serde::Serialize)]
+struct DisagreementView<'a> {
+    with: &'a agon_core::PersonaId,
+    on: &'a str,
+    intensity: agon_core::Intensity,
+    round: u32,
 }
 
 /// The latest three entries of a list.
@@ -284,7 +295,15 @@ fn state_json(state: Option<&PersonaPositionState>, aspect: Option<&AspectId>) -
             .filter(|(id, _)| aspect.is_none_or(|a| a == *id))
             .collect(),
         agreements: latest(&state.agreements),
-        disagreements: latest(&state.disagreements),
+        disagreements: latest(&state.disagreements)
+            .iter()
+            .map(|d| DisagreementView {
+                with: &d.with,
+                on: &d.on,
+                intensity: d.intensity,
+                round: d.round,
+            })
+            .collect(),
         concessions: latest(&state.concessions),
         shifts: latest(&state.shifts),
     };
