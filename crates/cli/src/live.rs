@@ -54,8 +54,13 @@ pub async fn next_update(
 
 /// The running usage and cost, as the bars show it.
 pub fn usage_line(u: &agon_llm::ScopeUsage) -> String {
+    let cached = if u.usage.cached_input_tokens > 0 {
+        format!(" ({} cached)", u.usage.cached_input_tokens)
+    } else {
+        String::new()
+    };
     format!(
-        "{} calls · {} in / {} out tokens · ${:.4}{}",
+        "{} calls · {} in{cached} / {} out tokens · ${:.4}{}",
         u.calls,
         u.usage.input_tokens,
         u.usage.output_tokens,

@@ -875,6 +875,20 @@ impl DebateConfig {
                     format!("the price of `{model}` must be two non-negative numbers"),
                 );
             }
+            for (rate, value) in [
+                ("cached_input_per_mtok", price.cached_input_per_mtok),
+                ("cache_write_per_mtok", price.cache_write_per_mtok),
+            ] {
+                if value.is_some_and(|v| !fine(v)) {
+                    return bad(
+                        "prices",
+                        format!(
+                            "`{rate}` of `{model}` must be a non-negative number, not {}",
+                            value.unwrap_or_default()
+                        ),
+                    );
+                }
+            }
         }
         if !(0.0..=0.5).contains(&self.budget.reserve) {
             return bad(
@@ -953,6 +967,31 @@ mod tests {
         c.validate("x").unwrap();
         let text = toml::to_string(&c).unwrap();
         assert_eq!(DebateConfig::from_toml(&text, "x").unwrap(), c);
+    }
+
+    #[test]
+    fn prices_with_cache_rates_override_the_built_in_ones_and_bad_rates_are_named() {
+        let c = DebateConfig::from_toml(
+            "[prices.\"my-model\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\ncached_input_per_mtok = 0.1\n",
+            "p.toml",
+        )
+        .unwrap();
+        let price = c.price_table().price("my-model-v2").unwrap();
+        assert_eq!(price.cached_input_per_mtok, Some(0.1));
+        assert_eq!(
+            price.cache_write_per_mtok, None,
+            "writes cost the input rate"
+        );
+        let e = DebateConfig::from_toml(
+            "[prices.\"m\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\ncache_write_per_mtok = -1.0\n",
+            "p.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`cache_write_per_mtok` of `m` must be a non-negative number"),
+            "{e}"
+        );
     }
 
     #[test]

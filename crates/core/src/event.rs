@@ -374,6 +374,14 @@ pub enum DebateEvent {
         input_tokens: u64,
         /// Output tokens.
         output_tokens: u64,
+        /// Of the input tokens, those read from the provider's prompt
+        /// cache.
+        #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+        cached_input_tokens: u64,
+        /// Of the input tokens, those written to the provider's prompt
+        /// cache.
+        #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+        cache_write_tokens: u64,
         /// Cost in millionths of a US dollar, when the model is priced.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_micro_usd: Option<u64>,
@@ -468,6 +476,11 @@ impl DebateEvent {
             Self::DebateFinished { .. } => "debate_finished",
         }
     }
+}
+
+/// Whether a count is zero (left out of the serialized event).
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Whether a refinement took one critique in (seed 003's dissent impact).

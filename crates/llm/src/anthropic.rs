@@ -33,6 +33,52 @@ pub struct AnthropicConfig {
     pub http: HttpConfig,
 }
 
+/// Characters of a system prompt from which it is marked for Anthropic's
+/// prompt cache: about 1,024 tokens at ~4 characters a token, the shortest
+/// prefix Sonnet and Opus cache (Haiku models need twice as much,
+/// [`cache_min_chars`]). A shorter prefix would not be cached, so it is
+/// not marked.
+pub const CACHE_MIN_CHARS: usize = 4_096;
+
+/// [`CACHE_MIN_CHARS`] for `model`.
+pub fn cache_min_chars(model: &str) -> usize {
+    if model.contains("haiku") {
+        2 * CACHE_MIN_CHARS
+    } else {
+        CACHE_MIN_CHARS
+    }
+}
+
+/// The request's `system` field: the text as is, or, when it is long
+/// enough to be cached, one text block with a cache breakpoint
+/// (`cache_control: ephemeral`). Agon's prompts put what never changes
+/// within a debate (instructions, the role brief, the schema) in the
+/// system prompt, so the breakpoint covers the stable prefix and every
+/// later call with the same system prompt reads it from the cache (billed
+/// at 0.1× the input price; the first write at 1.25×).
+fn system_blocks(system: &str, model: &str) -> Value {
+    if system.len() >= cache_min_chars(model) {
+        json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}])
+    } else {
+        json!(system)
+    }
+}
+
+/// Anthropic's usage object as [`Usage`]: `input_tokens` there counts only
+/// the uncached prompt tokens; the cache reads and writes are added to it
+/// (so the total is the whole prompt) and kept apart.
+fn usage(value: &Value) -> Usage {
+    let count = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let read = count("cache_read_input_tokens");
+    let write = count("cache_creation_input_tokens");
+    Usage {
+        input_tokens: count("input_tokens") + read + write,
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: read,
+        cache_write_tokens: write,
+    }
+}
+
 impl AnthropicConfig {
     /// The public endpoint with `api_key` and `model`.
     pub fn new(api_key: ApiKey, model: impl Into<String>) -> Self {
@@ -121,7 +167,7 @@ impl AnthropicChat {
             "messages": messages,
         });
         if let Some(system) = &request.system {
-            body["system"] = json!(system);
+            body["system"] = system_blocks(system, self.model_for(request));
         }
         if let Some(t) = request.temperature {
             body["temperature"] = json!(t);
@@ -150,16 +196,7 @@ impl AnthropicChat {
             .iter()
             .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
             .and_then(|b| b.get("input").cloned());
-        let usage = Usage {
-            input_tokens: value
-                .pointer("/usage/input_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            output_tokens: value
-                .pointer("/usage/output_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        };
+        let usage = value.get("usage").map(usage).unwrap_or_default();
         Ok((
             ChatResponse {
                 content: text,
@@ -256,7 +293,7 @@ impl ChatModel for AnthropicChat {
             )
             .await?;
         let endpoint = self.endpoint.clone();
-        let mut input_tokens = 0u64;
+        let mut prompt = Usage::default();
         let steps = events
             .map(move |event| -> Option<Result<Step, ProviderError>> {
                 let event = match event {
@@ -279,10 +316,10 @@ impl ChatModel for AnthropicChat {
                     .unwrap_or(event.event.as_str())
                 {
                     "message_start" => {
-                        input_tokens = data
-                            .pointer("/message/usage/input_tokens")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0);
+                        prompt = data
+                            .pointer("/message/usage")
+                            .map(usage)
+                            .unwrap_or_default();
                         None
                     }
                     "content_block_delta" => chunk(ChatChunk {
@@ -295,11 +332,11 @@ impl ChatModel for AnthropicChat {
                     "message_delta" => chunk(ChatChunk {
                         delta: String::new(),
                         usage: Some(Usage {
-                            input_tokens,
                             output_tokens: data
                                 .pointer("/usage/output_tokens")
                                 .and_then(Value::as_u64)
                                 .unwrap_or(0),
+                            ..prompt
                         }),
                         finish_reason: data
                             .pointer("/delta/stop_reason")

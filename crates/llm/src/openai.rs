@@ -214,16 +214,17 @@ impl OpenAiChat {
     }
 }
 
+/// A response's (or a stream's last chunk's) usage: `prompt_tokens`
+/// counts the cached ones, which `prompt_tokens_details.cached_tokens`
+/// names (OpenAI's automatic prompt caching; no write charge).
 fn usage(value: &Value) -> Usage {
+    let count = |pointer: &str| value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let input_tokens = count("/usage/prompt_tokens");
     Usage {
-        input_tokens: value
-            .pointer("/usage/prompt_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        output_tokens: value
-            .pointer("/usage/completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        input_tokens,
+        output_tokens: count("/usage/completion_tokens"),
+        cached_input_tokens: count("/usage/prompt_tokens_details/cached_tokens").min(input_tokens),
+        cache_write_tokens: 0,
     }
 }
 

@@ -137,13 +137,63 @@ impl ChatRequest {
     }
 }
 
-/// Tokens a call used.
+/// Tokens a call used. `input_tokens` counts every prompt token, the
+/// ones read from the provider's prompt cache and the ones written to it
+/// included (OpenAI counts them so; Anthropic reports them apart and they
+/// are added up here), so budgets and totals see the whole prompt; the
+/// cached and written parts are priced at their own rates
+/// ([`crate::Price::cost`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, cached and written ones included.
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those read from the provider's prompt cache
+    /// (OpenAI `prompt_tokens_details.cached_tokens`, Anthropic
+    /// `cache_read_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Of the prompt tokens, those written to the provider's prompt cache
+    /// (Anthropic `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// Usage of `input` prompt and `output` generated tokens, none cached.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            ..Self::default()
+        }
+    }
+
+    /// The prompt tokens neither read from nor written to a cache.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cached_input_tokens)
+            .saturating_sub(self.cache_write_tokens)
+    }
+
+    /// These totals less `earlier` ones (never below zero).
+    pub fn saturating_sub(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(earlier.cached_input_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(earlier.cache_write_tokens),
+        }
+    }
 }
 
 impl Add for Usage {
@@ -153,6 +203,8 @@ impl Add for Usage {
         Usage {
             input_tokens: self.input_tokens + rhs.input_tokens,
             output_tokens: self.output_tokens + rhs.output_tokens,
+            cached_input_tokens: self.cached_input_tokens + rhs.cached_input_tokens,
+            cache_write_tokens: self.cache_write_tokens + rhs.cache_write_tokens,
         }
     }
 }

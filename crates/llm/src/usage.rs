@@ -19,12 +19,43 @@ pub struct Price {
     pub input_per_mtok: f64,
     /// Per million output tokens.
     pub output_per_mtok: f64,
+    /// Per million input tokens read from the prompt cache (the input
+    /// price when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_mtok: Option<f64>,
+    /// Per million input tokens written to the prompt cache (the input
+    /// price when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_per_mtok: Option<f64>,
 }
 
 impl Price {
-    /// The cost of `usage` at this price.
+    /// A price without cache rates (cached tokens cost as much as others).
+    pub fn new(input_per_mtok: f64, output_per_mtok: f64) -> Self {
+        Self {
+            input_per_mtok,
+            output_per_mtok,
+            cached_input_per_mtok: None,
+            cache_write_per_mtok: None,
+        }
+    }
+
+    /// This price with cache reads at `read` and cache writes at `write`
+    /// (USD per million tokens).
+    pub fn with_cache(mut self, read: f64, write: f64) -> Self {
+        self.cached_input_per_mtok = Some(read);
+        self.cache_write_per_mtok = Some(write);
+        self
+    }
+
+    /// The cost of `usage` at this price: uncached input, cache reads,
+    /// cache writes and output, each at its rate.
     pub fn cost(&self, usage: Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input_per_mtok
+        let read = self.cached_input_per_mtok.unwrap_or(self.input_per_mtok);
+        let write = self.cache_write_per_mtok.unwrap_or(self.input_per_mtok);
+        (usage.uncached_input_tokens() as f64 * self.input_per_mtok
+            + usage.cached_input_tokens as f64 * read
+            + usage.cache_write_tokens as f64 * write
             + usage.output_tokens as f64 * self.output_per_mtok)
             / 1e6
     }
@@ -39,31 +70,29 @@ pub struct PriceTable {
 
 impl PriceTable {
     /// List prices of common models (USD per million tokens), as published
-    /// by the providers; local models cost nothing. Override with [`PriceTable::set`].
+    /// by the providers, with their prompt-cache rates: Anthropic bills
+    /// cache reads at 0.1× and (5-minute) cache writes at 1.25× the input
+    /// price; OpenAI bills cached input at 0.5× (GPT-4o) or 0.25×
+    /// (GPT-4.1) and has no write charge. Local models cost nothing.
+    /// Override with [`PriceTable::set`] (a config's `[prices]`).
     pub fn with_defaults() -> Self {
         let mut table = Self::default();
-        for (model, input, output) in [
-            ("claude-3-5-haiku", 0.80, 4.00),
-            ("claude-3-haiku", 0.25, 1.25),
-            ("claude-sonnet-4", 3.00, 15.00),
-            ("claude-3-7-sonnet", 3.00, 15.00),
-            ("claude-3-5-sonnet", 3.00, 15.00),
-            ("claude-opus-4", 15.00, 75.00),
-            ("gpt-4o-mini", 0.15, 0.60),
-            ("gpt-4o", 2.50, 10.00),
-            ("gpt-4.1-mini", 0.40, 1.60),
-            ("gpt-4.1", 2.00, 8.00),
-            ("voyage-3", 0.06, 0.0),
-            ("text-embedding-3-small", 0.02, 0.0),
-            ("SmolLM2", 0.0, 0.0),
+        for (model, input, output, read, write) in [
+            ("claude-3-5-haiku", 0.80, 4.00, 0.08, 1.00),
+            ("claude-3-haiku", 0.25, 1.25, 0.03, 0.30),
+            ("claude-sonnet-4", 3.00, 15.00, 0.30, 3.75),
+            ("claude-3-7-sonnet", 3.00, 15.00, 0.30, 3.75),
+            ("claude-3-5-sonnet", 3.00, 15.00, 0.30, 3.75),
+            ("claude-opus-4", 15.00, 75.00, 1.50, 18.75),
+            ("gpt-4o-mini", 0.15, 0.60, 0.075, 0.15),
+            ("gpt-4o", 2.50, 10.00, 1.25, 2.50),
+            ("gpt-4.1-mini", 0.40, 1.60, 0.10, 0.40),
+            ("gpt-4.1", 2.00, 8.00, 0.50, 2.00),
+            ("voyage-3", 0.06, 0.0, 0.06, 0.06),
+            ("text-embedding-3-small", 0.02, 0.0, 0.02, 0.02),
+            ("SmolLM2", 0.0, 0.0, 0.0, 0.0),
         ] {
-            table.set(
-                model,
-                Price {
-                    input_per_mtok: input,
-                    output_per_mtok: output,
-                },
-            );
+            table.set(model, Price::new(input, output).with_cache(read, write));
         }
         table
     }
@@ -103,16 +132,7 @@ impl ScopeUsage {
     pub fn minus(&self, earlier: &ScopeUsage) -> ScopeUsage {
         ScopeUsage {
             calls: self.calls.saturating_sub(earlier.calls),
-            usage: Usage {
-                input_tokens: self
-                    .usage
-                    .input_tokens
-                    .saturating_sub(earlier.usage.input_tokens),
-                output_tokens: self
-                    .usage
-                    .output_tokens
-                    .saturating_sub(earlier.usage.output_tokens),
-            },
+            usage: self.usage.saturating_sub(&earlier.usage),
             cost_usd: (self.cost_usd - earlier.cost_usd).max(0.0),
             unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
         }
@@ -375,10 +395,7 @@ mod tests {
     #[test]
     fn the_ledger_sums_by_scope_and_counts_unpriced_calls() {
         let ledger = UsageLedger::new(PriceTable::with_defaults());
-        let usage = Usage {
-            input_tokens: 1_000_000,
-            output_tokens: 500_000,
-        };
+        let usage = Usage::new(1_000_000, 500_000);
         ledger.record("debate-1/debater", "claude-3-5-haiku-latest", usage);
         ledger.record("debate-1/debater", "claude-3-5-haiku-latest", usage);
         ledger.record("debate-1/extractor", "mystery", usage);
@@ -396,12 +413,39 @@ mod tests {
     }
 
     #[test]
+    fn cached_and_written_tokens_are_priced_at_their_rates() {
+        let table = PriceTable::with_defaults();
+        let sonnet = table.price("claude-sonnet-4-20250514").unwrap();
+        // 1M prompt tokens: 600k read from the cache, 100k written to it,
+        // 300k neither; 10k out.
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 10_000,
+            cached_input_tokens: 600_000,
+            cache_write_tokens: 100_000,
+        };
+        let expected = 0.3 * 3.00 + 0.6 * 0.30 + 0.1 * 3.75 + 0.01 * 15.00;
+        assert!(
+            (sonnet.cost(usage) - expected).abs() < 1e-9,
+            "{}",
+            sonnet.cost(usage)
+        );
+        // Without cache rates, cached tokens cost as much as the others.
+        let plain = Price::new(3.00, 15.00);
+        assert!((plain.cost(usage) - (3.00 + 0.15)).abs() < 1e-9);
+        // OpenAI: cached input at half price, nothing written.
+        let gpt = table.price("gpt-4o-2024-08-06").unwrap();
+        let cached = Usage {
+            cached_input_tokens: 400_000,
+            ..Usage::new(1_000_000, 0)
+        };
+        assert!((gpt.cost(cached) - (0.6 * 2.50 + 0.4 * 1.25)).abs() < 1e-9);
+    }
+
+    #[test]
     fn per_model_scopes_are_typed_and_separate_from_the_roles_own() {
         let ledger = UsageLedger::new(PriceTable::with_defaults());
-        let usage = Usage {
-            input_tokens: 10,
-            output_tokens: 5,
-        };
+        let usage = Usage::new(10, 5);
         // A role name may hold any character: the model is a field, not a
         // suffix parsed back.
         ledger.record(

@@ -152,6 +152,79 @@ mod anthropic {
         assert_eq!(body["tools"][0]["input_schema"], schema().schema);
     }
 
+    /// Prompt caching (issue 35): a system prompt long enough to be cached
+    /// is sent as one text block with a cache breakpoint (a short one
+    /// stays a string), and the cache reads and writes Anthropic reports
+    /// apart are counted in the prompt tokens and kept apart, in complete
+    /// and streamed calls.
+    #[tokio::test]
+    async fn a_long_system_prompt_is_cached_and_cache_usage_is_counted() {
+        let server = MockServer::start().await;
+        let mut message = json_fixture("anthropic_message.json");
+        message["usage"] = json!({"input_tokens": 40, "output_tokens": 11,
+            "cache_read_input_tokens": 2100, "cache_creation_input_tokens": 0});
+        let stream = fixture("anthropic_stream.sse").replace(
+            r#""usage":{"input_tokens":25,"output_tokens":1}"#,
+            r#""usage":{"input_tokens":25,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":2100}"#,
+        );
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .and(body_partial_json(json!({"stream": true})))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "text/event-stream")
+                    .set_body_string(stream),
+            )
+            .mount(&server)
+            .await;
+        // The first mock that matches answers: calls without `stream`.
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(message))
+            .mount(&server)
+            .await;
+        // Haiku caches from ~2,048 tokens: 9,000 characters is enough.
+        let long = "You track positions in a debate. ".repeat(280);
+        let model = anthropic(&server);
+        let response = model
+            .complete(request().with_system(long.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            response.usage,
+            agon_llm::Usage {
+                input_tokens: 2140,
+                output_tokens: 11,
+                cached_input_tokens: 2100,
+                cache_write_tokens: 0,
+            }
+        );
+        let body = body_of(&server, 0).await;
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": long, "cache_control": {"type": "ephemeral"}}])
+        );
+        let chunks: Vec<_> = model
+            .stream(request().with_system(long.clone()))
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        let usage = chunks.last().unwrap().as_ref().unwrap().usage.unwrap();
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.cache_write_tokens,
+                usage.output_tokens
+            ),
+            (2125, 2100, 6)
+        );
+        // A short system prompt would not be cached: sent as a string.
+        model.complete(request()).await.unwrap();
+        let body = body_of(&server, 2).await;
+        assert_eq!(body["system"], "You are Theo, a macro trader.");
+    }
+
     #[tokio::test]
     async fn streaming_yields_text_then_usage() {
         let server = MockServer::start().await;
@@ -294,6 +367,35 @@ mod openai {
         );
         assert_eq!(body["messages"][1]["role"], "user");
         assert_eq!(body["stop"], json!(["\n\n"]));
+    }
+
+    /// OpenAI counts cached prompt tokens in `prompt_tokens` and names them
+    /// in `prompt_tokens_details.cached_tokens` (issue 35).
+    #[tokio::test]
+    async fn cached_prompt_tokens_are_read() {
+        let server = MockServer::start().await;
+        let mut completion = json_fixture("openai_completion.json");
+        completion["usage"] = json!({"prompt_tokens": 1900, "completion_tokens": 10,
+            "total_tokens": 1910, "prompt_tokens_details": {"cached_tokens": 1536}});
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(completion))
+            .mount(&server)
+            .await;
+        let response = openai(&server, StructuredOutput::JsonSchema)
+            .complete(request())
+            .await
+            .unwrap();
+        assert_eq!(
+            response.usage,
+            agon_llm::Usage {
+                input_tokens: 1900,
+                output_tokens: 10,
+                cached_input_tokens: 1536,
+                cache_write_tokens: 0,
+            }
+        );
+        assert_eq!(response.usage.uncached_input_tokens(), 364);
     }
 
     #[tokio::test]

@@ -31,9 +31,13 @@ pub struct GenerationStats {
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
 
 fn usage(stats: &GenerationStats) -> Usage {
+    // The prefix checkpoint is the local model's prompt cache: the
+    // prompt tokens it served are reported as cached.
     Usage {
         input_tokens: stats.prompt_tokens as u64,
         output_tokens: stats.generated_tokens as u64,
+        cached_input_tokens: stats.reused_tokens.min(stats.prompt_tokens) as u64,
+        cache_write_tokens: 0,
     }
 }
 

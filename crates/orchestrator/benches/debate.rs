@@ -17,6 +17,9 @@
 #[path = "support/debate.rs"]
 mod support;
 
+#[path = "support/prefix.rs"]
+mod prefix;
+
 use std::time::{Duration, Instant};
 
 use support::{Stub, prompt_split};
@@ -168,6 +171,14 @@ async fn run() {
             split.utterances().1,
             split.memory_ratio()
         );
+        if cadence == AnalysisCadence::Miniround {
+            let stability = prefix::stability(&split.prompts, &TiktokenCounter::default());
+            println!(
+                "\nprefix stability of the default debate (prompt tokens shared with a prompt sent earlier in it, by call):\n{}{}",
+                stability.table(),
+                stability.projection()
+            );
+        }
     }
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];

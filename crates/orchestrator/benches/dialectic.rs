@@ -15,6 +15,9 @@
 #[path = "support/dialectic.rs"]
 mod support;
 
+#[path = "support/prefix.rs"]
+mod prefix;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -129,6 +132,15 @@ fn print_report(
     println!("round            calls   prompt tokens (proposals, critiques, refinements)");
     for (round, (n, tokens)) in &by_round {
         println!("{round:<16} {n:>5}   {tokens:>13}");
+    }
+    if analysis && impact && requirements && report.config.dialectic.devil_advocate {
+        // The defaults: how much of each prompt repeats an earlier one.
+        let stability = report.stability();
+        println!(
+            "prefix stability (prompt tokens shared with a prompt sent earlier in the debate, by phase):\n{}{}",
+            stability.table(),
+            stability.projection()
+        );
     }
     println!(
         "total: {} calls, {} prompt tokens = {:.2}× dialectic's {baseline}; largest prompt {largest} (context budget {} + system and instruction; summary inputs: twice the budget); critiques judged: {}; wall {:.1} s\n",

@@ -115,10 +115,7 @@ mod tests {
     use agon_llm::{PriceTable, Usage};
 
     fn usage(input_tokens: u64) -> Usage {
-        Usage {
-            input_tokens,
-            output_tokens: 0,
-        }
+        Usage::new(input_tokens, 0)
     }
 
     fn ledger_with(tokens: u64) -> Arc<UsageLedger> {

@@ -20,6 +20,8 @@ fn events(usage: BTreeMap<UsageScope, ScopeUsage>) -> Vec<DebateEvent> {
             calls: u.calls,
             input_tokens: u.usage.input_tokens,
             output_tokens: u.usage.output_tokens,
+            cached_input_tokens: u.usage.cached_input_tokens,
+            cache_write_tokens: u.usage.cache_write_tokens,
             cost_micro_usd: (u.unpriced_calls < u.calls).then(|| (u.cost_usd * 1e6).round() as u64),
         })
         .collect()

@@ -167,10 +167,7 @@ async fn a_structured_debate_stops_at_its_cost_budget_with_the_synthesis() {
     config.memory.enabled = false;
     let whole = full_tokens(&config).await;
     // $1 per million tokens: the whole debate costs whole / 1e6 dollars.
-    let price = Price {
-        input_per_mtok: 1.0,
-        output_per_mtok: 1.0,
-    };
+    let price = Price::new(1.0, 1.0);
     config.budget.max_cost_usd = Some(whole as f64 / 2.0 / 1e6);
     config.budget.reserve = 0.5;
     let (bb, status) = run(&config, Some(price)).await;
@@ -231,10 +228,7 @@ async fn a_structured_synthesis_past_the_limit_is_not_asked() {
     let mut config = support::small_config();
     config.memory.enabled = false;
     let whole = full_tokens(&config).await;
-    let price = Price {
-        input_per_mtok: 1.0,
-        output_per_mtok: 1.0,
-    };
+    let price = Price::new(1.0, 1.0);
     config.budget.max_cost_usd = Some(whole as f64 / 2.0 / 1e6);
     config.budget.reserve = 0.0;
     let (bb, status, starts) = run_probed(&config, Some(price)).await;

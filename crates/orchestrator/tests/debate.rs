@@ -351,16 +351,21 @@ impl wiremock::Respond for OpenAiStub {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_debate_runs_through_a_local_openai_compatible_server() {
+/// Runs the small debate against a local OpenAI-compatible server answering
+/// with `responder`, the model named `model`: the finished blackboard and
+/// the server (for the requests it saw).
+async fn run_on_server(
+    responder: impl wiremock::Respond + 'static,
+    model: &str,
+) -> (agon_core::Blackboard, wiremock::MockServer) {
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .and(wiremock::matchers::path("/v1/chat/completions"))
-        .respond_with(OpenAiStub)
+        .respond_with(responder)
         .mount(&server)
         .await;
     let mut config = small_config();
-    config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
+    config.models.default = format!("openai-compatible:{model}@{}/v1", server.uri());
     let orch = Orchestrator::new(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     let models = Models::from_config(
@@ -374,7 +379,12 @@ async fn a_debate_runs_through_a_local_openai_compatible_server() {
         orch.run(&id, &models, RunControl::default()).await.unwrap(),
         RunOutcome::Finished
     );
-    let (bb, _) = orch.store().load(&id).await.unwrap();
+    (orch.store().load(&id).await.unwrap().0, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_runs_through_a_local_openai_compatible_server() {
+    let (bb, server) = run_on_server(OpenAiStub, "stub").await;
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
     assert_eq!(bb.crux_cards().len(), 1);
     let usage = bb.usage();
@@ -394,6 +404,86 @@ async fn a_debate_runs_through_a_local_openai_compatible_server() {
         .count();
     assert!(analyses > 0 && analyses < debater_messages, "{analyses}");
     assert!(requests.len() > bb.messages().len());
+}
+
+/// A wiremock responder speaking the OpenAI protocol with the scripted
+/// model that, like OpenAI's automatic prompt caching, reports the prompt
+/// tokens a request shares with an earlier one as cached
+/// (`prompt_tokens_details.cached_tokens`, in steps of 128 tokens at ~4
+/// characters a token; the stub caches prefixes from 128 tokens on, where
+/// OpenAI needs 1,024, so that a short test debate shows some).
+#[derive(Default)]
+struct CachingOpenAiStub {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl wiremock::Respond for CachingOpenAiStub {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = openai_reply(&body);
+        let (system, user) = agon_testkit::prompt_parts(&body);
+        let prompt = format!("{system}{user}");
+        let mut seen = self.seen.lock().unwrap();
+        let shared = seen
+            .iter()
+            .map(|earlier| {
+                earlier
+                    .bytes()
+                    .zip(prompt.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        seen.push(prompt.clone());
+        let prompt_tokens = prompt.len() / 4;
+        let cached = ((shared / 4) / 128 * 128).min(prompt_tokens);
+        let text = text.replacen(
+            "\"usage\":{",
+            &format!("\"usage\":{{\"prompt_tokens_details\":{{\"cached_tokens\":{cached}}},"),
+            1,
+        );
+        wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
+    }
+}
+
+/// Issue 35: the cached prompt tokens a provider reports are recorded per
+/// role and model, priced at the model's cache rate, and shown in the
+/// report with the share of the input they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_prompt_tokens_are_priced_in_the_report() {
+    // gpt-4o-mini's list price: $0.15 input, $0.075 cached, $0.60 output.
+    let (bb, _) = run_on_server(CachingOpenAiStub::default(), "gpt-4o-mini").await;
+    let total = bb.usage_total();
+    assert!(
+        total.cached_input_tokens > 0 && total.cached_input_tokens < total.input_tokens,
+        "{total:?}"
+    );
+    let expected = ((total.input_tokens - total.cached_input_tokens) as f64 * 0.15
+        + total.cached_input_tokens as f64 * 0.075
+        + total.output_tokens as f64 * 0.60)
+        / 1e6;
+    let cost = total.cost_micro_usd as f64 / 1e6;
+    // Each role's cost is rounded to a millionth of a dollar.
+    assert!((cost - expected).abs() < 1e-5, "{cost} vs {expected}");
+    let uncached = (total.input_tokens as f64 * 0.15 + total.output_tokens as f64 * 0.60) / 1e6;
+    assert!(cost < uncached, "caching saves: {cost} < {uncached}");
+    let md = report::markdown(&bb);
+    assert!(
+        md.contains("| Role | Model | Calls | Input tokens | Output tokens | Cached input | Cache writes | Cost |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "| **total** | | {} | {} | {} | {} | 0 | ${:.4} |",
+            total.calls, total.input_tokens, total.output_tokens, total.cached_input_tokens, cost
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("% of the input was read from a prompt cache"),
+        "{md}"
+    );
 }
 
 /// The scripted 3-persona debate (crux rooms, a convergence check, a promoted

@@ -59,6 +59,17 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         "dialectic analysis tokens",
     );
     assert!(on.ratio() <= 0.92, "{:.3}× dialectic", on.ratio());
+    // docs/benchmarks.md, "Prefix stability": a fifth of the prompt tokens
+    // repeat a prefix sent earlier, none of it in a prefix long enough
+    // (1,024 tokens) for a provider to cache.
+    let stability = on.stability().total();
+    near(
+        stability.shared as u64,
+        12_184,
+        0.05,
+        "prompt tokens shared with an earlier prompt",
+    );
+    assert_eq!(stability.cacheable, 0, "{stability:?}");
     // Requirements off: one call and ~2,300 tokens less (the difference of
     // two runs whose analyses land at different moments: ±15 %).
     let plain = dialectic_setup::run_with(false, true, true, false, Duration::ZERO).await;
@@ -287,4 +298,37 @@ fn the_keyword_baseline_scores_what_the_docs_say() {
     assert_eq!(s.implicit, (0, 17));
     assert_eq!(s.items, 9);
     assert_eq!(s.own_item, 9);
+}
+
+/// The prefix-stability measure (`benches/support/prefix.rs`): a prefix
+/// two calls share counts once, for the later call, as a write for the
+/// earlier; cacheable once it reaches 1,024 tokens.
+#[test]
+fn the_shared_prefix_is_counted_once_per_call() {
+    let counter = TiktokenCounter::default();
+    let head = "stable instructions ".repeat(600);
+    let calls = vec![
+        ("a".to_owned(), format!("{head}first question")),
+        ("a".to_owned(), format!("{head}second question")),
+        ("b".to_owned(), "another matter".to_owned()),
+    ];
+    let s = crate::prefix::stability(&calls, &counter);
+    let a = s.kinds["a"];
+    assert_eq!(a.calls, 2);
+    assert!(a.shared >= 1_200 && a.shared == a.cacheable, "{a:?}");
+    assert_eq!(
+        a.writes, a.shared,
+        "the first call writes what the second reads"
+    );
+    assert_eq!(s.kinds["b"].shared, 0);
+    // Without caching every token costs the input price; with it, the
+    // second call's prefix costs the read price and the first's its write.
+    let (plain, cached) = s.projected_cost(3.0, 0.3, 3.75);
+    let t = s.total();
+    assert!((plain - t.tokens as f64 * 3.0 / 1e6).abs() < 1e-12);
+    let expected = ((t.tokens - t.cacheable - t.writes) as f64 * 3.0
+        + t.cacheable as f64 * 0.3
+        + t.writes as f64 * 3.75)
+        / 1e6;
+    assert!((cached - expected).abs() < 1e-12 && cached < plain);
 }

@@ -11,6 +11,8 @@ mod headline;
 mod load;
 mod local;
 mod memory;
+#[path = "../benches/support/prefix.rs"]
+mod prefix;
 mod scenario;
 mod steer;
 mod support;

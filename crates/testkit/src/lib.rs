@@ -784,10 +784,10 @@ impl ScriptedModel {
             content.push_str(&filler(self.pad_words, self.calls()));
         }
         ChatResponse {
-            usage: Usage {
-                input_tokens: ((system.len() + user.len()) / 4) as u64,
-                output_tokens: (content.len() / 4) as u64,
-            },
+            usage: Usage::new(
+                ((system.len() + user.len()) / 4) as u64,
+                (content.len() / 4) as u64,
+            ),
             content,
             latency: started.elapsed(),
             provider: "scripted".into(),

@@ -69,6 +69,9 @@ pub struct RoleTokens {
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// Of the input tokens, those read from a prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 impl RoleTokens {
@@ -248,12 +251,14 @@ pub fn replay_with_metrics(
                 calls,
                 input_tokens,
                 output_tokens,
+                cached_input_tokens,
                 ..
             } => {
                 let entry = usage.entry(role.clone()).or_default();
                 entry.calls += calls;
                 entry.input_tokens += input_tokens;
                 entry.output_tokens += output_tokens;
+                entry.cached_input_tokens += cached_input_tokens;
             }
             _ => {}
         }

@@ -37,6 +37,8 @@ fn usage(role: &str, input: u64, output: u64) -> DebateEvent {
         calls: 2,
         input_tokens: input,
         output_tokens: output,
+        cached_input_tokens: 0,
+        cache_write_tokens: 0,
         cost_micro_usd: None,
     }
 }

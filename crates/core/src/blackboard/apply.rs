@@ -493,6 +493,8 @@ impl Blackboard {
                 calls,
                 input_tokens,
                 output_tokens,
+                cached_input_tokens,
+                cache_write_tokens,
                 cost_micro_usd,
             } => {
                 require_text(role, "role", "usage_recorded")?;
@@ -506,6 +508,8 @@ impl Blackboard {
                 totals.calls += calls;
                 totals.input_tokens += input_tokens;
                 totals.output_tokens += output_tokens;
+                totals.cached_input_tokens += cached_input_tokens;
+                totals.cache_write_tokens += cache_write_tokens;
                 match cost_micro_usd {
                     Some(c) => totals.cost_micro_usd += c,
                     None => totals.unpriced |= *calls > 0,

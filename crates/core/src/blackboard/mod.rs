@@ -75,6 +75,12 @@ pub struct UsageTotals {
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// Of the input tokens, those read from a prompt cache.
+    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    pub cached_input_tokens: u64,
+    /// Of the input tokens, those written to a prompt cache.
+    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    pub cache_write_tokens: u64,
     /// Cost in millionths of a US dollar (priced calls only).
     pub cost_micro_usd: u64,
     /// Whether some calls had no known price.
@@ -593,6 +599,8 @@ impl Blackboard {
             total.calls += u.calls;
             total.input_tokens += u.input_tokens;
             total.output_tokens += u.output_tokens;
+            total.cached_input_tokens += u.cached_input_tokens;
+            total.cache_write_tokens += u.cache_write_tokens;
             total.cost_micro_usd += u.cost_micro_usd;
             total.unpriced |= u.unpriced;
         }

@@ -75,8 +75,10 @@ pub async fn prompt_split(
         .collect();
     let counter = TiktokenCounter::default();
     let mut split: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut prompts = Vec::new();
     for request in server.received_requests().await.unwrap() {
         let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        prompts.push((call_kind(&body), crate::prefix::request_text(&body)));
         let mut tokens: usize = body["messages"]
             .as_array()
             .unwrap()
@@ -93,6 +95,7 @@ pub async fn prompt_split(
     Split {
         calls: split,
         notes,
+        prompts,
     }
 }
 
@@ -102,6 +105,8 @@ pub struct Split {
     pub calls: std::collections::BTreeMap<String, (usize, usize)>,
     /// The debate's warnings and repairs, one line each.
     pub notes: Vec<String>,
+    /// Every call's kind and text, in the order sent (prefix stability).
+    pub prompts: Vec<(String, String)>,
 }
 
 impl Split {

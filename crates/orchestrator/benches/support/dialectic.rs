@@ -66,6 +66,8 @@ pub struct Call {
     pub tokens: u64,
     /// A repair attempt after output that failed its schema (the error).
     pub repair: Option<String>,
+    /// The text a provider reads, first to last (prefix stability).
+    pub text: String,
 }
 
 fn phase_of(system: &str, user: &str, schema: Option<&str>) -> &'static str {
@@ -187,6 +189,7 @@ impl wiremock::Respond for Stub {
             round: round_in(&user),
             tokens,
             repair,
+            text: crate::prefix::request_text(&body),
         });
         let (content_type, text) = if let Some(reply) = analysis_reply(schema, &user, &body) {
             reply
@@ -236,6 +239,16 @@ impl RunReport {
     /// Prompt tokens over every call.
     pub fn total(&self) -> u64 {
         self.calls.iter().map(|c| c.tokens).sum()
+    }
+
+    /// The run's prefix stability, by phase.
+    pub fn stability(&self) -> crate::prefix::Stability {
+        let calls: Vec<(String, String)> = self
+            .calls
+            .iter()
+            .map(|c| (c.phase.to_owned(), c.text.clone()))
+            .collect();
+        crate::prefix::stability(&calls, &agon_context::TiktokenCounter::default())
     }
 
     /// (calls, prompt tokens, largest prompt) by phase.

@@ -487,6 +487,8 @@ mod tests {
             calls: 3,
             input_tokens: 100,
             output_tokens: 20,
+            cached_input_tokens: 0,
+            cache_write_tokens: 0,
             cost_micro_usd: Some(12_000),
         });
         log.push(DebateEvent::OutputRepaired {

@@ -145,6 +145,16 @@ pub fn metrics_markdown(m: &DebateMetrics) -> String {
         }
         s.push('\n');
     }
+    let (input, cached) = m.usage.values().fold((0, 0), |(i, c), r| {
+        (i + r.input_tokens, c + r.cached_input_tokens)
+    });
+    if cached > 0 {
+        let _ = writeln!(
+            s,
+            "Input tokens read from a prompt cache: {cached} of {input} ({:.0} %).\n",
+            100.0 * cached as f64 / input.max(1) as f64
+        );
+    }
     let _ = writeln!(
         s,
         "Memory tokens are the {} roles' input and output tokens; embeddings by the local model record no tokens.\n",

@@ -211,6 +211,8 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
             "calls": total.calls,
             "input_tokens": total.input_tokens,
             "output_tokens": total.output_tokens,
+            "cached_input_tokens": total.cached_input_tokens,
+            "cache_write_tokens": total.cache_write_tokens,
             "cost_usd": total.cost_micro_usd as f64 / 1e6,
             "unpriced": total.unpriced,
         },
@@ -605,7 +607,21 @@ fn tail(s: &mut String, bb: &Blackboard) {
         s.push('\n');
     }
 
-    s.push_str("## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cost |\n|---|---|---|---|---|---|\n");
+    let total = bb.usage_total();
+    // The prompt-cache columns appear once a provider reported cache use.
+    let cached = total.cached_input_tokens + total.cache_write_tokens > 0;
+    let cache_cells = |u: &agon_core::UsageTotals| {
+        if cached {
+            format!(" {} | {} |", u.cached_input_tokens, u.cache_write_tokens)
+        } else {
+            String::new()
+        }
+    };
+    s.push_str(if cached {
+        "## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cached input | Cache writes | Cost |\n|---|---|---|---|---|---|---|---|\n"
+    } else {
+        "## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cost |\n|---|---|---|---|---|---|\n"
+    });
     for (role, models) in bb.usage() {
         for (model, u) in models {
             let cost = if u.unpriced && u.cost_micro_usd == 0 {
@@ -615,18 +631,21 @@ fn tail(s: &mut String, bb: &Blackboard) {
             };
             let _ = writeln!(
                 s,
-                "| {role} | {model} | {} | {} | {} | {cost} |",
-                u.calls, u.input_tokens, u.output_tokens
+                "| {role} | {model} | {} | {} | {} |{} {cost} |",
+                u.calls,
+                u.input_tokens,
+                u.output_tokens,
+                cache_cells(u)
             );
         }
     }
-    let total = bb.usage_total();
     let _ = writeln!(
         s,
-        "| **total** | | {} | {} | {} | ${:.4}{} |",
+        "| **total** | | {} | {} | {} |{} ${:.4}{} |",
         total.calls,
         total.input_tokens,
         total.output_tokens,
+        cache_cells(&total),
         total.cost_micro_usd as f64 / 1e6,
         if total.unpriced {
             " + unpriced (local) calls"
@@ -634,6 +653,13 @@ fn tail(s: &mut String, bb: &Blackboard) {
             ""
         }
     );
+    if cached {
+        let _ = writeln!(
+            s,
+            "\nInput tokens include the cached ones; cached input and cache writes are priced at the provider's cache rates ({:.0} % of the input was read from a prompt cache).",
+            100.0 * total.cached_input_tokens as f64 / total.input_tokens.max(1) as f64
+        );
+    }
     s.push_str(&usage_split(bb));
 }
 
@@ -724,6 +750,8 @@ mod tests {
                 calls: 1,
                 input_tokens: input,
                 output_tokens: 10,
+                cached_input_tokens: 0,
+                cache_write_tokens: 0,
                 cost_micro_usd: None,
             })
             .unwrap();
