@@ -15,6 +15,7 @@ mod report_file;
 mod retention;
 mod rubric;
 mod serve;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +44,17 @@ struct Cli {
     /// contribution's model, latency and tokens.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Export traces over OTLP/HTTP (JSON) to this endpoint
+    /// (`--otlp=http://localhost:4318`); `--otlp` alone uses
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, else localhost:4318. Without the flag,
+    /// traces are exported when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `…_TRACES_ENDPOINT`) is set.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, value_name = "ENDPOINT")]
+    otlp: Option<Option<String>>,
+    /// Attach prompts and completions to the exported model-call spans
+    /// (off by default: they may be sensitive). Keys are never attached.
+    #[arg(long, global = true)]
+    otlp_content: bool,
     /// Load environment variables (API keys) from this file instead of `./.env`.
     #[arg(long, short = 'e', global = true)]
     env_file: Option<PathBuf>,
@@ -417,7 +429,14 @@ async fn run(
     let models = build_models(config).await?;
     let (board, _) = orch.store().load(id).await?;
     let display = live::spawn(orch.subscribe(), &board, view.quiet, verbose, bars);
-    let outcome = orch.run(id, &models, control).await;
+    // Every run of one debate (the first and each resume) is in the same
+    // trace: the run's span hangs under one derived from the debate id.
+    let outcome = {
+        use tracing::Instrument as _;
+        let span = tracing::info_span!("agon run", debate = %id);
+        telemetry::join_debate_trace(&span, id.as_str());
+        orch.run(id, &models, control).instrument(span).await
+    };
     interrupts.abort();
     display.finish().await;
     match outcome? {
@@ -977,15 +996,11 @@ fn log_filter(verbose: u8) -> tracing_subscriber::EnvFilter {
     EnvFilter::new(directives.join(","))
 }
 
-/// Installs the log subscriber: stderr only, so logs never mix with the
-/// live view on stdout.
-fn init_logging(verbose: u8) {
-    use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(log_filter(verbose))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+/// Installs the log subscriber (stderr only, so logs never mix with the
+/// live view on stdout) and, when asked, the OTLP trace export.
+fn init_logging(cli: &Cli) -> telemetry::Telemetry {
+    let url = telemetry::traces_url(cli.otlp.clone(), &|k| std::env::var(k).ok());
+    telemetry::init(log_filter(cli.verbose), url, cli.otlp_content)
 }
 
 /// The error and its causes on one line, each cause once: errors that
@@ -1013,7 +1028,8 @@ fn main() -> ExitCode {
     if cli.env_file.is_none() {
         let _ = dotenvy::dotenv();
     }
-    init_logging(cli.verbose);
+    // Kept to the end: dropping it flushes the spans still queued.
+    let _telemetry = init_logging(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

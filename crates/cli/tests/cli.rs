@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -2109,4 +2110,223 @@ async fn max_tokens_stops_a_debate_and_the_report_says_so() {
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("budget.max_cost_usd"), "{}", stderr(&o));
+}
+
+/// The spans of the OTLP/HTTP JSON bodies `receiver` got from request
+/// `from` on: (trace id, span id, parent span id, name, attributes).
+async fn exported_spans(
+    receiver: &wiremock::MockServer,
+    from: usize,
+) -> (
+    Vec<(String, String, String, String, BTreeMap<String, String>)>,
+    String,
+) {
+    let mut spans = Vec::new();
+    let mut raw = String::new();
+    for request in &receiver.received_requests().await.unwrap()[from..] {
+        let body = String::from_utf8_lossy(&request.body).into_owned();
+        raw.push_str(&body);
+        let json: Value = serde_json::from_str(&body).unwrap();
+        for span in json["resourceSpans"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["scopeSpans"].as_array().into_iter().flatten())
+            .flat_map(|s| s["spans"].as_array().into_iter().flatten())
+        {
+            let attributes = span["attributes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| {
+                    let v = &a["value"];
+                    let value = ["stringValue", "intValue", "doubleValue", "boolValue"]
+                        .iter()
+                        .find_map(|k| v.get(*k))
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .unwrap_or_default();
+                    (a["key"].as_str().unwrap_or_default().to_owned(), value)
+                })
+                .collect();
+            let text = |k: &str| span[k].as_str().unwrap_or_default().to_owned();
+            spans.push((
+                text("traceId"),
+                text("spanId"),
+                text("parentSpanId"),
+                text("name"),
+                attributes,
+            ));
+        }
+    }
+    (spans, raw)
+}
+
+/// Issue 35: `--otlp` exports each protocol's debate as one trace over
+/// OTLP/HTTP (JSON) to an in-process receiver: the debate's span, its
+/// steps, and each model call as a `chat MODEL` span with the GenAI
+/// attributes; the API key never appears, and prompts only with
+/// `--otlp-content`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_exports_one_trace_per_debate_with_gen_ai_model_spans_and_no_key() {
+    let server = stub(Duration::ZERO).await;
+    let receiver = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/traces"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({})))
+        .mount(&receiver)
+        .await;
+    let dir_tmp = temp_dir("otlp");
+    let dir = dir_tmp.path();
+    std::fs::write(
+        dir.join("stub.env"),
+        format!(
+            "OPENAI_API_KEY=sk-otlp-secret-4242\nOPENAI_BASE_URL={}/v1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("problem.md"),
+        "Design a rate limiter for a public API.",
+    )
+    .unwrap();
+    let cfg = config(dir, &server.uri());
+    let otlp = format!("--otlp={}", receiver.uri());
+    let model = "openai:gpt-4o-mini";
+    let cfg = cfg.display().to_string();
+    let dialectic_run = vec![
+        "debate",
+        "--protocol",
+        "dialectic",
+        "--problem-file",
+        "problem.md",
+        "--agents",
+        "architect,kiss",
+        "--rounds",
+        "1",
+        "--model",
+        model,
+    ];
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "structured",
+            vec!["debate", "--config", &cfg, "--model", model],
+        ),
+        ("dialectic", dialectic_run.clone()),
+        (
+            "deliberation",
+            vec![
+                "debate",
+                "--protocol",
+                "deliberation",
+                "How should the city spend its transport budget?",
+                "--turns",
+                "6",
+                "--mode",
+                "listen",
+                "--preset",
+                "session",
+                "--model",
+                model,
+            ],
+        ),
+    ];
+    let mut seen = 0;
+    let mut traces = BTreeMap::new();
+    for (protocol, args) in runs {
+        let mut all = vec!["-e", "stub.env", otlp.as_str()];
+        all.extend(args);
+        all.push("--quiet");
+        let o = agon(dir, &all);
+        assert!(o.status.success(), "{protocol}: {}", stderr(&o));
+        let (spans, raw) = exported_spans(&receiver, seen).await;
+        seen = receiver.received_requests().await.unwrap().len();
+        assert!(
+            !raw.contains("sk-otlp-secret"),
+            "{protocol}: the key leaked"
+        );
+        let debate: Vec<_> = spans.iter().filter(|s| s.3 == "debate").collect();
+        assert_eq!(debate.len(), 1, "{protocol}: one debate span");
+        let trace = &debate[0].0;
+        traces.insert(protocol, trace.clone());
+        let steps = spans
+            .iter()
+            .filter(|s| s.3 == "step" && &s.0 == trace)
+            .count();
+        assert!(steps > 0, "{protocol}: step spans");
+        let chats: Vec<_> = spans.iter().filter(|s| s.3 == "chat gpt-4o-mini").collect();
+        assert!(!chats.is_empty(), "{protocol}: model-call spans");
+        let mut answered = 0;
+        for (trace_id, _, parent, _, attributes) in &chats {
+            assert_eq!(trace_id, trace, "{protocol}: one trace per debate");
+            assert!(!parent.is_empty(), "{protocol}: a model call has a parent");
+            assert!(attributes.contains_key("gen_ai.request.max_tokens"));
+            assert!(
+                !attributes.contains_key("gen_ai.input.messages"),
+                "no content by default"
+            );
+            if let Some(error) = attributes.get("error.type") {
+                // A call that failed (the stub's answer to a schema it
+                // does not know) says why, and nothing about a response.
+                assert!(!attributes.contains_key("gen_ai.response.model"), "{error}");
+                continue;
+            }
+            answered += 1;
+            for (key, value) in [
+                ("gen_ai.operation.name", "chat"),
+                ("gen_ai.provider.name", "openai"),
+                ("gen_ai.request.model", "gpt-4o-mini"),
+                ("gen_ai.response.model", "gpt-4o-mini"),
+            ] {
+                assert_eq!(
+                    attributes.get(key).map(String::as_str),
+                    Some(value),
+                    "{protocol} {key}: {attributes:?}"
+                );
+            }
+            let input: u64 = attributes["gen_ai.usage.input_tokens"].parse().unwrap();
+            assert!(input > 0, "{protocol}: {attributes:?}");
+        }
+        assert!(answered > 0, "{protocol}: answered calls");
+    }
+    // A resumed run of a debate joins the debate's trace.
+    let o = agon(dir, &["--json", "list"]);
+    let listed: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let dialectic = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["protocol"] == "dialectic")
+        .and_then(|d| d["id"].as_str())
+        .unwrap()
+        .to_owned();
+    let o = agon(
+        dir,
+        &["-e", "stub.env", &otlp, "resume", &dialectic, "--quiet"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (spans, _) = exported_spans(&receiver, seen).await;
+    seen = receiver.received_requests().await.unwrap().len();
+    let resumed: Vec<_> = spans.iter().filter(|s| s.3 == "agon run").collect();
+    assert_eq!(resumed.len(), 1, "{spans:?}");
+    assert_eq!(&resumed[0].0, &traces["dialectic"], "one trace per debate");
+    assert_ne!(traces["dialectic"], traces["structured"]);
+    // With --otlp-content the prompts and completions are attached.
+    let mut content_run = vec!["-e", "stub.env", otlp.as_str(), "--otlp-content"];
+    content_run.extend(dialectic_run.iter().copied());
+    content_run.push("--quiet");
+    let o = agon(dir, &content_run);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (spans, raw) = exported_spans(&receiver, seen).await;
+    assert!(!raw.contains("sk-otlp-secret"));
+    let with_content = spans
+        .iter()
+        .filter(|s| s.3 == "chat gpt-4o-mini")
+        .filter(|s| {
+            s.4.get("gen_ai.input.messages")
+                .is_some_and(|m| m.contains("rate limiter"))
+                && s.4.contains_key("gen_ai.output.messages")
+        })
+        .count();
+    assert!(with_content > 0, "prompts attached with --otlp-content");
 }

@@ -170,6 +170,31 @@ impl ProviderError {
         )
     }
 
+    /// A short, stable name of the error's kind (`rate_limited`,
+    /// `timeout`, …): the `error.type` of a model call's span. It never
+    /// carries the message (which may quote the provider's reply).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::MissingKey { .. } => "missing_key",
+            Self::Auth { .. } => "auth",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::QuotaExhausted { .. } => "quota_exhausted",
+            Self::BadRequest { .. } => "bad_request",
+            Self::NotFound { .. } => "not_found",
+            Self::Server { .. } => "server",
+            Self::Timeout { .. } => "timeout",
+            Self::Transport { .. } => "transport",
+            Self::MalformedResponse { .. } => "malformed_response",
+            Self::SchemaMismatch { .. } => "schema_mismatch",
+            Self::InvalidSchema { .. } => "invalid_schema",
+            Self::InvalidRequest { .. } => "invalid_request",
+            Self::ModelFileMissing { .. } => "model_file_missing",
+            Self::ModelFileInvalid { .. } => "model_file_invalid",
+            Self::Inference { .. } => "inference",
+            Self::AllFailed { .. } => "all_failed",
+        }
+    }
+
     /// How long the provider asked us to wait, if it said.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

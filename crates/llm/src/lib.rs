@@ -22,6 +22,8 @@ pub mod json;
 mod rate;
 mod secret;
 mod spec;
+mod telemetry;
+pub use telemetry::capture_content;
 mod traits;
 mod types;
 mod usage;

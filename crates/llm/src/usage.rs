@@ -8,7 +8,10 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
+use tracing::Instrument as _;
+
 use crate::error::ProviderError;
+use crate::telemetry;
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
 
@@ -310,6 +313,16 @@ impl Metered {
         }
     }
 
+    /// The GenAI span of a call of this model.
+    fn span(&self, request: &ChatRequest) -> tracing::Span {
+        telemetry::call_span(
+            self.inner.provider(),
+            self.inner.model_id(),
+            &self.role,
+            request,
+        )
+    }
+
     fn scope_of(&self, model: &str) -> UsageScope {
         if self.per_model {
             UsageScope::per_model(self.role.clone(), model)
@@ -330,7 +343,20 @@ impl ChatModel for Metered {
     }
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let response = self.inner.complete(request).await?;
+        let span = self.span(&request);
+        let response = self
+            .inner
+            .complete(request)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| telemetry::record_error(&span, e))?;
+        telemetry::record_response(
+            &span,
+            &response.model,
+            response.usage,
+            response.finish_reason.as_deref(),
+        );
+        telemetry::record_output(&span, &response.content);
         self.ledger.record(
             self.scope_of(&response.model),
             &response.model,
@@ -344,7 +370,20 @@ impl ChatModel for Metered {
         request: ChatRequest,
         schema: &JsonSchema,
     ) -> Result<JsonResponse, ProviderError> {
-        let response = self.inner.complete_json(request, schema).await?;
+        let span = self.span(&request);
+        let response = self
+            .inner
+            .complete_json(request, schema)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| telemetry::record_error(&span, e))?;
+        telemetry::record_response(
+            &span,
+            &response.response.model,
+            response.response.usage,
+            response.response.finish_reason.as_deref(),
+        );
+        telemetry::record_output(&span, &response.value.to_string());
         self.ledger.record(
             self.scope_of(&response.response.model),
             &response.response.model,
@@ -354,19 +393,42 @@ impl ChatModel for Metered {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        let stream = self.inner.stream(request).await?;
+        let span = self.span(&request);
+        let stream = self
+            .inner
+            .stream(request)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| telemetry::record_error(&span, e))?;
         let metered = self.clone();
         let model = self.inner.model_id().to_owned();
-        Ok(Box::pin(stream.inspect(move |chunk| {
-            if let Ok(chunk) = chunk
-                && let Some(usage) = chunk.usage
-                && chunk.finish_reason.is_some()
-            {
-                let answered = chunk.model.as_deref().unwrap_or(&model);
-                metered
-                    .ledger
-                    .record(metered.scope_of(answered), answered, usage);
+        let mut text = String::new();
+        // The span lives as long as the stream: it ends with the last
+        // chunk, which carries the usage.
+        Ok(Box::pin(stream.inspect(move |chunk| match chunk {
+            Ok(chunk) => {
+                if telemetry::capturing() {
+                    text.push_str(&chunk.delta);
+                }
+                if chunk.finish_reason.is_some() {
+                    telemetry::record_output(&span, &text);
+                }
+                if let Some(usage) = chunk.usage
+                    && chunk.finish_reason.is_some()
+                {
+                    let answered = chunk.model.as_deref().unwrap_or(&model);
+                    telemetry::record_response(
+                        &span,
+                        answered,
+                        usage,
+                        chunk.finish_reason.as_deref(),
+                    );
+                    metered
+                        .ledger
+                        .record(metered.scope_of(answered), answered, usage);
+                }
             }
+            Err(e) => telemetry::record_error(&span, e),
         })))
     }
 }

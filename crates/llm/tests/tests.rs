@@ -3,3 +3,4 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod http;
+mod spans;

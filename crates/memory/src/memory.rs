@@ -103,6 +103,7 @@ impl Memory {
         self.embed(texts, InputType::Document).await
     }
 
+    #[tracing::instrument(level = "debug", name = "embedding", skip_all, fields(texts = texts.len(), model = %self.space.model))]
     async fn embed(
         &self,
         texts: &[String],
@@ -133,6 +134,7 @@ impl Memory {
 
     /// Stores the drafts not stored yet, embedded in batches. Returns how
     /// many were new. A NaN or zero vector fails with the memory's id.
+    #[tracing::instrument(level = "debug", name = "remember", skip_all, fields(drafts = drafts.len()))]
     pub async fn remember(&self, drafts: Vec<MemoryDraft>) -> Result<usize, MemoryError> {
         if drafts.is_empty() {
             return Ok(0);
@@ -181,6 +183,7 @@ impl Memory {
     /// display name, a dialectic agent's role: `System Architect` and
     /// `architect` for `agent-architect`), which are taken out of the query
     /// as its id is.
+    #[tracing::instrument(level = "debug", name = "recall", skip_all, fields(k))]
     pub async fn recall_aliased(
         &self,
         query: &str,
