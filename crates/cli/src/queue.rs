@@ -82,6 +82,12 @@ struct CliRuntime {
 
 #[async_trait]
 impl DebateRuntime for CliRuntime {
+    fn run_span(&self, id: &agon_core::DebateId) -> tracing::Span {
+        let span = tracing::info_span!("agon run", debate = %id);
+        crate::telemetry::join_debate_trace(&span, id.as_str());
+        span
+    }
+
     async fn models(&self, config: &DebateConfig) -> Result<Models, String> {
         let config = config.clone();
         let factory = Arc::clone(&self.factory);

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use agon_config::DebateConfig;
 use agon_core::DebateId;
@@ -33,6 +34,13 @@ pub trait DebateRuntime: Send + Sync {
     /// default adds nothing.
     async fn equip(&self, orch: Orchestrator, _config: &DebateConfig) -> Orchestrator {
         orch
+    }
+
+    /// The span a job's run of debate `id` runs in. The default is a plain
+    /// `agon run` span; a binary that exports traces puts it in the
+    /// debate's trace, so every job of a debate lands in one trace.
+    fn run_span(&self, id: &DebateId) -> tracing::Span {
+        tracing::info_span!("agon run", debate = %id)
     }
 }
 
@@ -153,6 +161,7 @@ impl WorkerState {
         }
         let outcome = orch
             .run(id, &models, control)
+            .instrument(self.runtime.run_span(id))
             .await
             .map_err(|e| format!("debate {id} (worker {worker}): {e}"))?;
         match outcome {
