@@ -70,14 +70,14 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         "prompt tokens shared with an earlier prompt",
     );
     assert_eq!(stability.cacheable, 0, "{stability:?}");
-    // Requirements off: one call and ~2,300 tokens less (the difference of
+    // Requirements off: one call and ~2,100 tokens less (the difference of
     // two runs whose analyses land at different moments: ±15 %).
     let plain = dialectic_setup::run_with(false, true, true, false, Duration::ZERO).await;
     assert_eq!(plain.calls.len(), 60);
     assert!(!plain.board.requirements().is_recorded());
     near(
         on.total() - plain.total(),
-        2_300,
+        2_120,
         0.15,
         "requirements tracking tokens",
     );
