@@ -1,7 +1,9 @@
 //! Property: for any blackboard and any budget at or above the minimum, the
 //! assembled context is within budget, for every phase; bad input errors, never panics.
 
-use agon_context::{Assembler, ContextBudget, ContextError, ContextExtras, Phase, RetrievedMemory};
+use agon_context::{
+    Assembler, ContextBudget, ContextError, ContextExtras, EvidencePassage, Phase, RetrievedMemory,
+};
 use agon_core::Blackboard;
 use proptest::prelude::*;
 
@@ -45,6 +47,7 @@ proptest! {
         let board = Blackboard::replay(&events[..prefix.min(events.len())]).unwrap();
         let extras = ContextExtras {
             memories: (0..memories).map(|i| RetrievedMemory { label: format!("m{i}"), content: memory.clone() }).collect(),
+            evidence: (0..memories % 4).map(|i| EvidencePassage { id: format!("{i:08x}"), source: "essay.md".into(), content: memory.clone() }).collect(),
         };
         let assembler = Assembler::default();
         for phase in phases(&board) {

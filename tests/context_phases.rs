@@ -16,6 +16,7 @@ fn assemble(
             label: "debate on crypto payroll, 2026-09-14".into(),
             content: "Mara argued that paying salaries in Bitcoin was premature until accounting rules changed.".into(),
         }],
+        ..ContextExtras::default()
     };
     let context = Assembler::default()
         .assemble(

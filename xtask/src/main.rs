@@ -14,7 +14,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +42,7 @@ fn main() -> Result<()> {
                 "deliberation",
                 "fidelity",
                 "memory",
+                "evidence",
             ],
         ),
         ["bench", "fidelity", "--local"] => {
@@ -60,6 +61,16 @@ fn main() -> Result<()> {
             cmd!(
                 sh,
                 "cargo bench -p agon-orchestrator --bench requirements -- --model {spec}"
+            )
+            .run()?;
+            Ok(())
+        }
+        ["bench", "evidence", "--local"] => {
+            models::fetch(&sh, &root)?;
+            let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
+            cmd!(
+                sh,
+                "cargo bench -p agon-orchestrator --bench evidence -- --local"
             )
             .run()?;
             Ok(())
@@ -270,6 +281,11 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
                 models::fetch(sh, root)?;
                 let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
                 cmd!(sh, "cargo bench -p agon-orchestrator --bench fidelity").run()?
+            }
+            "evidence" => {
+                models::fetch(sh, root)?;
+                let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+                cmd!(sh, "cargo bench -p agon-orchestrator --bench evidence").run()?
             }
             "memory" => with_bench_database(sh, root, "agon_bench_memory", || {
                 cmd!(sh, "cargo bench -p agon-memory --bench search").run()

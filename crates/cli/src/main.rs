@@ -5,6 +5,7 @@
 //! debate is resumable with `agon resume ID`).
 
 mod agents;
+mod corpus;
 mod debate_args;
 mod dialectic;
 mod eval;
@@ -215,6 +216,10 @@ enum Command {
     /// Maintain the vector memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// A persona's own corpus (essays, posts, papers): the sources it
+    /// argues from, shown as EVIDENCE while it speaks and cited as [E:id].
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
     /// The agent trust memory (seed 003): trust, probation, dissents,
     /// overrides and regret per agent, across debates.
     Agents {
@@ -930,6 +935,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Memory(MemoryCommand::Reindex { embedder }) => {
             memory::reindex(&url, &embedder).await
         }
+        Command::Corpus(command) => corpus::run(&url, command, cli.json).await,
         Command::Eval(args) => eval::run(&store, &args, verbose).await,
         Command::Agents { command: None } => agents::list(store, cli.json).await,
         Command::Agents {

@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::Failure;
 
-fn memory_failure(e: MemoryError) -> Failure {
+pub(crate) fn memory_failure(e: MemoryError) -> Failure {
     let code = match &e {
         MemoryError::Database { .. }
         | MemoryError::Store(_)
@@ -86,7 +86,12 @@ pub(crate) async fn attach(orch: Orchestrator, url: &str, config: &DebateConfig)
         return orch;
     }
     match open(url, &config.memory.embedder, config.memory.retrieval).await {
-        Ok(memory) => orch.with_memory(memory),
+        Ok(memory) => {
+            for warning in crate::corpus::index_config(&memory, config).await {
+                eprintln!("warning: {warning}");
+            }
+            orch.with_memory(memory)
+        }
         Err(f) => {
             let reason = format!("{:#}", f.error);
             eprintln!("warning: running without memory: {reason}");
@@ -107,6 +112,7 @@ pub(crate) async fn recall(
 ) -> Result<ExitCode, Failure> {
     let memory = open(url, spec, RetrievalConfig::default()).await?;
     let id = PersonaConfig {
+        corpus: Vec::new(),
         id: None,
         name: persona.to_owned(),
         contract: String::new(),

@@ -92,6 +92,11 @@ pub struct PersonaConfig {
     /// Model spec for this persona's utterances (overrides `models.debater`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Files of the persona's own corpus (Markdown, text, JSON-lines
+    /// posts), relative to the config file: indexed on first use and
+    /// searched for EVIDENCE while the persona speaks (`agon corpus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corpus: Vec<std::path::PathBuf>,
 }
 
 impl PersonaConfig {
@@ -430,6 +435,7 @@ pub const DEFAULT_TOPIC: &str = "Should cities ban private cars from their centr
 /// configuration without personas has them cast for its own topic).
 pub fn default_personas() -> Vec<PersonaConfig> {
     let p = |name: &str, contract: &str, voice: &str| PersonaConfig {
+        corpus: Vec::new(),
         id: None,
         name: name.into(),
         contract: contract.into(),
@@ -707,6 +713,22 @@ impl DebateConfig {
         };
         let base = path.parent().unwrap_or_else(|| Path::new("."));
         warnings.extend(config.dialectic.read_prompt_files(base, read));
+        // Corpus files are named relative to the config file, and must
+        // be readable.
+        for (i, persona) in config.personas.iter_mut().enumerate() {
+            for (j, corpus) in persona.corpus.iter_mut().enumerate() {
+                if corpus.is_relative() {
+                    *corpus = base.join(&*corpus);
+                }
+                if let Err(e) = read(corpus) {
+                    return Err(ConfigError::Invalid {
+                        file: file.clone(),
+                        field: format!("personas[{i}].corpus[{j}]"),
+                        reason: format!("cannot read {}: {e}", corpus.display()),
+                    });
+                }
+            }
+        }
         config.validate(&file)?;
         Ok((config, warnings))
     }
@@ -1074,6 +1096,34 @@ mod tests {
         let devil = load(&Path::new(root).join("dialectic-devil-advocate.toml"));
         assert!(devil.dialectic.devil_advocate);
         assert_eq!(devil.dialectic.enabled_agents().count(), 3);
+    }
+
+    #[test]
+    fn corpus_files_are_read_relative_to_the_config() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"));
+        let read = |p: &Path| std::fs::read_to_string(p);
+        let (config, _) = DebateConfig::load_with(&root.join("evidence.toml"), &read).unwrap();
+        let corpus: Vec<&Path> = config
+            .personas
+            .iter()
+            .flat_map(|p| p.corpus.iter().map(|f| f.as_path()))
+            .collect();
+        assert_eq!(corpus.len(), 3);
+        assert!(
+            corpus.iter().all(|f| f.starts_with(root) && f.exists()),
+            "{corpus:?}"
+        );
+        let dir = std::env::temp_dir().join(format!("agon-corpus-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(&file, "topic = \"t\"\n[[personas]]\nname = \"A\"\ncontract = \"x\"\ncorpus = [\"missing.md\"]\n").unwrap();
+        let err = DebateConfig::load_with(&file, &read)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("personas[0].corpus[0]") && err.contains("missing.md"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::budget::ContextBudget;
 use crate::deliberation;
 use crate::dialectic;
 use crate::error::ContextError;
-pub use crate::extras::{ContextExtras, RetrievedMemory};
+pub use crate::extras::{ContextExtras, EvidencePassage, RetrievedMemory};
 use crate::fit::{Draft, fit};
 use crate::phase::Phase;
 use crate::section::{Section, SectionKind, render};
@@ -18,6 +18,13 @@ use crate::tokens::{TiktokenCounter, TokenCounter};
 /// The budget weight of MODERATOR NOTES in every phase that shows them
 /// (weights are relative: a phase's own weights sum to about 100).
 const NOTE_SHARE: u32 = 8;
+
+/// Budget weight of EVIDENCE (against the phase's shares, which sum to
+/// about 100): about a sixth of a turn's context when the persona has a
+/// corpus, and never more than a quarter of the assembled context (the
+/// least relevant passages are dropped; the most relevant one stays);
+/// nothing changes for a persona without a corpus.
+pub const EVIDENCE_SHARE: u32 = 20;
 
 /// Tunables of the assembler (the budget shares live in [`Phase::shares`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -129,7 +136,28 @@ impl<C: TokenCounter> Assembler<C> {
             drafts.push(sources::moderator_notes(blackboard));
             shares.push((SectionKind::ModeratorNotes, NOTE_SHARE));
         }
-        let (fitted, total_tokens) = fit(drafts, &shares, budget.total(), &self.counter);
+        if phase.shows_evidence() && !extras.evidence.is_empty() {
+            drafts.push(sources::evidence(extras));
+            shares.push((SectionKind::Evidence, EVIDENCE_SHARE));
+        }
+        let (mut fitted, mut total_tokens) =
+            fit(drafts.clone(), &shares, budget.total(), &self.counter);
+        // EVIDENCE takes at most a quarter of the context: its least
+        // relevant passages go first; the most relevant one stays.
+        while let Some(shown) = fitted
+            .iter()
+            .find(|f| f.section.kind == SectionKind::Evidence)
+            .filter(|f| f.tokens * 4 > total_tokens && f.section.items.len() > 1)
+            .map(|f| f.section.items.len())
+        {
+            for d in drafts
+                .iter_mut()
+                .filter(|d| d.kind == SectionKind::Evidence)
+            {
+                d.candidates.truncate(shown - 1);
+            }
+            (fitted, total_tokens) = fit(drafts.clone(), &shares, budget.total(), &self.counter);
+        }
         let sections: Vec<Section> = {
             let mut s: Vec<Section> = fitted.iter().map(|f| f.section.clone()).collect();
             s.sort_by_key(|s| s.kind.render_rank());
@@ -470,5 +498,100 @@ mod tests {
             ctx.text
         );
         assert!(ctx.text.contains("-- DEBATE STATE -----"), "{}", ctx.text);
+    }
+
+    #[test]
+    fn evidence_shows_with_ids_in_speaking_phases_within_its_share() {
+        let bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        let passages: Vec<EvidencePassage> = (0..12)
+            .map(|i| EvidencePassage {
+                id: format!("{i:08x}"),
+                source: "essays.md".into(),
+                content: format!(
+                    "Passage {i}: the audit of 2023 found a {i} percent drift in the ledger totals, \
+                     which the reviewers traced to manual reconciliation and late postings."
+                ),
+            })
+            .collect();
+        let extras = ContextExtras {
+            evidence: passages[..3].to_vec(),
+            ..ContextExtras::default()
+        };
+        let many = ContextExtras {
+            evidence: passages,
+            ..ContextExtras::default()
+        };
+        let take = Phase::Take {
+            aspect: AspectId::new("accounting"),
+            miniround: 1,
+        };
+        for phase in [
+            Phase::Opening,
+            take.clone(),
+            Phase::Closing,
+            Phase::Propose { round: 1 },
+        ] {
+            let budget = ContextBudget::new(1_200).unwrap();
+            let ctx = assemble(&bb, "p0", &phase, budget, &extras).unwrap();
+            let section = ctx.section(SectionKind::Evidence).expect("evidence");
+            assert!(
+                section.items[0].starts_with("• [E:00000000] (essays.md) Passage 0:"),
+                "{phase:?} {:?}",
+                section.items
+            );
+            assert!(
+                ctx.text
+                    .contains("── EVIDENCE: YOUR SOURCES (cite as [E:id])")
+            );
+            let tokens = ctx
+                .reports
+                .iter()
+                .find(|r| r.kind == SectionKind::Evidence)
+                .unwrap()
+                .tokens;
+            if matches!(phase, Phase::Take { .. } | Phase::Closing) {
+                // The caller's k (3 passages) is within a quarter of a
+                // take's context (an opening has only the debate state
+                // beside it, this board no dialectic sections).
+                assert_eq!(section.items.len(), 3, "{phase:?}");
+                assert!(
+                    tokens * 4 <= ctx.total_tokens,
+                    "{phase:?}: {tokens} of {}",
+                    ctx.total_tokens
+                );
+            }
+            // Over a small budget the least relevant passages are cut first.
+            let small = ContextBudget::new(300).unwrap();
+            let ctx = assemble(&bb, "p0", &phase, small, &many).unwrap();
+            let shown = &ctx.section(SectionKind::Evidence).expect("evidence").items;
+            assert!(
+                shown.len() < 12 && shown[0].contains("[E:00000000]"),
+                "{phase:?}: {shown:?}"
+            );
+        }
+        // Not in the judge's or a listener's view; nothing without passages.
+        for phase in [Phase::Listen { turn: 3 }, Phase::PerspectiveSummary] {
+            assert!(!phase.shows_evidence(), "{phase:?}");
+        }
+        let ctx = context(&bb, &take);
+        assert!(ctx.section(SectionKind::Evidence).is_none());
+        assert!(!ctx.text.contains("EVIDENCE"));
+    }
+
+    #[test]
+    fn the_evidence_query_is_the_turns_subject() {
+        let bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        let me = agon_core::PersonaId::new("p0");
+        let opening = crate::evidence_query(&bb, &me, &Phase::Opening).unwrap();
+        assert!(
+            opening.starts_with(&bb.topic().unwrap().question),
+            "{opening}"
+        );
+        assert_eq!(crate::recall_query(&bb, &me, &Phase::Opening), None);
+        assert_eq!(
+            crate::evidence_query(&bb, &me, &Phase::PerspectiveSummary),
+            None
+        );
+        assert!(crate::evidence_query(&bb, &me, &Phase::Deliberate { turn: 2 }).is_some());
     }
 }

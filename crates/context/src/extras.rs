@@ -12,9 +12,23 @@ pub struct RetrievedMemory {
     pub content: String,
 }
 
+/// A passage of the persona's own corpus found for the turn, shown under
+/// EVIDENCE with the id the persona cites it by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvidencePassage {
+    /// The citable id (`[E:ID]`).
+    pub id: String,
+    /// The file it comes from.
+    pub source: String,
+    /// The passage.
+    pub content: String,
+}
+
 /// Inputs to assembly that do not live on the blackboard.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ContextExtras {
     /// Retrieved memories, most relevant first.
     pub memories: Vec<RetrievedMemory>,
+    /// Passages of the persona's corpus, most relevant first.
+    pub evidence: Vec<EvidencePassage>,
 }

@@ -50,14 +50,14 @@ mod tokens;
 pub mod trust;
 
 pub use assemble::{
-    AssembledContext, Assembler, AssemblyOptions, ContextExtras, RetrievedMemory, SectionReport,
-    assemble,
+    AssembledContext, Assembler, AssemblyOptions, ContextExtras, EVIDENCE_SHARE, EvidencePassage,
+    RetrievedMemory, SectionReport, assemble,
 };
 pub use budget::ContextBudget;
 pub use dialectic::critiques_answered;
 pub use error::ContextError;
 pub use inert::inert;
 pub use phase::Phase;
-pub use recall::{RetrievalConfig, recall_query};
+pub use recall::{RetrievalConfig, evidence_query, recall_query};
 pub use section::{Section, SectionKind, render};
 pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

@@ -114,6 +114,19 @@ impl Phase {
         !matches!(self, Self::PerspectiveSummary | Self::JudgeSummary { .. })
     }
 
+    /// Whether a persona speaks in its own voice in this phase, so its
+    /// context shows EVIDENCE from its corpus when it has one (not in
+    /// summaries, the judge's phases or a listening bid).
+    pub fn shows_evidence(&self) -> bool {
+        !matches!(
+            self,
+            Self::PerspectiveSummary
+                | Self::Judgement { .. }
+                | Self::JudgeSummary { .. }
+                | Self::Listen { .. }
+        )
+    }
+
     /// Budget weights per section for this phase. A section's share is its
     /// weight over the sum of the weights of the sections that have content.
     pub fn shares(&self) -> &'static [(SectionKind, u32)] {

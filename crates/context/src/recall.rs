@@ -134,8 +134,36 @@ pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Opti
     if !shows_memories {
         return None;
     }
+    turn_query(bb, persona, phase)
+}
+
+/// The query for EVIDENCE from `persona`'s corpus in `phase`: what is
+/// discussed plus the message being answered, as for recall (an opening
+/// asks with the topic and its context). `None` in phases that show no
+/// evidence.
+pub fn evidence_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+    if !phase.shows_evidence() {
+        return None;
+    }
+    turn_query(bb, persona, phase)
+}
+
+/// What a turn is about (the aspect, the claim, the topic) and the latest
+/// message of someone else in its scope, as `NAME: MESSAGE`.
+fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
     let (subject, scope): (String, Vec<usize>) = match phase {
-        Phase::Opening => return None,
+        Phase::Opening => (
+            bb.topic()
+                .map(|t| {
+                    format!(
+                        "{}\n{}",
+                        t.question,
+                        t.context.as_deref().unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default(),
+            Vec::new(),
+        ),
         Phase::Take { aspect, .. } => (
             bb.aspect(aspect)
                 .map(|a| format!("{}: {}", a.label, a.description))

@@ -58,11 +58,14 @@ pub enum SectionKind {
     /// The problem's requirements and which of them no proposal covers
     /// yet (dialectic).
     Requirements,
+    /// Passages of the persona's own corpus relevant to the turn, each with
+    /// the id it is cited by (present only when the persona has a corpus).
+    Evidence,
 }
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered.
-    pub const RENDER_ORDER: [SectionKind; 21] = [
+    pub const RENDER_ORDER: [SectionKind; 22] = [
         Self::DebateState,
         Self::ModeratorNotes,
         Self::Clarifications,
@@ -81,6 +84,7 @@ impl SectionKind {
         Self::CruxExchange,
         Self::KeyInsights,
         Self::RelevantEarlierContext,
+        Self::Evidence,
         Self::YourHistory,
         Self::UnderReview,
         Self::CritiquesReceived,
@@ -90,9 +94,10 @@ impl SectionKind {
     /// loses its items (newest-least-important first) before the next one
     /// loses any. Leftover budget is handed out in the reverse order.
     /// The debate state is never dropped, only cut.
-    pub const SHRINK_ORDER: [SectionKind; 21] = [
+    pub const SHRINK_ORDER: [SectionKind; 22] = [
         Self::NotYetAnalysed,
         Self::RelevantEarlierContext,
+        Self::Evidence,
         Self::EarlierSummary,
         Self::KeyInsights,
         Self::EarlierRounds,
@@ -138,6 +143,7 @@ impl SectionKind {
             Self::Proposals => "ACTIVE PROPOSALS",
             Self::ModeratorNotes => "MODERATOR NOTES",
             Self::Requirements => "REQUIREMENTS",
+            Self::Evidence => "EVIDENCE: YOUR SOURCES (cite as [E:id])",
         }
     }
 

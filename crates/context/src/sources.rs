@@ -566,6 +566,26 @@ pub(crate) fn memories(extras: &ContextExtras) -> Draft {
     draft
 }
 
+// ── EVIDENCE ─────────────────────────────────────────────────────────────
+
+/// The persona's passages, most relevant first (the cut drops the least
+/// relevant), each as `• [E:ID] (FILE) PASSAGE`.
+pub(crate) fn evidence(extras: &ContextExtras) -> Draft {
+    let mut draft = Draft::new(SectionKind::Evidence);
+    for passage in &extras.evidence {
+        if passage.content.trim().is_empty() || passage.id.trim().is_empty() {
+            continue;
+        }
+        draft.push(format!(
+            "• [E:{}] ({}) {}",
+            passage.id.trim(),
+            passage.source.trim(),
+            passage.content.trim()
+        ));
+    }
+    draft
+}
+
 // ── Exchanges ────────────────────────────────────────────────────────────
 
 fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> String {

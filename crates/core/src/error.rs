@@ -198,4 +198,13 @@ pub enum ApplyError {
         /// The value given.
         value: i8,
     },
+    /// Citations recorded for a message under another persona than its
+    /// speaker.
+    #[error("evidence_cited: message `{message}` is not {persona}'s")]
+    NotTheSpeaker {
+        /// The message.
+        message: String,
+        /// The persona given.
+        persona: String,
+    },
 }

@@ -361,6 +361,19 @@ pub enum DebateEvent {
         /// What was repaired, one line each.
         notes: Vec<String>,
     },
+    /// What the orchestrator found of a message's `[E:ID]` citations of
+    /// the speaker's corpus (appended with the message).
+    EvidenceCited {
+        /// The message.
+        message: MessageId,
+        /// Its speaker.
+        persona: PersonaId,
+        /// Chunks it cited that exist, with their source and passage.
+        cited: Vec<crate::evidence::CitedEvidence>,
+        /// Ids it cited that name no chunk of the speaker's corpus.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rejected: Vec<String>,
+    },
     /// Model usage of one run of the debate (one event per role and model,
     /// appended when a run stops; a resumed debate adds its own).
     UsageRecorded {
@@ -468,6 +481,7 @@ impl DebateEvent {
             Self::StepFailed { .. } => "step_failed",
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",
+            Self::EvidenceCited { .. } => "evidence_cited",
             Self::UsageRecorded { .. } => "usage_recorded",
             Self::NoteAdded { .. } => "note_added",
             Self::DebatePaused { .. } => "debate_paused",

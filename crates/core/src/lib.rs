@@ -38,6 +38,7 @@ mod deliberation;
 mod detection;
 mod error;
 mod event;
+pub mod evidence;
 mod ids;
 mod message;
 mod persona;

@@ -216,7 +216,7 @@ impl ExactIndex {
             .as_ref()
             .and_then(|d| self.debate_codes.get(d.as_str()).copied());
         let kinds = if filter.kinds.is_empty() {
-            u8::MAX
+            MemoryKind::ALL.iter().fold(0u8, |m, k| m | (1 << k.code()))
         } else {
             filter.kinds.iter().fold(0u8, |m, k| m | (1 << k.code()))
         };
@@ -293,6 +293,20 @@ impl ExactIndex {
             return 0;
         };
         (0..self.len()).filter(|&s| self.accepts(&c, s)).count()
+    }
+
+    /// Up to `limit` memories passing `filter`, ordered by (debate, time,
+    /// id).
+    pub fn matching(&self, filter: &MemoryFilter, limit: usize) -> Vec<MemoryMeta> {
+        let Some(c) = self.compile(filter) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&MemoryMeta> = (0..self.len())
+            .filter(|&s| self.accepts(&c, s))
+            .map(|s| self.meta(s as u32))
+            .collect();
+        out.sort_by(|a, b| (&a.debate, a.created, &a.id).cmp(&(&b.debate, b.created, &b.id)));
+        out.into_iter().take(limit).cloned().collect()
     }
 
     /// The personas with memories passing `filter`, sorted.

@@ -70,6 +70,14 @@ pub trait MemoryIndex: Send + Sync {
     /// Number of memories passing `filter`.
     async fn count(&self, filter: &MemoryFilter) -> Result<usize, MemoryError>;
 
+    /// Up to `limit` memories passing `filter`, ordered by (debate, time,
+    /// id): a corpus listed source by source, chunk by chunk.
+    async fn matching(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError>;
+
     /// The personas with memories passing `filter`, sorted (recall takes
     /// their names out of a query: [`crate::names`]).
     async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError>;

@@ -158,6 +158,18 @@ impl MemoryIndex for InMemoryIndex {
         Ok(state.index.as_ref().map_or(0, |i| i.count(filter)))
     }
 
+    async fn matching(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        let state = self.state.read().await;
+        Ok(state
+            .index
+            .as_ref()
+            .map_or_else(Vec::new, |i| i.matching(filter, limit)))
+    }
+
     async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {
         let state = self.state.read().await;
         Ok(state

@@ -13,6 +13,9 @@
 //!   (relevance = `0.7·cos + 0.3·bm25`, min-max normalized; recency halves
 //!   every week), top K returned ([`score`]), each with its neighbouring
 //!   memories as context.
+//! - **Corpus** ([`corpus`]): a persona's own sources, chunked on their
+//!   structure, stored as [`MemoryKind::Corpus`] records (never returned
+//!   unless asked for), searched by relevance for EVIDENCE.
 //! - **Harness** (module `locomo`, feature `locomo`): evidence recall on LoCoMo-format data.
 //!
 //! ```no_run
@@ -31,6 +34,7 @@
 //! ```
 
 mod bm25;
+pub mod corpus;
 mod error;
 mod exact;
 mod harvest;
@@ -50,6 +54,7 @@ mod sqlite;
 mod text;
 
 pub use bm25::{B, Bm25, K1};
+pub use corpus::{CorpusChunk, CorpusFormat, CorpusSource, Evidence};
 pub use error::MemoryError;
 pub use exact::{ExactIndex, dot};
 pub use harvest::{

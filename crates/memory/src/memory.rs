@@ -104,7 +104,7 @@ impl Memory {
     }
 
     #[tracing::instrument(level = "debug", name = "embedding", skip_all, fields(texts = texts.len(), model = %self.space.model))]
-    async fn embed(
+    pub(crate) async fn embed(
         &self,
         texts: &[String],
         input: InputType,

@@ -27,7 +27,8 @@ use sqlx::{AssertSqlSafe, Executor, PgPool, Postgres, QueryBuilder, Row};
 use crate::error::MemoryError;
 use crate::index::{DebateInfo, MemoryIndex};
 use crate::record::{
-    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
+    Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryKind, MemoryMeta, MemoryRecord,
+    prepare_batch,
 };
 use crate::sql::millis;
 use crate::text::Analyzer;
@@ -60,10 +61,15 @@ fn push_filter(q: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {
         q.push(" AND m.debate_id <> ")
             .push_bind(d.as_str().to_owned());
     }
-    if !filter.kinds.is_empty() {
-        let kinds: Vec<String> = filter.kinds.iter().map(|k| k.as_str().to_owned()).collect();
-        q.push(" AND m.kind = ANY(").push_bind(kinds).push(")");
-    }
+    let kinds: Vec<String> = if filter.kinds.is_empty() {
+        MemoryKind::ALL
+            .iter()
+            .map(|k| k.as_str().to_owned())
+            .collect()
+    } else {
+        filter.kinds.iter().map(|k| k.as_str().to_owned()).collect()
+    };
+    q.push(" AND m.kind = ANY(").push_bind(kinds).push(")");
 }
 
 impl PgMemory {
@@ -380,6 +386,19 @@ impl MemoryIndex for PgMemory {
             .await
             .map_err(self.db())?;
         Ok(n as usize)
+    }
+
+    async fn matching(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        let mut q = QueryBuilder::new(format!("SELECT {COLUMNS} FROM memories m WHERE TRUE"));
+        push_filter(&mut q, filter);
+        q.push(" ORDER BY m.debate_id, m.created_at, m.id LIMIT ")
+            .push_bind(limit.min(i64::MAX as usize) as i64);
+        let rows = q.build().fetch_all(&self.pool).await.map_err(self.db())?;
+        rows.iter().map(meta_of).collect()
     }
 
     async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {

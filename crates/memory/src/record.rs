@@ -23,10 +23,17 @@ pub enum MemoryKind {
     Reflection,
     /// A crux card the persona was a party to.
     CruxCard,
+    /// A chunk of the persona's own corpus (its essays, posts, papers):
+    /// evidence it argues from, not something said in a debate. Searches
+    /// whose filter names no kinds never return it (see
+    /// [`MemoryFilter::kinds`]); its `debate` is the corpus source
+    /// ([`crate::corpus::source_id`]) and its `round` the chunk's position.
+    Corpus,
 }
 
 impl MemoryKind {
-    /// Every kind, in a fixed order.
+    /// Every kind a debate remembers, in a fixed order (what a filter
+    /// without kinds searches).
     pub const ALL: [MemoryKind; 4] = [
         MemoryKind::Message,
         MemoryKind::Position,
@@ -34,13 +41,20 @@ impl MemoryKind {
         MemoryKind::CruxCard,
     ];
 
-    /// The stored name (`message`, `position`, `reflection`, `crux_card`).
+    /// Whether the kind is a corpus chunk (searched only when asked for).
+    pub fn is_corpus(self) -> bool {
+        self == Self::Corpus
+    }
+
+    /// The stored name (`message`, `position`, `reflection`, `crux_card`,
+    /// `corpus`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Message => "message",
             Self::Position => "position",
             Self::Reflection => "reflection",
             Self::CruxCard => "crux_card",
+            Self::Corpus => "corpus",
         }
     }
 
@@ -51,6 +65,7 @@ impl MemoryKind {
             Self::Position => 1,
             Self::Reflection => 2,
             Self::CruxCard => 3,
+            Self::Corpus => 4,
         }
     }
 }
@@ -67,11 +82,12 @@ impl FromStr for MemoryKind {
     fn from_str(s: &str) -> Result<Self, MemoryError> {
         Self::ALL
             .into_iter()
+            .chain([Self::Corpus])
             .find(|k| k.as_str() == s)
             .ok_or_else(|| MemoryError::Invalid {
                 what: "memory kind".into(),
                 reason: format!(
-                    "unknown kind {s:?} (expected message, position, reflection or crux_card)"
+                    "unknown kind {s:?} (expected message, position, reflection, crux_card or corpus)"
                 ),
             })
     }
@@ -217,7 +233,8 @@ pub struct MemoryFilter {
     pub persona: Option<PersonaId>,
     /// Only memories of this debate.
     pub debate: Option<DebateId>,
-    /// Only these kinds (empty = all).
+    /// Only these kinds (empty = every kind a debate remembers,
+    /// [`MemoryKind::ALL`]: corpus chunks only when named).
     pub kinds: Vec<MemoryKind>,
     /// Never memories of this debate (cross-debate recall).
     pub exclude_debate: Option<DebateId>,
@@ -240,7 +257,20 @@ impl MemoryFilter {
                 .exclude_debate
                 .as_ref()
                 .is_none_or(|d| d.as_str() != debate)
-            && (self.kinds.is_empty() || self.kinds.contains(&kind))
+            && if self.kinds.is_empty() {
+                !kind.is_corpus()
+            } else {
+                self.kinds.contains(&kind)
+            }
+    }
+
+    /// Only `persona`'s corpus chunks.
+    pub fn corpus(persona: impl Into<PersonaId>) -> Self {
+        Self {
+            persona: Some(persona.into()),
+            kinds: vec![MemoryKind::Corpus],
+            ..Self::default()
+        }
     }
 }
 

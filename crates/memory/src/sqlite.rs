@@ -245,6 +245,14 @@ impl MemoryIndex for SqliteMemory {
         self.with_index(|index| index.count(filter)).await
     }
 
+    async fn matching(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        self.with_index(|index| index.matching(filter, limit)).await
+    }
+
     async fn personas(&self, filter: &MemoryFilter) -> Result<Vec<String>, MemoryError> {
         self.with_index(|index| index.personas_matching(filter))
             .await

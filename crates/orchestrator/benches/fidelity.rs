@@ -311,6 +311,7 @@ fn config(personas: usize, budget: usize, server: &str) -> DebateConfig {
     c.personas = NAMES[..personas]
         .iter()
         .map(|n| PersonaConfig {
+            corpus: Vec::new(),
             id: None,
             name: (*n).into(),
             contract: format!("{n} argues about a car-free centre from their own experience."),

@@ -20,6 +20,7 @@ mod applier;
 mod calls;
 mod control;
 mod error;
+mod evidence;
 mod guard;
 mod interpreter;
 mod lease;

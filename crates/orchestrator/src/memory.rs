@@ -142,6 +142,7 @@ pub(crate) async fn recall(
                 MemoryKind::Position => "your position",
                 MemoryKind::Reflection => "reflection",
                 MemoryKind::CruxCard => "crux card",
+                MemoryKind::Corpus => "your source",
             };
             let label = if &m.debate == debate {
                 format!("round {}, {kind}", m.round)

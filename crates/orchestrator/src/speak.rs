@@ -78,6 +78,49 @@ impl Speaker<'_> {
         self.shared.debate.to_string()
     }
 
+    /// What a turn's context shows besides the blackboard: recalled
+    /// memories and evidence from the persona's corpus.
+    async fn extras_for(&self, speak: &Speak) -> Result<ContextExtras, OrchestratorError> {
+        let mut extras = self.memories_for(speak).await?;
+        extras.evidence = self.evidence_for(speak).await?;
+        Ok(extras)
+    }
+
+    /// Passages of the speaker's corpus for a turn (none for the judge,
+    /// phases that show no evidence, a persona without a corpus, or when
+    /// memory is off); a failed search is recorded and skipped.
+    async fn evidence_for(
+        &self,
+        speak: &Speak,
+    ) -> Result<Vec<agon_context::EvidencePassage>, OrchestratorError> {
+        let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
+            return Ok(Vec::new());
+        };
+        if speak.voice == Voice::Judge {
+            return Ok(Vec::new());
+        }
+        let query = self
+            .shared
+            .read(|bb| agon_context::evidence_query(bb, &speak.persona, phase))
+            .await;
+        let Some(query) = query else {
+            return Ok(Vec::new());
+        };
+        match crate::evidence::passages(memory, &speak.persona, &query).await {
+            Ok(found) => Ok(found),
+            Err(e) => {
+                self.shared
+                    .append(vec![agon_protocol::step_failed(
+                        StepId::MemoryRecall(speak.key.clone()),
+                        format!("evidence search failed: {e}"),
+                        chrono::Utc::now(),
+                    )])
+                    .await?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
     /// Memories for a turn's context (none for the judge, phases without a
     /// query, or when memory is off); a failed recall is recorded and skipped.
     async fn memories_for(&self, speak: &Speak) -> Result<ContextExtras, OrchestratorError> {
@@ -114,7 +157,10 @@ impl Speaker<'_> {
         )
         .await
         {
-            Ok(memories) => Ok(ContextExtras { memories }),
+            Ok(memories) => Ok(ContextExtras {
+                memories,
+                ..ContextExtras::default()
+            }),
             Err(e) => {
                 self.shared
                     .append(vec![agon_protocol::step_failed(
@@ -131,7 +177,7 @@ impl Speaker<'_> {
     /// The prompt of a turn: the persona's system prompt and its assembled
     /// context (or, for the judge, the judge's brief).
     async fn prompt_for(&self, speak: &Speak) -> Result<Prompt, OrchestratorError> {
-        let extras = self.memories_for(speak).await?;
+        let extras = self.extras_for(speak).await?;
         let ctx = self.ctx;
         let words = ctx.settings.utterance_words;
         self.shared
@@ -390,6 +436,8 @@ impl Speaker<'_> {
                 Ok(Spoken::Skipped)
             }
             Generated::Text(text, meta, notes) => {
+                let citations =
+                    crate::evidence::check(self.ctx.memory.as_ref(), &speak.persona, &text).await;
                 let id = self
                     .shared
                     .append_with(|bb| {
@@ -399,8 +447,10 @@ impl Speaker<'_> {
                         // What the protocol derives from the message by its
                         // own rules (its detection patterns) goes in the same batch.
                         let derived = self.ctx.protocol.message_events(bb, &message);
+                        let cited = citations.map(|c| c.event(&message));
                         let mut events = vec![agon_core::DebateEvent::MessageAppended { message }];
                         events.extend(derived);
+                        events.extend(cited);
                         if !notes.is_empty() {
                             events.push(agon_core::DebateEvent::OutputRepaired {
                                 step: StepId::Utterance(speak.key.clone()),

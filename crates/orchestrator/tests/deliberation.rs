@@ -17,6 +17,7 @@ use support::sqlite;
 
 fn persona(name: &str) -> PersonaConfig {
     PersonaConfig {
+        corpus: Vec::new(),
         id: None,
         name: name.into(),
         contract: format!("{name} cares about the city budget."),

@@ -34,6 +34,7 @@ fn tiny() -> DebateConfig {
     let mut c = DebateConfig::default();
     c.personas = vec![
         PersonaConfig {
+            corpus: Vec::new(),
             id: None,
             name: "Mara".into(),
             contract: "For car-free centres.".into(),
@@ -41,6 +42,7 @@ fn tiny() -> DebateConfig {
             model: None,
         },
         PersonaConfig {
+            corpus: Vec::new(),
             id: None,
             name: "Theo".into(),
             contract: "Against bans.".into(),

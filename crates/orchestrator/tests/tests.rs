@@ -6,6 +6,9 @@ mod budget;
 mod debate;
 mod deliberation;
 mod dialectic;
+mod evidence;
+#[path = "../benches/support/evidence.rs"]
+mod evidence_bench;
 mod faults;
 mod headline;
 mod load;

@@ -487,6 +487,45 @@ impl Blackboard {
                     notes: notes.clone(),
                 });
             }
+            DebateEvent::EvidenceCited {
+                message,
+                persona,
+                cited,
+                rejected,
+            } => {
+                self.check_message(message, "evidence_cited.message")?;
+                let speaker = self
+                    .index
+                    .messages
+                    .get(message)
+                    .map(|&i| &self.data.messages[i].persona);
+                if speaker != Some(persona) {
+                    return Err(ApplyError::NotTheSpeaker {
+                        message: message.to_string(),
+                        persona: persona.to_string(),
+                    });
+                }
+                for e in cited {
+                    require_text(&e.id, "cited.id", "evidence_cited")?;
+                    require_text(&e.passage, "cited.passage", "evidence_cited")?;
+                }
+                let mut cited = cited.clone();
+                for e in &mut cited {
+                    if let Some((cut, _)) = e
+                        .passage
+                        .char_indices()
+                        .nth(crate::evidence::MAX_PASSAGE_CHARS)
+                    {
+                        e.passage.truncate(cut);
+                    }
+                }
+                self.data.citations.push(crate::evidence::EvidenceCitation {
+                    message: message.clone(),
+                    persona: persona.clone(),
+                    cited,
+                    rejected: rejected.clone(),
+                });
+            }
             DebateEvent::UsageRecorded {
                 role,
                 model,

@@ -156,6 +156,8 @@ struct BlackboardData {
     user_feedback: Option<i8>,
     #[serde(default)]
     repairs: Vec<StepRepair>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    citations: Vec<crate::evidence::EvidenceCitation>,
     #[serde(default)]
     analyzed: Vec<AnalyzedTurn>,
     #[serde(default)]
@@ -557,6 +559,25 @@ impl Blackboard {
     /// Repairs validation made to model outputs, in order.
     pub fn repairs(&self) -> &[StepRepair] {
         &self.data.repairs
+    }
+
+    /// The corpus citations of every message that cited any, in order.
+    pub fn citations(&self) -> &[crate::evidence::EvidenceCitation] {
+        &self.data.citations
+    }
+
+    /// The chunks of its corpus `persona` cited, each once, in order of
+    /// first citation.
+    pub fn sources_cited(&self, persona: &PersonaId) -> Vec<&crate::evidence::CitedEvidence> {
+        let mut out: Vec<&crate::evidence::CitedEvidence> = Vec::new();
+        for c in self.data.citations.iter().filter(|c| &c.persona == persona) {
+            for e in &c.cited {
+                if !out.iter().any(|o| o.id == e.id) {
+                    out.push(e);
+                }
+            }
+        }
+        out
     }
 
     /// Weighted count of epistemic events (disagreements ×3, concessions ×4,

@@ -93,6 +93,7 @@ impl ChatModel for Counting {
 
 fn persona(name: &str, contract: &str) -> PersonaConfig {
     PersonaConfig {
+        corpus: Vec::new(),
         id: None,
         name: name.into(),
         contract: contract.into(),

@@ -37,6 +37,11 @@ pub async fn sqlite() -> Arc<dyn EventStore> {
 
 /// A fresh database on the server of `AGON_TEST_DATABASE_URL` (fails without it).
 pub async fn postgres() -> Arc<dyn EventStore> {
+    agon_store::open(&pg_url().await).await.unwrap()
+}
+
+/// The URL of a fresh database on the server of `AGON_TEST_DATABASE_URL`.
+pub async fn pg_url() -> String {
     use sqlx::Connection;
     let admin = std::env::var("AGON_TEST_DATABASE_URL")
         .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
@@ -52,7 +57,7 @@ pub async fn postgres() -> Arc<dyn EventStore> {
         .rsplit_once('/')
         .map_or(admin.as_str(), |(b, _)| b)
         .to_owned();
-    agon_store::open(&format!("{base}/{name}")).await.unwrap()
+    format!("{base}/{name}")
 }
 
 /// 3 personas × 2 aspects × 2 minirounds, small rooms.

@@ -415,6 +415,32 @@ pub fn panels(view: &DebateView) -> String {
         }
         out.push_str("</ul></section>");
     }
+    if !board.citations().is_empty() {
+        out.push_str("<section><h2>Sources cited</h2><p class=\"kind\">passages of each persona's own corpus it cited as [E:id]</p><ul>");
+        for persona in board.personas() {
+            for e in board.sources_cited(&persona.id) {
+                let _ = write!(
+                    out,
+                    "<li>{}: <code>[E:{}]</code> {}: “{}”</li>",
+                    escape(&persona.name),
+                    escape(&e.id),
+                    escape(&e.source),
+                    escape(&e.passage)
+                );
+            }
+            for c in board.citations().iter().filter(|c| c.persona == persona.id) {
+                for id in &c.rejected {
+                    let _ = write!(
+                        out,
+                        "<li class=\"warn\">{}: <code>[E:{}]</code> rejected (no such chunk in its corpus)</li>",
+                        escape(&persona.name),
+                        escape(id)
+                    );
+                }
+            }
+        }
+        out.push_str("</ul></section>");
+    }
     if !board.repairs().is_empty() {
         out.push_str("<section><h2>Repairs</h2><p class=\"kind\">model output that validation repaired before it was recorded</p><ul>");
         for r in board.repairs() {

@@ -206,6 +206,7 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "paused": bb.is_paused(),
         "warnings": bb.warnings(),
         "repairs": bb.repairs(),
+        "citations": bb.citations(),
         "usage": bb.usage(),
         "totals": {
             "calls": total.calls,
@@ -552,8 +553,59 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
     }
 }
 
+/// Each persona's sources as cited (`[E:ID]`, the file, the passage), and
+/// the citations that named no chunk of its corpus.
+fn sources_cited(s: &mut String, bb: &Blackboard) {
+    if bb.citations().is_empty() {
+        return;
+    }
+    s.push_str(
+        "## Sources cited
+
+",
+    );
+    for persona in bb.personas() {
+        let cited = bb.sources_cited(&persona.id);
+        let rejected: Vec<&str> = bb
+            .citations()
+            .iter()
+            .filter(|c| c.persona == persona.id)
+            .flat_map(|c| c.rejected.iter().map(String::as_str))
+            .collect();
+        if cited.is_empty() && rejected.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "### {}
+",
+            persona.name
+        );
+        for e in cited {
+            let _ = writeln!(
+                s,
+                "- `[E:{}]` {}: \"{}\"",
+                e.id,
+                one_line(&e.source),
+                one_line(&e.passage)
+            );
+        }
+        if !rejected.is_empty() {
+            let ids: Vec<String> = rejected.iter().map(|id| format!("`[E:{id}]`")).collect();
+            let _ = writeln!(
+                s,
+                "- Rejected (no such chunk in {}'s corpus): {}",
+                persona.name,
+                ids.join(", ")
+            );
+        }
+        s.push('\n');
+    }
+}
+
 fn tail(s: &mut String, bb: &Blackboard) {
     budget(s, bb);
+    sources_cited(s, bb);
     if !bb.notes().is_empty() {
         s.push_str("## Moderator notes\n\nShown to every agent from the next context on.\n\n");
         for n in bb.notes() {
