@@ -2330,3 +2330,126 @@ async fn otlp_exports_one_trace_per_debate_with_gen_ai_model_spans_and_no_key() 
         .count();
     assert!(with_content > 0, "prompts attached with --otlp-content");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corpus_files_are_added_once_listed_searched_indexed_from_a_config_and_removed() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("corpus");
+    let dir = dir_tmp.path();
+    std::fs::write(
+        dir.join("posts.jsonl"),
+        "{\"text\": \"Cycling lanes on the ring road carried 4,000 riders a day by June.\"}\n{\"text\": \"Parking revenue funded the night buses.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mara.md"),
+        "# Transit\n\nTram ridership rose by 18 percent.\n\n# Retail\n\nVacancies fell from 11 to 7 percent.\n\n# Air\n\nNitrogen dioxide fell by a third.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("paper.pdf"), "%PDF-1.7").unwrap();
+
+    // A multi-word name with a non-ASCII letter; the same file twice adds nothing.
+    let add = agon_with_models(dir, &["corpus", "add", "Zoë Brandt", "posts.jsonl"]);
+    assert!(add.status.success(), "{}", stderr(&add));
+    assert_eq!(
+        stdout(&add).trim(),
+        "posts.jsonl: 2 chunk(s), 2 new, for zoë-brandt"
+    );
+    let again = agon_with_models(dir, &["corpus", "add", "Zoë Brandt", "posts.jsonl"]);
+    assert!(
+        stdout(&again).contains("2 chunk(s), 0 new"),
+        "{}",
+        stdout(&again)
+    );
+    let pdf = agon_with_models(dir, &["corpus", "add", "Mara", "paper.pdf"]);
+    assert_eq!(pdf.status.code(), Some(2), "{}", stderr(&pdf));
+    assert!(stderr(&pdf).contains("paper.pdf") && stderr(&pdf).contains("unsupported format"));
+
+    let search = agon_with_models(
+        dir,
+        &[
+            "corpus",
+            "search",
+            "zoë-brandt",
+            "bike riders per day",
+            "-k",
+            "1",
+        ],
+    );
+    assert!(search.status.success(), "{}", stderr(&search));
+    let line = stdout(&search);
+    assert!(
+        line.starts_with("[E:")
+            && line.contains("(posts.jsonl #0)")
+            && line.contains("4,000 riders"),
+        "{line}"
+    );
+    let none = agon_with_models(dir, &["corpus", "search", "Theo", "bikes"]);
+    assert_eq!(none.status.code(), Some(3), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("theo has no corpus"),
+        "{}",
+        stderr(&none)
+    );
+
+    // A config's persona names its corpus: indexed on the first debate only.
+    let cfg = config(dir, &server.uri());
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "contract = \"Urban planner, for car-free centres.\"",
+        "contract = \"Urban planner, for car-free centres.\"\ncorpus = [\"mara.md\"]",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let first = agon_with_models(dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("Indexed 3 of 3 chunk(s) of"),
+        "{}",
+        stderr(&first)
+    );
+    let second = agon_with_models(dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(!stderr(&second).contains("Indexed"), "{}", stderr(&second));
+
+    let list = agon_with_models(dir, &["corpus", "list", "--json"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let sources: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let rows: Vec<(String, String, u64)> = sources
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["persona"].as_str().unwrap().to_owned(),
+                s["file"].as_str().unwrap().to_owned(),
+                s["chunks"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("mara".to_owned(), "mara.md".to_owned(), 3),
+            ("zoë-brandt".to_owned(), "posts.jsonl".to_owned(), 2)
+        ]
+    );
+
+    let remove = agon_with_models(dir, &["corpus", "remove", "Zoë Brandt", "posts.jsonl"]);
+    assert!(remove.status.success(), "{}", stderr(&remove));
+    assert!(stdout(&remove).contains("2 chunk(s)"));
+    let twice = agon_with_models(dir, &["corpus", "remove", "Zoë Brandt", "posts.jsonl"]);
+    assert_eq!(twice.status.code(), Some(3), "{}", stderr(&twice));
+    assert!(stderr(&twice).contains("no corpus source \"posts.jsonl\""));
+
+    // A config naming a missing corpus file is refused, naming the field.
+    let bad = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("mara.md", "gone.md");
+    std::fs::write(&cfg, bad).unwrap();
+    let refused = agon_with_models(dir, &["debate", "--config", cfg.to_str().unwrap(), "-q"]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("personas[0].corpus[0]"),
+        "{}",
+        stderr(&refused)
+    );
+}
