@@ -36,6 +36,18 @@ impl<'a> Scope<'a> {
 const RELATIONS_PER_PAIR: usize = 4;
 /// Most recent concessions, shifts, evidence items and challenges shown.
 const LEDGER_ITEMS: usize = 6;
+/// Characters of a cited passage shown in YOUR POSITION.
+const SOURCE_CHARS: usize = 160;
+
+/// `text` cut to `max` characters at a word boundary, with `…` when cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{cut} …")
+}
 
 /// The last `k` items (the newest), in their original order.
 fn newest<T>(items: &[T], k: usize) -> &[T] {
@@ -331,6 +343,25 @@ pub(crate) fn your_position(bb: &Blackboard, me: &Persona, scope: Scope<'_>) -> 
                 earlier.join("; ")
             ));
         }
+    }
+    // The passages of its own corpus it cited (checked: `evidence_cited`),
+    // newest first.
+    let sources = bb.sources_cited(&me.id);
+    if !sources.is_empty() {
+        let items: Vec<String> = sources
+            .iter()
+            .rev()
+            .take(LEDGER_ITEMS)
+            .map(|e| {
+                format!(
+                    "[E:{}] ({}) {}",
+                    e.id,
+                    e.source,
+                    clip(&e.passage, SOURCE_CHARS)
+                )
+            })
+            .collect();
+        draft.push(format!("Sources you've cited: {}", items.join("; ")));
     }
     if !state.concessions.is_empty() {
         let items: Vec<&str> = state.concessions.iter().map(|c| c.text.as_str()).collect();

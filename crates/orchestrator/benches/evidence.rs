@@ -67,11 +67,13 @@ async fn run() {
         support::PERSONAS.len(),
         planted.len()
     );
-    println!("| method | recall@1 | recall@5 | queries |\n|---|---|---|---|");
+    println!(
+        "| method | recall@1 | recall@3 (what EVIDENCE shows) | recall@5 | queries |\n|---|---|---|---|---|"
+    );
     for (name, row) in support::recall(&memory, &planted).await {
         println!(
-            "| {name} | {:.2} | {:.2} | {} |",
-            row.at1, row.at5, row.queries
+            "| {name} | {:.2} | {:.2} | {:.2} | {} |",
+            row.at1, row.at3, row.at5, row.queries
         );
     }
     let f = support::debate(&url, memory, &planted).await;

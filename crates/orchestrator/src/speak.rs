@@ -196,18 +196,27 @@ impl Speaker<'_> {
                         user: format!("{brief}\n\n{instruction}"),
                     });
                 }
-                let context = match &speak.phase {
+                let (context, cites) = match &speak.phase {
                     Some(phase) => {
-                        ctx.assembler
+                        let assembled = ctx
+                            .assembler
                             .assemble(bb, speak.persona.as_str(), phase, ctx.budget, &extras)
                             .map_err(|source| OrchestratorError::Context {
                                 debate: self.debate(),
                                 persona: speak.persona.to_string(),
                                 source,
-                            })?
-                            .text
+                            })?;
+                        let cites = assembled
+                            .section(agon_context::SectionKind::Evidence)
+                            .is_some();
+                        (assembled.text, cites)
                     }
-                    None => String::new(),
+                    None => (String::new(), false),
+                };
+                let instruction = if cites {
+                    format!("{instruction} {}", prompts::CITE_EVIDENCE)
+                } else {
+                    instruction
                 };
                 let system = speak.voice.system_prompt(bb, persona, words);
                 Ok(Prompt {

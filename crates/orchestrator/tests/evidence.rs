@@ -89,6 +89,18 @@ async fn suite(url: &str) {
         "one EVIDENCE per Mara turn"
     );
     assert!(with_evidence.iter().all(|p| p.contains("(mara.md)")));
+    // They ask for citations by id; once Mara cited, her position shows her sources.
+    assert!(
+        with_evidence
+            .iter()
+            .all(|p| p.contains(agon_context::prompts::CITE_EVIDENCE))
+    );
+    assert!(
+        with_evidence
+            .iter()
+            .any(|p| p.contains("Sources you've cited: [E:")),
+        "no later take showed Mara's cited sources"
+    );
 
     // Citations: real ones kept with source and passage, invented ones caught.
     let citations = bb.citations();
@@ -166,7 +178,10 @@ async fn the_corpus_benchmark_keeps_its_documented_figures() {
     let rows = bench::recall(&memory, &planted).await;
     let print = std::env::var_os("AGON_HEADLINE_PRINT").is_some();
     for (name, row) in &rows {
-        println!("{name}: recall@1 {:.3} recall@5 {:.3}", row.at1, row.at5);
+        println!(
+            "{name}: recall@1 {:.3} recall@3 {:.3} recall@5 {:.3}",
+            row.at1, row.at3, row.at5
+        );
     }
     let f = bench::debate(&url, memory, &planted).await;
     println!(
@@ -176,13 +191,15 @@ async fn the_corpus_benchmark_keeps_its_documented_figures() {
     if print {
         return;
     }
-    let agon = rows[0].1;
+    let agon = rows[2].1;
     // The goal: at least 0.9 recall@5 of the planted chunk.
     assert!(agon.at5 >= 0.9, "agon recall@5 {:.3}", agon.at5);
-    for ((name, row), (at1, at5)) in rows.iter().zip(DOCUMENTED_RECALL) {
+    for ((name, row), (at1, at3, at5)) in rows.iter().zip(DOCUMENTED_RECALL) {
         assert!(
-            (row.at1 - at1).abs() <= 0.06 && (row.at5 - at5).abs() <= 0.06,
-            "{name}: {row:?}, documented {at1} / {at5}: update docs/benchmarks.md if meant"
+            (row.at1 - at1).abs() <= 0.06
+                && (row.at3 - at3).abs() <= 0.06
+                && (row.at5 - at5).abs() <= 0.06,
+            "{name}: {row:?}, documented {at1} / {at3} / {at5}: update docs/benchmarks.md if meant"
         );
     }
     // The section: at most a quarter of a take's prompt; the planted fact
@@ -196,7 +213,11 @@ async fn the_corpus_benchmark_keeps_its_documented_figures() {
     );
 }
 
-/// recall@1 and recall@5 of agon, dense and BM25 (docs/benchmarks.md).
-const DOCUMENTED_RECALL: [(f64, f64); 3] = [(0.556, 0.926), (0.444, 0.963), (0.667, 0.741)];
+/// recall@1, @3 and @5 of dense, BM25 and agon (docs/benchmarks.md).
+const DOCUMENTED_RECALL: [(f64, f64, f64); 3] = [
+    (0.444, 0.778, 0.963),
+    (0.667, 0.704, 0.741),
+    (0.556, 0.852, 0.926),
+];
 /// Share of takes whose EVIDENCE held the planted fact (16 of 18).
 const DOCUMENTED_HELD: f64 = 0.889;

@@ -172,6 +172,9 @@ pub fn speak_only_as(name: &str) -> String {
     )
 }
 
+/// Appended to a turn's instruction when its context shows EVIDENCE.
+pub const CITE_EVIDENCE: &str = "Where a passage under EVIDENCE supports a point, cite it as [E:id] with its id; never cite an id that is not listed there.";
+
 /// The instruction after the assembled context, for one utterance.
 pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
     let aspect_label = |id: &AspectId| {

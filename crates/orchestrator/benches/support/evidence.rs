@@ -266,6 +266,8 @@ pub async fn index(memory: &Memory) -> (Vec<PlantedChunk>, usize) {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecallRow {
     pub at1: f64,
+    /// What EVIDENCE shows (3 passages).
+    pub at3: f64,
     pub at5: f64,
     pub queries: usize,
 }
@@ -281,8 +283,8 @@ pub fn queries(p: &PlantedChunk) -> [String; 3] {
     ]
 }
 
-/// Recall of Agon's evidence search, of dense search alone and of BM25
-/// alone (each under the persona's corpus filter).
+/// Recall of dense search alone, of BM25 alone and of Agon's evidence
+/// search (each under the persona's corpus filter), in that order.
 pub async fn recall(memory: &Memory, planted: &[PlantedChunk]) -> [(&'static str, RecallRow); 3] {
     let mut rows = [RecallRow::default(); 3];
     for p in planted {
@@ -323,6 +325,9 @@ pub async fn recall(memory: &Memory, planted: &[PlantedChunk]) -> [(&'static str
                 if ranked.first() == Some(&target) {
                     row.at1 += 1.0;
                 }
+                if ranked.iter().take(3).any(|id| id == &target) {
+                    row.at3 += 1.0;
+                }
                 if ranked.iter().take(5).any(|id| id == &target) {
                     row.at5 += 1.0;
                 }
@@ -331,9 +336,11 @@ pub async fn recall(memory: &Memory, planted: &[PlantedChunk]) -> [(&'static str
     }
     for row in &mut rows {
         row.at1 /= row.queries as f64;
+        row.at3 /= row.queries as f64;
         row.at5 /= row.queries as f64;
     }
-    [("agon", rows[0]), ("dense", rows[1]), ("bm25", rows[2])]
+    // The strongest baseline first.
+    [("dense", rows[1]), ("bm25", rows[2]), ("agon", rows[0])]
 }
 
 /// What a [`Prompts`] model appends to an utterance, given its prompt and
