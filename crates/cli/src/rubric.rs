@@ -171,11 +171,7 @@ pub(crate) async fn change_of(
     drop: Option<&str>,
 ) -> Result<Option<RubricChange>, Failure> {
     if let Some(name) = drop {
-        let change = RubricChange::Remove {
-            name: name.trim().to_owned(),
-        };
-        change
-            .apply(&current_of(store, bb).await?)
+        let change = RubricChange::removal(&current_of(store, bb).await?, name)
             .map_err(|e| anyhow::anyhow!("--drop-criterion: {e}"))?;
         return Ok(Some(change));
     }
@@ -184,14 +180,7 @@ pub(crate) async fn change_of(
     };
     let criterion = agon_core::rubric::Criterion::parse(text)
         .map_err(|e| anyhow::anyhow!("--criterion: {e}"))?;
-    let current = current_of(store, bb).await?;
-    let change = if current.find(&criterion.name).is_some() {
-        RubricChange::Reword { criterion }
-    } else {
-        RubricChange::Add { criterion }
-    };
-    change
-        .apply(&current)
+    let change = RubricChange::for_criterion(&current_of(store, bb).await?, criterion)
         .map_err(|e| anyhow::anyhow!("--criterion: {e}"))?;
     Ok(Some(change))
 }

@@ -223,6 +223,29 @@ pub enum RubricChange {
 }
 
 impl RubricChange {
+    /// The change that puts `criterion` into `current`: a reword when the
+    /// rubric has a criterion of that name (case-insensitive), else an
+    /// addition; refused when it cannot apply to `current`.
+    pub fn for_criterion(current: &Rubric, criterion: Criterion) -> Result<Self, RubricError> {
+        let change = if current.find(&criterion.name).is_some() {
+            Self::Reword { criterion }
+        } else {
+            Self::Add { criterion }
+        };
+        change.apply(current)?;
+        Ok(change)
+    }
+
+    /// The change that removes criterion `name` from `current`; refused
+    /// when it cannot apply (no such criterion, the last one).
+    pub fn removal(current: &Rubric, name: &str) -> Result<Self, RubricError> {
+        let change = Self::Remove {
+            name: name.trim().to_owned(),
+        };
+        change.apply(current)?;
+        Ok(change)
+    }
+
     /// The criteria after the change, or why it does not apply to them.
     pub fn apply(&self, rubric: &Rubric) -> Result<Vec<Criterion>, RubricError> {
         let mut criteria = rubric.criteria.clone();

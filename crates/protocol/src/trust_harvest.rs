@@ -28,7 +28,7 @@
 //! debate's rubric that the analysis recorded for the dissenter's
 //! disagreement with the other party ([`rubric_citations`]). A dissent no
 //! analysis read, or a debate without a rubric (a deliberation), falls
-//! back to the criteria its words name ([`RUBRIC`]). Novelty, for the depth, is the caller's (it needs past
+//! back to the criteria its words name ([`CRITERION_WORDS`]). Novelty, for the depth, is the caller's (it needs past
 //! dissents and a similarity); [`word_cosine`] is the stand-in used without
 //! an embedder.
 
@@ -46,27 +46,65 @@ use agon_extract::content_words;
 /// as having addressed it.
 pub const ADDRESSED_OVERLAP: f64 = 0.3;
 
-/// The evaluation criteria a dissent may cite, with the words that name
-/// them (dialectic's evaluator rubric).
-pub const RUBRIC: [(&str, &[&str]); 6] = [
+/// The words that name each criterion of the built-in rubrics
+/// ([`agon_core::rubric::Rubric::builtin`]): rubric, criterion, words (the
+/// lexical fallback when no analysis cited criteria).
+pub const CRITERION_WORDS: [(&str, &str, &[&str]); 11] = [
     (
-        "Functional completeness",
-        &["requirement", "functional", "complete", "missing"],
+        agon_core::rubric::DIALECTIC,
+        "Functional Completeness",
+        &["functional", "complete", "missing", "feature"],
     ),
     (
-        "Performance",
+        agon_core::rubric::DIALECTIC,
+        "Performance & Scalability",
         &["performance", "latency", "throughput", "scal", "load"],
     ),
     (
+        agon_core::rubric::DIALECTIC,
         "Security",
         &["security", "secure", "attack", "auth", "vulnerab"],
     ),
     (
-        "Maintainability",
-        &["maintain", "complex", "simpl", "readab"],
+        agon_core::rubric::DIALECTIC,
+        "Maintainability & Evolvability",
+        &["maintain", "complex", "simpl", "readab", "evolv"],
     ),
-    ("Testability", &["test", "verif"]),
-    ("Accuracy", &["accura", "evidence", "wrong", "incorrect"]),
+    (
+        agon_core::rubric::DIALECTIC,
+        "Regulatory Compliance",
+        &["complian", "regulat", "legal", "gdpr", "privacy"],
+    ),
+    (
+        agon_core::rubric::DIALECTIC,
+        "Testability",
+        &["test", "verif"],
+    ),
+    (
+        agon_core::rubric::DIALECTIC,
+        "Requirements Fulfillment",
+        &["requirement", "traceab"],
+    ),
+    (
+        agon_core::rubric::STRUCTURED,
+        "Evidence",
+        &["evidence", "data", "source", "study", "studies"],
+    ),
+    (
+        agon_core::rubric::STRUCTURED,
+        "Reasoning",
+        &["reason", "logic", "fallac", "premise", "assum"],
+    ),
+    (
+        agon_core::rubric::STRUCTURED,
+        "Feasibility",
+        &["feasib", "practical", "implement", "afford"],
+    ),
+    (
+        agon_core::rubric::STRUCTURED,
+        "Trade-offs",
+        &["trade-off", "tradeoff", "downside", "balance", "cost"],
+    ),
 ];
 
 /// The cosine of a critique's and the refinement's embeddings from which
@@ -80,14 +118,23 @@ pub fn taken_in_by_embeddings(refinement: &[f32], critique: &[f32]) -> bool {
     cosine(refinement, critique) >= EMBEDDED_TAKEN_IN
 }
 
-/// The rubric criteria `text` names.
-pub fn citations(text: &str) -> Vec<String> {
+/// The criteria of the built-in rubric `rubric` (`dialectic`,
+/// `structured`) that `text` names; none for a protocol without a rubric.
+pub fn citations(rubric: Option<&str>, text: &str) -> Vec<String> {
+    let Some(rubric) = rubric else {
+        return Vec::new();
+    };
     let lower = text.to_lowercase();
-    RUBRIC
+    CRITERION_WORDS
         .iter()
-        .filter(|(_, words)| words.iter().any(|w| lower.contains(w)))
-        .map(|(name, _)| (*name).to_owned())
+        .filter(|(of, _, words)| *of == rubric && words.iter().any(|w| lower.contains(w)))
+        .map(|(_, name, _)| (*name).to_owned())
         .collect()
+}
+
+/// The built-in rubric a debate's protocol is judged by.
+fn rubric_name(board: &Blackboard) -> Option<&'static str> {
+    agon_core::rubric::rubric_of(board.protocol())
 }
 
 /// The rubric criteria of a dissent by `dissenter` against `other`: with
@@ -103,7 +150,7 @@ pub fn rubric_citations(
     text: &str,
 ) -> Vec<String> {
     if board.rubric().is_none() || !analysed {
-        return citations(text);
+        return citations(rubric_name(board), text);
     }
     let mut out: Vec<String> = Vec::new();
     let Some(state) = board.position(dissenter) else {
@@ -339,7 +386,7 @@ pub fn dissents_judged(
                 timestamp: message.time,
                 context: context("proposal"),
                 text: message.content.clone(),
-                citations: citations(&message.content),
+                citations: citations(rubric_name(board), &message.content),
                 impact,
                 feedback_incorporated: proposal.status == ProposalStatus::Modified,
             });
@@ -368,7 +415,7 @@ pub fn dissents_judged(
                 citations: if board.rubric().is_some() {
                     d.criteria.clone()
                 } else {
-                    citations(&d.on)
+                    citations(rubric_name(board), &d.on)
                 },
                 impact,
                 feedback_incorporated: impact,

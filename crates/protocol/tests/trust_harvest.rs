@@ -45,7 +45,7 @@ fn board() -> Blackboard {
                 Persona::debater("bo", "Bo", "security", "plain"),
             ],
             time: t0(),
-            protocol: None,
+            protocol: Some(agon_core::ProtocolKind::Dialectic),
         },
         DebateEvent::RoundStarted { round: 1 },
         message(
@@ -107,11 +107,11 @@ fn critiques_are_dissents_with_impact_when_the_refinement_takes_them_in() {
         ("Ada", "d-9/round_1")
     );
     assert!(ada.impact && ada.feedback_incorporated);
-    assert_eq!(ada.citations, ["Performance", "Testability"]);
+    assert_eq!(ada.citations, ["Performance & Scalability", "Testability"]);
     let bo = &found[1];
     assert_eq!(bo.agent, "Bo");
     assert!(!bo.impact, "Ada's refinement ignores it");
-    assert_eq!(bo.citations, ["Performance"]);
+    assert_eq!(bo.citations, ["Performance & Scalability"]);
     let rounds = rounds_participated(&bb);
     assert_eq!(rounds["Ada"], 1);
     assert_eq!(rounds["Bo"], 1);
@@ -141,11 +141,25 @@ fn a_debate_is_recorded_once_with_depths_from_novelty() {
 
 #[test]
 fn citations_and_word_cosine() {
-    assert_eq!(citations("nothing to see"), Vec::<String>::new());
+    let dialectic = Some(agon_core::rubric::DIALECTIC);
+    assert_eq!(citations(dialectic, "nothing to see"), Vec::<String>::new());
     assert_eq!(
-        citations("Security: auth is missing"),
-        ["Functional completeness", "Security"]
+        citations(dialectic, "Security: auth is missing"),
+        ["Functional Completeness", "Security"]
     );
+    assert_eq!(
+        citations(
+            Some(agon_core::rubric::STRUCTURED),
+            "The data says otherwise; a costly trade-off"
+        ),
+        ["Evidence", "Trade-offs"]
+    );
+    assert!(citations(None, "Security: auth is missing").is_empty());
+    // Every name is a criterion of its built-in rubric.
+    for (rubric, name, _) in agon_protocol::trust_harvest::CRITERION_WORDS {
+        let builtin = agon_core::rubric::Rubric::builtin(rubric).unwrap();
+        assert!(builtin.find(name).is_some(), "{rubric}: {name}");
+    }
     assert!((word_cosine("alpha beta", "alpha beta") - 1.0).abs() < 1e-12);
     assert_eq!(word_cosine("alpha beta", "gamma delta"), 0.0);
     assert_eq!(word_cosine("", "alpha"), 0.0);
@@ -208,5 +222,6 @@ fn an_oppose_reaction_in_a_deliberation_is_a_dissent() {
     // The message that names the proposal, not the first one after it.
     assert!(d.text.contains("problem with P1"));
     assert!(d.impact && d.feedback_incorporated);
-    assert_eq!(d.citations, vec!["Testability".to_owned()]);
+    // A deliberation is judged by no rubric: nothing to cite.
+    assert!(d.citations.is_empty(), "{:?}", d.citations);
 }
