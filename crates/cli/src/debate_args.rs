@@ -146,6 +146,11 @@ pub(crate) struct DialecticFlags {
     /// Let every agent ask clarifying questions before round 1.
     #[arg(long)]
     pub clarify: bool,
+    /// Clarification rounds at most (1-10, implies --clarify): after the
+    /// answers, agents that still have open questions ask follow-ups
+    /// (default 3, dialectic's `clarificationsMaxIterations`; 1: none).
+    #[arg(long, value_name = "N")]
+    pub clarify_rounds: Option<u32>,
     /// One agent per round critiques as devil's advocate, drawn from the
     /// agents' trust memory (seed 003; `[dialectic] devil_advocate`, on by
     /// default).
@@ -250,6 +255,7 @@ impl DebateFlags {
                 agents: self.dialectic.agents.clone(),
                 rounds: self.dialectic.rounds,
                 clarify: self.dialectic.clarify,
+                clarify_rounds: self.dialectic.clarify_rounds,
                 devil_advocate: match (
                     self.dialectic.devil_advocate,
                     self.dialectic.no_devil_advocate,

@@ -742,9 +742,10 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         "Design a rate limiting system\n\nIt must allow 100 requests per second per client.\nFor 10k clients.",
     )
     .unwrap();
+    // The third answer answers the architect's follow-up question.
     std::fs::write(
         dir.join("answers.json"),
-        r#"{"architect": ["10k requests/s"]}"#,
+        r#"{"architect": ["10k requests/s", "", "sustained"]}"#,
     )
     .unwrap();
     let args = dialectic_args(
@@ -752,7 +753,8 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         &[
             "--problem-file",
             "problem.md",
-            "--clarify",
+            "--clarify-rounds",
+            "2",
             "--answers",
             "answers.json",
             "--output",
@@ -779,6 +781,17 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         state["clarifications"][0]["items"][0]["answer"],
         "10k requests/s"
     );
+    // One follow-up round (--clarify-rounds 2), answered from the same file.
+    let follow_up = &state["clarifications"][0]["items"][2];
+    assert_eq!(follow_up["question"], "Is that load sustained or a peak?");
+    assert_eq!(follow_up["answer"], "sustained");
+    assert_eq!(
+        state["clarifications"][0]["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     assert!(
         state["finalSolution"]["description"]
             .as_str()
@@ -796,21 +809,25 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         "{report}"
     );
     // Requirements (issue 38): the must line is major and covered by every
-    // proposal; the clarification answer is minor, covered by none, so the
-    // judge asks about it.
+    // proposal; the clarification answers (the follow-up's too) are minor,
+    // covered by none, so the judge asks about them.
     assert_eq!(
         state["requirements"].as_array().unwrap().len(),
-        2,
+        3,
         "{}",
         state["requirements"]
     );
+    assert_eq!(state["requirements"][2]["text"], "sustained");
     assert_eq!(
         state["finalSolution"]["unfulfilledMajorRequirements"],
         serde_json::json!([])
     );
     assert_eq!(
         state["finalSolution"]["openQuestions"],
-        serde_json::json!(["How will the design meet R2?"])
+        serde_json::json!([
+            "How will the design meet R2?",
+            "How will the design meet R3?"
+        ])
     );
     assert!(report.contains("## Requirements"), "{report}");
     assert!(
@@ -820,7 +837,7 @@ async fn a_dialectic_debate_writes_its_state_report_and_is_evaluated() {
         "{report}"
     );
     assert!(
-        report.contains("No agent's latest proposal covers: R2."),
+        report.contains("No agent's latest proposal covers: R2, R3."),
         "{report}"
     );
 

@@ -212,6 +212,10 @@ pub struct DialecticConfig {
     pub clarify: bool,
     /// Most clarifying questions per agent (1-5).
     pub max_questions: usize,
+    /// Clarification rounds at most (1-10): the first asking, then
+    /// follow-ups in which the agents see every answer and may ask again
+    /// (dialectic's `clarificationsMaxIterations`, default 3; 1: none).
+    pub clarify_rounds: u32,
     /// Seconds a round may take; turns still running then are recorded as
     /// skipped and the debate goes on with what it has (0: no limit).
     pub timeout_per_round_secs: u64,
@@ -271,6 +275,7 @@ impl Default for DialecticConfig {
             convergence_threshold: 80,
             clarify: false,
             max_questions: 5,
+            clarify_rounds: 3,
             timeout_per_round_secs: 300,
             summarization: SummarizationSettings::default(),
             summary_prompt: None,
@@ -358,6 +363,12 @@ impl DialecticConfig {
             return bad(
                 "dialectic.agent".into(),
                 "needs at least one enabled agent".into(),
+            );
+        }
+        if !(1..=10).contains(&self.clarify_rounds) {
+            return bad(
+                "dialectic.clarify_rounds".into(),
+                format!("{} is outside 1..=10", self.clarify_rounds),
             );
         }
         if !(1..=5).contains(&self.max_questions) {
@@ -480,6 +491,7 @@ impl DialecticConfig {
                 },
             },
             clarify: self.clarify.then_some(self.max_questions),
+            clarify_rounds: self.clarify_rounds,
             summaries,
             default_summary: SummaryRules {
                 settings: self.summarization.clone(),

@@ -12,7 +12,7 @@
 //! | `debate.interactiveClarifications`, `clarificationsMaxPerAgent` | `dialectic.clarify`, `dialectic.max_questions` |
 //! | `debate.summarization` (+ `promptPath`) | `dialectic.summarization` (+ `summary_prompt_file`) |
 //! | `debate.orchestratorType` (0.7) | read; either value runs Agon's one engine |
-//! | `debate.clarificationsMaxIterations` (0.7) | read; above 1 a warning (Agon asks one round) |
+//! | `debate.clarificationsMaxIterations` (0.7) | `dialectic.clarify_rounds` (the first asking and the follow-ups) |
 //! | anything else (agents' `tools`, `toolCallLimit`, …) | a warning naming the key: nothing is silently ignored |
 //!
 //! The models of Agon's own roles (analysis into the ledger) default to
@@ -207,12 +207,13 @@ pub fn from_dialectic_json(
     }
     if let Some(debate) = system.debate {
         unknown_keys(file, "debate.", &debate.other, &mut warnings);
-        if let Some(n) = debate.clarifications_max_iterations
-            && n > 1
-        {
-            warnings.push(format!(
-                "{file}: debate.clarificationsMaxIterations {n}: Agon asks one round of clarifying questions"
-            ));
+        if let Some(n) = debate.clarifications_max_iterations {
+            if !(1..=10).contains(&n) {
+                warnings.push(format!(
+                    "{file}: debate.clarificationsMaxIterations {n} is clamped to 1..=10"
+                ));
+            }
+            d.clarify_rounds = n.clamp(1, 10);
         }
         if let Some(rounds) = debate.rounds {
             d.rounds = rounds;
@@ -413,6 +414,7 @@ mod tests {
         }"#;
         let (c, warnings) = from_dialectic_json(text, "x.json").unwrap();
         assert_eq!(c.dialectic.max_questions, 4);
+        assert_eq!(c.dialectic.clarify_rounds, 3);
         assert_eq!(
             warnings,
             vec![
@@ -421,7 +423,6 @@ mod tests {
                 "x.json: agents[0].tools: Agon's agents have no tools yet; ignored",
                 "x.json: judge.colour: not a key Agon knows; ignored",
                 "x.json: debate.speed: not a key Agon knows; ignored",
-                "x.json: debate.clarificationsMaxIterations 3: Agon asks one round of clarifying questions",
             ]
         );
     }

@@ -59,6 +59,8 @@ pub struct DialecticOverrides {
     pub rounds: Option<u32>,
     /// Ask clarifying questions before round 1.
     pub clarify: bool,
+    /// Clarification rounds at most (the first asking and the follow-ups).
+    pub clarify_rounds: Option<u32>,
     /// One agent per round critiques as devil's advocate (on or off; the
     /// configuration's, on by default, when not given).
     pub devil_advocate: Option<bool>,
@@ -102,6 +104,7 @@ impl DialecticOverrides {
             ("agents", self.agents.is_some()),
             ("rounds", self.rounds.is_some()),
             ("clarify", self.clarify),
+            ("clarify-rounds", self.clarify_rounds.is_some()),
             ("devil-advocate", self.devil_advocate.is_some()),
         ])
     }
@@ -282,6 +285,13 @@ impl DebateConfig {
         if o.clarify {
             self.dialectic.clarify = true;
         }
+        if let Some(n) = o.clarify_rounds {
+            if !(1..=10).contains(&n) {
+                return Err(misplaced("clarify-rounds", "must be within 1..=10"));
+            }
+            self.dialectic.clarify_rounds = n;
+            self.dialectic.clarify = true;
+        }
         Ok(())
     }
 
@@ -368,6 +378,7 @@ mod tests {
                     agents: Some(vec!["security".into(), "kiss".into()]),
                     rounds: Some(2),
                     clarify: true,
+                    clarify_rounds: Some(2),
                     devil_advocate: Some(false),
                 },
                 max_tokens: Some(50_000),
@@ -379,8 +390,12 @@ mod tests {
         assert_eq!(config.protocol, ProtocolKind::Dialectic);
         assert_eq!(config.topic, "Design a rate limiter");
         assert_eq!(
-            (config.dialectic.rounds, config.dialectic.clarify),
-            (2, true)
+            (
+                config.dialectic.rounds,
+                config.dialectic.clarify,
+                config.dialectic.clarify_rounds
+            ),
+            (2, true, 2)
         );
         assert_eq!(config.dialectic.enabled_agents().count(), 2);
         assert_eq!(config.models.default, "openai:gpt-4o-mini");

@@ -78,6 +78,15 @@ pub enum DebateEvent {
         /// Its number (1-based, each one higher than the last).
         round: u32,
     },
+    /// A round of dialectic's clarifying questions ended (its questions and
+    /// answers are the messages just before): round 1 is the first asking,
+    /// 2 and up the follow-ups; `questions` is how many were asked.
+    ClarificationRoundEnded {
+        /// 1-based.
+        round: u32,
+        /// Questions asked in it.
+        questions: u32,
+    },
     /// A message joins the transcript.
     MessageAppended {
         /// The message.
@@ -450,6 +459,7 @@ impl DebateEvent {
             Self::DebateStarted { .. } => "debate_started",
             Self::AspectStarted { .. } => "aspect_started",
             Self::RoundStarted { .. } => "round_started",
+            Self::ClarificationRoundEnded { .. } => "clarification_round_ended",
             Self::MessageAppended { .. } => "message_appended",
             Self::PositionUpdated { .. } => "position_updated",
             Self::AgreementRecorded { .. } => "agreement_recorded",

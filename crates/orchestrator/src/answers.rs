@@ -39,9 +39,11 @@ impl Answerer for NoAnswers {
 
 /// Answers from a JSON file: an object whose keys name an agent (its id,
 /// name or role) and whose values list the answers to its questions in
-/// order (`""` or `null` for "NA"). An agent the file does not list, or
-/// questions beyond its answers, get "NA"; a key that names no agent, or
-/// more answers than the agent asked, is an error that names the field.
+/// order, across clarification rounds (`""` or `null` for "NA"): a
+/// follow-up round's questions read the list after the answers the
+/// earlier rounds used. An agent the file does not list, or questions
+/// beyond its answers, get "NA"; a key that names no agent with questions
+/// is an error that names the field.
 ///
 /// ```json
 /// { "architect": ["80% reads", ""], "agent-performance": ["p95 < 10 ms"] }
@@ -94,7 +96,6 @@ impl Answerer for AnswersFile {
             reason,
         };
         for (key, list) in &self.answers {
-            let asked = questions.iter().filter(|q| names(key, q)).count();
             if !questions.iter().any(|q| names(key, q)) && !list.is_empty() {
                 let agents: Vec<&str> = questions.iter().map(|q| q.agent.as_str()).collect();
                 return Err(err(format!(
@@ -107,30 +108,17 @@ impl Answerer for AnswersFile {
                     }
                 )));
             }
-            if list.len() > asked {
-                return Err(err(format!(
-                    "field `{key}`: {} answers for {asked} questions",
-                    list.len()
-                )));
-            }
         }
-        let mut out = Vec::with_capacity(questions.len());
-        let mut next: BTreeMap<&str, usize> = BTreeMap::new();
-        for q in questions {
-            let answer = self
-                .answers
-                .iter()
-                .find(|(key, _)| names(key, q))
-                .and_then(|(key, list)| {
-                    let i = next.entry(key.as_str()).or_default();
-                    let a = list.get(*i).cloned().flatten();
-                    *i += 1;
-                    a
-                })
-                .unwrap_or_default();
-            out.push(answer);
-        }
-        Ok(out)
+        Ok(questions
+            .iter()
+            .map(|q| {
+                self.answers
+                    .iter()
+                    .find(|(key, _)| names(key, q))
+                    .and_then(|(_, list)| list.get(q.number.saturating_sub(1)).cloned().flatten())
+                    .unwrap_or_default()
+            })
+            .collect())
     }
 }
 
@@ -146,6 +134,7 @@ mod tests {
             agent_name: format!("{role} agent"),
             role: role.parse().ok(),
             id: format!("q{n}"),
+            number: n,
             text: format!("Question {n}?"),
         }
     }
@@ -181,13 +170,21 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("field `security`"), "{e}");
-        std::fs::write(&path, r#"{"architect": ["a", "b"]}"#).unwrap();
-        let e = AnswersFile::load(&path)
-            .unwrap()
+        // Answers beyond a round's questions answer the follow-ups.
+        std::fs::write(&path, r#"{"architect": ["a", "b", null, "d"]}"#).unwrap();
+        let file = AnswersFile::load(&path).unwrap();
+        let first = file
             .answer(&[q("agent-arch", "architect", 1)])
             .await
-            .unwrap_err();
-        assert!(e.to_string().contains("2 answers for 1 questions"), "{e}");
+            .unwrap();
+        assert_eq!(first, ["a"]);
+        let follow_up = [
+            q("agent-arch", "architect", 2),
+            q("agent-arch", "architect", 3),
+            q("agent-arch", "architect", 4),
+            q("agent-arch", "architect", 5),
+        ];
+        assert_eq!(file.answer(&follow_up).await.unwrap(), ["b", "", "d", ""]);
         std::fs::write(&path, "[1,").unwrap();
         let e = AnswersFile::load(&path).unwrap_err();
         assert!(

@@ -274,7 +274,7 @@ async fn clarifications_come_from_the_answerer_and_reach_the_report() {
     let answers = dir.path().join("answers.json");
     std::fs::write(
         &answers,
-        r#"{"architect": ["10k requests/s", ""], "kiss": ["internal"]}"#,
+        r#"{"architect": ["10k requests/s", "", "sustained, twice that at peak"], "kiss": ["internal"]}"#,
     )
     .unwrap();
     let orch = Orchestrator::new(sqlite().await).with_answerer(Arc::new(
@@ -298,12 +298,25 @@ async fn clarifications_come_from_the_answerer_and_reach_the_report() {
             ("agent-performance".into(), "NA".into()),
             ("agent-kiss".into(), "internal".into()),
             ("agent-kiss".into(), "NA".into()),
+            // The follow-up round: each agent saw the answers and asked
+            // again; the architect's third answer answers its third question.
+            (
+                "agent-architect".into(),
+                "sustained, twice that at peak".into()
+            ),
+            ("agent-performance".into(), "NA".into()),
+            ("agent-kiss".into(), "NA".into()),
         ]
     );
     assert_eq!(
         count(&bb, 0, |k| *k == MessageKind::ClarificationQuestion),
-        6
+        9
     );
+    // Round 1 asked 6, the follow-up 3, the second follow-up nothing
+    // (the default allows 3 rounds): then round 1 of the debate.
+    assert_eq!(bb.clarification_rounds(), [6, 3, 0]);
+    let md = agon_view::report::markdown(&bb);
+    assert!(md.contains("Is that load sustained or a peak?"), "{md}");
     assert!(!bb.step_failed(&StepId::Clarification("agent-kiss".into())));
 }
 

@@ -168,10 +168,17 @@ pub fn request(
         Ask::Clarify {
             agents,
             max_questions,
+            round,
+            max_rounds,
         } => {
             let agent = agents.get(call).ok_or("no such agent")?;
             Ok(Request {
-                prompt: dialectic::clarification(board, persona(board, agent)?, *max_questions),
+                prompt: dialectic::clarification(
+                    board,
+                    persona(board, agent)?,
+                    *max_questions,
+                    (*round, *max_rounds),
+                ),
                 answer: json::<ClarifyingQuestions>(ClarifyingQuestions::json_schema()),
                 step: StepId::Clarification(agent.clone()),
             })
@@ -306,6 +313,7 @@ pub fn convert(
                 board.messages().len(),
                 &human.asked,
                 &given,
+                (human.round, human.last),
                 now,
             ))),
             _ => Err(ConvertError::Mismatch("not the person's answers".into())),
@@ -505,6 +513,8 @@ fn convert_models(
         Ask::Clarify {
             agents,
             max_questions,
+            round,
+            max_rounds,
         } => {
             let asked: Vec<(PersonaId, Asked)> = agents
                 .iter()
@@ -522,18 +532,33 @@ fn convert_models(
                 .filter_map(|(agent, r)| Some((agent, &r.as_ref().ok()?.0)))
                 .flat_map(|(agent, qs)| {
                     let persona = board.persona(agent);
+                    // Numbered after the agent's questions of earlier rounds.
+                    let before = board
+                        .messages()
+                        .iter()
+                        .filter(|m| {
+                            m.kind == agon_core::MessageKind::ClarificationQuestion
+                                && &m.persona == agent
+                        })
+                        .count();
                     qs.iter().enumerate().map(move |(i, text)| Question {
                         agent: agent.clone(),
                         agent_name: persona.map_or_else(|| agent.to_string(), |p| p.name.clone()),
                         role: persona.and_then(|p| p.specialty),
-                        id: format!("q{}", i + 1),
+                        id: format!("q{}", before + i + 1),
+                        number: before + i + 1,
                         text: text.clone(),
                     })
                 })
                 .collect();
             Ok(Outcome {
                 events: Vec::new(),
-                then: Some(Step::AskHuman(HumanAsk { questions, asked })),
+                then: Some(Step::AskHuman(HumanAsk {
+                    questions,
+                    asked,
+                    round: *round,
+                    last: *round >= *max_rounds,
+                })),
             })
         }
         Ask::Summaries(jobs) => {

@@ -19,15 +19,19 @@ pub fn questions_from_output(output: ModelOutput, max: usize) -> Asked {
         .map_err(|e| e.to_string())
 }
 
-/// The events of the clarification step: a `step_failed` warning for each
+/// The events of a clarification round: a `step_failed` warning for each
 /// agent that asked nothing usable, an `output_repaired` record for each
 /// whose questions were repaired, each question with its answer (in the
-/// order asked; a missing or blank answer is "NA", as in dialectic), then
-/// round 1. `messages` is the transcript's length before them.
+/// order asked; a missing or blank answer is "NA", as in dialectic),
+/// `clarification_round_ended`, then round 1 when no follow-up round
+/// comes: `(round, last)` names the clarification round and whether it is
+/// the last one allowed (a round in which nobody asked anything is the
+/// last too). `messages` is the transcript's length before them.
 pub fn clarification_events(
     messages: usize,
     asked: &[(PersonaId, Asked)],
     answers: &[String],
+    (round, last): (u32, bool),
     time: DateTime<Utc>,
 ) -> Vec<DebateEvent> {
     let mut events = Vec::new();
@@ -67,7 +71,9 @@ pub fn clarification_events(
         .filter_map(|(agent, r)| Some((agent, &r.as_ref().ok()?.0)))
         .flat_map(|(agent, qs)| qs.iter().map(move |q| (agent, q)));
     let mut answers = answers.iter();
+    let mut asked_count = 0u32;
     for (agent, text) in questions {
+        asked_count += 1;
         let question = message(
             agent,
             MessageKind::ClarificationQuestion,
@@ -85,7 +91,13 @@ pub fn clarification_events(
         events.push(DebateEvent::MessageAppended { message: question });
         events.push(DebateEvent::MessageAppended { message: reply });
     }
-    events.push(DebateEvent::RoundStarted { round: 1 });
+    events.push(DebateEvent::ClarificationRoundEnded {
+        round,
+        questions: asked_count,
+    });
+    if last || asked_count == 0 {
+        events.push(DebateEvent::RoundStarted { round: 1 });
+    }
     events
 }
 
@@ -116,6 +128,7 @@ mod tests {
             0,
             &asked,
             &["10k/s".into(), " ".into()],
+            (1, true),
             DateTime::UNIX_EPOCH,
         );
         let names: Vec<&str> = events.iter().map(DebateEvent::name).collect();
@@ -128,6 +141,7 @@ mod tests {
                 "message_appended",
                 "message_appended",
                 "message_appended",
+                "clarification_round_ended",
                 "round_started"
             ]
         );
@@ -143,5 +157,19 @@ mod tests {
         assert_eq!(texts[0], ("msg-1".into(), "Which load?".into()));
         assert_eq!(texts[1], ("msg-2".into(), "10k/s".into()));
         assert_eq!(texts[3].1, "NA", "a blank answer is NA");
+        // Not the last round: no round 1 yet, a follow-up may come.
+        let events = clarification_events(4, &asked, &[], (1, false), DateTime::UNIX_EPOCH);
+        assert_eq!(
+            events.last(),
+            Some(&DebateEvent::ClarificationRoundEnded {
+                round: 1,
+                questions: 2
+            })
+        );
+        // Nobody asked anything: the last round whatever the limit.
+        let none = vec![(PersonaId::new("a"), Ok((Vec::new(), Vec::new())))];
+        let events = clarification_events(8, &none, &[], (2, false), DateTime::UNIX_EPOCH);
+        let names: Vec<&str> = events.iter().map(DebateEvent::name).collect();
+        assert_eq!(names, ["clarification_round_ended", "round_started"]);
     }
 }

@@ -85,6 +85,10 @@ pub struct DialecticRules {
     /// Clarifying questions before round 1: most questions per agent
     /// (`None`: no clarification phase).
     pub clarify: Option<usize>,
+    /// Clarification rounds at most: the first asking and the follow-ups
+    /// after the answers (dialectic's `clarificationsMaxIterations`,
+    /// default 3; 1: no follow-ups).
+    pub clarify_rounds: u32,
     /// Each agent's summarization (agents not listed use `default_summary`).
     pub summaries: BTreeMap<PersonaId, SummaryRules>,
     /// The summarization of agents not listed in `summaries`.
@@ -754,11 +758,17 @@ impl Protocol for Dialectic {
             Next::Finished
         } else {
             match (board.current_round(), self.rules.clarify) {
+                // The first asking, then follow-ups while the last round
+                // asked something and the limit allows: a round that asked
+                // nothing, or the last allowed one, recorded round 1.
                 (0, Some(max_questions)) => {
                     progress.phase = "clarifications".into();
+                    let done = board.clarification_rounds().len() as u32;
                     Next::step(Step::Ask(Ask::Clarify {
                         agents,
                         max_questions,
+                        round: done + 1,
+                        max_rounds: self.rules.clarify_rounds.max(1),
                     }))
                 }
                 (0, None) => Next::step(Step::Record {

@@ -214,13 +214,22 @@ pub enum Ask {
     },
     /// Ask each agent for clarifying questions (concurrently); the user's
     /// answers follow ([`HumanAsk`]), and the questions, the answers and
-    /// the `round_started` of round 1 are appended in one batch (so the
-    /// phase is never run twice, even when nobody asked anything).
+    /// `clarification_round_ended` are appended in one batch (so a round is
+    /// never run twice, even when nobody asked anything), with the
+    /// `round_started` of round 1 when it is the last clarification round
+    /// (nobody asked anything, or `round` reached `max_rounds`). Rounds
+    /// after the first are follow-ups: the agents see every earlier
+    /// question with its answer.
     Clarify {
         /// Who asks, in order.
         agents: Vec<PersonaId>,
         /// Most questions per agent.
         max_questions: usize,
+        /// This clarification round (1: the first asking).
+        round: u32,
+        /// Clarification rounds at most (dialectic's
+        /// `clarificationsMaxIterations`).
+        max_rounds: u32,
     },
     /// Write summaries concurrently; each becomes its `summary_recorded`,
     /// or a `step_failed` warning (the full history is used instead).
@@ -357,6 +366,10 @@ pub struct HumanAsk {
     pub questions: Vec<Question>,
     /// What each agent asked (or why it asked nothing usable).
     pub asked: Vec<(PersonaId, Asked)>,
+    /// The clarification round (1: the first asking).
+    pub round: u32,
+    /// Whether no follow-up round may come after this one.
+    pub last: bool,
 }
 
 /// One clarifying question to answer.
@@ -368,8 +381,13 @@ pub struct Question {
     pub agent_name: String,
     /// Its role, if it has one.
     pub role: Option<agon_core::AgentRole>,
-    /// `q1`, `q2`, … within the agent's questions.
+    /// `q1`, `q2`, … within the agent's questions, numbered across the
+    /// clarification rounds (a follow-up's first question after two
+    /// earlier ones is `q3`).
     pub id: String,
+    /// The question's number among the agent's questions (1-based, across
+    /// rounds): an answers file's list is read at this position.
+    pub number: usize,
     /// The question.
     pub text: String,
 }

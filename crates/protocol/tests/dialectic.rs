@@ -40,6 +40,7 @@ pub(crate) fn rules(rounds: u32) -> DialecticRules {
         rounds,
         termination: Termination::Fixed,
         clarify: None,
+        clarify_rounds: 3,
         summaries: BTreeMap::new(),
         default_summary: SummaryRules::default(),
         judge_summary: SummaryRules::default(),
@@ -477,7 +478,14 @@ fn every_dialectic_prompt() {
         out.push_str(&format!("===== {name} instruction =====\n{text}\n"));
     }
     out.push_str(&show("requirements", &p::requirements(bb).unwrap()));
-    out.push_str(&show("clarification", &p::clarification(bb, arch, 3)));
+    out.push_str(&show(
+        "clarification",
+        &p::clarification(bb, arch, 3, (1, 3)),
+    ));
+    out.push_str(&show(
+        "follow-up clarification",
+        &p::clarification(bb, arch, 3, (2, 3)),
+    ));
     out.push_str(&show(
         "summary",
         &p::summary(arch, None, "History of the architect.", 2_500, None),

@@ -43,6 +43,8 @@ pub(crate) struct Settings {
     rounds: Option<u32>,
     #[serde(default)]
     clarify: bool,
+    #[serde(rename = "clarify-rounds", alias = "clarify_rounds")]
+    clarify_rounds: Option<u32>,
     #[serde(default, rename = "devil-advocate", alias = "devil_advocate")]
     devil_advocate: Option<bool>,
     /// A deliberation's skeptic drawn by trust (`[deliberation] skeptic`).
@@ -76,6 +78,7 @@ impl Settings {
                 agents: self.agents,
                 rounds: self.rounds,
                 clarify: self.clarify,
+                clarify_rounds: self.clarify_rounds,
                 devil_advocate: self.devil_advocate,
             },
             deliberation: DeliberationOverrides {

@@ -88,8 +88,13 @@ fn config() -> Value {
 }
 
 /// A one-round dialectic debate (architect, performance, kiss), asking
-/// clarifying questions when `clarify`.
+/// clarifying questions when `clarify`, in one round (no follow-ups).
 fn dialectic_config(clarify: bool) -> Value {
+    dialectic_clarifying(clarify, 1)
+}
+
+/// [`dialectic_config`] with up to `rounds` clarification rounds.
+fn dialectic_clarifying(clarify: bool, rounds: u32) -> Value {
     let mut c = DebateConfig {
         protocol: agon_config::ProtocolKind::Dialectic,
         topic: "Design a rate limiter for a public API.".into(),
@@ -97,6 +102,7 @@ fn dialectic_config(clarify: bool) -> Value {
     };
     c.dialectic.rounds = 1;
     c.dialectic.clarify = clarify;
+    c.dialectic.clarify_rounds = rounds;
     serde_json::to_value(c).unwrap()
 }
 
@@ -558,7 +564,7 @@ async fn a_server_with_a_token_refuses_requests_without_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clarifying_questions_are_answered_over_the_api() {
     let base = start(Duration::from_millis(30), None).await;
-    let id = start_with(&base, dialectic_config(true)).await;
+    let id = start_with(&base, dialectic_clarifying(true, 3)).await;
     // A watcher is told when the questions are asked.
     let watcher = {
         let (base, id) = (base.clone(), id.clone());
@@ -608,13 +614,39 @@ async fn clarifying_questions_are_answered_over_the_api() {
     )
     .await;
     assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    // A follow-up round: every agent saw the answers and asks once more
+    // (its third question); answered over the API the same way.
+    let follow_ups = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let q = get_json(&base, &format!("/api/debates/{id}/questions")).await;
+            let list = q["questions"].as_array().unwrap().clone();
+            if !list.is_empty() && list.iter().all(|q| q["id"] == "q3") {
+                return list;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the agents ask follow-ups");
+    assert_eq!(follow_ups.len(), 3, "{follow_ups:?}");
+    let more: Vec<String> = (1..=follow_ups.len())
+        .map(|i| format!("Follow-up answer {i}."))
+        .collect();
     let r = post(
         &base,
         &format!("/api/debates/{id}/answers"),
-        json!({ "answers": answers }),
+        json!({ "answers": more }),
+    )
+    .await;
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    let r = post(
+        &base,
+        &format!("/api/debates/{id}/answers"),
+        json!({ "answers": more }),
     )
     .await;
     assert_eq!(r.status(), 409, "answered once");
+    let answers: Vec<String> = answers.into_iter().chain(more).collect();
     let events = watcher.await.unwrap();
     assert_eq!(end_status(&events), "finished");
     let asked = events

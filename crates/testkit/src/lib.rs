@@ -237,6 +237,23 @@ pub fn reply(
                 .collect();
             json!({"updates": updates, "disagreements": judged})
         }
+        // The first asking: two questions. A first follow-up round asks
+        // one more when some question was answered (not NA); later ones
+        // nothing.
+        Some("clarifying_questions") if user.contains("Follow-up round 1 of") => {
+            let answered = user
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("Answer: "))
+                .any(|a| a.trim() != "NA");
+            if answered {
+                json!({"questions": ["Is that load sustained or a peak?"]})
+            } else {
+                json!({"questions": []})
+            }
+        }
+        Some("clarifying_questions") if user.contains("Follow-up round ") => {
+            json!({"questions": []})
+        }
         Some("clarifying_questions") => json!({"questions": [
             "What peak load must it handle?",
             "Which clients call it?"

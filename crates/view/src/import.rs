@@ -224,7 +224,11 @@ pub fn dialectic_state_events(state: &Value, file: &str) -> Result<Vec<DebateEve
         }
     } else {
         events.extend(agon_protocol::clarify::clarification_events(
-            0, &asked, &answers, created,
+            0,
+            &asked,
+            &answers,
+            (1, true),
+            created,
         ));
     }
     let mut n = events

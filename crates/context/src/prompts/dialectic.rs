@@ -4,7 +4,7 @@
 //! perspective summaries and the judge. Written for Agon; the user prompts
 //! carry an assembled, token-budgeted context, never a growing history.
 
-use agon_core::{Blackboard, Persona};
+use agon_core::{Blackboard, MessageKind, Persona};
 
 use super::Prompt;
 
@@ -256,17 +256,51 @@ pub fn requirements(bb: &Blackboard) -> Option<Prompt> {
 }
 
 /// The prompt asking an agent for its clarifying questions.
-pub fn clarification(bb: &Blackboard, persona: &Persona, max: usize) -> Prompt {
+pub fn clarification(
+    bb: &Blackboard,
+    persona: &Persona,
+    max: usize,
+    (round, max_rounds): (u32, u32),
+) -> Prompt {
     let topic = bb.topic();
     let mut user = format!("Problem:\n{}\n", topic.map_or("", |t| t.question.trim()));
     if let Some(context) = topic.and_then(|t| t.context.as_deref()) {
         user.push_str(&format!("\nContext:\n{}\n", context.trim()));
     }
-    user.push_str(&format!(
-        "\nBefore the debate starts you may ask the user up to {max} clarifying questions: only \
-         questions whose answers would change your design. Output JSON: questions (a list of \
-         strings, most important first; an empty list if the problem is clear)."
-    ));
+    if round <= 1 {
+        user.push_str(&format!(
+            "\nBefore the debate starts you may ask the user up to {max} clarifying questions: only \
+             questions whose answers would change your design. Output JSON: questions (a list of \
+             strings, most important first; an empty list if the problem is clear)."
+        ));
+    } else {
+        user.push_str("\nQuestions asked so far, with the user's answers (NA: not answered):\n");
+        let messages = bb.messages();
+        for (i, q) in messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.kind == MessageKind::ClarificationQuestion)
+        {
+            let answer = messages
+                .get(i + 1)
+                .filter(|a| a.kind == MessageKind::ClarificationAnswer)
+                .map_or("NA", |a| a.content.as_str());
+            user.push_str(&format!(
+                "- {}: {}\n  Answer: {}\n",
+                bb.persona_name(&q.persona),
+                q.content.trim(),
+                answer.trim()
+            ));
+        }
+        user.push_str(&format!(
+            "\nFollow-up round {} of at most {}: ask up to {max} follow-up questions only where \
+             an answer leaves something open that would change your design; do not repeat a \
+             question. Output JSON: questions (a list of strings; an empty list if nothing is \
+             left to ask).",
+            round - 1,
+            max_rounds.saturating_sub(1)
+        ));
+    }
     Prompt {
         system: agent_system(bb, persona, 150),
         user,

@@ -265,6 +265,16 @@ impl Blackboard {
                 self.data.current_round = *round;
                 self.data.current_aspect = None;
             }
+            DebateEvent::ClarificationRoundEnded { round, questions } => {
+                let next = self.data.clarification_rounds.len() as u32 + 1;
+                if *round != next || self.data.current_round != 0 {
+                    return Err(ApplyError::RoundNotNext {
+                        round: *round,
+                        current: next - 1,
+                    });
+                }
+                self.data.clarification_rounds.push(*questions);
+            }
             DebateEvent::MessageAppended { message } => self.append_message(message)?,
             DebateEvent::PositionUpdated {
                 persona,

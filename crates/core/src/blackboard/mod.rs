@@ -158,6 +158,9 @@ struct BlackboardData {
     repairs: Vec<StepRepair>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     citations: Vec<crate::evidence::EvidenceCitation>,
+    /// Questions asked in each clarification round (dialectic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    clarification_rounds: Vec<u32>,
     #[serde(default)]
     analyzed: Vec<AnalyzedTurn>,
     #[serde(default)]
@@ -559,6 +562,13 @@ impl Blackboard {
     /// Repairs validation made to model outputs, in order.
     pub fn repairs(&self) -> &[StepRepair] {
         &self.data.repairs
+    }
+
+    /// How many questions each clarification round asked, in order
+    /// (round 1 first; empty before the first ends, and for debates
+    /// recorded before follow-up rounds existed).
+    pub fn clarification_rounds(&self) -> &[u32] {
+        &self.data.clarification_rounds
     }
 
     /// The corpus citations of every message that cited any, in order.
