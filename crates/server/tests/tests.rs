@@ -1044,7 +1044,8 @@ impl Tab {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_the_clarifying_questions_on_the_page() {
     let base = start(Duration::from_millis(20), None).await;
-    let id = start_with(&base, dialectic_config(true)).await;
+    // Two clarification rounds: the questions, then a follow-up.
+    let id = start_with(&base, dialectic_clarifying(true, 2)).await;
     let mut tab = Tab::open(&format!("{base}/debates/{id}")).await;
     // The form appears with a field per question, and the person types.
     tab.until("document.querySelectorAll('#answer-form textarea').length > 0")
@@ -1056,6 +1057,26 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
     assert_eq!(fields, json!(asked["questions"].as_array().unwrap().len()));
     tab.eval(
         "document.querySelectorAll('#answer-form textarea').forEach(function (t, i) { t.value = 'Typed on the page ' + (i + 1); }); \
+         document.querySelector('#answer-form button').click(); true",
+    )
+    .await;
+    // The follow-up round's form replaces it (each agent's third question).
+    tab.until(
+        "!document.getElementById('questions').hidden && \
+         document.querySelectorAll('#answer-form textarea').length === 3",
+    )
+    .await;
+    let asked = get_json(&base, &format!("/api/debates/{id}/questions")).await;
+    assert!(
+        asked["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q["id"] == "q3"),
+        "{asked}"
+    );
+    tab.eval(
+        "document.querySelectorAll('#answer-form textarea').forEach(function (t, i) { t.value = 'Follow-up typed ' + (i + 1); }); \
          document.querySelector('#answer-form button').click(); true",
     )
     .await;
@@ -1072,8 +1093,21 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
         answers.first().map(String::as_str),
         Some("Typed on the page 1")
     );
+    assert_eq!(
+        answers.len(),
+        fields.as_u64().unwrap() as usize + 3,
+        "{answers:?}"
+    );
     assert!(
-        answers.iter().all(|a| a.starts_with("Typed on the page")),
+        answers[..answers.len() - 3]
+            .iter()
+            .all(|a| a.starts_with("Typed on the page")),
+        "{answers:?}"
+    );
+    assert!(
+        answers[answers.len() - 3..]
+            .iter()
+            .all(|a| a.starts_with("Follow-up typed")),
         "{answers:?}"
     );
     tab.until("document.getElementById('status').textContent === 'finished'")
