@@ -197,7 +197,7 @@ pub(crate) fn your_summary(bb: &Blackboard, me: &Persona) -> Draft {
     draft
 }
 
-fn round_message<'a>(
+pub(crate) fn round_message<'a>(
     bb: &'a Blackboard,
     persona: &PersonaId,
     kind: &MessageKind,

@@ -139,11 +139,24 @@ pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Opti
 
 /// The query for EVIDENCE from `persona`'s corpus in `phase`: what is
 /// discussed plus the message being answered, as for recall (an opening
-/// asks with the topic and its context). `None` in phases that show no
-/// evidence.
+/// asks with the topic and its context); a dialectic critique or
+/// refinement asks with the problem and the proposal at hand (the
+/// target's, or one's own). `None` in phases that show no evidence.
 pub fn evidence_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
     if !phase.shows_evidence() {
         return None;
+    }
+    let at_hand = match phase {
+        Phase::Critique { round, target } => Some((target, *round)),
+        Phase::Refine { round } => Some((persona, *round)),
+        _ => None,
+    };
+    if let Some((owner, round)) = at_hand
+        && let Some(proposal) =
+            crate::dialectic::round_message(bb, owner, &agon_core::MessageKind::Proposal, round)
+    {
+        let problem = bb.topic().map(|t| t.question.as_str()).unwrap_or_default();
+        return Some(format!("{problem}\n{}", proposal.content));
     }
     turn_query(bb, persona, phase)
 }
@@ -249,5 +262,56 @@ mod tests {
             assert_eq!(recall_query(&bb, &me, &phase), None, "{}", phase.label());
         }
         assert!(recall_query(&bb, &me, &Phase::Closing).is_some());
+    }
+
+    #[test]
+    fn a_critique_or_refinement_asks_for_evidence_on_the_proposal_at_hand() {
+        use agon_core::{DebateEvent, DialogueMessage, MessageKind, Persona, Topic};
+        let message = |id: &str, persona: &str, content: &str| DialogueMessage {
+            id: id.into(),
+            persona: persona.into(),
+            kind: MessageKind::Proposal,
+            aspect: None,
+            round: 1,
+            miniround: None,
+            crux_room: None,
+            content: content.into(),
+            time: chrono::DateTime::UNIX_EPOCH,
+            reply_to: None,
+            meta: None,
+        };
+        let bb = Blackboard::replay(&[
+            DebateEvent::DebateStarted {
+                debate: "d".into(),
+                topic: Topic::new("Design a task queue"),
+                aspects: vec![],
+                personas: vec![
+                    Persona::debater("arch", "Architect", "c", "v"),
+                    Persona::debater("perf", "Performance", "c", "v"),
+                ],
+                time: chrono::DateTime::UNIX_EPOCH,
+                protocol: None,
+            },
+            DebateEvent::MessageAppended {
+                message: message("1", "arch", "A Postgres-backed queue with SKIP LOCKED."),
+            },
+            DebateEvent::MessageAppended {
+                message: message("2", "perf", "Kafka partitions per tenant."),
+            },
+        ])
+        .unwrap();
+        let perf = PersonaId::new("perf");
+        let critique = Phase::Critique {
+            round: 1,
+            target: "arch".into(),
+        };
+        assert_eq!(
+            evidence_query(&bb, &perf, &critique).unwrap(),
+            "Design a task queue\nA Postgres-backed queue with SKIP LOCKED."
+        );
+        assert_eq!(
+            evidence_query(&bb, &perf, &Phase::Refine { round: 1 }).unwrap(),
+            "Design a task queue\nKafka partitions per tenant."
+        );
     }
 }
