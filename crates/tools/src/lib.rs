@@ -1,0 +1,27 @@
+//! Tools an agent may call while it contributes (dialectic's `tools`):
+//! one [`Tool`] trait, the arguments of each tool a Rust type whose JSON
+//! schema is generated ([`TypedTool`]), and the first tools:
+//!
+//! - [`ContextSearch`] (`context_search`): the debate's own memory,
+//!   through Agon's recall;
+//! - [`ListFiles`] (`list_files`) and [`FileRead`] (`file_read`): confined
+//!   to a [`ContextDir`]; a path that escapes it (`..`, an absolute path, a
+//!   symlink pointing out) is refused, reads are size-limited.
+//!
+//! A tool never fails its caller: a bad argument, a refused path or a
+//! failed search is a [`ToolOutput`] with `ok: false` and the reason, which
+//! the model sees. [`ToolBox`] builds the tools a config names.
+
+mod context_dir;
+mod error;
+mod files;
+mod search;
+mod tool;
+mod toolbox;
+
+pub use context_dir::ContextDir;
+pub use error::ToolError;
+pub use files::{FileRead, FileReadArgs, ListFiles, ListFilesArgs, MAX_LISTED, MAX_READ_BYTES};
+pub use search::{ContextSearch, ContextSearchArgs};
+pub use tool::{Tool, ToolOutput, TypedTool};
+pub use toolbox::{DEFAULT_CALL_LIMIT, TOOL_NAMES, ToolBox};

@@ -1,0 +1,97 @@
+//! [`ToolBox`]: the tools a config names, built.
+
+use std::sync::Arc;
+
+use agon_core::DebateId;
+use agon_memory::Memory;
+
+use crate::context_dir::ContextDir;
+use crate::error::ToolError;
+use crate::files::{FileRead, ListFiles};
+use crate::search::ContextSearch;
+use crate::tool::Tool;
+
+/// The tools Agon has, by name.
+pub const TOOL_NAMES: [&str; 3] = ["context_search", "list_files", "file_read"];
+
+/// Tool calls an agent may make per phase when its config sets no limit
+/// (dialectic's `toolCallLimit` default).
+pub const DEFAULT_CALL_LIMIT: usize = 10;
+
+/// Named tools, ready to call.
+#[derive(Clone, Default)]
+pub struct ToolBox {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolBox {
+    /// The tools `names` names: the file tools need `context_dir`,
+    /// `context_search` needs the debate's `memory`. An unknown name, or a
+    /// tool that cannot be built, is an error naming it.
+    pub fn build(
+        names: &[String],
+        context_dir: Option<&ContextDir>,
+        memory: Option<(&Memory, &DebateId)>,
+    ) -> Result<Self, ToolError> {
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        for name in names {
+            let unavailable = |reason: &str| ToolError::Unavailable {
+                name: name.clone(),
+                reason: reason.to_owned(),
+            };
+            let tool: Arc<dyn Tool> = match name.as_str() {
+                "list_files" => {
+                    Arc::new(ListFiles::new(context_dir.cloned().ok_or_else(|| {
+                        unavailable("needs a context directory (--context-dir)")
+                    })?))
+                }
+                "file_read" => {
+                    Arc::new(FileRead::new(context_dir.cloned().ok_or_else(|| {
+                        unavailable("needs a context directory (--context-dir)")
+                    })?))
+                }
+                "context_search" => {
+                    let (memory, debate) =
+                        memory.ok_or_else(|| unavailable("needs the vector memory (memory on)"))?;
+                    Arc::new(ContextSearch::new(memory.clone(), debate.clone()))
+                }
+                _ => {
+                    return Err(unavailable(&format!(
+                        "not a tool Agon has (it has {})",
+                        TOOL_NAMES.join(", ")
+                    )));
+                }
+            };
+            if !tools.iter().any(|t| t.name() == tool.name()) {
+                tools.push(tool);
+            }
+        }
+        Ok(Self { tools })
+    }
+
+    /// The tools' names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// Whether it holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// Every tool.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+}
