@@ -12,6 +12,7 @@ use crate::http::{Endpoint, HttpConfig, headers};
 use crate::json::{Attempt, structured};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
+use crate::tools::{ToolCall, ToolSpec, ToolTurn};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
@@ -151,16 +152,51 @@ impl AnthropicChat {
     }
 
     fn body(&self, request: &ChatRequest) -> Value {
-        let messages: Vec<Value> = request
-            .messages
-            .iter()
-            .map(|m| {
-                json!({
-                    "role": match m.role { Role::User => "user", Role::Assistant => "assistant" },
+        // Tool calls are `tool_use` blocks of the assistant's message;
+        // results are `tool_result` blocks of the next user message (a
+        // run of results shares one message: roles must alternate).
+        let mut messages: Vec<Value> = Vec::new();
+        for m in &request.messages {
+            if let Some(result) = &m.tool_result {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": result.call_id,
                     "content": m.content,
-                })
-            })
-            .collect();
+                    "is_error": result.is_error,
+                });
+                let last_is_results = messages.last().is_some_and(|l: &Value| {
+                    l["role"] == "user"
+                        && l["content"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+                });
+                match messages.last_mut() {
+                    Some(last) if last_is_results => {
+                        if let Some(blocks) = last["content"].as_array_mut() {
+                            blocks.push(block);
+                        }
+                    }
+                    _ => messages.push(json!({"role": "user", "content": [block]})),
+                }
+                continue;
+            }
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            if m.tool_calls.is_empty() {
+                messages.push(json!({"role": role, "content": m.content}));
+            } else {
+                let mut blocks: Vec<Value> = Vec::new();
+                if !m.content.is_empty() {
+                    blocks.push(json!({"type": "text", "text": m.content}));
+                }
+                blocks.extend(m.tool_calls.iter().map(|c| {
+                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments})
+                }));
+                messages.push(json!({"role": role, "content": blocks}));
+            }
+        }
         let mut body = json!({
             "model": self.model_for(request),
             "max_tokens": request.max_tokens,
@@ -277,6 +313,55 @@ impl ChatModel for AnthropicChat {
             }
         })
         .await
+    }
+
+    async fn complete_tools(
+        &self,
+        request: ChatRequest,
+        tools: &[ToolSpec],
+        _call_number: usize,
+    ) -> Result<ToolTurn, ProviderError> {
+        request.validate()?;
+        let started = Instant::now();
+        let mut body = self.body(&request);
+        body["tools"] = tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        let value = self
+            .endpoint
+            .post_json(
+                "/v1/messages",
+                &self.headers()?,
+                &body,
+                self.model_for(&request),
+            )
+            .await?;
+        let (response, _) = self.parse_response(&value, started)?;
+        let calls = value
+            .get("content")
+            .and_then(Value::as_array)
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .enumerate()
+                    .map(|(i, b)| ToolCall {
+                        id: b
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("call-{i}"), str::to_owned),
+                        name: b
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        arguments: b.get("input").cloned().unwrap_or_else(|| json!({})),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ToolTurn { response, calls })
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {

@@ -92,6 +92,16 @@ impl ChatModel for Fallback {
             .await
     }
 
+    async fn complete_tools(
+        &self,
+        request: ChatRequest,
+        tools: &[crate::tools::ToolSpec],
+        call_number: usize,
+    ) -> Result<crate::tools::ToolTurn, ProviderError> {
+        self.first_success(|m| m.complete_tools(request.clone(), tools, call_number))
+            .await
+    }
+
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
         let (model, stream) = self
             .first_success(|m| {

@@ -23,6 +23,7 @@ mod rate;
 mod secret;
 mod spec;
 mod telemetry;
+pub mod tools;
 pub use telemetry::capture_content;
 mod traits;
 mod types;
@@ -45,6 +46,7 @@ pub use fallback::Fallback;
 pub use rate::{RateGate, estimated_tokens, gate_key};
 pub use secret::ApiKey;
 pub use spec::{LocalBackends, ModelFactory, ModelSpec, SpecError};
+pub use tools::{ToolCall, ToolResult, ToolSpec, ToolTurn, json_tool_turn};
 pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,

@@ -12,6 +12,7 @@ use crate::http::{Endpoint, HttpConfig, bearer_headers};
 use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
+use crate::tools::{ToolCall, ToolSpec, ToolTurn};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
 
@@ -156,11 +157,35 @@ impl OpenAiChat {
             messages.push(json!({"role": "system", "content": system}));
         }
         for m in &request.messages {
+            if let Some(result) = &m.tool_result {
+                messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": result.call_id,
+                    "content": m.content,
+                }));
+                continue;
+            }
             let role = match m.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
             };
-            messages.push(json!({"role": role, "content": m.content}));
+            if m.tool_calls.is_empty() {
+                messages.push(json!({"role": role, "content": m.content}));
+            } else {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments.to_string()},
+                        })
+                    })
+                    .collect();
+                let content = (!m.content.is_empty()).then_some(m.content.as_str());
+                messages.push(json!({"role": role, "content": content, "tool_calls": calls}));
+            }
         }
         let mut body = json!({
             "model": self.model_for(request),
@@ -180,13 +205,20 @@ impl OpenAiChat {
         let choice = value
             .pointer("/choices/0")
             .ok_or_else(|| self.endpoint.malformed("no `choices[0]` in the completion"))?;
-        let content = choice
-            .pointer("/message/content")
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                self.endpoint
-                    .malformed("no `choices[0].message.content` in the completion")
-            })?;
+        // A turn that only calls tools may have no content.
+        let calls = choice
+            .pointer("/message/tool_calls")
+            .and_then(Value::as_array)
+            .is_some_and(|c| !c.is_empty());
+        let content = match choice.pointer("/message/content").and_then(Value::as_str) {
+            Some(content) => content,
+            None if calls => "",
+            None => {
+                return Err(self
+                    .endpoint
+                    .malformed("no `choices[0].message.content` in the completion"));
+            }
+        };
         Ok(ChatResponse {
             content: content.to_owned(),
             usage: usage(value),
@@ -272,6 +304,63 @@ impl ChatModel for OpenAiChat {
             })
         })
         .await
+    }
+
+    async fn complete_tools(
+        &self,
+        request: ChatRequest,
+        tools: &[ToolSpec],
+        _call_number: usize,
+    ) -> Result<ToolTurn, ProviderError> {
+        request.validate()?;
+        let mut body = self.body(&request);
+        body["tools"] = tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                })
+            })
+            .collect();
+        let started = Instant::now();
+        let value = self
+            .endpoint
+            .post_json(
+                "/chat/completions",
+                &self.headers()?,
+                &body,
+                self.model_for(&request),
+            )
+            .await?;
+        let response = self.parse(&value, started)?;
+        let calls = value
+            .pointer("/choices/0/message/tool_calls")
+            .and_then(Value::as_array)
+            .map(|calls| {
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| ToolCall {
+                        id: c
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("call-{i}"), str::to_owned),
+                        name: c
+                            .pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        arguments: crate::tools::parse_arguments(
+                            c.pointer("/function/arguments")
+                                .and_then(Value::as_str)
+                                .unwrap_or("{}"),
+                        ),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ToolTurn { response, calls })
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use futures::Stream;
 
 use crate::error::ProviderError;
+use crate::tools::{ToolSpec, ToolTurn};
 use crate::types::{ChatChunk, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema};
 
 /// A stream of completion chunks; an `Err` item ends it.
@@ -36,6 +37,22 @@ pub trait ChatModel: Send + Sync {
 
     /// A streamed completion. Errors after the first token are not retried.
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError>;
+
+    /// One turn of a conversation in which the model may call `tools`: its
+    /// answer, or the calls it makes (the caller runs them and asks again
+    /// with [`crate::ChatMessage::assistant_calls`] and
+    /// [`crate::ChatMessage::tool_result`] appended). OpenAI-compatible
+    /// and Anthropic models call natively; the default is a constrained
+    /// JSON call ([`crate::tools::json_tool_turn`]) that any model can
+    /// answer. `call_number` numbers the JSON path's call ids.
+    async fn complete_tools(
+        &self,
+        request: ChatRequest,
+        tools: &[ToolSpec],
+        call_number: usize,
+    ) -> Result<ToolTurn, ProviderError> {
+        crate::tools::json_tool_turn(self, request, tools, call_number).await
+    }
 }
 
 /// Turns texts into vectors.

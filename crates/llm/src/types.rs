@@ -22,8 +22,14 @@ pub enum Role {
 pub struct ChatMessage {
     /// Who said it.
     pub role: Role,
-    /// What was said.
+    /// What was said (for a tool result: the result).
     pub content: String,
+    /// The tools an assistant message called ([`crate::ChatModel::complete_tools`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<crate::tools::ToolCall>,
+    /// Set on the user-side message that carries a tool's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result: Option<crate::tools::ToolResult>,
 }
 
 impl ChatMessage {
@@ -32,6 +38,8 @@ impl ChatMessage {
         Self {
             role: Role::User,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_result: None,
         }
     }
 
@@ -40,6 +48,32 @@ impl ChatMessage {
         Self {
             role: Role::Assistant,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_result: None,
+        }
+    }
+
+    /// The assistant's turn that called `calls` (with its text, if any).
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<crate::tools::ToolCall>) -> Self {
+        Self {
+            tool_calls: calls,
+            ..Self::assistant(content)
+        }
+    }
+
+    /// The result of `call`, as the model is shown it.
+    pub fn tool_result(
+        call: &crate::tools::ToolCall,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        Self {
+            tool_result: Some(crate::tools::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                is_error,
+            }),
+            ..Self::user(content)
         }
     }
 }
@@ -121,8 +155,9 @@ impl ChatRequest {
         if let Some(i) = self
             .messages
             .iter()
-            .position(|m| m.content.trim().is_empty())
+            .position(|m| m.content.trim().is_empty() && m.tool_calls.is_empty())
         {
+            // (An assistant turn that only calls tools has no text.)
             return invalid(format!("message {i} is empty"));
         }
         if self.max_tokens == 0 {

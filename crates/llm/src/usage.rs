@@ -365,6 +365,35 @@ impl ChatModel for Metered {
         Ok(response)
     }
 
+    async fn complete_tools(
+        &self,
+        request: ChatRequest,
+        tools: &[crate::tools::ToolSpec],
+        call_number: usize,
+    ) -> Result<crate::tools::ToolTurn, ProviderError> {
+        let span = self.span(&request);
+        let turn = self
+            .inner
+            .complete_tools(request, tools, call_number)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| telemetry::record_error(&span, e))?;
+        let response = &turn.response;
+        telemetry::record_response(
+            &span,
+            &response.model,
+            response.usage,
+            response.finish_reason.as_deref(),
+        );
+        telemetry::record_output(&span, &response.content);
+        self.ledger.record(
+            self.scope_of(&response.model),
+            &response.model,
+            response.usage,
+        );
+        Ok(turn)
+    }
+
     async fn complete_json(
         &self,
         request: ChatRequest,

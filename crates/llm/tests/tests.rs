@@ -4,3 +4,4 @@
 
 mod http;
 mod spans;
+mod tools;
