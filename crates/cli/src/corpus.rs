@@ -75,6 +75,8 @@ fn persona_id(persona: &str) -> PersonaId {
             voice: String::new(),
             model: None,
             corpus: Vec::new(),
+            tools: Vec::new(),
+            tool_call_limit: None,
         }
         .resolved_id(),
     )

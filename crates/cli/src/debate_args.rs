@@ -83,11 +83,14 @@ pub(crate) struct DebateFlags {
     )]
     pub problem_file: Option<PathBuf>,
     /// Background the participants should know, from this file
-    /// (dialectic 0.1.0). A directory (dialectic 0.7's context directory
-    /// for the agents' file tools) is accepted with a warning: Agon's agents
-    /// have no file tools yet.
+    /// (dialectic 0.1.0); a directory is dialectic 0.7's context directory
+    /// for the agents' file tools (as `--context-dir`).
     #[arg(long)]
     pub context: Option<PathBuf>,
+    /// The directory participants' `list_files` and `file_read` tools may
+    /// read, and nothing outside it (`context_dir` in a config).
+    #[arg(long, value_name = "DIR")]
+    pub context_dir: Option<PathBuf>,
     /// Debaters to cast for the topic (2-6) when the config names none
     /// (structured debate, deliberation).
     #[arg(long)]
@@ -151,6 +154,7 @@ pub(crate) struct DialecticFlags {
     /// (default 3, dialectic's `clarificationsMaxIterations`; 1: none).
     #[arg(long, value_name = "N")]
     pub clarify_rounds: Option<u32>,
+
     /// One agent per round critiques as devil's advocate, drawn from the
     /// agents' trust memory (seed 003; `[dialectic] devil_advocate`, on by
     /// default).
@@ -220,15 +224,16 @@ impl DebateFlags {
             (_, Some(file)) => Some(read_text("--problem-file", file)?.trim().to_owned()),
             (topic, None) => topic.clone(),
         };
+        let mut context_dir = self.context_dir.clone();
         let context = match self.context.as_deref() {
             // dialectic 0.7's meaning: the directory its file tools read.
             Some(dir) if dir.is_dir() => {
                 eprintln!(
-                    "warning: --context {}: a directory, taken as dialectic 0.7's context \
-                     directory for the agents' file tools, which Agon does not have yet; \
-                     no background was read from it",
+                    "Taking --context {} as the context directory of the agents' file tools \
+                     (dialectic 0.7)",
                     dir.display()
                 );
+                context_dir.get_or_insert_with(|| dir.to_owned());
                 None
             }
             Some(file) => {
@@ -280,6 +285,7 @@ impl DebateFlags {
             max_tokens: self.max_tokens,
             max_cost_usd: self.max_cost,
             max_minutes: self.max_minutes,
+            context_dir,
         })
     }
 

@@ -113,6 +113,8 @@ pub(crate) async fn recall(
     let memory = open(url, spec, RetrievalConfig::default()).await?;
     let id = PersonaConfig {
         corpus: Vec::new(),
+        tools: Vec::new(),
+        tool_call_limit: None,
         id: None,
         name: persona.to_owned(),
         contract: String::new(),

@@ -2470,3 +2470,73 @@ async fn corpus_files_are_added_once_listed_searched_indexed_from_a_config_and_r
         stderr(&refused)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialectic_agent_reads_the_context_dir_through_native_tool_calls() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("tools");
+    let dir = dir_tmp.path();
+    let spec = format!("openai-compatible:stub@{}/v1", server.uri());
+    std::fs::create_dir(dir.join("ctx")).unwrap();
+    std::fs::write(
+        dir.join("ctx/limits.md"),
+        "Per client: 100 requests per second, bursts of 20.\n",
+    )
+    .unwrap();
+    // dialectic's own config, as its docs/tools.md writes tools.
+    std::fs::write(
+        dir.join("debate-config.json"),
+        r#"{"agents": [
+              {"id": "agent-architect", "name": "System Architect", "role": "architect", "model": "gpt-4",
+               "provider": "openai", "temperature": 0.5,
+               "tools": [{"name": "context_search"}, {"name": "list_files"}, {"name": "file_read"}],
+               "toolCallLimit": 10},
+              {"id": "agent-kiss", "name": "Simplicity Advocate", "role": "kiss", "model": "gpt-4",
+               "provider": "openai", "temperature": 0.5}],
+            "judge": {"id": "judge-main", "name": "Judge", "role": "generalist", "model": "gpt-4",
+                      "provider": "openai", "temperature": 0.3},
+            "debate": {"rounds": 1}}"#,
+    )
+    .unwrap();
+    let problem = "Design a rate limiting system. The limits are in limits.md.";
+    let debate = |extra: &[&str]| -> Vec<String> {
+        let base = [
+            "debate",
+            "--protocol",
+            "dialectic",
+            "-c",
+            "debate-config.json",
+            "--model",
+            &spec,
+            "--quiet",
+            problem,
+        ];
+        base.iter().chain(extra).map(ToString::to_string).collect()
+    };
+    // Without a context directory, the file tools are refused up front.
+    let args = debate(&[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = agon(dir, &args);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs a context directory")
+            && stderr(&o).contains("dialectic.agent[0].tools[1]"),
+        "{}",
+        stderr(&o)
+    );
+    let args = debate(&["--context-dir", "ctx", "--report", "out/report"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = agon_with_models(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(report.contains("## Tool calls"), "{report}");
+    assert!(
+        report.contains("- System Architect (proposal/1/agent-architect): `file_read({\"path\":\"limits.md\"})` → Per client: 100 requests per second"),
+        "{report}"
+    );
+    assert!(
+        report
+            .contains("As limits.md says: \"Per client: 100 requests per second, bursts of 20.\""),
+        "the architect cites the file: {report}"
+    );
+}

@@ -97,6 +97,13 @@ pub struct PersonaConfig {
     /// searched for EVIDENCE while the persona speaks (`agon corpus`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub corpus: Vec<std::path::PathBuf>,
+    /// Tools the persona may call while it speaks (`context_search`,
+    /// `list_files`, `file_read`; the file tools need `context_dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Most tool calls per turn (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_limit: Option<usize>,
 }
 
 impl PersonaConfig {
@@ -379,6 +386,11 @@ pub struct DebateConfig {
     /// Background for the topic.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// The directory agents' `list_files` and `file_read` tools are
+    /// confined to (`--context-dir`, or `--context DIR`; relative to the
+    /// config file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_dir: Option<std::path::PathBuf>,
     /// Aspects; when empty, a model decomposes the topic into `aspect_count`.
     pub aspects: Vec<AspectConfig>,
     /// Number of aspects to decompose into (when `aspects` is empty).
@@ -436,6 +448,8 @@ pub const DEFAULT_TOPIC: &str = "Should cities ban private cars from their centr
 pub fn default_personas() -> Vec<PersonaConfig> {
     let p = |name: &str, contract: &str, voice: &str| PersonaConfig {
         corpus: Vec::new(),
+        tools: Vec::new(),
+        tool_call_limit: None,
         id: None,
         name: name.into(),
         contract: contract.into(),
@@ -467,6 +481,7 @@ impl Default for DebateConfig {
             protocol: ProtocolKind::Structured,
             topic: DEFAULT_TOPIC.into(),
             context: None,
+            context_dir: None,
             aspects: Vec::new(),
             aspect_count: 3,
             minirounds: 3,
@@ -578,6 +593,93 @@ impl DebateConfig {
         }
     }
 
+    /// The personas (structured debate, deliberation) that may call tools.
+    fn persona_tools(&self) -> Vec<(PersonaId, Vec<String>, usize)> {
+        self.personas
+            .iter()
+            .filter(|p| !p.tools.is_empty())
+            .map(|p| {
+                (
+                    PersonaId::new(p.resolved_id()),
+                    p.tools.clone(),
+                    p.tool_call_limit
+                        .unwrap_or(crate::dialectic::DEFAULT_TOOL_CALL_LIMIT),
+                )
+            })
+            .collect()
+    }
+
+    /// Checks that every participant's file tools have a context
+    /// directory (once the command line's `--context-dir` is laid over the
+    /// file), and that every tool is one Agon has.
+    pub fn validate_tools(&self, file: &str) -> Result<(), ConfigError> {
+        let tools: Vec<(String, &[String], Option<usize>)> = match self.protocol {
+            ProtocolKind::Dialectic => self
+                .dialectic
+                .agents
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.enabled)
+                .map(|(i, a)| {
+                    (
+                        format!("dialectic.agent[{i}]"),
+                        a.tools.as_slice(),
+                        a.tool_call_limit,
+                    )
+                })
+                .collect(),
+            _ => self
+                .personas
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    (
+                        format!("personas[{i}]"),
+                        p.tools.as_slice(),
+                        p.tool_call_limit,
+                    )
+                })
+                .collect(),
+        };
+        let bad = |field: String, reason: String| {
+            Err(ConfigError::Invalid {
+                file: file.to_owned(),
+                field,
+                reason,
+            })
+        };
+        for (at, names, limit) in tools {
+            for (j, tool) in names.iter().enumerate() {
+                if !crate::dialectic::TOOL_NAMES.contains(&tool.as_str()) {
+                    return bad(
+                        format!("{at}.tools[{j}]"),
+                        format!(
+                            "`{tool}` is not a tool Agon has ({})",
+                            crate::dialectic::TOOL_NAMES.join(", ")
+                        ),
+                    );
+                }
+                if tool != "context_search" && self.context_dir.is_none() {
+                    return bad(
+                        format!("{at}.tools[{j}]"),
+                        format!(
+                            "`{tool}` needs a context directory (context_dir or --context-dir)"
+                        ),
+                    );
+                }
+            }
+            if let Some(n) = limit
+                && !(1..=50).contains(&n)
+            {
+                return bad(
+                    format!("{at}.tool_call_limit"),
+                    format!("{n} is outside 1..=50"),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The configuration resolved for its protocol: the protocol's own
     /// rules, one variant per protocol, and the settings every run has.
     /// The one place that reads the file by its protocol.
@@ -607,6 +709,8 @@ impl DebateConfig {
                     persona_models: structured_personas(),
                     judge_model: None,
                     persona_temperatures: Vec::new(),
+                    agent_tools: self.persona_tools(),
+                    context_dir: self.context_dir.clone(),
                 },
             ),
             ProtocolKind::Dialectic => {
@@ -629,6 +733,19 @@ impl DebateConfig {
                         persona_models: d.persona_models(),
                         judge_model: d.judge.model.clone(),
                         persona_temperatures,
+                        agent_tools: d
+                            .enabled_agents()
+                            .filter(|a| !a.tools.is_empty())
+                            .map(|a| {
+                                (
+                                    PersonaId::new(a.resolved_id(false)),
+                                    a.tools.clone(),
+                                    a.tool_call_limit
+                                        .unwrap_or(crate::dialectic::DEFAULT_TOOL_CALL_LIMIT),
+                                )
+                            })
+                            .collect(),
+                        context_dir: self.context_dir.clone(),
                     },
                 )
             }
@@ -647,6 +764,8 @@ impl DebateConfig {
                         persona_models: structured_personas(),
                         judge_model: None,
                         persona_temperatures: Vec::new(),
+                        agent_tools: self.persona_tools(),
+                        context_dir: self.context_dir.clone(),
                     },
                 )
             }
@@ -713,6 +832,11 @@ impl DebateConfig {
         };
         let base = path.parent().unwrap_or_else(|| Path::new("."));
         warnings.extend(config.dialectic.read_prompt_files(base, read));
+        if let Some(dir) = &mut config.context_dir
+            && dir.is_relative()
+        {
+            *dir = base.join(&*dir);
+        }
         // Corpus files are named relative to the config file, and must
         // be readable.
         for (i, persona) in config.personas.iter_mut().enumerate() {

@@ -55,7 +55,22 @@ pub struct AgentConfig {
     /// Overrides of the debate-wide summarization settings.
     #[serde(default, skip_serializing_if = "is_default_override")]
     pub summarization: SummarizationOverride,
+    /// Tools it may call while it proposes, critiques and refines
+    /// (`context_search`, `list_files`, `file_read`; the file tools need
+    /// the top-level `context_dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Most tool calls per contribution (default 10, dialectic's
+    /// `toolCallLimit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_limit: Option<usize>,
 }
+
+/// The names of the tools agents may call (`agon-tools` has them).
+pub const TOOL_NAMES: [&str; 3] = ["context_search", "list_files", "file_read"];
+
+/// Tool calls per contribution when an agent sets no limit.
+pub const DEFAULT_TOOL_CALL_LIMIT: usize = 10;
 
 fn yes() -> bool {
     true
@@ -80,6 +95,8 @@ impl AgentConfig {
             summary_prompt_file: None,
             enabled: true,
             summarization: SummarizationOverride::default(),
+            tools: Vec::new(),
+            tool_call_limit: None,
         }
     }
 
@@ -364,6 +381,27 @@ impl DialecticConfig {
                 "dialectic.agent".into(),
                 "needs at least one enabled agent".into(),
             );
+        }
+        for (i, a) in self.agents.iter().enumerate() {
+            for (j, tool) in a.tools.iter().enumerate() {
+                if !TOOL_NAMES.contains(&tool.as_str()) {
+                    return bad(
+                        format!("dialectic.agent[{i}].tools[{j}]"),
+                        format!(
+                            "`{tool}` is not a tool Agon has ({})",
+                            TOOL_NAMES.join(", ")
+                        ),
+                    );
+                }
+            }
+            if let Some(n) = a.tool_call_limit
+                && !(1..=50).contains(&n)
+            {
+                return bad(
+                    format!("dialectic.agent[{i}].tool_call_limit"),
+                    format!("{n} is outside 1..=50"),
+                );
+            }
         }
         if !(1..=10).contains(&self.clarify_rounds) {
             return bad(

@@ -13,7 +13,8 @@
 //! | `debate.summarization` (+ `promptPath`) | `dialectic.summarization` (+ `summary_prompt_file`) |
 //! | `debate.orchestratorType` (0.7) | read; either value runs Agon's one engine |
 //! | `debate.clarificationsMaxIterations` (0.7) | `dialectic.clarify_rounds` (the first asking and the follow-ups) |
-//! | anything else (agents' `tools`, `toolCallLimit`, …) | a warning naming the key: nothing is silently ignored |
+//! | agents' `tools` (`[{"name": …}]`), `toolCallLimit` | `tools`, `tool_call_limit` of `[[dialectic.agent]]` |
+//! | anything else | a warning naming the key: nothing is silently ignored |
 //!
 //! The models of Agon's own roles (analysis into the ledger) default to
 //! the judge's model, so a dialectic config needs no local model.
@@ -52,10 +53,19 @@ struct JsonAgent {
     clarification_prompt_path: Option<String>,
     enabled: Option<bool>,
     summarization: Option<SummarizationOverride>,
-    /// dialectic 0.7's agent tools (`tools`, `toolCallLimit`) and any other
-    /// key Agon does not act on: each one a warning.
+    /// dialectic 0.7's agent tools: `[{"name": "file_read"}, …]`.
+    #[serde(default)]
+    tools: Vec<JsonTool>,
+    /// dialectic 0.7: most tool calls per phase.
+    tool_call_limit: Option<usize>,
+    /// Any key Agon does not act on: each one a warning.
     #[serde(flatten)]
     other: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct JsonTool {
+    name: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,11 +117,7 @@ fn unknown_keys(
     warnings: &mut Vec<String>,
 ) {
     for key in other.keys() {
-        let why = match key.as_str() {
-            "tools" | "toolCallLimit" => "Agon's agents have no tools yet",
-            _ => "not a key Agon knows",
-        };
-        warnings.push(format!("{file}: {at}{key}: {why}; ignored"));
+        warnings.push(format!("{file}: {at}{key}: not a key Agon knows; ignored"));
     }
 }
 
@@ -158,6 +164,22 @@ fn agent(
         summary_prompt_file: a.summary_prompt_path,
         enabled: a.enabled.unwrap_or(true),
         summarization: a.summarization.unwrap_or_default(),
+        // As dialectic does: an unknown tool is a warning, and skipped.
+        tools: a
+            .tools
+            .into_iter()
+            .map(|t| t.name)
+            .filter(|name| {
+                let known = crate::dialectic::TOOL_NAMES.contains(&name.as_str());
+                if !known {
+                    warnings.push(format!(
+                        "{file}: {field}.tools: `{name}` is not a tool Agon has; skipped"
+                    ));
+                }
+                known
+            })
+            .collect(),
+        tool_call_limit: a.tool_call_limit,
     })
 }
 
@@ -404,7 +426,7 @@ mod tests {
         let text = r#"{
           "agents": [{"id": "a1", "name": "Arch", "role": "architect", "model": "gpt-4",
                       "provider": "openai", "temperature": 0.5,
-                      "tools": [{"name": "file_read"}], "toolCallLimit": 5}],
+                      "tools": [{"name": "file_read"}, {"name": "web_search"}], "toolCallLimit": 5}],
           "judge": {"id": "j", "name": "Judge", "role": "generalist", "model": "gpt-4",
                     "provider": "openai", "temperature": 0.2, "colour": "blue"},
           "debate": {"rounds": 2, "orchestratorType": "state-machine",
@@ -415,12 +437,13 @@ mod tests {
         let (c, warnings) = from_dialectic_json(text, "x.json").unwrap();
         assert_eq!(c.dialectic.max_questions, 4);
         assert_eq!(c.dialectic.clarify_rounds, 3);
+        assert_eq!(c.dialectic.agents[0].tools, ["file_read"]);
+        assert_eq!(c.dialectic.agents[0].tool_call_limit, Some(5));
         assert_eq!(
             warnings,
             vec![
                 "x.json: version: not a key Agon knows; ignored",
-                "x.json: agents[0].toolCallLimit: Agon's agents have no tools yet; ignored",
-                "x.json: agents[0].tools: Agon's agents have no tools yet; ignored",
+                "x.json: agents[0].tools: `web_search` is not a tool Agon has; skipped",
                 "x.json: judge.colour: not a key Agon knows; ignored",
                 "x.json: debate.speed: not a key Agon knows; ignored",
             ]

@@ -37,7 +37,9 @@ pub use debate::{
     default_personas,
 };
 pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
-pub use dialectic::{AgentConfig, DialecticConfig, TerminationKind};
+pub use dialectic::{
+    AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TOOL_NAMES, TerminationKind,
+};
 pub use dialectic_json::from_dialectic_json;
 pub use overrides::{
     DeliberationOverrides, DialecticOverrides, OVERRIDES_SOURCE, Overrides, StructuredOverrides,

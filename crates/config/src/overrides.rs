@@ -37,6 +37,8 @@ pub struct Overrides {
     pub max_cost_usd: Option<f64>,
     /// Stop this many minutes after the start (every protocol).
     pub max_minutes: Option<f64>,
+    /// The directory participants' file tools are confined to.
+    pub context_dir: Option<std::path::PathBuf>,
 }
 
 /// The structured debate's settings.
@@ -181,6 +183,7 @@ impl DebateConfig {
             ));
         }
         next.validate(OVERRIDES_SOURCE)?;
+        next.validate_tools(OVERRIDES_SOURCE)?;
         *self = next;
         Ok(())
     }
@@ -204,6 +207,9 @@ impl DebateConfig {
         }
         if o.max_minutes.is_some() {
             self.budget.max_minutes = o.max_minutes;
+        }
+        if let Some(dir) = &o.context_dir {
+            self.context_dir = Some(dir.clone());
         }
         if let Some(n) = o.structured.aspects {
             if !self.aspects.is_empty() {

@@ -58,6 +58,11 @@ pub struct RunConfig {
     pub judge_model: Option<String>,
     /// The personas with a temperature of their own, with it.
     pub persona_temperatures: Vec<(PersonaId, f32)>,
+    /// The agents that may call tools: their tools and the most calls per
+    /// contribution.
+    pub agent_tools: Vec<(PersonaId, Vec<String>, usize)>,
+    /// The directory the file tools are confined to.
+    pub context_dir: Option<std::path::PathBuf>,
 }
 
 /// A configuration resolved for its protocol.

@@ -370,6 +370,27 @@ pub enum DebateEvent {
         /// What was repaired, one line each.
         notes: Vec<String>,
     },
+    /// An agent called a tool during its turn (dialectic's `tools`): the
+    /// call's number within the turn, the tool, the arguments as the model
+    /// wrote them and what the tool gave back (appended as each call
+    /// returns, so a resumed turn reuses it instead of calling again).
+    ToolCalled {
+        /// The turn (its key as text: `proposal/1/agent-architect`).
+        #[schemars(with = "String")]
+        turn: crate::step::TurnKey,
+        /// Who called it.
+        persona: PersonaId,
+        /// 0, 1, … within the turn.
+        call: u32,
+        /// The tool.
+        name: String,
+        /// The arguments, as the model wrote them.
+        arguments: serde_json::Value,
+        /// Whether the tool worked.
+        ok: bool,
+        /// What it returned (or why it failed), as the model was shown it.
+        result: String,
+    },
     /// What the orchestrator found of a message's `[E:ID]` citations of
     /// the speaker's corpus (appended with the message).
     EvidenceCited {
@@ -492,6 +513,7 @@ impl DebateEvent {
             Self::TurnAnalyzed { .. } => "turn_analyzed",
             Self::OutputRepaired { .. } => "output_repaired",
             Self::EvidenceCited { .. } => "evidence_cited",
+            Self::ToolCalled { .. } => "tool_called",
             Self::UsageRecorded { .. } => "usage_recorded",
             Self::NoteAdded { .. } => "note_added",
             Self::DebatePaused { .. } => "debate_paused",

@@ -57,7 +57,9 @@ pub mod synthetic;
 mod trigger;
 pub mod trust;
 
-pub use blackboard::{Blackboard, DebateStatus, StepRepair, StepWarning, UsageTotals};
+pub use blackboard::{
+    Blackboard, DebateStatus, StepRepair, StepWarning, ToolCallRecord, UsageTotals,
+};
 pub use budget::{Budget, BudgetKind, BudgetStop, Spent};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
 pub use claim_detector::{ClaimCandidate, ClaimDetector, promote_strongest};

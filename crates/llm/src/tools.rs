@@ -58,13 +58,14 @@ pub struct ToolTurn {
 
 /// Arguments a provider sent as a JSON string, parsed (kept as the string
 /// when they are not JSON, for the tool to refuse).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn parse_arguments(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
 }
 
 /// The request with its tool messages written out as text, for a model
-/// without native tool calling.
-fn flattened(request: &ChatRequest) -> ChatRequest {
+/// without native tool calling (or a last call made without tools).
+pub fn without_tools(request: &ChatRequest) -> ChatRequest {
     let mut out = request.clone();
     for m in &mut out.messages {
         if !m.tool_calls.is_empty() {
@@ -118,7 +119,7 @@ pub async fn json_tool_turn<M: ChatModel + ?Sized>(
          to answer, output {{\"tool\": \"none\", \"answer\": YOUR ANSWER}}.",
         listing.join("\n")
     );
-    let mut request = flattened(&request);
+    let mut request = without_tools(&request);
     request.system = Some(match request.system.take() {
         Some(system) => format!("{system}\n\n{instruction}"),
         None => instruction,

@@ -126,3 +126,34 @@ mod structured {
         super::support::an_uncompilable_schema_is_a_typed_error(chat()).await;
     }
 }
+
+/// The local model calls tools through the constrained JSON turn: whatever
+/// it decides, the turn is a call of an offered tool with object arguments,
+/// or an answer.
+#[tokio::test]
+async fn the_local_model_takes_a_constrained_tool_turn() {
+    let tools = [agon_llm::ToolSpec {
+        name: "file_read".into(),
+        description: "Read a file of the context directory.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    }];
+    let turn = chat()
+        .complete_tools(
+            request("Read the file limits.md, then say what the limit is.", 48),
+            &tools,
+            0,
+        )
+        .await
+        .unwrap();
+    match turn.calls.as_slice() {
+        [] => assert!(!turn.response.content.trim().is_empty(), "{turn:?}"),
+        [call] => {
+            assert_eq!(
+                (call.id.as_str(), call.name.as_str()),
+                ("call-0", "file_read")
+            );
+            assert!(call.arguments.is_object(), "{call:?}");
+        }
+        more => panic!("one call at most per JSON turn: {more:?}"),
+    }
+}

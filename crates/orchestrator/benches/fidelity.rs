@@ -312,6 +312,8 @@ fn config(personas: usize, budget: usize, server: &str) -> DebateConfig {
         .iter()
         .map(|n| PersonaConfig {
             corpus: Vec::new(),
+            tools: Vec::new(),
+            tool_call_limit: None,
             id: None,
             name: (*n).into(),
             contract: format!("{n} argues about a car-free centre from their own experience."),

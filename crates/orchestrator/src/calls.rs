@@ -32,6 +32,11 @@ pub(crate) struct RunSettings {
     pub(crate) limits: Limits,
     /// Whether recall reaches other debates' memories.
     pub(crate) cross_debate: bool,
+    /// The agents that may call tools: their tools and most calls per
+    /// contribution.
+    pub(crate) tools: HashMap<PersonaId, (Vec<String>, usize)>,
+    /// The directory the file tools are confined to.
+    pub(crate) context_dir: Option<std::path::PathBuf>,
 }
 
 impl RunSettings {
@@ -46,6 +51,12 @@ impl RunSettings {
                 structured_max_tokens: config.budget.structured_max_tokens,
             },
             cross_debate: config.memory.cross_debate,
+            tools: run
+                .agent_tools
+                .into_iter()
+                .map(|(persona, names, limit)| (persona, (names, limit)))
+                .collect(),
+            context_dir: run.context_dir,
         }
     }
 }

@@ -116,6 +116,18 @@ pub enum OrchestratorError {
         #[source]
         source: crate::answers::AnswerError,
     },
+    /// An agent's tools cannot be set up (a context directory that does
+    /// not exist, a tool that needs memory when memory is off).
+    #[error("debate `{debate}`: tools of {persona}: {source}")]
+    Tools {
+        /// The debate.
+        debate: String,
+        /// The agent.
+        persona: String,
+        /// What is wrong.
+        #[source]
+        source: agon_tools::ToolError,
+    },
     /// A step's answers cannot become events (a call the debate cannot do
     /// without failed, or could not be made).
     #[error("debate `{debate}`: {source}")]
@@ -158,7 +170,8 @@ impl OrchestratorError {
             Self::Config(_)
             | Self::Budget { .. }
             | Self::StoredConfig { .. }
-            | Self::Answers { .. } => ErrorKind::Config,
+            | Self::Answers { .. }
+            | Self::Tools { .. } => ErrorKind::Config,
             Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
             Self::Step {
                 source: agon_protocol::ConvertError::Model { .. },

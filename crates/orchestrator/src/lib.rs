@@ -30,6 +30,7 @@ mod orchestrator;
 pub mod rubric;
 mod shared;
 mod speak;
+mod tool_turn;
 pub mod trust;
 mod trust_steps;
 mod update;

@@ -311,24 +311,28 @@ impl Speaker<'_> {
                 .with_max_tokens(self.ctx.settings.limits.utterance_max_tokens)
                 .with_purpose(purpose.clone())
         };
+        if speak.voice != Voice::Judge
+            && let Some((names, limit)) = self.ctx.settings.tools.get(&speak.persona)
+        {
+            return self
+                .generate_with_tools(
+                    speak,
+                    request(prompt.user.clone()),
+                    &model,
+                    (&name, &others),
+                    names,
+                    *limit,
+                )
+                .await;
+        }
         let mut user = prompt.user.clone();
         let mut discarded: Vec<String> = Vec::new();
         let mut attempt = 0;
         let mut broken_streams = 0;
         while attempt < 2 {
-            if self
-                .ctx
-                .guard
-                .admit(&StepId::Utterance(speak.key.clone()))
-                .is_err()
-            {
+            if !self.begin_turn(speak, &name) {
                 return Ok(Generated::Refused);
             }
-            self.shared.send(DebateUpdate::TurnStarted {
-                persona: speak.persona.clone(),
-                name: name.clone(),
-                key: speak.key.clone(),
-            });
             let (cleaned, meta) = match self
                 .generate(&model, role, request(user.clone()), speak)
                 .await
@@ -410,6 +414,82 @@ impl Speaker<'_> {
         self.shared
             .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
         Ok(Generated::Empty(name, discarded.join(" / ")))
+    }
+
+    /// Admits a model call for `speak` against the debate's budget and
+    /// tells subscribers the turn started; `false`: the budget is spent.
+    fn begin_turn(&self, speak: &Speak, name: &str) -> bool {
+        if self
+            .ctx
+            .guard
+            .admit(&StepId::Utterance(speak.key.clone()))
+            .is_err()
+        {
+            return false;
+        }
+        self.shared.send(DebateUpdate::TurnStarted {
+            persona: speak.persona.clone(),
+            name: name.to_owned(),
+            key: speak.key.clone(),
+        });
+        true
+    }
+
+    /// A contribution of an agent with tools: not streamed (the model may
+    /// call tools first, each call recorded as it returns); the answer is
+    /// sent to subscribers whole.
+    async fn generate_with_tools(
+        &self,
+        speak: &Speak,
+        request: ChatRequest,
+        model: &Arc<dyn ChatModel>,
+        (name, others): (&str, &[&str]),
+        names: &[String],
+        limit: usize,
+    ) -> Result<Generated, OrchestratorError> {
+        if !self.begin_turn(speak, name) {
+            return Ok(Generated::Refused);
+        }
+        let Some(answered) = crate::tool_turn::answer(
+            self.shared,
+            self.ctx,
+            speak,
+            model,
+            request,
+            names,
+            limit,
+            self.abort,
+        )
+        .await?
+        else {
+            self.shared.send(DebateUpdate::TurnDiscarded {
+                persona: speak.persona.clone(),
+                turn: speak.key.clone(),
+                reason: "interrupted".into(),
+            });
+            return Ok(Generated::Aborted);
+        };
+        self.shared
+            .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));
+        let hit_limit = answered
+            .finish
+            .as_deref()
+            .is_some_and(agon_llm::is_token_limit_finish);
+        let cleaned = clean_utterance(&answered.text, name, others, hit_limit);
+        if cleaned.text.is_empty() {
+            return Ok(Generated::Empty(
+                name.to_owned(),
+                "no usable answer after its tool calls".into(),
+            ));
+        }
+        self.shared.send(DebateUpdate::Token {
+            persona: speak.persona.clone(),
+            turn: speak.key.clone(),
+            delta: cleaned.text.clone(),
+        });
+        let mut meta = answered.meta;
+        meta.truncated = cleaned.truncated;
+        Ok(Generated::Text(cleaned.text, meta, cleaned.notes))
     }
 
     /// Appends a generated turn: its message, or the record of its skip.

@@ -766,3 +766,49 @@ async fn a_debate_id_drawn_twice_is_drawn_again() {
         assert_eq!(orch.store().debate(id).await.unwrap().topic, config.topic);
     }
 }
+
+/// Tools in a structured debate: a persona with `file_read` reads the file
+/// its topic names in each of its turns and cites it; the others call none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persona_with_tools_reads_the_context_dir_in_a_structured_debate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("parking.md"),
+        "Central parking revenue: 4.2 million euros a year.\n",
+    )
+    .unwrap();
+    let mut config = small_config();
+    config.topic = "Should cities ban private cars from their centres? See parking.md.".into();
+    config.context_dir = Some(dir.path().to_owned());
+    config.personas[0].tools = vec!["file_read".into()];
+    config.validate_tools("test").unwrap();
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    let outcome = orch
+        .run(&id, &scripted(), RunControl::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let mara = agon_core::PersonaId::new("mara");
+    let turns = bb.messages().iter().filter(|m| m.persona == mara).count();
+    assert_eq!(bb.tool_calls().len(), turns, "one read per turn of Mara's");
+    assert!(bb.tool_calls().iter().all(|c| c.persona == mara && c.ok));
+    assert!(
+        bb.messages().iter().filter(|m| m.persona == mara).all(|m| m
+            .content
+            .contains("As parking.md says: \"Central parking revenue")),
+        "Mara cites the file"
+    );
+    // Without a context directory the file tools are refused up front.
+    let mut bare = small_config();
+    bare.personas[0].tools = vec!["file_read".into()];
+    let err = bare.validate_tools("x.toml").unwrap_err().to_string();
+    assert!(
+        err.contains("personas[0].tools[0]") && err.contains("context directory"),
+        "{err}"
+    );
+    bare.personas[0].tools = vec!["shell".into()];
+    let err = bare.validate_tools("x.toml").unwrap_err().to_string();
+    assert!(err.contains("`shell` is not a tool Agon has"), "{err}");
+}

@@ -18,6 +18,8 @@ use support::sqlite;
 fn persona(name: &str) -> PersonaConfig {
     PersonaConfig {
         corpus: Vec::new(),
+        tools: Vec::new(),
+        tool_call_limit: None,
         id: None,
         name: name.into(),
         contract: format!("{name} cares about the city budget."),

@@ -689,3 +689,102 @@ async fn a_pause_does_not_count_against_the_rounds_deadline() {
     );
     assert_eq!(count(&bb, 1, |k| *k == MessageKind::Refinement), 3);
 }
+
+/// The architect may read files of a context directory: each of its
+/// contributions reads the file the problem names and cites it; every call
+/// is an event, listed in the report; a turn aborted after its call reuses
+/// it on resume instead of calling again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_reads_a_file_of_the_context_dir_and_cites_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("limits.md"),
+        "Per client: 100 requests per second, bursts of 20.\nGlobal: 10k/s.\n",
+    )
+    .unwrap();
+    let mut config = dialectic_config(1);
+    config.topic = "Design a rate limiting system. The limits are in limits.md.".into();
+    config.context_dir = Some(dir.path().to_owned());
+    for a in &mut config.dialectic.agents {
+        if a.role == "architect" {
+            a.tools = vec!["file_read".into(), "list_files".into()];
+            a.tool_call_limit = Some(3);
+        }
+    }
+    config.validate_tools("test").unwrap();
+    // Slow enough that the abort lands while the turn's next call runs.
+    let (models, _) = scripted(Duration::from_millis(300));
+    let orch = Orchestrator::new(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    // Abort at the first tool call: the call stays, the turn does not.
+    let control = RunControl::default();
+    let mut updates = orch.subscribe();
+    let abort = control.abort.clone();
+    let watcher = tokio::spawn(async move {
+        while let Some(u) = futures::StreamExt::next(&mut updates).await {
+            if let agon_orchestrator::DebateUpdate::Event { event, .. } = u
+                && matches!(*event, agon_core::DebateEvent::ToolCalled { .. })
+            {
+                abort.cancel();
+                return;
+            }
+        }
+    });
+    let first = orch.run(&id, &models, control).await.unwrap();
+    watcher.abort();
+    assert_eq!(first, RunOutcome::Stopped);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    assert_eq!(bb.tool_calls().len(), 1);
+    assert_eq!(
+        count(&bb, 1, |k| *k == MessageKind::Proposal),
+        0,
+        "the turn was not recorded"
+    );
+    let second = orch.run(&id, &models, RunControl::default()).await.unwrap();
+    assert_eq!(second, RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+
+    let architect = agon_core::PersonaId::new("agent-architect");
+    let contributions = bb
+        .messages()
+        .iter()
+        .filter(|m| m.persona == architect && m.round == 1)
+        .count();
+    // One read per contribution (proposal, 2 critiques, refinement): the
+    // resumed proposal reused its recorded call.
+    assert_eq!(
+        bb.tool_calls().len(),
+        contributions,
+        "{:#?}",
+        bb.tool_calls()
+    );
+    for c in bb.tool_calls() {
+        assert_eq!(c.persona, architect);
+        assert_eq!((c.name.as_str(), c.call), ("file_read", 0));
+        assert_eq!(c.arguments, serde_json::json!({"path": "limits.md"}));
+        assert!(
+            c.ok && c.result.starts_with("Per client: 100 requests"),
+            "{c:?}"
+        );
+    }
+    let proposal = bb
+        .messages()
+        .iter()
+        .find(|m| m.persona == architect && m.kind == MessageKind::Proposal)
+        .unwrap();
+    assert!(
+        proposal
+            .content
+            .contains("As limits.md says: \"Per client: 100 requests per second, bursts of 20.\""),
+        "{}",
+        proposal.content
+    );
+    // Agents without tools call none.
+    assert!(bb.tool_calls().iter().all(|c| c.persona == architect));
+    let md = agon_view::report::markdown(&bb);
+    assert!(md.contains("## Tool calls\n\n4 call(s)"), "{md}");
+    assert!(
+        md.contains("- System Architect (proposal/1/agent-architect): `file_read({\"path\":\"limits.md\"})` → Per client: 100 requests"),
+        "{md}"
+    );
+}

@@ -35,6 +35,8 @@ fn tiny() -> DebateConfig {
     c.personas = vec![
         PersonaConfig {
             corpus: Vec::new(),
+            tools: Vec::new(),
+            tool_call_limit: None,
             id: None,
             name: "Mara".into(),
             contract: "For car-free centres.".into(),
@@ -43,6 +45,8 @@ fn tiny() -> DebateConfig {
         },
         PersonaConfig {
             corpus: Vec::new(),
+            tools: Vec::new(),
+            tool_call_limit: None,
             id: None,
             name: "Theo".into(),
             contract: "Against bans.".into(),

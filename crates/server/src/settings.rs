@@ -90,6 +90,8 @@ impl Settings {
             max_tokens: self.max_tokens,
             max_cost_usd: self.max_cost,
             max_minutes: self.max_minutes,
+            // A request never names a directory of the server to read.
+            context_dir: None,
         }
     }
 }
@@ -118,6 +120,11 @@ impl NewDebate {
                 ));
             }
         };
+        if config.context_dir.is_some() || config.personas.iter().any(|p| !p.corpus.is_empty()) {
+            return Err(ApiError::bad_request(
+                "config.context_dir and personas' corpus name files of the server: not accepted over the API (use `agon debate` or `agon corpus add` on the server)",
+            ));
+        }
         config
             .apply(&self.settings.overrides())
             .map_err(|e| match e {

@@ -1628,3 +1628,23 @@ async fn recall_reads_the_memories_debates_left() {
     assert_eq!(none.status(), 503);
     assert!(none.text().await.unwrap().contains("no vector memory"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_cannot_name_files_of_the_server() {
+    let base = start(Duration::ZERO, None).await;
+    let mut with_dir = dialectic_config(false);
+    with_dir["context_dir"] = json!("/etc");
+    let mut with_corpus = config();
+    with_corpus["personas"][0]["corpus"] = json!(["/etc/passwd"]);
+    for config in [with_dir, with_corpus] {
+        let r = post(&base, "/api/debates", json!({ "config": config })).await;
+        assert_eq!(r.status(), 400);
+        assert!(
+            r.text()
+                .await
+                .unwrap()
+                .contains("not accepted over the API"),
+            "refused with the reason"
+        );
+    }
+}

@@ -131,6 +131,57 @@ impl TextWanted {
     }
 }
 
+/// The first word of `text` that names a Markdown file (`limits.md`,
+/// `docs/limits.md`), without surrounding punctuation.
+fn markdown_path(text: &str) -> Option<&str> {
+    text.split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')))
+        })
+        .map(|w| w.trim_end_matches('.'))
+        .find(|w| w.ends_with(".md") && w.len() > 3)
+}
+
+/// The scripted turn of an agent with tools: when `file_read` is offered,
+/// the prompt names a Markdown file and nothing was read yet, read it;
+/// otherwise answer (citing the first line a read returned, if any).
+/// `result` is the text of the last tool result in the conversation.
+fn tool_turn(
+    purpose: Option<&str>,
+    system: &str,
+    user: &str,
+    result: Option<&str>,
+    known: &[String],
+) -> Value {
+    let offers_read = system.contains("- file_read:") || system.contains("\"file_read\"");
+    match (result, markdown_path(user)) {
+        (None, Some(path)) if offers_read => {
+            json!({"tool": "file_read", "arguments": {"path": path}})
+        }
+        _ => {
+            json!({"tool": "none", "answer": answer_after_tools(purpose, system, user, result, known)})
+        }
+    }
+}
+
+/// A contribution that cites what a tool returned (its first line).
+fn answer_after_tools(
+    purpose: Option<&str>,
+    system: &str,
+    user: &str,
+    result: Option<&str>,
+    known: &[String],
+) -> String {
+    let text = reply(purpose, system, user, None, known);
+    match (
+        result.and_then(|r| r.lines().find(|l| !l.trim().is_empty())),
+        markdown_path(user),
+    ) {
+        (Some(line), Some(path)) => format!("{text} As {path} says: \"{}\"", line.trim()),
+        _ => text,
+    }
+}
+
 /// The scripted answer to a call: `schema` names the structured payload
 /// wanted; without one, `purpose` (the step the call is for, see
 /// `ChatRequest::purpose`) says which text is wanted. `known` are the
@@ -143,6 +194,14 @@ pub fn reply(
     schema: Option<&str>,
     known: &[String],
 ) -> String {
+    if schema == Some("tool_turn") {
+        // The constrained-JSON tool turn: the last tool result is written
+        // out as `Tool NAME returned:` in the conversation.
+        let result = user
+            .rsplit_once("Tool file_read returned:\n")
+            .map(|(_, r)| r);
+        return tool_turn(purpose, system, user, result, known).to_string();
+    }
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):")
         .or_else(|| between(user, "Messages (on \"", "\"):"))
@@ -689,6 +748,40 @@ pub fn schema_name<'a>(request: &'a Value, system: &'a str) -> Option<&'a str> {
 /// an SSE stream when the request asks for one.
 pub fn openai_reply(request: &Value) -> (&'static str, String) {
     let (system, user) = prompt_parts(request);
+    if let Some(tools) = request["tools"].as_array().filter(|t| !t.is_empty()) {
+        // Native tool calling: read the Markdown file the prompt names,
+        // once; then answer citing it.
+        let offers: Vec<&str> = tools
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let result = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| m["content"].as_str());
+        let asked: String = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        if result.is_none()
+            && offers.contains(&"file_read")
+            && let Some(path) = markdown_path(&asked)
+        {
+            let model = request["model"].as_str().unwrap_or("stub");
+            let body = json!({"id": "c", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                    "tool_calls": [{"id": "call_1", "type": "function",
+                        "function": {"name": "file_read", "arguments": json!({"path": path}).to_string()}}]}}],
+                "usage": {"prompt_tokens": asked.len() / 4, "completion_tokens": 10}});
+            return ("application/json", body.to_string());
+        }
+        let text = answer_after_tools(None, &system, &asked, result, &[]);
+        return openai_body(request, &text);
+    }
     let schema = schema_name(request, &system);
     let known = request["response_format"]["json_schema"]["schema"].clone();
     let known = if known.is_null() {

@@ -497,6 +497,27 @@ impl Blackboard {
                     notes: notes.clone(),
                 });
             }
+            DebateEvent::ToolCalled {
+                turn,
+                persona,
+                call,
+                name,
+                arguments,
+                ok,
+                result,
+            } => {
+                self.check_persona(persona, "tool_called.persona")?;
+                require_text(name, "name", "tool_called")?;
+                self.data.tool_calls.push(super::ToolCallRecord {
+                    turn: turn.clone(),
+                    persona: persona.clone(),
+                    call: *call,
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                    ok: *ok,
+                    result: result.clone(),
+                });
+            }
             DebateEvent::EvidenceCited {
                 message,
                 persona,

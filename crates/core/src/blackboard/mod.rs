@@ -23,6 +23,7 @@ use crate::reflection::Reflection;
 use crate::round::RoundRecord;
 use crate::solution::Solution;
 use crate::step::StepId;
+use crate::step::TurnKey;
 use crate::summary::{DebateSummary, SummaryScope};
 
 mod apply;
@@ -158,6 +159,9 @@ struct BlackboardData {
     repairs: Vec<StepRepair>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     citations: Vec<crate::evidence::EvidenceCitation>,
+    /// The tools agents called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCallRecord>,
     /// Questions asked in each clarification round (dialectic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     clarification_rounds: Vec<u32>,
@@ -167,6 +171,25 @@ struct BlackboardData {
     usage: BTreeMap<String, BTreeMap<String, UsageTotals>>,
     weight_since_reflection: u32,
     events_applied: u64,
+}
+
+/// A tool an agent called ([`DebateEvent::ToolCalled`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The turn.
+    pub turn: TurnKey,
+    /// Who called it.
+    pub persona: PersonaId,
+    /// Its number within the turn.
+    pub call: u32,
+    /// The tool.
+    pub name: String,
+    /// The arguments, as the model wrote them.
+    pub arguments: serde_json::Value,
+    /// Whether the tool worked.
+    pub ok: bool,
+    /// What it returned, or why it failed.
+    pub result: String,
 }
 
 /// The debate's shared state: topic, personas, position ledger, claims,
@@ -562,6 +585,19 @@ impl Blackboard {
     /// Repairs validation made to model outputs, in order.
     pub fn repairs(&self) -> &[StepRepair] {
         &self.data.repairs
+    }
+
+    /// Every tool call, in order.
+    pub fn tool_calls(&self) -> &[ToolCallRecord] {
+        &self.data.tool_calls
+    }
+
+    /// The tool calls of `turn`, in order.
+    pub fn tool_calls_of<'a>(
+        &'a self,
+        turn: &'a TurnKey,
+    ) -> impl Iterator<Item = &'a ToolCallRecord> {
+        self.data.tool_calls.iter().filter(move |c| &c.turn == turn)
     }
 
     /// How many questions each clarification round asked, in order

@@ -94,6 +94,8 @@ impl ChatModel for Counting {
 fn persona(name: &str, contract: &str) -> PersonaConfig {
     PersonaConfig {
         corpus: Vec::new(),
+        tools: Vec::new(),
+        tool_call_limit: None,
         id: None,
         name: name.into(),
         contract: contract.into(),

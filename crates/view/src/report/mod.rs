@@ -207,6 +207,7 @@ pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
         "warnings": bb.warnings(),
         "repairs": bb.repairs(),
         "citations": bb.citations(),
+        "tool_calls": bb.tool_calls(),
         "usage": bb.usage(),
         "totals": {
             "calls": total.calls,
@@ -603,8 +604,40 @@ fn sources_cited(s: &mut String, bb: &Blackboard) {
     }
 }
 
+/// Every tool call: who, in which turn, the tool and its arguments, and
+/// what it returned (its first line) or why it failed.
+fn tool_calls(s: &mut String, bb: &Blackboard) {
+    if bb.tool_calls().is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "## Tool calls\n\n{} call(s) by the agents while they contributed.\n",
+        bb.tool_calls().len()
+    );
+    for c in bb.tool_calls() {
+        let first = c
+            .result
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let _ = writeln!(
+            s,
+            "- {} ({}): `{}({})` {} {}",
+            bb.persona_name(&c.persona),
+            c.turn,
+            c.name,
+            c.arguments,
+            if c.ok { "→" } else { "failed:" },
+            one_line(&first.chars().take(200).collect::<String>())
+        );
+    }
+    s.push('\n');
+}
+
 fn tail(s: &mut String, bb: &Blackboard) {
     budget(s, bb);
+    tool_calls(s, bb);
     sources_cited(s, bb);
     if !bb.notes().is_empty() {
         s.push_str("## Moderator notes\n\nShown to every agent from the next context on.\n\n");
