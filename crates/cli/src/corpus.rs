@@ -1,13 +1,11 @@
 //! `agon corpus add|list|remove|search`: a persona's own sources, and the
 //! indexing of the corpus files a config names (on first use).
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use agon_config::{DebateConfig, PersonaConfig};
+use agon_config::PersonaConfig;
 use agon_core::PersonaId;
-use agon_memory::corpus::{CorpusFormat, chunk};
-use agon_memory::{Memory, MemoryError, RetrievalConfig};
+use agon_memory::{MemoryError, RetrievalConfig};
 use anyhow::Context;
 use clap::Subcommand;
 
@@ -86,61 +84,6 @@ fn failure(e: MemoryError) -> Failure {
     crate::memory::memory_failure(e)
 }
 
-/// Reads, chunks and adds one file to `persona`'s corpus; returns (chunks
-/// in the file, chunks new).
-pub(crate) async fn add_file(
-    memory: &Memory,
-    persona: &PersonaId,
-    path: &Path,
-) -> Result<(usize, usize), Failure> {
-    let format = CorpusFormat::of_path(path).map_err(failure)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Failure {
-        code: 2,
-        error: anyhow::anyhow!("reading corpus file {}: {e}", path.display()),
-    })?;
-    let shown = path.display().to_string();
-    let chunks = chunk(&text, format, &shown).map_err(failure)?;
-    let file = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .ok_or_else(|| Failure {
-            code: 2,
-            error: anyhow::anyhow!("corpus file {shown} has no usable file name"),
-        })?;
-    let added = memory
-        .add_corpus(persona, file, &chunks, chrono::Utc::now())
-        .await
-        .map_err(failure)?;
-    Ok((chunks.len(), added))
-}
-
-/// Indexes the corpus files the config's personas name (their chunks
-/// already stored are skipped, so a second debate embeds nothing). A file
-/// that cannot be read or chunked is a warning: the debate runs without it.
-pub(crate) async fn index_config(memory: &Memory, config: &DebateConfig) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for persona in &config.personas {
-        let id = PersonaId::new(persona.resolved_id());
-        for path in &persona.corpus {
-            match add_file(memory, &id, path).await {
-                Ok((_, 0)) => {}
-                Ok((chunks, added)) => eprintln!(
-                    "Indexed {added} of {chunks} chunk(s) of {} for {}",
-                    path.display(),
-                    persona.name
-                ),
-                Err(f) => warnings.push(format!(
-                    "corpus file {} of {} not indexed: {:#}",
-                    path.display(),
-                    persona.name,
-                    f.error
-                )),
-            }
-        }
-    }
-    warnings
-}
-
 /// Runs `agon corpus …` on the store at `url`.
 pub(crate) async fn run(
     url: &str,
@@ -157,7 +100,7 @@ pub(crate) async fn run(
             let id = persona_id(&persona);
             let mut rows = Vec::new();
             for path in &files {
-                let (chunks, added) = add_file(&memory, &id, path).await?;
+                let (chunks, added) = crate::memory::add_file(&memory, &id, path).await?;
                 rows.push(serde_json::json!({"file": path.display().to_string(), "chunks": chunks, "added": added}));
                 if !json {
                     println!(

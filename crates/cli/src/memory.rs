@@ -1,11 +1,14 @@
-//! `agon recall`, `agon memory reindex`, and setting up a debate's memory.
+//! `agon recall`, `agon memory reindex`, and setting up a debate's memory
+//! (with the corpus files its config names).
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_config::{DebateConfig, PersonaConfig};
 use agon_core::{DebateId, PersonaId};
 use agon_llm::{Embedder, EmbedderSpec};
+use agon_memory::corpus::{CorpusFormat, chunk};
 use agon_memory::{Memory, MemoryError, MemoryFilter, RetrievalConfig};
 use agon_orchestrator::Orchestrator;
 use anyhow::Context;
@@ -87,7 +90,7 @@ pub(crate) async fn attach(orch: Orchestrator, url: &str, config: &DebateConfig)
     }
     match open(url, &config.memory.embedder, config.memory.retrieval).await {
         Ok(memory) => {
-            for warning in crate::corpus::index_config(&memory, config).await {
+            for warning in index_config(&memory, config).await {
                 eprintln!("warning: {warning}");
             }
             orch.with_memory(memory)
@@ -187,4 +190,59 @@ pub(crate) async fn reindex(url: &str, spec: &str) -> Result<ExitCode, Failure> 
         .map_err(memory_failure)?;
     eprintln!("\r{done} memories re-embedded with {target}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads, chunks and adds one file to `persona`'s corpus; returns (chunks
+/// in the file, chunks new).
+pub(crate) async fn add_file(
+    memory: &Memory,
+    persona: &PersonaId,
+    path: &Path,
+) -> Result<(usize, usize), Failure> {
+    let format = CorpusFormat::of_path(path).map_err(memory_failure)?;
+    let text = std::fs::read_to_string(path).map_err(|e| Failure {
+        code: 2,
+        error: anyhow::anyhow!("reading corpus file {}: {e}", path.display()),
+    })?;
+    let shown = path.display().to_string();
+    let chunks = chunk(&text, format, &shown).map_err(memory_failure)?;
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .ok_or_else(|| Failure {
+            code: 2,
+            error: anyhow::anyhow!("corpus file {shown} has no usable file name"),
+        })?;
+    let added = memory
+        .add_corpus(persona, file, &chunks, chrono::Utc::now())
+        .await
+        .map_err(memory_failure)?;
+    Ok((chunks.len(), added))
+}
+
+/// Indexes the corpus files the config's personas name (their chunks
+/// already stored are skipped, so a second debate embeds nothing). A file
+/// that cannot be read or chunked is a warning: the debate runs without it.
+pub(crate) async fn index_config(memory: &Memory, config: &DebateConfig) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for persona in &config.personas {
+        let id = PersonaId::new(persona.resolved_id());
+        for path in &persona.corpus {
+            match add_file(memory, &id, path).await {
+                Ok((_, 0)) => {}
+                Ok((chunks, added)) => eprintln!(
+                    "Indexed {added} of {chunks} chunk(s) of {} for {}",
+                    path.display(),
+                    persona.name
+                ),
+                Err(f) => warnings.push(format!(
+                    "corpus file {} of {} not indexed: {:#}",
+                    path.display(),
+                    persona.name,
+                    f.error
+                )),
+            }
+        }
+    }
+    warnings
 }

@@ -1726,7 +1726,8 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
         "says which --context it took: {}",
         stderr(&o)
     );
-    // dialectic 0.7's --context is a directory: accepted, and said so.
+    // dialectic 0.7's --context is a directory: the agents' context
+    // directory for their file tools, and said so.
     std::fs::create_dir(dir.join("repo")).unwrap();
     let o = run(&[
         "debate",
@@ -1743,7 +1744,7 @@ async fn dialectics_report_and_eval_read_saved_debate_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("--context repo: a directory, taken as dialectic 0.7's context directory"),
+            .contains("Taking --context repo as the context directory of the agents' file tools"),
         "{}",
         stderr(&o)
     );

@@ -12,9 +12,11 @@ use crate::http::{Endpoint, HttpConfig, headers};
 use crate::json::{Attempt, structured};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
-use crate::tools::{ToolCall, ToolSpec, ToolTurn};
 use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+use crate::types::{
+    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolCall, ToolSpec,
+    ToolTurn, Usage,
+};
 
 const PROVIDER: &str = "anthropic";
 /// The environment variable holding the key.

@@ -95,9 +95,9 @@ impl ChatModel for Fallback {
     async fn complete_tools(
         &self,
         request: ChatRequest,
-        tools: &[crate::tools::ToolSpec],
+        tools: &[crate::types::ToolSpec],
         call_number: usize,
-    ) -> Result<crate::tools::ToolTurn, ProviderError> {
+    ) -> Result<crate::types::ToolTurn, ProviderError> {
         self.first_success(|m| m.complete_tools(request.clone(), tools, call_number))
             .await
     }

@@ -46,11 +46,10 @@ pub use fallback::Fallback;
 pub use rate::{RateGate, estimated_tokens, gate_key};
 pub use secret::ApiKey;
 pub use spec::{LocalBackends, ModelFactory, ModelSpec, SpecError};
-pub use tools::{ToolCall, ToolResult, ToolSpec, ToolTurn, json_tool_turn};
-pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs};
+pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs, json_tool_turn};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
-    Usage, is_token_limit_finish,
+    ToolCall, ToolResult, ToolSpec, ToolTurn, Usage, is_token_limit_finish,
 };
 pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger, UsageScope};
 

@@ -12,9 +12,11 @@ use crate::http::{Endpoint, HttpConfig, bearer_headers};
 use crate::json::{Attempt, extract_json, structured, with_schema_instruction};
 use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
-use crate::tools::{ToolCall, ToolSpec, ToolTurn};
 use crate::traits::{ChatModel, ChatStream};
-use crate::types::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, Usage};
+use crate::types::{
+    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolCall, ToolSpec,
+    ToolTurn, Usage,
+};
 
 /// The environment variable holding OpenAI's key.
 pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";

@@ -7,8 +7,12 @@ use async_trait::async_trait;
 use futures::Stream;
 
 use crate::error::ProviderError;
-use crate::tools::{ToolSpec, ToolTurn};
-use crate::types::{ChatChunk, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema};
+use serde_json::{Value, json};
+
+use crate::types::{
+    ChatChunk, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, ToolCall, ToolSpec,
+    ToolTurn,
+};
 
 /// A stream of completion chunks; an `Err` item ends it.
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatChunk, ProviderError>> + Send>>;
@@ -43,7 +47,7 @@ pub trait ChatModel: Send + Sync {
     /// with [`crate::ChatMessage::assistant_calls`] and
     /// [`crate::ChatMessage::tool_result`] appended). OpenAI-compatible
     /// and Anthropic models call natively; the default is a constrained
-    /// JSON call ([`crate::tools::json_tool_turn`]) that any model can
+    /// JSON call ([`json_tool_turn`]) that any model can
     /// answer. `call_number` numbers the JSON path's call ids.
     async fn complete_tools(
         &self,
@@ -51,7 +55,7 @@ pub trait ChatModel: Send + Sync {
         tools: &[ToolSpec],
         call_number: usize,
     ) -> Result<ToolTurn, ProviderError> {
-        crate::tools::json_tool_turn(self, request, tools, call_number).await
+        json_tool_turn(self, request, tools, call_number).await
     }
 }
 
@@ -89,4 +93,81 @@ pub fn check_embedding_inputs(provider: &str, texts: &[String]) -> Result<(), Pr
         });
     }
     Ok(())
+}
+
+/// One tool turn through a constrained JSON call: the model answers
+/// `{"tool": NAME, "arguments": {…}}` to call a tool or `{"tool": "none",
+/// "answer": TEXT}` to answer; the tools and their schemas are described
+/// in the system prompt. Used by every model without native tool calling.
+pub async fn json_tool_turn<M: ChatModel + ?Sized>(
+    model: &M,
+    request: ChatRequest,
+    tools: &[ToolSpec],
+    call_number: usize,
+) -> Result<ToolTurn, ProviderError> {
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    names.push("none");
+    let listing: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            format!(
+                "- {}: {} Arguments (JSON schema): {}",
+                t.name, t.description, t.parameters
+            )
+        })
+        .collect();
+    let instruction = format!(
+        "You may call one tool before you answer:\n{}\nTo call one, output JSON {{\"tool\": NAME, \"arguments\": {{…}}}}; \
+         to answer, output {{\"tool\": \"none\", \"answer\": YOUR ANSWER}}.",
+        listing.join("\n")
+    );
+    let mut request = crate::tools::without_tools(&request);
+    request.system = Some(match request.system.take() {
+        Some(system) => format!("{system}\n\n{instruction}"),
+        None => instruction,
+    });
+    let schema = JsonSchema::new(
+        "tool_turn",
+        json!({
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": names},
+                "arguments": {"type": "object"},
+                "answer": {"type": "string"}
+            },
+            "required": ["tool"]
+        }),
+    );
+    let out = model.complete_json(request, &schema).await?;
+    let tool = out
+        .value
+        .get("tool")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    let mut response = out.response;
+    if tool == "none" {
+        response.content = out
+            .value
+            .get("answer")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        return Ok(ToolTurn {
+            response,
+            calls: Vec::new(),
+        });
+    }
+    response.content = String::new();
+    Ok(ToolTurn {
+        response,
+        calls: vec![ToolCall {
+            id: format!("call-{call_number}"),
+            name: tool.to_owned(),
+            arguments: out
+                .value
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        }],
+    })
 }

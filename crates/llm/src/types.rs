@@ -4,6 +4,7 @@ use std::ops::{Add, AddAssign};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::ProviderError;
 
@@ -24,12 +25,12 @@ pub struct ChatMessage {
     pub role: Role,
     /// What was said (for a tool result: the result).
     pub content: String,
-    /// The tools an assistant message called ([`crate::ChatModel::complete_tools`]).
+    /// The tools an assistant message called.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<crate::tools::ToolCall>,
+    pub tool_calls: Vec<ToolCall>,
     /// Set on the user-side message that carries a tool's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_result: Option<crate::tools::ToolResult>,
+    pub tool_result: Option<ToolResult>,
 }
 
 impl ChatMessage {
@@ -54,7 +55,7 @@ impl ChatMessage {
     }
 
     /// The assistant's turn that called `calls` (with its text, if any).
-    pub fn assistant_calls(content: impl Into<String>, calls: Vec<crate::tools::ToolCall>) -> Self {
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
         Self {
             tool_calls: calls,
             ..Self::assistant(content)
@@ -62,13 +63,9 @@ impl ChatMessage {
     }
 
     /// The result of `call`, as the model is shown it.
-    pub fn tool_result(
-        call: &crate::tools::ToolCall,
-        content: impl Into<String>,
-        is_error: bool,
-    ) -> Self {
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>, is_error: bool) -> Self {
         Self {
-            tool_result: Some(crate::tools::ToolResult {
+            tool_result: Some(ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 is_error,
@@ -341,4 +338,48 @@ impl InputType {
             Self::Document => "document",
         }
     }
+}
+
+/// A tool the model may call ([`crate::ChatModel::complete_tools`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Its name (`file_read`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments (an object).
+    pub parameters: Value,
+}
+
+/// A call the model made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id of the call (results refer to it).
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments as the model wrote them (untrusted: the tool checks
+    /// them; arguments that are not JSON are kept as a string).
+    pub arguments: Value,
+}
+
+/// Marks a message as the result of a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// Whether the tool failed (its content says why).
+    pub is_error: bool,
+}
+
+/// One turn of a conversation with tools: the response (its text, usage,
+/// finish reason) and the calls it asks for (none: the text is the answer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolTurn {
+    /// The response; `content` is the text (empty when it only calls).
+    pub response: ChatResponse,
+    /// The calls, in order.
+    pub calls: Vec<ToolCall>,
 }

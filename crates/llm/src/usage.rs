@@ -368,9 +368,9 @@ impl ChatModel for Metered {
     async fn complete_tools(
         &self,
         request: ChatRequest,
-        tools: &[crate::tools::ToolSpec],
+        tools: &[crate::types::ToolSpec],
         call_number: usize,
-    ) -> Result<crate::tools::ToolTurn, ProviderError> {
+    ) -> Result<crate::types::ToolTurn, ProviderError> {
         let span = self.span(&request);
         let turn = self
             .inner
