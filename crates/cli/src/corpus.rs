@@ -65,19 +65,7 @@ pub(crate) enum CorpusCommand {
 
 /// A persona's id from its name or id (`Zoë Brandt` → `zoë-brandt`).
 fn persona_id(persona: &str) -> PersonaId {
-    PersonaId::new(
-        PersonaConfig {
-            id: None,
-            name: persona.to_owned(),
-            contract: String::new(),
-            voice: String::new(),
-            model: None,
-            corpus: Vec::new(),
-            tools: Vec::new(),
-            tool_call_limit: None,
-        }
-        .resolved_id(),
-    )
+    PersonaId::new(PersonaConfig::id_of(persona))
 }
 
 fn failure(e: MemoryError) -> Failure {

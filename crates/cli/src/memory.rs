@@ -114,17 +114,7 @@ pub(crate) async fn recall(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let memory = open(url, spec, RetrievalConfig::default()).await?;
-    let id = PersonaConfig {
-        corpus: Vec::new(),
-        tools: Vec::new(),
-        tool_call_limit: None,
-        id: None,
-        name: persona.to_owned(),
-        contract: String::new(),
-        voice: String::new(),
-        model: None,
-    }
-    .resolved_id();
+    let id = PersonaConfig::id_of(persona);
     let filter = MemoryFilter {
         persona: Some(PersonaId::new(id)),
         debate: debate.map(DebateId::new),

@@ -107,6 +107,12 @@ pub struct PersonaConfig {
 }
 
 impl PersonaConfig {
+    /// The id a persona named `name` gets (`Zoë Brandt` → `zoë-brandt`;
+    /// an id is its own id).
+    pub fn id_of(name: &str) -> String {
+        agon_protocol::persona_slug(name)
+    }
+
     /// The persona's id.
     pub fn resolved_id(&self) -> String {
         self.id

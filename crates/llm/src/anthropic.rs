@@ -14,8 +14,7 @@ use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{
-    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolCall, ToolSpec,
-    ToolTurn, Usage,
+    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolSpec, ToolTurn, Usage,
 };
 
 const PROVIDER: &str = "anthropic";
@@ -348,17 +347,13 @@ impl ChatModel for AnthropicChat {
                     .iter()
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
                     .enumerate()
-                    .map(|(i, b)| ToolCall {
-                        id: b
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("call-{i}"), str::to_owned),
-                        name: b
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        arguments: b.get("input").cloned().unwrap_or_else(|| json!({})),
+                    .map(|(i, b)| {
+                        crate::tools::call_of(
+                            i,
+                            b.get("id").and_then(Value::as_str),
+                            b.get("name").and_then(Value::as_str),
+                            b.get("input").cloned().unwrap_or_else(|| json!({})),
+                        )
                     })
                     .collect()
             })

@@ -14,8 +14,7 @@ use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{
-    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolCall, ToolSpec,
-    ToolTurn, Usage,
+    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolSpec, ToolTurn, Usage,
 };
 
 /// The environment variable holding OpenAI's key.
@@ -343,21 +342,17 @@ impl ChatModel for OpenAiChat {
                 calls
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| ToolCall {
-                        id: c
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("call-{i}"), str::to_owned),
-                        name: c
-                            .pointer("/function/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        arguments: crate::tools::parse_arguments(
-                            c.pointer("/function/arguments")
-                                .and_then(Value::as_str)
-                                .unwrap_or("{}"),
-                        ),
+                    .map(|(i, c)| {
+                        crate::tools::call_of(
+                            i,
+                            c.get("id").and_then(Value::as_str),
+                            c.pointer("/function/name").and_then(Value::as_str),
+                            crate::tools::parse_arguments(
+                                c.pointer("/function/arguments")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("{}"),
+                            ),
+                        )
                     })
                     .collect()
             })

@@ -43,3 +43,20 @@ pub fn without_tools(request: &ChatRequest) -> ChatRequest {
     }
     out
 }
+
+/// The `i`-th call of a provider's answer: its id (`call-I` when the
+/// provider gave none), tool name (empty when missing: the tool lookup
+/// refuses it) and arguments.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn call_of(
+    i: usize,
+    id: Option<&str>,
+    name: Option<&str>,
+    arguments: Value,
+) -> crate::types::ToolCall {
+    crate::types::ToolCall {
+        id: id.map_or_else(|| format!("call-{i}"), str::to_owned),
+        name: name.unwrap_or_default().to_owned(),
+        arguments,
+    }
+}

@@ -323,6 +323,23 @@ impl Metered {
         )
     }
 
+    /// Records a completed call: its span's response attributes and
+    /// `output` (the text, or the JSON value), and its usage in the ledger.
+    fn record(&self, span: &tracing::Span, response: &ChatResponse, output: &str) {
+        telemetry::record_response(
+            span,
+            &response.model,
+            response.usage,
+            response.finish_reason.as_deref(),
+        );
+        telemetry::record_output(span, output);
+        self.ledger.record(
+            self.scope_of(&response.model),
+            &response.model,
+            response.usage,
+        );
+    }
+
     fn scope_of(&self, model: &str) -> UsageScope {
         if self.per_model {
             UsageScope::per_model(self.role.clone(), model)
@@ -350,18 +367,7 @@ impl ChatModel for Metered {
             .instrument(span.clone())
             .await
             .inspect_err(|e| telemetry::record_error(&span, e))?;
-        telemetry::record_response(
-            &span,
-            &response.model,
-            response.usage,
-            response.finish_reason.as_deref(),
-        );
-        telemetry::record_output(&span, &response.content);
-        self.ledger.record(
-            self.scope_of(&response.model),
-            &response.model,
-            response.usage,
-        );
+        self.record(&span, &response, &response.content);
         Ok(response)
     }
 
@@ -378,19 +384,7 @@ impl ChatModel for Metered {
             .instrument(span.clone())
             .await
             .inspect_err(|e| telemetry::record_error(&span, e))?;
-        let response = &turn.response;
-        telemetry::record_response(
-            &span,
-            &response.model,
-            response.usage,
-            response.finish_reason.as_deref(),
-        );
-        telemetry::record_output(&span, &response.content);
-        self.ledger.record(
-            self.scope_of(&response.model),
-            &response.model,
-            response.usage,
-        );
+        self.record(&span, &turn.response, &turn.response.content);
         Ok(turn)
     }
 
@@ -406,18 +400,7 @@ impl ChatModel for Metered {
             .instrument(span.clone())
             .await
             .inspect_err(|e| telemetry::record_error(&span, e))?;
-        telemetry::record_response(
-            &span,
-            &response.response.model,
-            response.response.usage,
-            response.response.finish_reason.as_deref(),
-        );
-        telemetry::record_output(&span, &response.value.to_string());
-        self.ledger.record(
-            self.scope_of(&response.response.model),
-            &response.response.model,
-            response.response.usage,
-        );
+        self.record(&span, &response.response, &response.value.to_string());
         Ok(response)
     }
 
