@@ -117,6 +117,24 @@ pub fn needs_summary(
     settings.enabled && history_chars(blackboard, persona) >= settings.threshold
 }
 
+/// [`needs_summary`] as of the start of `round`: only the messages of
+/// earlier rounds count, so the answer is the same before, during and
+/// after the round (a summary due at a round's start may be written by the
+/// previous round's analysis, which can land after the round began).
+pub fn needs_summary_before(
+    blackboard: &Blackboard,
+    persona: &PersonaId,
+    settings: &SummarizationSettings,
+    round: u32,
+) -> bool {
+    if !settings.enabled {
+        return false;
+    }
+    let (summary, since) = history_since_summary(blackboard, persona);
+    let earlier: Vec<&DialogueMessage> = since.into_iter().filter(|m| m.round < round).collect();
+    summary.map_or(0, |s| s.text.chars().count()) + total_chars(&earlier) >= settings.threshold
+}
+
 /// The judge's view for synthesis: proposals and refinements of the final
 /// round only (the highest round that has any message; proposals carried
 /// over from the previous round's refinements are left out).

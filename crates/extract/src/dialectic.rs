@@ -437,6 +437,77 @@ pub struct RoundAnalysis {
     /// One entry per message listed.
     #[schemars(length(max = 40))]
     pub updates: Vec<ContributionUpdate>,
+    /// The perspective summaries the call was asked for (agents whose
+    /// history reached their summarization threshold this round), written
+    /// from the same reading as the entries; empty when none was asked.
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    pub summaries: Vec<AgentSummary>,
+}
+
+/// One agent's perspective summary written by a round's analysis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentSummary {
+    /// The agent's name, as listed.
+    #[schemars(length(max = 80))]
+    pub agent: String,
+    /// The summary, plain prose.
+    #[schemars(length(max = 8000))]
+    pub text: String,
+}
+
+impl RoundAnalysis {
+    /// The schema of a round's analysis asked for the summaries of
+    /// `agents` (names) of at most `max_chars` characters each: the
+    /// `summaries` list holds exactly one entry per agent, each naming one
+    /// of them. Without agents the `summaries` field is left out of the
+    /// schema (a call asked for no summary pays nothing for it).
+    pub fn schema_with_summaries(
+        schema: &serde_json::Value,
+        agents: &[String],
+        max_chars: usize,
+    ) -> serde_json::Value {
+        use serde_json::{Value, json};
+        let mut out = schema.clone();
+        let Some(root) = out.as_object_mut() else {
+            return out;
+        };
+        if agents.is_empty() {
+            if let Some(Value::Object(props)) = root.get_mut("properties") {
+                props.remove("summaries");
+            }
+            return out;
+        }
+        if let Some(Value::Object(props)) = root.get_mut("properties") {
+            props.insert(
+                "summaries".into(),
+                json!({
+                    "type": "array",
+                    "minItems": agents.len(),
+                    "maxItems": agents.len(),
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "agent": { "enum": agents },
+                            "text": { "type": "string", "maxLength": max_chars },
+                        },
+                        "required": ["agent", "text"],
+                    },
+                }),
+            );
+        }
+        match root.get_mut("required") {
+            Some(Value::Array(required)) => {
+                if !required.iter().any(|r| r == "summaries") {
+                    required.push(json!("summaries"));
+                }
+            }
+            _ => {
+                root.insert("required".into(), json!(["updates", "summaries"]));
+            }
+        }
+        out
+    }
 }
 
 impl Payload for RoundAnalysis {
@@ -446,6 +517,38 @@ impl Payload for RoundAnalysis {
 #[cfg(test)]
 mod round_analysis_tests {
     use super::*;
+
+    #[test]
+    fn summaries_enter_the_schema_only_when_asked_for() {
+        let base = <RoundAnalysis as Payload>::json_schema();
+        let none = RoundAnalysis::schema_with_summaries(&base, &[], 2_500);
+        assert!(none.pointer("/properties/summaries").is_none(), "{none}");
+        assert!(!none.to_string().contains("summaries"), "{none}");
+        let agents = ["Ada".to_owned(), "Bo".to_owned()];
+        let asked = RoundAnalysis::schema_with_summaries(&base, &agents, 2_500);
+        let list = asked.pointer("/properties/summaries").unwrap();
+        assert_eq!(list["minItems"], 2);
+        assert_eq!(list["maxItems"], 2);
+        assert_eq!(
+            list.pointer("/items/properties/agent/enum/1").unwrap(),
+            "Bo"
+        );
+        assert_eq!(
+            list.pointer("/items/properties/text/maxLength").unwrap(),
+            2_500
+        );
+        assert!(
+            asked["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == "summaries")
+        );
+        // An answer without summaries still parses (an older log, or a
+        // call that asked for none).
+        let parsed: RoundAnalysis = serde_json::from_str(r#"{"updates": []}"#).unwrap();
+        assert!(parsed.summaries.is_empty());
+    }
 
     #[test]
     fn took_in_keeps_answered_critiques_and_notes_the_rest() {

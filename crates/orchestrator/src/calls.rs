@@ -190,12 +190,18 @@ impl RunCtx {
             name,
             schema,
             step,
+            extra_output_tokens,
         } = call;
         let model: Arc<dyn ChatModel> = self.models.get(role, persona);
         let request = ChatRequest::new(prompt.user)
             .with_system(prompt.system)
             .with_temperature(self.temperature_for(role, persona))
-            .with_max_tokens(self.settings.limits.structured_max_tokens)
+            .with_max_tokens(
+                self.settings
+                    .limits
+                    .structured_max_tokens
+                    .saturating_add(extra_output_tokens),
+            )
             .with_purpose(step.to_string());
         let span = tracing::debug_span!(
             "model_call",

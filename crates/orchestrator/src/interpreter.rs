@@ -433,6 +433,7 @@ impl Interpreter {
                         name,
                         schema,
                         step,
+                        extra_output_tokens: 0,
                     };
                     Answer::Json(ctx.structured_call(call_persona, call).await)
                 }

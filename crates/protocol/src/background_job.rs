@@ -32,6 +32,9 @@ pub struct JobCall {
     /// The step the call is part of (what logs, traces and test models
     /// know it by).
     pub step: StepId,
+    /// Output tokens the answer may take beyond the structured calls'
+    /// limit (the perspective summaries a round's analysis writes).
+    pub extra_output_tokens: u32,
 }
 
 impl JobCall {
@@ -42,6 +45,7 @@ impl JobCall {
             name: P::NAME,
             schema,
             step,
+            extra_output_tokens: 0,
         }
     }
 }
@@ -152,16 +156,42 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
                     shape: BatchShape::Contributions { impact },
                     ..
                 },
-        } => single(JobCall::new::<RoundAnalysis>(
-            ModelRole::Extractor,
-            prompts::dialectic::round_analysis(bb, messages, *impact)?,
-            with_message_ids(
-                &with_persona_names(&RoundAnalysis::json_schema(), &names),
-                &ids(messages),
-            ),
-            analysis(&first(messages), AnalysisPart::Position),
-        )),
-        Background::AnalyseBatch { messages, mode } => {
+            summaries,
+        } => {
+            let asks: Vec<prompts::dialectic::SummaryAsk> = summaries
+                .iter()
+                .map(|job| prompts::dialectic::SummaryAsk {
+                    persona: job.persona.clone(),
+                    max_chars: job.max_chars,
+                })
+                .collect();
+            let writers: Vec<String> = summaries
+                .iter()
+                .map(|job| bb.persona_name(&job.persona).to_owned())
+                .collect();
+            let longest = summaries.iter().map(|j| j.max_chars).max().unwrap_or(0);
+            let schema = RoundAnalysis::schema_with_summaries(
+                &with_message_ids(
+                    &with_persona_names(&RoundAnalysis::json_schema(), &names),
+                    &ids(messages),
+                ),
+                &writers,
+                longest,
+            );
+            let mut call = JobCall::new::<RoundAnalysis>(
+                ModelRole::Extractor,
+                prompts::dialectic::round_analysis(bb, messages, *impact, &asks)?,
+                schema,
+                analysis(&first(messages), AnalysisPart::Position),
+            );
+            // As much room as the summaries' own calls would have had.
+            call.extra_output_tokens = summaries
+                .iter()
+                .map(|j| u32::try_from(j.max_chars / 3 + 32).unwrap_or(u32::MAX))
+                .fold(0u32, u32::saturating_add);
+            single(call)
+        }
+        Background::AnalyseBatch { messages, mode, .. } => {
             let window = if mode.combined { mode.window } else { 0 };
             let prompt = prompts::batch_analysis(bb, messages, window, mode.context)?;
             let schema = if mode.combined {
@@ -251,13 +281,27 @@ pub fn convert(
             }
             background::analysis(bb, message, analysis(mode), mode, now)
         }
-        Background::AnalyseBatch { messages, mode } => {
+        Background::AnalyseBatch {
+            messages,
+            mode,
+            summaries,
+        } => {
             let open: Vec<_> = messages
                 .iter()
                 .filter(|m| !bb.is_analyzed(m))
                 .cloned()
                 .collect();
-            background::batch_analysis(bb, &open, analysis(mode), mode, now)
+            let mut events = background::batch_analysis(bb, &open, analysis(mode), mode, now);
+            if !open.is_empty() {
+                events.extend(crate::synthesis::folded_summaries(
+                    bb,
+                    summaries,
+                    messages,
+                    answers.primary.as_ref().ok(),
+                    now,
+                ));
+            }
+            events
         }
         Background::Detect { messages, source } => {
             let unread: Vec<_> = messages

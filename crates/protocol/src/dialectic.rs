@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 
 use agon_context::Phase;
 use agon_context::perspective::{
-    SummarizationSettings, judge_final_round, needs_summary, total_chars,
+    SummarizationSettings, judge_final_round, needs_summary_before, total_chars,
 };
 use agon_context::prompts::Utterance;
 use agon_core::{
@@ -314,18 +314,7 @@ impl Dialectic {
         }
         let mut out = Vec::new();
         for round in 1..=board.current_round() {
-            let messages: Vec<agon_core::MessageId> = board
-                .messages()
-                .iter()
-                .filter(|m| {
-                    m.round == round
-                        && Phase3::ALL.iter().any(|p| p.holds(&m.kind))
-                        && !m.is_carried_proposal()
-                        && !board.is_analyzed(&m.id)
-                        && board.persona(&m.persona).is_some_and(|p| p.is_debater())
-                })
-                .map(|m| m.id.clone())
-                .collect();
+            let messages = self.contributions(board, round, true);
             if messages.is_empty() {
                 continue;
             }
@@ -335,8 +324,18 @@ impl Dialectic {
             if open {
                 return out;
             }
-            for messages in split_by_chars(board, messages, self.rules.analysis_batch_chars) {
-                out.push(Background::AnalyseBatch { messages, mode });
+            let runs = split_by_chars(board, messages, self.rules.analysis_batch_chars);
+            let summaries = if runs.len() == 1 {
+                self.folded(board, agents, round)
+            } else {
+                Vec::new()
+            };
+            for messages in runs {
+                out.push(Background::AnalyseBatch {
+                    messages,
+                    mode,
+                    summaries: summaries.clone(),
+                });
             }
         }
         out
@@ -393,9 +392,64 @@ impl Dialectic {
                 };
                 (!done
                     && !board.step_failed(&job.step_id())
-                    && needs_summary(board, p, &rules.settings))
+                    && needs_summary_before(board, p, &rules.settings, round))
                 .then_some(job)
             })
+            .collect()
+    }
+
+    /// The summaries due at the start of round `round + 1` that round
+    /// `round`'s analysis writes, from the same reading of the round: with
+    /// analysis on, when the round is analysed in one call, there is a
+    /// next round, and the agent has no summary prompt of its own (that
+    /// one gets its own call, as configured).
+    fn folded(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> Vec<SummaryJob> {
+        if self.rules.analysis.is_none() || round >= self.rules.rounds {
+            return Vec::new();
+        }
+        let contributions = self.contributions(board, round, false);
+        if contributions.is_empty()
+            || split_by_chars(board, contributions, self.rules.analysis_batch_chars).len() != 1
+        {
+            return Vec::new();
+        }
+        self.summaries(board, agents, round + 1)
+            .into_iter()
+            .filter(|job| job.prompt.is_none())
+            .collect()
+    }
+
+    /// Whether round `round`'s summaries wait for the previous round's
+    /// analysis, which writes some of them and is not applied yet. The
+    /// critiques do not need them (they see the proposal under review);
+    /// fresh proposals and refinements do.
+    fn awaiting_folded(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> bool {
+        let previous = round.saturating_sub(1);
+        previous >= 1
+            && !self.contributions(board, previous, true).is_empty()
+            && !self.folded(board, agents, previous).is_empty()
+    }
+
+    /// The round's contributions a round analysis reads (carried-over
+    /// proposals repeat a refinement and are left out); with `open`, only
+    /// those not analysed yet.
+    fn contributions(
+        &self,
+        board: &Blackboard,
+        round: u32,
+        open: bool,
+    ) -> Vec<agon_core::MessageId> {
+        board
+            .messages()
+            .iter()
+            .filter(|m| {
+                m.round == round
+                    && Phase3::ALL.iter().any(|p| p.holds(&m.kind))
+                    && !m.is_carried_proposal()
+                    && !(open && board.is_analyzed(&m.id))
+                    && board.persona(&m.persona).is_some_and(|p| p.is_debater())
+            })
+            .map(|m| m.id.clone())
             .collect()
     }
 
@@ -419,6 +473,29 @@ impl Dialectic {
         (long && !done && !board.step_failed(&job.step_id())).then_some(job)
     }
 
+    /// Before the turns that show an agent its summary (fresh proposals,
+    /// refinements): wait for the previous round's analysis when it writes
+    /// summaries, then ask on their own those it did not write (a failed
+    /// call, a missing entry). `None` when every due summary is made.
+    fn summaries_ready(
+        &self,
+        board: &Blackboard,
+        agents: &[PersonaId],
+        round: u32,
+        awaiting: bool,
+        progress: &mut Progress,
+    ) -> Option<Next> {
+        if awaiting {
+            progress.phase = "summaries".into();
+            return Some(Next::Wait);
+        }
+        let jobs = self.summaries(board, agents, round);
+        (!jobs.is_empty()).then(|| {
+            progress.phase = "summaries".into();
+            Next::step(Step::Ask(Ask::Summaries(jobs)))
+        })
+    }
+
     /// The critical path of `round`.
     fn round_step(
         &self,
@@ -428,9 +505,12 @@ impl Dialectic {
         idle: bool,
         progress: &mut Progress,
     ) -> Next {
-        // 1. Summaries, before anything is said in the round.
+        // 1. Summaries, before anything is said in the round, except when
+        // the previous round's analysis writes them: then they wait for it
+        // (see `summaries_ready`).
         let round_begun = board.messages().iter().any(|m| m.round == round);
-        if !round_begun {
+        let awaiting = self.awaiting_folded(board, agents, round);
+        if !round_begun && !awaiting {
             progress.phase = "summaries".into();
             let jobs = self.summaries(board, agents, round);
             if !jobs.is_empty() {
@@ -491,6 +571,9 @@ impl Dialectic {
             });
         }
         if !fresh.is_empty() {
+            if let Some(next) = self.summaries_ready(board, agents, round, awaiting, progress) {
+                return next;
+            }
             return Next::step(self.parallel(round, fresh));
         }
         // 3. Critiques, the devil's advocate drawn first (once per round,
@@ -523,6 +606,9 @@ impl Dialectic {
             .pending(board, agents, round, Phase3::Refinements)
             .collect();
         if !refinements.is_empty() {
+            if let Some(next) = self.summaries_ready(board, agents, round, awaiting, progress) {
+                return next;
+            }
             return Next::step(self.parallel(round, refinements));
         }
         // 4b. Crux rooms, when on.

@@ -142,6 +142,10 @@ pub enum Background {
         messages: Vec<MessageId>,
         /// How (position only).
         mode: AnalysisMode,
+        /// Perspective summaries the same call writes (a dialectic round's
+        /// analysis, for the agents whose history reached their threshold
+        /// by the round's end); empty otherwise.
+        summaries: Vec<crate::turn::SummaryJob>,
     },
     /// Read a batch of deliberation messages for decisions, proposals and
     /// reactions with the analysis model.

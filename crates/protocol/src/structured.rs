@@ -287,7 +287,11 @@ impl StructuredDebate {
             if group.as_ref().is_some_and(|(k, ..)| *k != key)
                 && let Some((_, mode, messages)) = group.take()
             {
-                out.push(Background::AnalyseBatch { messages, mode });
+                out.push(Background::AnalyseBatch {
+                    messages,
+                    mode,
+                    summaries: Vec::new(),
+                });
             }
             let position = match (&m.aspect, &m.crux_room) {
                 (Some(aspect), None) => aspects.iter().position(|a| &a.id == aspect),
@@ -319,7 +323,11 @@ impl StructuredDebate {
             if !self.group_complete(board, taken, debaters, &key) {
                 return out;
             }
-            out.push(Background::AnalyseBatch { messages, mode });
+            out.push(Background::AnalyseBatch {
+                messages,
+                mode,
+                summaries: Vec::new(),
+            });
         }
         close_until(aspects.len(), &mut out, &mut closed);
         out

@@ -24,25 +24,7 @@ pub fn summary_event(
 ) -> DebateEvent {
     match answer {
         Ok(a) if !a.text.trim().is_empty() => {
-            let text = truncate_chars(a.text.trim(), job.max_chars);
-            DebateEvent::SummaryRecorded {
-                summary: DebateSummary {
-                    scope: job.scope.clone(),
-                    span: MessageSpan { start: 0, end },
-                    after_chars: text.chars().count(),
-                    text,
-                    before_chars,
-                    method: job.method.clone(),
-                    round: Some(job.round),
-                    temperature_centi: Some(
-                        (a.temperature * 100.0).round().clamp(0.0, 1000.0) as u16
-                    ),
-                    latency_ms: Some(a.latency_ms),
-                    tokens: Some(a.tokens),
-                    model: Some(a.model),
-                    time,
-                },
-            }
+            recorded(job, end, before_chars, a.text.trim(), Some(&a), time)
         }
         Ok(_) => step_failed(
             job.step_id(),
@@ -55,6 +37,118 @@ pub fn summary_event(
             time,
         ),
     }
+}
+
+/// The `summary_recorded` of `job`: `text` cut to its length, spanning the
+/// transcript's first `end` messages, with the call's metadata when the
+/// summary had a call of its own (`call`).
+fn recorded(
+    job: &SummaryJob,
+    end: usize,
+    before_chars: usize,
+    text: &str,
+    call: Option<&TextAnswer>,
+    time: DateTime<Utc>,
+) -> DebateEvent {
+    let text = truncate_chars(text, job.max_chars);
+    DebateEvent::SummaryRecorded {
+        summary: DebateSummary {
+            scope: job.scope.clone(),
+            span: MessageSpan { start: 0, end },
+            after_chars: text.chars().count(),
+            text,
+            before_chars,
+            method: job.method.clone(),
+            round: Some(job.round),
+            temperature_centi: call
+                .map(|a| (a.temperature * 100.0).round().clamp(0.0, 1000.0) as u16),
+            latency_ms: call.map(|a| a.latency_ms),
+            tokens: call.map(|a| a.tokens),
+            model: call.map(|a| a.model.clone()),
+            time,
+        },
+    }
+}
+
+/// The perspective summaries a dialectic round's analysis wrote
+/// (`answer`'s `summaries`), one `summary_recorded` per job, spanning the
+/// transcript up to the batch's last message. A job the answer has no
+/// usable entry for (missing, empty, or the whole call failed) records a
+/// repair note on the analysis step and nothing else: the planner then
+/// asks that summary on its own, so no agent loses its summary. Entries
+/// for agents not asked are ignored (noted).
+pub fn folded_summaries(
+    board: &agon_core::Blackboard,
+    jobs: &[SummaryJob],
+    batch: &[agon_core::MessageId],
+    answer: Option<&serde_json::Value>,
+    time: DateTime<Utc>,
+) -> Vec<DebateEvent> {
+    let Some(last) = batch.last() else {
+        return Vec::new();
+    };
+    let end = board.message_index(last).map_or(0, |i| i + 1);
+    let written: Vec<agon_extract::AgentSummary> = answer
+        .and_then(|v| v.get("summaries"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let mut events = Vec::new();
+    let mut notes = Vec::new();
+    for job in jobs {
+        let done = board
+            .summaries()
+            .iter()
+            .any(|s| s.scope == job.scope && s.round == Some(job.round));
+        if done {
+            continue;
+        }
+        let name = board.persona_name(&job.persona);
+        let text = written
+            .iter()
+            .find(|w| {
+                let agent = w.agent.trim();
+                agent == name || agent == job.persona.as_str()
+            })
+            .map(|w| w.text.trim())
+            .filter(|t| !t.is_empty());
+        let Some(text) = text else {
+            notes.push(format!(
+                "summaries: none for {name}; it is asked on its own"
+            ));
+            continue;
+        };
+        let (previous, since) =
+            agon_context::perspective::history_since_summary(board, &job.persona);
+        let before_chars = previous.map_or(0, |s| s.text.chars().count())
+            + since
+                .iter()
+                .filter(|m| board.message_index(&m.id).is_some_and(|i| i < end))
+                .map(|m| m.content.chars().count())
+                .sum::<usize>();
+        events.push(recorded(job, end, before_chars, text, None, time));
+    }
+    for w in &written {
+        let asked = jobs.iter().any(|j| {
+            let agent = w.agent.trim();
+            agent == board.persona_name(&j.persona) || agent == j.persona.as_str()
+        });
+        if !asked {
+            notes.push(format!(
+                "summaries: {:?} was not asked for; ignored",
+                truncate_chars(w.agent.trim(), 40)
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        events.push(DebateEvent::OutputRepaired {
+            step: StepId::Analysis {
+                message: batch[0].clone(),
+                part: agon_core::AnalysisPart::Position,
+            },
+            notes,
+        });
+    }
+    events
 }
 
 /// The judge's structured solution after `round`, validated against the

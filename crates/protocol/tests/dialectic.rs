@@ -222,6 +222,118 @@ fn perspective_summaries_come_before_a_rounds_proposals_and_failures_are_not_ret
     assert!(s.board.summaries().is_empty());
 }
 
+/// The steps of a trace that ask agents' summaries on their own.
+fn agent_summary_calls(trace: &[String]) -> Vec<&String> {
+    trace
+        .iter()
+        .filter(|t| t.contains("summarize") && !t.contains("judge"))
+        .collect()
+}
+
+/// With analysis on, a round's analysis writes the summaries due at the
+/// next round's start from the same reading (no summary call, no second
+/// reading of the round); the next round's critiques go on meanwhile and
+/// its refinements wait for them. What the analysis does not write is
+/// asked on its own before the refinements; a round analysed in several
+/// calls, or an agent with its own summary prompt, keeps its own call.
+#[test]
+fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone() {
+    let mut r = eager_summaries(rules(3));
+    r.analysis = Some(DetectionRules::default());
+    for lag in [Lag::Eager, Lag::Lazy] {
+        let mut s = sim(r.clone(), Script::default(), lag);
+        s.run(10_000);
+        assert!(s.finished());
+        let agents = agent_summary_calls(&s.trace);
+        assert!(agents.is_empty(), "{lag:?}: no summary call: {agents:?}");
+        for round in [2, 3] {
+            for agent in ["arch", "perf", "kiss"] {
+                let summary = s
+                    .board
+                    .summaries()
+                    .iter()
+                    .find(|x| {
+                        x.round == Some(round)
+                            && x.scope
+                                == agon_core::SummaryScope::Persona {
+                                    persona: agent.into(),
+                                }
+                    })
+                    .unwrap_or_else(|| panic!("{lag:?}: no summary of {agent} for round {round}"));
+                assert!(summary.text.ends_with(&format!("round {}.", round - 1)));
+                // It covers the transcript up to the previous round's end.
+                let last = s
+                    .board
+                    .messages()
+                    .iter()
+                    .rposition(|m| m.round == round - 1)
+                    .unwrap();
+                assert_eq!(summary.span.end, last + 1, "{lag:?} {agent} {round}");
+                assert!(summary.before_chars > 0);
+            }
+        }
+        // With the analyses applied only when waited for, the round's
+        // critiques ran before its summaries existed, the refinements after.
+        if lag == Lag::Lazy {
+            let waits = s.trace.iter().filter(|t| t.ends_with("-> wait")).count();
+            assert!(waits >= 2, "{:#?}", s.trace);
+        }
+    }
+    // The analysis writes none: each summary is asked on its own, before
+    // the refinements that show it.
+    let silent = Script {
+        no_folded_summaries: true,
+        ..Script::default()
+    };
+    let mut s = sim(r.clone(), silent, Lag::Eager);
+    s.run(10_000);
+    assert!(s.finished());
+    let asked = agent_summary_calls(&s.trace);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].contains("summary (2/arch)") && asked[0].contains("summary (2/kiss)"));
+    assert_eq!(
+        s.board
+            .summaries()
+            .iter()
+            .filter(|x| x.round == Some(2))
+            .count(),
+        3
+    );
+    assert!(
+        s.board
+            .repairs()
+            .iter()
+            .any(|r| r.notes.iter().any(|n| n.contains("summaries: none for")))
+    );
+    // A round analysed in several calls: the summaries keep their calls,
+    // at the round's start.
+    let mut split = r.clone();
+    split.analysis_batch_chars = 60;
+    let mut s = sim(split, Script::default(), Lag::Eager);
+    s.run(10_000);
+    let asked = agent_summary_calls(&s.trace).len();
+    assert_eq!(asked, 2, "{:#?}", s.trace);
+    // An agent with its own summary prompt keeps its own call; the others
+    // are written by the analysis.
+    let mut custom = r;
+    custom.summaries.insert(
+        "perf".into(),
+        SummaryRules {
+            settings: custom.default_summary.settings.clone(),
+            prompt: Some("Sum up: {content}".into()),
+        },
+    );
+    let mut s = sim(custom, Script::default(), Lag::Eager);
+    s.run(10_000);
+    let asked = agent_summary_calls(&s.trace);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|t| t.contains("summary (") && t.contains("/perf)") && !t.contains("/arch)"))
+    );
+}
+
 #[test]
 fn a_skipped_proposal_is_not_critiqued_and_is_proposed_anew_next_round() {
     let script = Script {
@@ -500,7 +612,7 @@ fn every_dialectic_prompt() {
     ));
     out.push_str(&show(
         "round analysis",
-        &p::round_analysis(bb, &round1, true).unwrap(),
+        &p::round_analysis(bb, &round1, true, &[]).unwrap(),
     ));
     insta::assert_snapshot!(out);
 }

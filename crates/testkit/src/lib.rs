@@ -694,7 +694,35 @@ fn round_updates(system: &str, user: &str) -> Value {
             })
         })
         .collect();
-    json!({"updates": updates})
+    json!({"updates": updates, "summaries": summaries_due(user)})
+}
+
+/// The perspective summaries a round analysis is asked for (its
+/// `Summaries due` lines, `- NAME: at most N characters; …`): one per
+/// agent, saying whose and how long it may be.
+pub fn summaries_due(user: &str) -> Vec<Value> {
+    let Some((_, due)) = user.split_once("\nSummaries due (") else {
+        return Vec::new();
+    };
+    due.lines()
+        .filter_map(|line| line.strip_prefix("- "))
+        .filter_map(|line| line.split_once(": at most "))
+        .map(|(name, rest)| {
+            let max: usize = rest
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(200);
+            json!({
+                "agent": name,
+                "text": truncate(&format!("{name} keeps their design and answers the critiques so far."), max),
+            })
+        })
+        .collect()
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 /// A batch analysis answer: every listed speaker holds their ground and

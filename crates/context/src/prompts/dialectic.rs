@@ -393,6 +393,54 @@ pub fn synthesis(
     }
 }
 
+/// A perspective summary a round's analysis is asked to write, from the
+/// same reading as its entries (seed 004's summary, without a second
+/// reading of the round).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryAsk {
+    /// Whose summary.
+    pub persona: agon_core::PersonaId,
+    /// Its most characters.
+    pub max_chars: usize,
+}
+
+/// The ask for the summaries due, at the end of a round analysis's user
+/// prompt (the system prompt stays the same in every call of a debate):
+/// each agent with its focus, its length and its previous summary.
+fn summaries_due(bb: &Blackboard, asks: &[SummaryAsk]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "\nSummaries due (\"summaries\", one entry each): each agent's part of the debate so \
+         far, from its role's perspective, for its own use in the next rounds. Fold its previous \
+         summary (when shown), its stance and this round's messages; keep who said what; plain \
+         prose.\n",
+    );
+    for ask in asks {
+        let focus = bb
+            .persona(&ask.persona)
+            .and_then(|p| p.specialty)
+            .unwrap_or(RoleKind::Generalist)
+            .summary_focus();
+        let _ = writeln!(
+            out,
+            "- {}: at most {} characters; keep {focus}.",
+            bb.persona_name(&ask.persona),
+            ask.max_chars
+        );
+        if let Some(previous) = bb.latest_summary(&agon_core::SummaryScope::Persona {
+            persona: ask.persona.clone(),
+        }) {
+            let _ = writeln!(
+                out,
+                "  Previous summary (made at round {}): \"{}\"",
+                previous.round.unwrap_or_default(),
+                crate::inert(previous.text.trim())
+            );
+        }
+    }
+    out
+}
+
 /// A dialectic round's analysis in one call (`round_analysis`): each
 /// speaker's current stance, then every contribution of the round, whole,
 /// with its id. With `impact`, each refinement names the critiques it
@@ -403,6 +451,7 @@ pub fn round_analysis(
     bb: &Blackboard,
     messages: &[agon_core::MessageId],
     impact: bool,
+    summaries: &[SummaryAsk],
 ) -> Option<Prompt> {
     use std::fmt::Write as _;
     let listed: Vec<&agon_core::DialogueMessage> =
@@ -447,6 +496,9 @@ pub fn round_analysis(
             bb.persona_name(&m.persona),
             crate::inert(m.content.trim())
         );
+    }
+    if !summaries.is_empty() {
+        user.push_str(&summaries_due(bb, summaries));
     }
     let mut system = String::from(
         "You track positions in a design debate; record only what was said. For each message, \

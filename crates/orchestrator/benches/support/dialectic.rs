@@ -193,6 +193,21 @@ impl wiremock::Respond for Stub {
         });
         let (content_type, text) = if let Some(reply) = analysis_reply(schema, &user, &body) {
             reply
+        } else if schema == Some("round_analysis") {
+            // The summaries a round's analysis writes are as long as a
+            // summary call's answer: the fixed text, cut to the length
+            // asked (as a summary call's answer is cut when recorded).
+            let (ct, reply) = openai_reply(&body);
+            let mut reply: Value = serde_json::from_str(&reply).unwrap();
+            let content = reply["choices"][0]["message"]["content"].as_str().unwrap();
+            let mut value: Value = serde_json::from_str(content).unwrap();
+            if let Some(list) = value["summaries"].as_array_mut() {
+                for s in list {
+                    s["text"] = json!(answer(self.long).chars().take(2_500).collect::<String>());
+                }
+            }
+            reply["choices"][0]["message"]["content"] = json!(value.to_string());
+            (ct, reply.to_string())
         } else if schema.is_some() {
             openai_reply(&body)
         } else {

@@ -412,6 +412,7 @@ impl Deliberation {
                     out.push(Background::AnalyseBatch {
                         messages: pending,
                         mode,
+                        summaries: Vec::new(),
                     });
                 }
             }

@@ -76,6 +76,8 @@ pub struct Script {
     pub never_covered: Option<&'static str>,
     /// The judge lists the requirements its context shows uncovered.
     pub judge_admits_gaps: bool,
+    /// A round's analysis writes none of the summaries asked of it.
+    pub no_folded_summaries: bool,
 }
 
 fn name(bb: &Blackboard, id: &str) -> String {
@@ -176,9 +178,22 @@ pub fn describe(plan: &Plan) -> String {
         .iter()
         .map(|b| match b {
             Background::Analyse { message, .. } => format!("analyse {message}"),
-            Background::AnalyseBatch { messages, .. } => {
+            Background::AnalyseBatch {
+                messages,
+                summaries,
+                ..
+            } => {
                 let ids: Vec<String> = messages.iter().map(ToString::to_string).collect();
-                format!("analyse [{}]", ids.join(" "))
+                let writes: Vec<&str> = summaries.iter().map(|j| j.persona.as_str()).collect();
+                if writes.is_empty() {
+                    format!("analyse [{}]", ids.join(" "))
+                } else {
+                    format!(
+                        "analyse [{}] + summaries of {}",
+                        ids.join(" "),
+                        writes.join(", ")
+                    )
+                }
             }
             Background::Detect { messages, .. } => format!("detect {}", messages.len()),
             Background::RoundRecord { aspect, .. } => format!("record {aspect}"),
@@ -281,7 +296,11 @@ impl Sim {
                 let out = self.script.analysis(bb, &m.persona, m.round, mode.combined);
                 background::analysis(bb, message, out, mode, T0)
             }
-            Background::AnalyseBatch { messages, mode } => {
+            Background::AnalyseBatch {
+                messages,
+                mode,
+                summaries,
+            } => {
                 // Each message as the script analyses it alone; a judging
                 // batch takes the judgement of its last message's window.
                 let mut judged = json!([]);
@@ -333,15 +352,35 @@ impl Sim {
                         }
                     })
                     .collect();
-                let output = self
-                    .script
-                    .output(json!({"updates": updates, "disagreements": judged}));
+                // The summaries asked for, unless the script leaves them out.
+                let written: Vec<Value> = summaries
+                    .iter()
+                    .filter(|_| !self.script.no_folded_summaries)
+                    .map(|j| {
+                        json!({
+                            "agent": bb.persona_name(&j.persona),
+                            "text": format!("{} sums up round {}.", bb.persona_name(&j.persona), j.round - 1),
+                        })
+                    })
+                    .collect();
+                let output = self.script.output(
+                    json!({"updates": updates, "disagreements": judged, "summaries": written}),
+                );
+                let answer = output.as_ref().ok().cloned();
                 let out = background::AnalysisOutput {
                     primary: output,
                     window: None,
                     combined: mode.combined,
                 };
-                background::batch_analysis(bb, messages, out, mode, T0)
+                let mut events = background::batch_analysis(bb, messages, out, mode, T0);
+                events.extend(agon_protocol::synthesis::folded_summaries(
+                    bb,
+                    summaries,
+                    messages,
+                    answer.as_ref(),
+                    T0,
+                ));
+                events
             }
             Background::Detect { messages, .. } => {
                 // The model reads nothing: only the marker.
