@@ -325,16 +325,22 @@ impl Dialectic {
                 return out;
             }
             let runs = split_by_chars(board, messages, self.rules.analysis_batch_chars);
-            let summaries = if runs.len() == 1 {
-                self.folded(board, agents, round)
-            } else {
-                Vec::new()
-            };
-            for messages in runs {
+            let summaries = self.folded(board, agents, round);
+            let carriers: Vec<usize> = summaries
+                .iter()
+                .map(|job| carrier(board, &runs, &job.persona))
+                .collect();
+            for (i, messages) in runs.into_iter().enumerate() {
+                let summaries = summaries
+                    .iter()
+                    .zip(&carriers)
+                    .filter(|(_, c)| **c == i)
+                    .map(|(job, _)| job.clone())
+                    .collect();
                 out.push(Background::AnalyseBatch {
                     messages,
                     mode,
-                    summaries: summaries.clone(),
+                    summaries,
                 });
             }
         }
@@ -400,17 +406,15 @@ impl Dialectic {
 
     /// The summaries due at the start of round `round + 1` that round
     /// `round`'s analysis writes, from the same reading of the round: with
-    /// analysis on, when the round is analysed in one call, there is a
-    /// next round, and the agent has no summary prompt of its own (that
-    /// one gets its own call, as configured).
+    /// analysis on, when there is a next round, and the agent has no
+    /// summary prompt of its own (that one gets its own call, as
+    /// configured). A round analysed in several calls writes each agent's
+    /// in the call that reads its refinement ([`carrier`]).
     fn folded(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> Vec<SummaryJob> {
         if self.rules.analysis.is_none() || round >= self.rules.rounds {
             return Vec::new();
         }
-        let contributions = self.contributions(board, round, false);
-        if contributions.is_empty()
-            || split_by_chars(board, contributions, self.rules.analysis_batch_chars).len() != 1
-        {
+        if self.contributions(board, round, false).is_empty() {
             return Vec::new();
         }
         self.summaries(board, agents, round + 1)
@@ -699,6 +703,26 @@ impl Dialectic {
             events: vec![event],
         }))
     }
+}
+
+/// The run that writes `persona`'s summary of a round analysed in `runs`:
+/// the one that reads its refinement (what the summary must hold above
+/// all: the agent's current design), else its last message, else the last
+/// run. Runs are applied in order and cut greedily, so the choice is the
+/// same while earlier runs are applied.
+fn carrier(board: &Blackboard, runs: &[Vec<agon_core::MessageId>], persona: &PersonaId) -> usize {
+    let holds = |kind: Option<&MessageKind>| {
+        runs.iter().rposition(|run| {
+            run.iter().any(|id| {
+                board
+                    .message(id)
+                    .is_some_and(|m| &m.persona == persona && kind.is_none_or(|k| &m.kind == k))
+            })
+        })
+    };
+    holds(Some(&MessageKind::Refinement))
+        .or_else(|| holds(None))
+        .unwrap_or(runs.len().saturating_sub(1))
 }
 
 /// `messages` in order, cut into runs of at most `max_chars` characters of

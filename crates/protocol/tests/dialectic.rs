@@ -235,7 +235,8 @@ fn agent_summary_calls(trace: &[String]) -> Vec<&String> {
 /// reading of the round); the next round's critiques go on meanwhile and
 /// its refinements wait for them. What the analysis does not write is
 /// asked on its own before the refinements; a round analysed in several
-/// calls, or an agent with its own summary prompt, keeps its own call.
+/// calls writes each agent's summary in the call that reads its
+/// refinement; an agent with its own summary prompt keeps its own call.
 #[test]
 fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone() {
     let mut r = eager_summaries(rules(3));
@@ -305,14 +306,46 @@ fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone(
             .iter()
             .any(|r| r.notes.iter().any(|n| n.contains("summaries: none for")))
     );
-    // A round analysed in several calls: the summaries keep their calls,
-    // at the round's start.
+    // A round analysed in several calls: each agent's summary is written
+    // by the call that reads its refinement.
     let mut split = r.clone();
     split.analysis_batch_chars = 60;
-    let mut s = sim(split, Script::default(), Lag::Eager);
-    s.run(10_000);
-    let asked = agent_summary_calls(&s.trace).len();
-    assert_eq!(asked, 2, "{:#?}", s.trace);
+    let mut s = sim(split, Script::default(), Lag::Lazy);
+    let mut carried = 0;
+    for _ in 0..10_000 {
+        for b in s.protocol.plan(&s.board).background {
+            if let agon_protocol::Background::AnalyseBatch {
+                messages,
+                summaries,
+                ..
+            } = b
+            {
+                for job in &summaries {
+                    assert!(
+                        messages.iter().any(|id| {
+                            let m = s.board.message(id).unwrap();
+                            m.persona == job.persona && m.kind == MessageKind::Refinement
+                        }),
+                        "{} rides on a call without its refinement: {messages:?}",
+                        job.persona
+                    );
+                }
+                assert!(
+                    summaries.is_empty() || messages.len() < 9,
+                    "the round was split"
+                );
+            }
+        }
+        if s.finished() {
+            break;
+        }
+        let before = s.board.summaries().len();
+        s.run(1);
+        carried += s.board.summaries().len() - before;
+    }
+    assert!(s.finished());
+    assert!(agent_summary_calls(&s.trace).is_empty(), "{:#?}", s.trace);
+    assert_eq!(carried, 6 + 1, "six agents' summaries and the judge's");
     // An agent with its own summary prompt keeps its own call; the others
     // are written by the analysis.
     let mut custom = r;

@@ -412,7 +412,7 @@ fn summaries_due(bb: &Blackboard, asks: &[SummaryAsk]) -> String {
     let mut out = String::from(
         "\nSummaries due (\"summaries\", one entry each): each agent's part of the debate so \
          far, from its role's perspective, for its own use in the next rounds. Fold its previous \
-         summary (when shown), its stance and this round's messages; keep who said what; plain \
+         summary (when shown), its stance and the messages above; keep who said what; plain \
          prose.\n",
     );
     for ask in asks {
