@@ -35,6 +35,15 @@ fn the_reference_stub_answers_as_long_as_dialectics_reference_run() {
     near(long, 2_821, 0.01, "long answer tokens");
 }
 
+/// The agents' perspective summaries on a board (the judge's left out).
+fn persona_summaries(board: &agon_core::Blackboard) -> usize {
+    board
+        .summaries()
+        .iter()
+        .filter(|s| matches!(s.scope, agon_core::SummaryScope::Persona { .. }))
+        .count()
+}
+
 /// docs/benchmarks.md, "Dialectic prompt tokens": the defaults (ledger
 /// analysis, impact judgement and requirements tracking on) at ~214-token
 /// answers.
@@ -48,14 +57,7 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     // analyses of rounds 2 and 4, which read those rounds anyway: no
     // summary call, six summaries.
     assert!(!phases.contains_key("summary"), "{phases:?}");
-    assert_eq!(
-        on.board
-            .summaries()
-            .iter()
-            .filter(|s| matches!(s.scope, agon_core::SummaryScope::Persona { .. }))
-            .count(),
-        6
-    );
+    assert_eq!(persona_summaries(&on.board), 6);
     assert_eq!(phases["requirements"].0, 1, "requirements read once");
     assert_eq!(
         on.board.critique_impacts().len(),
@@ -182,14 +184,7 @@ async fn dialectic_long_answers_cost_what_the_docs_say() {
     // Each agent's summary is written by the call that reads its
     // refinement: twelve summaries (rounds 2-5), no summary call.
     assert!(!phases.contains_key("summary"), "{phases:?}");
-    assert_eq!(
-        on.board
-            .summaries()
-            .iter()
-            .filter(|s| matches!(s.scope, agon_core::SummaryScope::Persona { .. }))
-            .count(),
-        12
-    );
+    assert_eq!(persona_summaries(&on.board), 12);
     let ratio = on.total() as f64 / 389_208.0;
     assert!(ratio <= 0.72, "{ratio:.3}× dialectic's 389,208");
 }
