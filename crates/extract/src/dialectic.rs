@@ -438,30 +438,24 @@ pub struct RoundAnalysis {
     #[schemars(length(max = 40))]
     pub updates: Vec<ContributionUpdate>,
     /// The perspective summaries the call was asked for (agents whose
-    /// history reached their summarization threshold this round), written
-    /// from the same reading as the entries; empty when none was asked.
+    /// history reached their summarization threshold this round), by the
+    /// agent's name, written from the same reading as the entries; empty
+    /// when none was asked.
     #[serde(default)]
-    #[schemars(length(max = 16))]
-    pub summaries: Vec<AgentSummary>,
+    pub summaries: std::collections::BTreeMap<String, String>,
 }
 
-/// One agent's perspective summary written by a round's analysis.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AgentSummary {
-    /// The agent's name, as listed.
-    #[schemars(length(max = 80))]
-    pub agent: String,
-    /// The summary, plain prose.
-    #[schemars(length(max = 8000))]
-    pub text: String,
-}
+/// The shortest perspective summary a round analysis's schema accepts
+/// (unless the summaries' own limit is shorter).
+pub const MIN_SUMMARY_CHARS: usize = 20;
 
 impl RoundAnalysis {
     /// The schema of a round's analysis asked for the summaries of
     /// `agents` (names) of at most `max_chars` characters each: the
-    /// `summaries` list holds exactly one entry per agent, each naming one
-    /// of them. Without agents the `summaries` field is left out of the
-    /// schema (a call asked for no summary pays nothing for it).
+    /// `summaries` object has one required property per agent (so a
+    /// constrained decoder writes each exactly once). Without agents the
+    /// `summaries` field is left out of the schema (a call asked for no
+    /// summary pays nothing for it).
     pub fn schema_with_summaries(
         schema: &serde_json::Value,
         agents: &[String],
@@ -479,20 +473,22 @@ impl RoundAnalysis {
             return out;
         }
         if let Some(Value::Object(props)) = root.get_mut("properties") {
+            // At least a sentence's start: a constrained small model
+            // otherwise closes the string at once.
+            let text = json!({
+                "type": "string",
+                "minLength": max_chars.min(MIN_SUMMARY_CHARS),
+                "maxLength": max_chars,
+            });
+            let each: serde_json::Map<String, Value> =
+                agents.iter().map(|a| (a.clone(), text.clone())).collect();
             props.insert(
                 "summaries".into(),
                 json!({
-                    "type": "array",
-                    "minItems": agents.len(),
-                    "maxItems": agents.len(),
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "agent": { "enum": agents },
-                            "text": { "type": "string", "maxLength": max_chars },
-                        },
-                        "required": ["agent", "text"],
-                    },
+                    "type": "object",
+                    "properties": each,
+                    "required": agents,
+                    "additionalProperties": false,
                 }),
             );
         }
@@ -526,17 +522,11 @@ mod round_analysis_tests {
         assert!(!none.to_string().contains("summaries"), "{none}");
         let agents = ["Ada".to_owned(), "Bo".to_owned()];
         let asked = RoundAnalysis::schema_with_summaries(&base, &agents, 2_500);
-        let list = asked.pointer("/properties/summaries").unwrap();
-        assert_eq!(list["minItems"], 2);
-        assert_eq!(list["maxItems"], 2);
-        assert_eq!(
-            list.pointer("/items/properties/agent/enum/1").unwrap(),
-            "Bo"
-        );
-        assert_eq!(
-            list.pointer("/items/properties/text/maxLength").unwrap(),
-            2_500
-        );
+        let each = asked.pointer("/properties/summaries").unwrap();
+        assert_eq!(each["required"], serde_json::json!(["Ada", "Bo"]));
+        assert_eq!(each["additionalProperties"], false);
+        assert_eq!(each.pointer("/properties/Bo/maxLength").unwrap(), 2_500);
+        assert_eq!(each.pointer("/properties/Bo/minLength").unwrap(), 20);
         assert!(
             asked["required"]
                 .as_array()

@@ -31,8 +31,7 @@ pub use analysis::{
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{
-    AgentSummary, ClarifyingQuestions, ContributionUpdate, MAX_QUESTIONS, RoundAnalysis,
-    SolutionPayload,
+    ClarifyingQuestions, ContributionUpdate, MAX_QUESTIONS, RoundAnalysis, SolutionPayload,
 };
 pub use listen::{
     DecisionPayload, DeliberationDetection, ListenAnswer, MessageDetection, ReactionPayload,

@@ -149,11 +149,15 @@ async fn a_short_dialectic_debate_on_the_local_model() {
     };
     c.dialectic
         .select_roles(&[RoleKind::Architect, RoleKind::Kiss]);
-    c.dialectic.rounds = 1;
+    // Two rounds, and summaries due from the first: round 1's analysis
+    // writes them on the real model.
+    c.dialectic.rounds = 2;
     c.dialectic.answer_max_tokens = 24;
     c.dialectic.answer_words = 20;
     c.dialectic.context_tokens = 256;
-    c.budget.structured_max_tokens = 200;
+    c.dialectic.summarization.threshold = 1;
+    c.dialectic.summarization.max_length = 120;
+    c.budget.structured_max_tokens = 300;
     c.memory.enabled = false;
     let orch = Orchestrator::new(support::sqlite().await);
     let id = orch.create(&c).await.unwrap();
@@ -165,12 +169,52 @@ async fn a_short_dialectic_debate_on_the_local_model() {
     let (bb, _) = orch.store().load(&id).await.unwrap();
     let count =
         |f: &dyn Fn(&MessageKind) -> bool| bb.messages().iter().filter(|m| f(&m.kind)).count();
-    assert_eq!(count(&|k| *k == MessageKind::Proposal), 2);
-    assert_eq!(count(&|k| matches!(k, MessageKind::Critique { .. })), 2);
-    assert_eq!(count(&|k| *k == MessageKind::Refinement), 2);
+    assert_eq!(count(&|k| *k == MessageKind::Proposal), 4);
+    assert_eq!(count(&|k| matches!(k, MessageKind::Critique { .. })), 4);
+    assert_eq!(count(&|k| *k == MessageKind::Refinement), 4);
+    // Each agent's round-2 summary, written by round 1's analysis (no
+    // call of its own: no latency recorded), within its length.
+    let summaries: Vec<_> = bb
+        .summaries()
+        .iter()
+        .filter(|s| {
+            s.round == Some(2) && matches!(s.scope, agon_core::SummaryScope::Persona { .. })
+        })
+        .collect();
+    assert_eq!(summaries.len(), 2, "{:?}", bb.warnings());
+    for s in &summaries {
+        let agon_core::SummaryScope::Persona { persona } = &s.scope else {
+            unreachable!()
+        };
+        let name = bb.persona_name(persona);
+        // Written by the analysis (no call of its own, so no latency), or
+        // asked on its own because the analysis's entry was missing,
+        // which a repair note on the analysis says.
+        let missed = bb.repairs().iter().any(|r| {
+            r.notes
+                .iter()
+                .any(|n| n.contains(&format!("summaries: none for {name}")))
+        });
+        eprintln!(
+            "summary of {name} ({}): {:?}",
+            if s.latency_ms.is_none() {
+                "written by the analysis"
+            } else {
+                "its own call"
+            },
+            s.text
+        );
+        assert!(s.latency_ms.is_none() || missed, "{s:?}");
+        assert!(!s.text.trim().is_empty() && s.text.chars().count() <= 120);
+    }
     for m in bb.messages() {
         assert!(!m.content.trim().is_empty());
         let meta = m.meta.as_ref().unwrap();
+        // A carried-over proposal repeats a refinement: no call of its
+        // own, and it is not analysed again.
+        if m.is_carried_proposal() {
+            continue;
+        }
         assert!(meta.input_tokens > 0 && meta.output_tokens > 0, "{meta:?}");
         assert!(
             bb.is_analyzed(&m.id),

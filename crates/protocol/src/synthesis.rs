@@ -88,7 +88,7 @@ pub fn folded_summaries(
         return Vec::new();
     };
     let end = board.message_index(last).map_or(0, |i| i + 1);
-    let written: Vec<agon_extract::AgentSummary> = answer
+    let written: std::collections::BTreeMap<String, String> = answer
         .and_then(|v| v.get("summaries"))
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
@@ -105,11 +105,11 @@ pub fn folded_summaries(
         let name = board.persona_name(&job.persona);
         let text = written
             .iter()
-            .find(|w| {
-                let agent = w.agent.trim();
+            .find(|(agent, _)| {
+                let agent = agent.trim();
                 agent == name || agent == job.persona.as_str()
             })
-            .map(|w| w.text.trim())
+            .map(|(_, text)| text.trim())
             .filter(|t| !t.is_empty());
         let Some(text) = text else {
             notes.push(format!(
@@ -127,15 +127,15 @@ pub fn folded_summaries(
                 .sum::<usize>();
         events.push(recorded(job, end, before_chars, text, None, time));
     }
-    for w in &written {
-        let asked = jobs.iter().any(|j| {
-            let agent = w.agent.trim();
-            agent == board.persona_name(&j.persona) || agent == j.persona.as_str()
-        });
+    for agent in written.keys() {
+        let agent = agent.trim();
+        let asked = jobs
+            .iter()
+            .any(|j| agent == board.persona_name(&j.persona) || agent == j.persona.as_str());
         if !asked {
             notes.push(format!(
                 "summaries: {:?} was not asked for; ignored",
-                truncate_chars(w.agent.trim(), 40)
+                truncate_chars(agent, 40)
             ));
         }
     }

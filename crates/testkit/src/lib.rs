@@ -698,11 +698,11 @@ fn round_updates(system: &str, user: &str) -> Value {
 }
 
 /// The perspective summaries a round analysis is asked for (its
-/// `Summaries due` lines, `- NAME: at most N characters; …`): one per
-/// agent, saying whose and how long it may be.
-pub fn summaries_due(user: &str) -> Vec<Value> {
+/// `Summaries due` lines, `- NAME: at most N characters; …`), by agent
+/// name: each says whose it is, within its length.
+pub fn summaries_due(user: &str) -> Value {
     let Some((_, due)) = user.split_once("\nSummaries due (") else {
-        return Vec::new();
+        return json!({});
     };
     due.lines()
         .filter_map(|line| line.strip_prefix("- "))
@@ -713,12 +713,11 @@ pub fn summaries_due(user: &str) -> Vec<Value> {
                 .next()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(200);
-            json!({
-                "agent": name,
-                "text": truncate(&format!("{name} keeps their design and answers the critiques so far."), max),
-            })
+            let text = format!("{name} keeps their design and answers the critiques so far.");
+            (name.to_owned(), json!(truncate(&text, max)))
         })
-        .collect()
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 fn truncate(text: &str, max: usize) -> String {

@@ -201,9 +201,9 @@ impl wiremock::Respond for Stub {
             let mut reply: Value = serde_json::from_str(&reply).unwrap();
             let content = reply["choices"][0]["message"]["content"].as_str().unwrap();
             let mut value: Value = serde_json::from_str(content).unwrap();
-            if let Some(list) = value["summaries"].as_array_mut() {
-                for s in list {
-                    s["text"] = json!(answer(self.long).chars().take(2_500).collect::<String>());
+            if let Some(each) = value["summaries"].as_object_mut() {
+                for text in each.values_mut() {
+                    *text = json!(answer(self.long).chars().take(2_500).collect::<String>());
                 }
             }
             reply["choices"][0]["message"]["content"] = json!(value.to_string());

@@ -353,14 +353,15 @@ impl Sim {
                     })
                     .collect();
                 // The summaries asked for, unless the script leaves them out.
-                let written: Vec<Value> = summaries
+                let written: serde_json::Map<String, Value> = summaries
                     .iter()
                     .filter(|_| !self.script.no_folded_summaries)
                     .map(|j| {
-                        json!({
-                            "agent": bb.persona_name(&j.persona),
-                            "text": format!("{} sums up round {}.", bb.persona_name(&j.persona), j.round - 1),
-                        })
+                        let name = bb.persona_name(&j.persona);
+                        (
+                            name.to_owned(),
+                            json!(format!("{name} sums up round {}.", j.round - 1)),
+                        )
                     })
                     .collect();
                 let output = self.script.output(
