@@ -325,16 +325,28 @@ impl Dialectic {
                 return out;
             }
             let runs = split_by_chars(board, messages, self.rules.analysis_batch_chars);
+            // Each summary rides on the run that reads the agent's
+            // refinement, found among all the round's runs: once that run
+            // is applied (with or without the summary) no other carries it.
+            let whole = split_by_chars(
+                board,
+                self.contributions(board, round, false),
+                self.rules.analysis_batch_chars,
+            );
             let summaries = self.folded(board, agents, round);
-            let carriers: Vec<usize> = summaries
+            let carriers: Vec<Option<&agon_core::MessageId>> = summaries
                 .iter()
-                .map(|job| carrier(board, &runs, &job.persona))
+                .map(|job| {
+                    whole
+                        .get(carrier(board, &whole, &job.persona))
+                        .and_then(|run| run.first())
+                })
                 .collect();
-            for (i, messages) in runs.into_iter().enumerate() {
+            for messages in runs {
                 let summaries = summaries
                     .iter()
                     .zip(&carriers)
-                    .filter(|(_, c)| **c == i)
+                    .filter(|(_, c)| **c == messages.first())
                     .map(|(job, _)| job.clone())
                     .collect();
                 out.push(Background::AnalyseBatch {
@@ -705,11 +717,11 @@ impl Dialectic {
     }
 }
 
-/// The run that writes `persona`'s summary of a round analysed in `runs`:
-/// the one that reads its refinement (what the summary must hold above
-/// all: the agent's current design), else its last message, else the last
-/// run. Runs are applied in order and cut greedily, so the choice is the
-/// same while earlier runs are applied.
+/// The run that writes `persona`'s summary of a round analysed in `runs`
+/// (not empty): the one that reads its refinement (what the summary must
+/// hold above all: the agent's current design), else its last message,
+/// else the last run. Runs are cut greedily and applied in order, so the
+/// runs not applied yet are the tail of the round's runs.
 fn carrier(board: &Blackboard, runs: &[Vec<agon_core::MessageId>], persona: &PersonaId) -> usize {
     let holds = |kind: Option<&MessageKind>| {
         runs.iter().rposition(|run| {

@@ -222,6 +222,14 @@ fn perspective_summaries_come_before_a_rounds_proposals_and_failures_are_not_ret
     assert!(s.board.summaries().is_empty());
 }
 
+/// A script whose round analyses write none of the summaries asked.
+fn silent_script() -> Script {
+    Script {
+        no_folded_summaries: true,
+        ..Script::default()
+    }
+}
+
 /// The steps of a trace that ask agents' summaries on their own.
 fn agent_summary_calls(trace: &[String]) -> Vec<&String> {
     trace
@@ -282,11 +290,7 @@ fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone(
     }
     // The analysis writes none: each summary is asked on its own, before
     // the refinements that show it.
-    let silent = Script {
-        no_folded_summaries: true,
-        ..Script::default()
-    };
-    let mut s = sim(r.clone(), silent, Lag::Eager);
+    let mut s = sim(r.clone(), silent_script(), Lag::Eager);
     s.run(10_000);
     assert!(s.finished());
     let asked = agent_summary_calls(&s.trace);
@@ -310,7 +314,7 @@ fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone(
     // by the call that reads its refinement.
     let mut split = r.clone();
     split.analysis_batch_chars = 60;
-    let mut s = sim(split, Script::default(), Lag::Lazy);
+    let mut s = sim(split.clone(), Script::default(), Lag::Lazy);
     let mut carried = 0;
     for _ in 0..10_000 {
         for b in s.protocol.plan(&s.board).background {
@@ -346,6 +350,48 @@ fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone(
     assert!(s.finished());
     assert!(agent_summary_calls(&s.trace).is_empty(), "{:#?}", s.trace);
     assert_eq!(carried, 6 + 1, "six agents' summaries and the judge's");
+    // A split round whose calls write none: each summary rode on one call
+    // only (the one reading the refinement, never moved to a later one),
+    // then is asked on its own.
+    let mut s = sim(split, silent_script(), Lag::Lazy);
+    s.run(10_000);
+    assert!(s.finished());
+    // Every plan is in the trace, including those between two applied
+    // calls: `analyse [FIRST …] + summaries of A, B` per carrying call.
+    let mut rides: Vec<(String, String)> = Vec::new();
+    for plan in &s.trace {
+        for batch in plan.split("analyse [").skip(1) {
+            let first = batch.split([' ', ']']).next().unwrap_or_default();
+            let Some(carried) = batch
+                .split(']')
+                .nth(1)
+                .and_then(|rest| rest.strip_prefix(" + summaries of "))
+            else {
+                continue;
+            };
+            for persona in carried.split([',', ']', ' ']) {
+                let persona = persona.trim();
+                if ["arch", "perf", "kiss"].contains(&persona) {
+                    let ride = (persona.to_owned(), first.to_owned());
+                    if !rides.contains(&ride) {
+                        rides.push(ride);
+                    }
+                }
+            }
+        }
+    }
+    let mut carried: Vec<&String> = rides.iter().map(|(p, _)| p).collect();
+    carried.sort();
+    carried.dedup();
+    assert_eq!(carried.len(), 3, "{rides:#?}");
+    assert_eq!(
+        carried.len(),
+        rides.len(),
+        "one call per summary: {rides:#?}"
+    );
+    let asked = agent_summary_calls(&s.trace);
+    assert_eq!(asked.len(), 1, "{:#?}", s.trace);
+    assert!(asked[0].contains("summary (2/arch)") && asked[0].contains("summary (2/kiss)"));
     // An agent with its own summary prompt keeps its own call; the others
     // are written by the analysis.
     let mut custom = r;
