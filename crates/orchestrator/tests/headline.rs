@@ -58,6 +58,14 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     // summary call, six summaries.
     assert!(!phases.contains_key("summary"), "{phases:?}");
     assert_eq!(persona_summaries(&on.board), 6);
+    // The report says who wrote them (no call of their own).
+    let md = agon_view::report::markdown(&on.board);
+    assert_eq!(
+        md.matches("(length-based, written by round 2's analysis)")
+            .count(),
+        3,
+        "{md}"
+    );
     assert_eq!(phases["requirements"].0, 1, "requirements read once");
     assert_eq!(
         on.board.critique_impacts().len(),
@@ -91,7 +99,7 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     assert!(!plain.board.requirements().is_recorded());
     near(
         on.total() - plain.total(),
-        1_942,
+        2_144,
         0.15,
         "requirements tracking tokens",
     );

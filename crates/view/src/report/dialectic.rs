@@ -126,20 +126,24 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
             .filter(|x| x.round == Some(round) && matches!(x.scope, SummaryScope::Persona { .. }))
             .collect();
         if !summaries.is_empty() {
-            s.push_str("**Summaries** (made at the start of the round; each replaces its agent's history in later prompts)\n\n");
+            s.push_str("**Summaries** (for this round; each replaces its agent's history in later prompts)\n\n");
             for x in summaries {
                 let SummaryScope::Persona { persona } = &x.scope else {
                     continue;
                 };
+                // A summary without a call of its own was written by the
+                // previous round's analysis.
+                let made = match x.latency_ms {
+                    Some(ms) => format!("latency {ms} ms, tokens {}", x.tokens.unwrap_or(0)),
+                    None => format!("written by round {}'s analysis", round.saturating_sub(1)),
+                };
                 let _ = writeln!(
                     s,
-                    "- {}: {} → {} chars ({}, latency {} ms, tokens {})\n\n  > {}\n",
+                    "- {}: {} → {} chars ({}, {made})\n\n  > {}\n",
                     bb.persona_name(persona),
                     x.before_chars,
                     x.after_chars,
                     x.method,
-                    x.latency_ms.unwrap_or(0),
-                    x.tokens.unwrap_or(0),
                     one_line(&x.text)
                 );
             }
