@@ -4,8 +4,12 @@
 //!
 //! ## A round
 //! 1. **Summaries**: an agent whose perspective (its proposals, the
-//!    critiques it received, its refinements) reached its threshold writes
-//!    a fresh summary, which replaces that history in its later prompts.
+//!    critiques it received, its refinements) reached its threshold by the
+//!    end of the previous round gets a fresh summary, which replaces that
+//!    history in its later prompts: written by the previous round's
+//!    analysis when analysis is on (the critiques run meanwhile; fresh
+//!    proposals and refinements wait for it), else by the agent in a call
+//!    of its own at the round's start.
 //! 2. **Proposals**: in round 1 every agent proposes (in parallel); from
 //!    round 2 on an agent's proposal is its previous refinement, carried
 //!    over without a model call (an agent with no refinement proposes anew).
@@ -27,9 +31,10 @@
 //! call (or several, when its contributions are longer than
 //! `analysis_batch_chars`) once its refinements are in: every contribution
 //! read whole, once
-//! (carried-over proposals repeat a refinement and are skipped), and with
-//! `judge_impact`, which critiques each refinement took in. The judge waits
-//! until every analysis is applied.
+//! (carried-over proposals repeat a refinement and are skipped), with
+//! `judge_impact`, which critiques each refinement took in, and the
+//! summaries due for the next round (each in the call that reads the
+//! agent's refinement). The judge waits until every analysis is applied.
 
 use std::collections::BTreeMap;
 
