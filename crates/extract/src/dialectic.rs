@@ -453,9 +453,13 @@ impl RoundAnalysis {
     /// The schema of a round's analysis asked for the summaries of
     /// `agents` (names) of at most `max_chars` characters each: the
     /// `summaries` object has one required property per agent (so a
-    /// constrained decoder writes each exactly once). Without agents the
-    /// `summaries` field is left out of the schema (a call asked for no
-    /// summary pays nothing for it).
+    /// constrained decoder writes each exactly once), of at least
+    /// [`MIN_SUMMARY_CHARS`] and at most twice `max_chars` characters (the
+    /// prompt asks for `max_chars`, and the text is cut to it when
+    /// recorded: a model that overshoots a little must not fail the
+    /// round's analysis for it). Without agents the `summaries` field is
+    /// left out of the schema (a call asked for no summary pays nothing
+    /// for it).
     pub fn schema_with_summaries(
         schema: &serde_json::Value,
         agents: &[String],
@@ -478,7 +482,7 @@ impl RoundAnalysis {
             let text = json!({
                 "type": "string",
                 "minLength": max_chars.min(MIN_SUMMARY_CHARS),
-                "maxLength": max_chars,
+                "maxLength": max_chars.saturating_mul(2),
             });
             let each: serde_json::Map<String, Value> =
                 agents.iter().map(|a| (a.clone(), text.clone())).collect();
@@ -525,7 +529,7 @@ mod round_analysis_tests {
         let each = asked.pointer("/properties/summaries").unwrap();
         assert_eq!(each["required"], serde_json::json!(["Ada", "Bo"]));
         assert_eq!(each["additionalProperties"], false);
-        assert_eq!(each.pointer("/properties/Bo/maxLength").unwrap(), 2_500);
+        assert_eq!(each.pointer("/properties/Bo/maxLength").unwrap(), 5_000);
         assert_eq!(each.pointer("/properties/Bo/minLength").unwrap(), 20);
         assert!(
             asked["required"]

@@ -413,6 +413,85 @@ fn a_rounds_analysis_writes_the_summaries_due_and_what_it_misses_is_asked_alone(
     );
 }
 
+/// A round analysis's summaries are model output: each is cut to its
+/// length, an empty one or one for an agent not asked is not recorded
+/// (noted on the analysis step), and only the jobs asked are recorded.
+#[test]
+fn folded_summaries_are_cut_and_junk_is_noted_not_recorded() {
+    let mut s = sim(rules(2), Script::default(), Lag::Eager);
+    s.run(10_000);
+    let bb = &s.board;
+    let batch: Vec<agon_core::MessageId> = bb
+        .messages()
+        .iter()
+        .filter(|m| m.round == 1)
+        .map(|m| m.id.clone())
+        .collect();
+    let job = |persona: &str| agon_protocol::SummaryJob {
+        persona: persona.into(),
+        scope: agon_core::SummaryScope::Persona {
+            persona: persona.into(),
+        },
+        round: 2,
+        phase: agon_context::Phase::PerspectiveSummary,
+        max_chars: 10,
+        method: "length-based".into(),
+        prompt: None,
+    };
+    let answer = serde_json::json!({"updates": [], "summaries": {
+        "Architect": "An architect's summary far longer than ten characters.",
+        "Perf": "   ",
+        "Stranger": "not asked for",
+    }});
+    let events = agon_protocol::synthesis::folded_summaries(
+        bb,
+        &[job("arch"), job("perf")],
+        &batch,
+        Some(&answer),
+        crate::support::T0,
+    );
+    let recorded: Vec<&agon_core::DebateSummary> = events
+        .iter()
+        .filter_map(|e| match e {
+            agon_core::DebateEvent::SummaryRecorded { summary } => Some(summary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded.len(), 1, "{events:?}");
+    assert_eq!(recorded[0].text, "An archite");
+    assert_eq!(recorded[0].after_chars, 10);
+    assert_eq!(recorded[0].round, Some(2));
+    let last = bb.message_index(batch.last().unwrap()).unwrap();
+    assert_eq!(recorded[0].span.end, last + 1);
+    assert!(recorded[0].latency_ms.is_none() && recorded[0].model.is_none());
+    let notes: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            agon_core::DebateEvent::OutputRepaired { notes, .. } => Some(notes),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("none for Perf"), "{notes:?}");
+    assert!(
+        notes[1].contains("\"Stranger\" was not asked for"),
+        "{notes:?}"
+    );
+    // No answer at all (the call failed): each job is noted, none recorded.
+    let events = agon_protocol::synthesis::folded_summaries(
+        bb,
+        &[job("arch")],
+        &batch,
+        None,
+        crate::support::T0,
+    );
+    assert!(matches!(
+        events.as_slice(),
+        [agon_core::DebateEvent::OutputRepaired { .. }]
+    ));
+}
+
 #[test]
 fn a_skipped_proposal_is_not_critiqued_and_is_proposed_anew_next_round() {
     let script = Script {
