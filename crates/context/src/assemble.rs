@@ -82,6 +82,17 @@ impl AssembledContext {
     pub fn section(&self, kind: SectionKind) -> Option<&Section> {
         self.sections.iter().find(|s| s.kind == kind)
     }
+
+    /// The turn's instruction for this context: a context that shows
+    /// EVIDENCE asks for its passages to be cited by id
+    /// ([`crate::prompts::CITE_EVIDENCE`]).
+    pub fn instruction(&self, instruction: String) -> String {
+        if self.section(SectionKind::Evidence).is_some() {
+            format!("{instruction} {}", crate::prompts::CITE_EVIDENCE)
+        } else {
+            instruction
+        }
+    }
 }
 
 /// Assembles contexts with a given token counter and options.

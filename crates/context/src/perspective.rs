@@ -127,12 +127,14 @@ pub fn needs_summary_before(
     settings: &SummarizationSettings,
     round: u32,
 ) -> bool {
-    if !settings.enabled {
-        return false;
-    }
+    settings.enabled && history_chars_before(blackboard, persona, round) >= settings.threshold
+}
+
+/// [`history_chars`] counting only the messages of rounds before `round`.
+pub fn history_chars_before(blackboard: &Blackboard, persona: &PersonaId, round: u32) -> usize {
     let (summary, since) = history_since_summary(blackboard, persona);
     let earlier: Vec<&DialogueMessage> = since.into_iter().filter(|m| m.round < round).collect();
-    summary.map_or(0, |s| s.text.chars().count()) + total_chars(&earlier) >= settings.threshold
+    summary.map_or(0, |s| s.text.chars().count()) + total_chars(&earlier)
 }
 
 /// The judge's view for synthesis: proposals and refinements of the final

@@ -451,7 +451,7 @@ pub const MIN_SUMMARY_CHARS: usize = 20;
 
 impl RoundAnalysis {
     /// The schema of a round's analysis asked for the summaries of
-    /// `agents` (names) of at most `max_chars` characters each: the
+    /// `agents` (each a name and its most characters, `max_chars`): the
     /// `summaries` object has one required property per agent (so a
     /// constrained decoder writes each exactly once), of at least
     /// [`MIN_SUMMARY_CHARS`] and at most twice `max_chars` characters (the
@@ -462,8 +462,7 @@ impl RoundAnalysis {
     /// for it).
     pub fn schema_with_summaries(
         schema: &serde_json::Value,
-        agents: &[String],
-        max_chars: usize,
+        agents: &[(String, usize)],
     ) -> serde_json::Value {
         use serde_json::{Value, json};
         let mut out = schema.clone();
@@ -479,19 +478,24 @@ impl RoundAnalysis {
         if let Some(Value::Object(props)) = root.get_mut("properties") {
             // At least a sentence's start: a constrained small model
             // otherwise closes the string at once.
-            let text = json!({
-                "type": "string",
-                "minLength": max_chars.min(MIN_SUMMARY_CHARS),
-                "maxLength": max_chars.saturating_mul(2),
-            });
-            let each: serde_json::Map<String, Value> =
-                agents.iter().map(|a| (a.clone(), text.clone())).collect();
+            let text = |max_chars: usize| {
+                json!({
+                    "type": "string",
+                    "minLength": max_chars.min(MIN_SUMMARY_CHARS),
+                    "maxLength": max_chars.saturating_mul(2),
+                })
+            };
+            let each: serde_json::Map<String, Value> = agents
+                .iter()
+                .map(|(name, max_chars)| (name.clone(), text(*max_chars)))
+                .collect();
+            let names: Vec<&String> = agents.iter().map(|(name, _)| name).collect();
             props.insert(
                 "summaries".into(),
                 json!({
                     "type": "object",
                     "properties": each,
-                    "required": agents,
+                    "required": names,
                     "additionalProperties": false,
                 }),
             );
@@ -521,11 +525,11 @@ mod round_analysis_tests {
     #[test]
     fn summaries_enter_the_schema_only_when_asked_for() {
         let base = <RoundAnalysis as Payload>::json_schema();
-        let none = RoundAnalysis::schema_with_summaries(&base, &[], 2_500);
+        let none = RoundAnalysis::schema_with_summaries(&base, &[]);
         assert!(none.pointer("/properties/summaries").is_none(), "{none}");
         assert!(!none.to_string().contains("summaries"), "{none}");
-        let agents = ["Ada".to_owned(), "Bo".to_owned()];
-        let asked = RoundAnalysis::schema_with_summaries(&base, &agents, 2_500);
+        let agents = [("Ada".to_owned(), 2_500), ("Bo".to_owned(), 2_500)];
+        let asked = RoundAnalysis::schema_with_summaries(&base, &agents);
         let each = asked.pointer("/properties/summaries").unwrap();
         assert_eq!(each["required"], serde_json::json!(["Ada", "Bo"]));
         assert_eq!(each["additionalProperties"], false);

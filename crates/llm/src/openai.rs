@@ -14,7 +14,7 @@ use crate::secret::ApiKey;
 use crate::stream::{Step, until_done};
 use crate::traits::{ChatModel, ChatStream};
 use crate::types::{
-    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Role, ToolSpec, ToolTurn, Usage,
+    ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, ToolSpec, ToolTurn, Usage,
 };
 
 /// The environment variable holding OpenAI's key.
@@ -166,10 +166,7 @@ impl OpenAiChat {
                 }));
                 continue;
             }
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
+            let role = m.role.as_str();
             if m.tool_calls.is_empty() {
                 messages.push(json!({"role": role, "content": m.content}));
             } else {

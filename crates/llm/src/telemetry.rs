@@ -37,10 +37,7 @@ fn input_messages(request: &ChatRequest) -> String {
         );
     }
     for m in &request.messages {
-        let role = match m.role {
-            crate::types::Role::User => "user",
-            crate::types::Role::Assistant => "assistant",
-        };
+        let role = m.role.as_str();
         messages.push(
             serde_json::json!({"role": role, "parts": [{"type": "text", "content": m.content}]}),
         );

@@ -18,6 +18,16 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role's name on the wire (`user`, `assistant`), as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
 /// One message of a chat conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {

@@ -196,7 +196,7 @@ impl Speaker<'_> {
                         user: format!("{brief}\n\n{instruction}"),
                     });
                 }
-                let (context, cites) = match &speak.phase {
+                let (context, instruction) = match &speak.phase {
                     Some(phase) => {
                         let assembled = ctx
                             .assembler
@@ -206,17 +206,10 @@ impl Speaker<'_> {
                                 persona: speak.persona.to_string(),
                                 source,
                             })?;
-                        let cites = assembled
-                            .section(agon_context::SectionKind::Evidence)
-                            .is_some();
-                        (assembled.text, cites)
+                        let instruction = assembled.instruction(instruction);
+                        (assembled.text, instruction)
                     }
-                    None => (String::new(), false),
-                };
-                let instruction = if cites {
-                    format!("{instruction} {}", prompts::CITE_EVIDENCE)
-                } else {
-                    instruction
+                    None => (String::new(), instruction),
                 };
                 let system = speak.voice.system_prompt(bb, persona, words);
                 Ok(Prompt {

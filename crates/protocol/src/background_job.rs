@@ -165,18 +165,16 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
                     max_chars: job.max_chars,
                 })
                 .collect();
-            let writers: Vec<String> = summaries
+            let writers: Vec<(String, usize)> = summaries
                 .iter()
-                .map(|job| bb.persona_name(&job.persona).to_owned())
+                .map(|job| (bb.persona_name(&job.persona).to_owned(), job.max_chars))
                 .collect();
-            let longest = summaries.iter().map(|j| j.max_chars).max().unwrap_or(0);
             let schema = RoundAnalysis::schema_with_summaries(
                 &with_message_ids(
                     &with_persona_names(&RoundAnalysis::json_schema(), &names),
                     &ids(messages),
                 ),
                 &writers,
-                longest,
             );
             let mut call = JobCall::new::<RoundAnalysis>(
                 ModelRole::Extractor,

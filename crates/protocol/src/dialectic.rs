@@ -333,12 +333,16 @@ impl Dialectic {
             // Each summary rides on the run that reads the agent's
             // refinement, found among all the round's runs: once that run
             // is applied (with or without the summary) no other carries it.
-            let whole = split_by_chars(
-                board,
-                self.contributions(board, round, false),
-                self.rules.analysis_batch_chars,
-            );
             let summaries = self.folded(board, agents, round);
+            let whole = if summaries.is_empty() {
+                Vec::new()
+            } else {
+                split_by_chars(
+                    board,
+                    self.contributions(board, round, false),
+                    self.rules.analysis_batch_chars,
+                )
+            };
             let carriers: Vec<Option<&agon_core::MessageId>> = summaries
                 .iter()
                 .map(|job| {
@@ -429,9 +433,6 @@ impl Dialectic {
     /// in the call that reads its refinement ([`carrier`]).
     fn folded(&self, board: &Blackboard, agents: &[PersonaId], round: u32) -> Vec<SummaryJob> {
         if self.rules.analysis.is_none() || round >= self.rules.rounds {
-            return Vec::new();
-        }
-        if self.contributions(board, round, false).is_empty() {
             return Vec::new();
         }
         self.summaries(board, agents, round + 1)

@@ -92,6 +92,11 @@ pub fn folded_summaries(
         .and_then(|v| v.get("summaries"))
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
+    // Whether an entry's key names the job's agent (its name, or its id).
+    let names = |agent: &str, job: &SummaryJob| {
+        let agent = agent.trim();
+        agent == board.persona_name(&job.persona) || agent == job.persona.as_str()
+    };
     let mut events = Vec::new();
     let mut notes = Vec::new();
     for job in jobs {
@@ -105,10 +110,7 @@ pub fn folded_summaries(
         let name = board.persona_name(&job.persona);
         let text = written
             .iter()
-            .find(|(agent, _)| {
-                let agent = agent.trim();
-                agent == name || agent == job.persona.as_str()
-            })
+            .find(|(agent, _)| names(agent, job))
             .map(|(_, text)| text.trim())
             .filter(|t| !t.is_empty());
         let Some(text) = text else {
@@ -117,25 +119,16 @@ pub fn folded_summaries(
             ));
             continue;
         };
-        let (previous, since) =
-            agon_context::perspective::history_since_summary(board, &job.persona);
-        let before_chars = previous.map_or(0, |s| s.text.chars().count())
-            + since
-                .iter()
-                .filter(|m| board.message_index(&m.id).is_some_and(|i| i < end))
-                .map(|m| m.content.chars().count())
-                .sum::<usize>();
+        // The history it folds: everything before the round it is for.
+        let before_chars =
+            agon_context::perspective::history_chars_before(board, &job.persona, job.round);
         events.push(recorded(job, end, before_chars, text, None, time));
     }
     for agent in written.keys() {
-        let agent = agent.trim();
-        let asked = jobs
-            .iter()
-            .any(|j| agent == board.persona_name(&j.persona) || agent == j.persona.as_str());
-        if !asked {
+        if !jobs.iter().any(|j| names(agent, j)) {
             notes.push(format!(
                 "summaries: {:?} was not asked for; ignored",
-                truncate_chars(agent, 40)
+                truncate_chars(agent.trim(), 40)
             ));
         }
     }

@@ -714,14 +714,13 @@ pub fn summaries_due(user: &str) -> Value {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(200);
             let text = format!("{name} keeps their design and answers the critiques so far.");
-            (name.to_owned(), json!(truncate(&text, max)))
+            (
+                name.to_owned(),
+                json!(text.chars().take(max).collect::<String>()),
+            )
         })
         .collect::<serde_json::Map<String, Value>>()
         .into()
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    text.chars().take(max).collect()
 }
 
 /// A batch analysis answer: every listed speaker holds their ground and
