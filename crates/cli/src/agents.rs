@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_core::DebateId;
-use agon_core::rubric::RubricError;
 use agon_core::trust::AgentMemory;
-use agon_orchestrator::rubric::{RubricStore, RubricStoreError};
 use agon_orchestrator::trust::TrustStore;
 use agon_store::EventStore;
 use anyhow::Context;
@@ -264,7 +262,7 @@ pub(crate) async fn run(
 /// `agon override ID --file F [--agent NAME] [--criterion "NAME: …" |
 /// --drop-criterion NAME]`.
 pub(crate) async fn override_output(
-    store: Arc<dyn EventStore>,
+    app: &agon_app::App,
     id: &str,
     file: &PathBuf,
     agent: Option<&str>,
@@ -274,32 +272,24 @@ pub(crate) async fn override_output(
     let decision =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let id = DebateId::new(id);
-    let (bb, _) = store.load(&id).await?;
-    // Checked before anything is written.
-    let change = crate::rubric::change_of(&store, &bb, criterion, drop_criterion).await?;
-    let now = chrono::Utc::now();
-    let trust = TrustStore::new(Arc::clone(&store));
-    let changed = trust
-        .record_override(&id, &bb, &decision, agent, now)
-        .await?;
+    let ask = match (criterion, drop_criterion) {
+        (_, Some(name)) => Some(agon_app::RubricAsk::Drop(name.to_owned())),
+        (Some(text), None) => Some(agon_app::RubricAsk::Criterion(text.to_owned())),
+        (None, None) => None,
+    };
+    let done = app.override_output(&id, &decision, agent, ask).await?;
     eprintln!(
         "Recorded the override of debate {id} for {} (regret is checked after 24 h: `agon trust check`).",
-        changed.join(", ")
+        done.agents.join(", ")
     );
-    if let Some(change) = change {
-        match RubricStore::new(store)
-            .propose_from_override(&trust, &id, &bb, &changed, change, now)
-            .await
-        {
-            Ok((rubric, proposal, by)) => eprintln!(
-                "Proposed to rubric `{rubric}` as #{proposal} (on behalf of {by}): `agon rubric accept {proposal} --rubric {rubric}` adopts it."
-            ),
-            // The override stands; only the proposal is not made.
-            Err(RubricStoreError::Rubric(e @ RubricError::LowTrust { .. })) => {
-                eprintln!("No rubric change proposed: {e}.");
-            }
-            Err(e) => return Err(e.into()),
-        }
+    if let Some(p) = done.proposal {
+        eprintln!(
+            "Proposed to rubric `{}` as #{} (on behalf of {}): `agon rubric accept {} --rubric {}` adopts it.",
+            p.rubric, p.id, p.by, p.id, p.rubric
+        );
+    }
+    if let Some(reason) = done.not_proposed {
+        eprintln!("No rubric change proposed: {reason}.");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -31,6 +31,30 @@ pub fn watch_ctrl_c(control: RunControl) -> JoinHandle<()> {
     })
 }
 
+/// Resolves at Ctrl-C (SIGINT) or SIGTERM: a server or a worker stops
+/// gracefully on either.
+pub async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
 /// The next update to show: `None` once the stream ends, or once `done`
 /// fired and no update came for 100 ms (the ones already sent are shown).
 pub async fn next_update(

@@ -10,7 +10,6 @@ use agon_core::{DebateId, PersonaId};
 use agon_llm::{Embedder, EmbedderSpec};
 use agon_memory::corpus::{CorpusFormat, chunk};
 use agon_memory::{Memory, MemoryError, MemoryFilter, RetrievalConfig};
-use agon_orchestrator::Orchestrator;
 use anyhow::Context;
 
 use crate::Failure;
@@ -79,28 +78,6 @@ pub(crate) async fn open_detached(
         .await
         .map_err(|e| format!("opening the memory: {e}"))?
         .map_err(|f| format!("{:#}", f.error))
-}
-
-/// The orchestrator for a debate, with its memory when the config enables
-/// it. Memory is optional: when it cannot be set up the debate runs
-/// without it, a warning is printed and recorded in the debate's log.
-pub(crate) async fn attach(orch: Orchestrator, url: &str, config: &DebateConfig) -> Orchestrator {
-    if !config.memory.enabled {
-        return orch;
-    }
-    match open(url, &config.memory.embedder, config.memory.retrieval).await {
-        Ok(memory) => {
-            for warning in index_config(&memory, config).await {
-                eprintln!("warning: {warning}");
-            }
-            orch.with_memory(memory)
-        }
-        Err(f) => {
-            let reason = format!("{:#}", f.error);
-            eprintln!("warning: running without memory: {reason}");
-            orch.with_memory_unavailable(reason)
-        }
-    }
 }
 
 /// `agon recall`.

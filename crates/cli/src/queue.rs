@@ -7,13 +7,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agon_config::DebateConfig;
 use agon_core::DebateId;
-use agon_memory::Memory;
-use agon_orchestrator::{Models, Orchestrator};
+use agon_orchestrator::Orchestrator;
 use agon_store::EventStore;
-use agon_worker::{DebateRuntime, JobQueue, NamedRateLimit, PgRateGate, QueuedJob, WorkerSettings};
-use async_trait::async_trait;
+use agon_worker::{JobQueue, NamedRateLimit, PgRateGate, QueuedJob, WorkerSettings};
 use clap::Args;
 
 use crate::Failure;
@@ -47,6 +44,10 @@ pub(crate) struct WorkerArgs {
     /// its jobs go to the others.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..))]
     dead_after: u64,
+    /// Seconds a debate's clarifying questions wait for answers (the API,
+    /// the page, `agon answer`) before they are answered "NA".
+    #[arg(long, default_value_t = 600)]
+    answer_wait_secs: u64,
 }
 
 /// `agon submit`'s arguments.
@@ -65,72 +66,6 @@ pub(crate) struct SubmitArgs {
     /// Queue each input this many times (sweeps: the same question, many runs).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     repeat: u32,
-}
-
-/// Builds a debate's models and memory as `agon debate` does, every HTTP
-/// model behind the shared rate limits.
-struct CliRuntime {
-    url: String,
-    /// One factory for the worker's life: a model (the local one above
-    /// all) is built once, not once per step; its HTTP models wait for the
-    /// shared rate limits.
-    factory: Arc<agon_llm::ModelFactory>,
-    /// The memory of each embedder and retrieval setting, opened once (a
-    /// local embedder loads once per worker, not once per step).
-    memories: tokio::sync::Mutex<HashMap<String, Result<Memory, String>>>,
-}
-
-#[async_trait]
-impl DebateRuntime for CliRuntime {
-    fn run_span(&self, id: &agon_core::DebateId) -> tracing::Span {
-        let span = tracing::info_span!("agon run", debate = %id);
-        crate::telemetry::join_debate_trace(&span, id.as_str());
-        span
-    }
-
-    async fn models(&self, config: &DebateConfig) -> Result<Models, String> {
-        let config = config.clone();
-        let factory = Arc::clone(&self.factory);
-        tokio::task::spawn_blocking(move || {
-            Models::from_config(
-                &config,
-                &factory,
-                &|k| std::env::var(k).ok(),
-                config.price_table(),
-            )
-        })
-        .await
-        .map_err(|e| format!("loading models: {e}"))?
-        .map_err(|e| e.to_string())
-    }
-
-    async fn equip(&self, orch: Orchestrator, config: &DebateConfig) -> Orchestrator {
-        if !config.memory.enabled {
-            return orch;
-        }
-        let key = format!("{}|{:?}", config.memory.embedder, config.memory.retrieval);
-        let mut memories = self.memories.lock().await;
-        let memory = match memories.get(&key) {
-            Some(memory) => memory.clone(),
-            None => {
-                let opened = crate::memory::open_detached(
-                    &self.url,
-                    &config.memory.embedder,
-                    config.memory.retrieval,
-                )
-                .await;
-                if let Err(reason) = &opened {
-                    eprintln!("warning: debates run without memory: {reason}");
-                }
-                memories.insert(key, opened.clone());
-                opened
-            }
-        };
-        match memory {
-            Ok(memory) => orch.with_memory(memory),
-            Err(reason) => orch.with_memory_unavailable(reason),
-        }
-    }
 }
 
 /// Runs a worker until Ctrl-C or SIGTERM.
@@ -172,15 +107,18 @@ pub(crate) async fn worker(
         store.url(),
         settings.concurrency
     );
-    let runtime = Arc::new(CliRuntime {
-        url: url.to_owned(),
-        factory: Arc::new(crate::model_factory().with_rate_gate(Arc::new(gate))),
-        memories: tokio::sync::Mutex::default(),
-    });
+    // Every HTTP model behind the shared rate limits.
+    let runtime = Arc::new(crate::runtime::CliRuntime::new(
+        url,
+        crate::model_factory().with_rate_gate(Arc::new(gate)),
+    ));
+    let app = agon_app::App::new(store, runtime)
+        .with_queue(Arc::new(queue.clone()))
+        .with_answer_wait(std::time::Duration::from_secs(args.answer_wait_secs));
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    agon_worker::run_worker(&queue, store, runtime, settings, shutdown).await?;
+    agon_worker::run_worker(&queue, app, settings, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }
 

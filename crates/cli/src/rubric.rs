@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agon_core::rubric::{ProposalStatus, RubricBook, RubricChange};
+use agon_core::rubric::{ProposalStatus, RubricBook};
 use agon_orchestrator::rubric::RubricStore;
 use agon_store::EventStore;
 use clap::Subcommand;
@@ -161,50 +161,11 @@ fn history(book: &RubricBook) -> String {
     out
 }
 
-/// The rubric change an override's flags ask for: `--criterion` adds the
-/// criterion, or rewords it when the rubric has one of that name;
-/// `--drop-criterion` removes one.
-pub(crate) async fn change_of(
-    store: &Arc<dyn EventStore>,
-    bb: &agon_core::Blackboard,
-    criterion: Option<&str>,
-    drop: Option<&str>,
-) -> Result<Option<RubricChange>, Failure> {
-    if let Some(name) = drop {
-        let change = RubricChange::removal(&current_of(store, bb).await?, name)
-            .map_err(|e| anyhow::anyhow!("--drop-criterion: {e}"))?;
-        return Ok(Some(change));
-    }
-    let Some(text) = criterion else {
-        return Ok(None);
-    };
-    let criterion = agon_core::rubric::Criterion::parse(text)
-        .map_err(|e| anyhow::anyhow!("--criterion: {e}"))?;
-    let change = RubricChange::for_criterion(&current_of(store, bb).await?, criterion)
-        .map_err(|e| anyhow::anyhow!("--criterion: {e}"))?;
-    Ok(Some(change))
-}
-
-/// The current rubric of the debate `bb`'s protocol, or the error saying
-/// it has none.
-async fn current_of(
-    store: &Arc<dyn EventStore>,
-    bb: &agon_core::Blackboard,
-) -> Result<agon_core::rubric::Rubric, Failure> {
-    let name = agon_orchestrator::rubric::rubric_of(bb.protocol()).ok_or_else(|| {
-        anyhow::anyhow!(
-            "a {} is judged by no rubric; --criterion and --drop-criterion are for dialectic and structured debates",
-            bb.protocol()
-        )
-    })?;
-    Ok(RubricStore::new(Arc::clone(store)).current(name).await?)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use agon_core::rubric::Criterion;
+    use agon_core::rubric::{Criterion, RubricChange};
 
     #[test]
     fn the_history_lists_versions_and_proposals_with_their_state() {

@@ -144,6 +144,39 @@ pub(crate) fn init(
     }
 }
 
+/// The log filter: `RUST_LOG` when set, else Agon's crates at the level
+/// `-v` asks for (warnings only without it).
+pub(crate) fn log_filter(verbose: u8) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    if let Ok(filter) = EnvFilter::try_from_default_env() {
+        return filter;
+    }
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let crates = [
+        "agon",
+        "agon_core",
+        "agon_context",
+        "agon_protocol",
+        "agon_llm",
+        "agon_store",
+        "agon_memory",
+        "agon_orchestrator",
+        "agon_app",
+        "agon_server",
+        "agon_worker",
+        "agon_cli",
+    ];
+    let directives: Vec<String> = std::iter::once("warn".to_owned())
+        .chain(crates.iter().map(|c| format!("{c}={level}")))
+        .collect();
+    EnvFilter::new(directives.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -2539,5 +2541,223 @@ async fn a_dialectic_agent_reads_the_context_dir_through_native_tool_calls() {
         report
             .contains("As limits.md says: \"Per client: 100 requests per second, bursts of 20.\""),
         "the architect cites the file: {report}"
+    );
+}
+
+// ── Steering any debate, wherever it runs; forks ─────────────────────────
+
+/// The debate's event log as `agon export` prints it.
+fn exported(dir: &Path, id: &str) -> Vec<Value> {
+    let o = agon(dir, &["export", id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice::<Vec<Value>>(&o.stdout).unwrap()
+}
+
+fn has_event(events: &[Value], kind: &str, needle: &str) -> bool {
+    events
+        .iter()
+        .any(|e| e["event"]["type"] == kind && e["event"].to_string().contains(needle))
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..1_200 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// A debate run by `agon debate` in one process is steered from two
+/// others over the same SQLite store: a note and a pause posted to `agon
+/// serve`, a note posted with `agon note`; the run takes each before its
+/// next step, the note reaches every later prompt, the pause holds it, and
+/// a resume from the API lets it finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debate_in_a_terminal_takes_notes_and_a_pause_from_other_processes() {
+    let (server, bodies) = support::keeping_stub(Duration::from_millis(80)).await;
+    let dir_tmp = temp_dir("steer");
+    let dir = dir_tmp.path();
+    let (mut runner, store) = spawn_debate(dir, &server.uri());
+    let mut serve = tokio::process::Command::new(AGON)
+        .env("AGON_STORE", &store)
+        .env_remove("AGON_MODELS_DIR")
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (base, _log) = served(&mut serve).await;
+    let mut id = String::new();
+    until("the debate's first message", || {
+        let listed: Value =
+            serde_json::from_str(&stdout(&agon(dir, &["--json", "list"]))).unwrap_or_default();
+        id = listed[0]["id"].as_str().unwrap_or_default().to_owned();
+        listed[0]["messages"].as_u64().is_some_and(|n| n > 0)
+    })
+    .await;
+    let client = reqwest::Client::new();
+    let posted: Value = client
+        .post(format!("{base}/api/debates/{id}/notes"))
+        .json(
+            &serde_json::json!({ "text": "NOTE-4411: count the delivery vans", "author": "Chair" }),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(posted["runs"]["where"], "elsewhere", "{posted}");
+    until("the note in the log", || {
+        has_event(&exported(dir, &id), "note_added", "NOTE-4411")
+    })
+    .await;
+    let asked_at_note = bodies.lock().unwrap().len();
+
+    let r = client
+        .post(format!("{base}/api/debates/{id}/pause"))
+        .json(&serde_json::json!({ "by": "Chair" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    until("the pause in the log", || {
+        has_event(&exported(dir, &id), "debate_paused", "")
+    })
+    .await;
+    let note = agon(dir, &["note", &id, "NOTE-5522: and the buses"]);
+    assert!(note.status.success(), "{}", stderr(&note));
+    assert!(
+        stderr(&note).contains("takes it before its next step"),
+        "{}",
+        stderr(&note)
+    );
+    until("the second note in the log", || {
+        has_event(&exported(dir, &id), "note_added", "NOTE-5522")
+    })
+    .await;
+    // Held: no turn while paused (analyses already asked may land).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let held = exported(dir, &id)
+        .iter()
+        .filter(|e| e["event"]["type"] == "message_appended")
+        .count();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let still = exported(dir, &id)
+        .iter()
+        .filter(|e| e["event"]["type"] == "message_appended")
+        .count();
+    assert_eq!(held, still, "a paused debate takes no turn");
+    assert!(runner.try_wait().unwrap().is_none(), "the paused run waits");
+
+    let resumed: Value = client
+        .post(format!("{base}/api/debates/{id}/resume"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resumed["how"], "running", "{resumed}");
+    let status = tokio::task::spawn_blocking(move || runner.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success());
+    let later = bodies.lock().unwrap()[asked_at_note..].to_vec();
+    assert!(
+        later.iter().any(|b| b.contains("NOTE-4411")),
+        "the note reaches the agents"
+    );
+    let report = stdout(&agon(dir, &["report", &id]));
+    assert!(report.contains("NOTE-5522"), "{report}");
+    serve.kill().await.ok();
+}
+
+/// `agon fork` copies a finished debate up to before its last step;
+/// resumed with the same model it ends as its parent did, and `agon
+/// compare` says so; a fork given a note first parts from its parent at
+/// the note, and its report names its parent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agon_fork_resumes_to_the_parents_end_and_parts_from_it_at_a_note() {
+    let server = stub(Duration::ZERO).await;
+    let dir_tmp = temp_dir("fork");
+    let dir = dir_tmp.path();
+    let cfg = config(dir, &server.uri());
+    let run = agon(
+        dir,
+        &["debate", "--quiet", "--config", cfg.to_str().unwrap()],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let parent = only_debate(dir);
+
+    let forked = agon(dir, &["fork", &parent]);
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    let fork = stdout(&forked).trim().to_owned();
+    assert!(stderr(&forked).contains(&format!("Forked debate {parent} at event #")));
+    let resumed = agon(dir, &["resume", &fork, "--quiet"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let (a, b) = (canonical(dir, &parent), canonical(dir, &fork));
+    assert_eq!(a["messages"], b["messages"], "same model, same end");
+    let compared = agon(dir, &["--json", "compare", &parent, &fork]);
+    assert!(compared.status.success(), "{}", stderr(&compared));
+    let compared: Value = serde_json::from_slice(&compared.stdout).unwrap();
+    assert!(compared["divergence"]["first"].is_null(), "{compared}");
+    let report = stdout(&agon(dir, &["report", &fork]));
+    assert!(
+        report.contains(&format!("_Forked from debate `{parent}` at event #")),
+        "{report}"
+    );
+
+    let forked = agon(dir, &["fork", &parent, "--at", "40"]);
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    let noted = stdout(&forked).trim().to_owned();
+    let note = agon(
+        dir,
+        &["note", &noted, "NOTE-6633: assume a congestion charge"],
+    );
+    assert!(note.status.success(), "{}", stderr(&note));
+    assert!(
+        stderr(&note).contains("runs nowhere now"),
+        "{}",
+        stderr(&note)
+    );
+    let resumed = agon(dir, &["resume", &noted, "--quiet"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    // Analyses the copy left in flight may land first; the note is taken
+    // before the next turn, and the logs part at it at the latest.
+    let events = exported(dir, &noted);
+    let note_at = events
+        .iter()
+        .position(|e| e["event"]["type"] == "note_added")
+        .expect("the note is in the fork's log");
+    let next_turn = events[40..]
+        .iter()
+        .position(|e| e["event"]["type"] == "message_appended")
+        .expect("the fork runs on")
+        + 40;
+    assert!((40..next_turn).contains(&note_at), "{note_at} {next_turn}");
+    let compared = agon(dir, &["--json", "compare", &parent, &noted]);
+    let compared: Value = serde_json::from_slice(&compared.stdout).unwrap();
+    let common = compared["divergence"]["common_events"].as_u64().unwrap();
+    assert!((40..=note_at as u64).contains(&common), "{compared}");
+    let text = stdout(&agon(dir, &["compare", &parent, &noted]));
+    assert!(
+        text.contains(&format!("Their logs hold the same first {common} events")),
+        "{text}"
+    );
+
+    let beyond = agon(dir, &["fork", &parent, "--at", "100000"]);
+    assert_eq!(beyond.status.code(), Some(2), "{}", stderr(&beyond));
+    assert!(stderr(&beyond).contains(&parent), "{}", stderr(&beyond));
+    let misplaced = agon(dir, &["fork", &parent, "--rounds", "3"]);
+    assert_eq!(misplaced.status.code(), Some(2), "{}", stderr(&misplaced));
+    assert!(
+        stderr(&misplaced).contains("rounds"),
+        "{}",
+        stderr(&misplaced)
     );
 }

@@ -287,3 +287,190 @@ async fn a_worker_stopped_with_sigterm_finishes_its_steps_and_leaves_nothing_loc
     );
     assert_eq!(ids.len(), 2);
 }
+
+/// A debate's events, as `agon export` prints them.
+fn exported(store: &str, id: &str) -> Vec<serde_json::Value> {
+    let o = agon(store, &["export", id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn count(events: &[serde_json::Value], kind: &str, needle: &str) -> usize {
+    events
+        .iter()
+        .filter(|e| e["event"]["type"] == kind && e["event"].to_string().contains(needle))
+        .count()
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(90) {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Debates run by `agon worker` on PostgreSQL, steered through `agon
+/// serve` (another process): a structured debate is noted (the note
+/// reaches the agents' next prompts), paused (no job runs while it is) and
+/// resumed (the resume queues it again); a dialectic debate's clarifying
+/// questions wait for answers given through the API, which reach the
+/// proposals' prompts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_run_debates_are_noted_paused_resumed_and_answered_through_the_api() {
+    let (server, bodies) = support::keeping_stub(Duration::from_millis(60)).await;
+    let dir_tmp = temp_dir("steer");
+    let dir = dir_tmp.path();
+    let models = format!(
+        "\n[models]\ndefault = \"openai-compatible:stub@{}/v1\"\n",
+        server.uri()
+    );
+    let structured = dir.join("structured.toml");
+    std::fs::write(
+        &structured,
+        format!("{}{models}", support::runner::toml("structured")),
+    )
+    .unwrap();
+    let dialectic = dir.join("dialectic.toml");
+    std::fs::write(
+        &dialectic,
+        format!(
+            "protocol = \"dialectic\"\ntopic = \"Design a rate limiter for a public API.\"\n\n\
+             [dialectic]\nrounds = 1\ndevil_advocate = false\nclarify = true\nclarify_rounds = 1\n\n\
+             [[dialectic.agent]]\nrole = \"architect\"\n\n[[dialectic.agent]]\nrole = \"kiss\"\n\n\
+             [memory]\nenabled = false\n\n[trust]\nweigh_feedback = false\n{models}"
+        ),
+    )
+    .unwrap();
+    let store = pg_url("steer").await;
+    let ids = submit(
+        &store,
+        &[structured.to_str().unwrap(), dialectic.to_str().unwrap()],
+    );
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let (s, d) = (ids[0].clone(), ids[1].clone());
+    let mut serve = tokio::process::Command::new(AGON)
+        .env("AGON_STORE", &store)
+        .env_remove("AGON_MODELS_DIR")
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let base = {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(serve.stderr.take().unwrap()).lines();
+        loop {
+            let line = lines.next_line().await.unwrap().expect("agon serve starts");
+            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+    };
+    let mut w = worker(&store, &[]);
+    let client = reqwest::Client::new();
+
+    // The structured debate: a note, a pause, a resume.
+    until("its first message", || {
+        count(&exported(&store, &s), "message_appended", "") > 0
+    })
+    .await;
+    let r = client
+        .post(format!("{base}/api/debates/{s}/notes"))
+        .json(&serde_json::json!({ "text": "NOTE-W77: count the delivery vans" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    until("the note", || {
+        count(&exported(&store, &s), "note_added", "NOTE-W77") == 1
+    })
+    .await;
+    let asked_at_note = bodies.lock().unwrap().len();
+    let r = client
+        .post(format!("{base}/api/debates/{s}/pause"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    until("the pause, and no job", || {
+        count(&exported(&store, &s), "debate_paused", "") == 1
+            && listed(&store)[&s]["job"].is_null()
+    })
+    .await;
+    let held = count(&exported(&store, &s), "message_appended", "");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(
+        count(&exported(&store, &s), "message_appended", ""),
+        held,
+        "no step runs while it is paused"
+    );
+    assert!(listed(&store)[&s]["job"].is_null(), "no job while paused");
+    let resumed: serde_json::Value = client
+        .post(format!("{base}/api/debates/{s}/resume"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resumed["how"], "queued", "{resumed}");
+
+    // The dialectic debate: its questions, answered through the API.
+    let questions = {
+        let start = Instant::now();
+        loop {
+            let q: serde_json::Value = client
+                .get(format!("{base}/api/debates/{d}/questions"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let list = q["questions"].as_array().cloned().unwrap_or_default();
+            if !list.is_empty() {
+                break list;
+            }
+            assert!(start.elapsed() < Duration::from_secs(90), "no questions");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let answers: Vec<String> = (1..=questions.len())
+        .map(|i| format!("ANSWER-W{i}: 2,000 requests a second"))
+        .collect();
+    let r = client
+        .post(format!("{base}/api/debates/{d}/answers"))
+        .json(&serde_json::json!({ "answers": answers }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202, "{:?}", r.text().await);
+
+    until("both debates finish", || {
+        let rows = listed(&store);
+        rows[&s]["status"] == "finished" && rows[&d]["status"] == "finished"
+    })
+    .await;
+    let later = bodies.lock().unwrap()[asked_at_note..].to_vec();
+    assert!(
+        later.iter().any(|b| b.contains("NOTE-W77")),
+        "the note reaches the agents"
+    );
+    assert!(
+        later.iter().any(|b| b.contains("ANSWER-W1")),
+        "the answers reach the proposals"
+    );
+    assert_eq!(
+        count(&exported(&store, &d), "message_appended", "ANSWER-W"),
+        questions.len()
+    );
+    kill(&mut w);
+    serve.kill().await.ok();
+}

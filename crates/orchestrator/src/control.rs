@@ -54,6 +54,12 @@ impl Steering {
         Ok(())
     }
 
+    /// Wakes a run waiting for requests (paused, or waiting on background
+    /// work) so that it looks at once for requests posted to the store.
+    pub fn wake(&self) {
+        self.posted.notify_one();
+    }
+
     /// Everything queued so far, in order.
     pub(crate) fn take(&self) -> Vec<Steer> {
         self.queue

@@ -17,6 +17,7 @@ use tracing::Instrument;
 use crate::calls::RunCtx;
 use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
+use crate::requests::RunRequest;
 use crate::shared::Shared;
 use crate::speak::{Speaker, Spoken};
 use crate::update::DebateUpdate;
@@ -53,6 +54,9 @@ pub(crate) struct Interpreter {
     pub(crate) control: RunControl,
     /// The deadline clock being timed and when this run first saw it.
     pub(crate) round_clock: std::sync::Mutex<Option<(u32, tokio::time::Instant)>>,
+    /// When this run started: a stop request posted before it was meant
+    /// for an earlier run.
+    pub(crate) started: chrono::DateTime<chrono::Utc>,
 }
 
 impl Interpreter {
@@ -115,6 +119,8 @@ impl Interpreter {
                     tokio::select! {
                         _ = changed.changed() => {}
                         () = self.control.steering.posted() => {}
+                        // Requests other processes posted to the store.
+                        () = tokio::time::sleep(crate::requests::REQUEST_POLL) => {}
                         () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
                         () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
                     }
@@ -183,6 +189,63 @@ impl Interpreter {
                 .await?;
             if let Some(e) = refused {
                 tracing::warn!(debate = %self.shared.debate, error = %e, "steering request dropped");
+            }
+        }
+        self.take_posted().await
+    }
+
+    /// Takes the requests posted to the store (by this process or any
+    /// other): a note, pause or resume becomes its events in the
+    /// transaction that marks it taken; a stop stops the run before its
+    /// next step; answers are left for the question they answer. A store
+    /// that cannot be read now is read again before the next step.
+    async fn take_posted(&self) -> Result<(), OrchestratorError> {
+        let posted = match self.shared.pending_requests().await {
+            Ok(posted) => posted,
+            Err(e) => {
+                tracing::warn!(debate = %self.shared.debate, error = %e, "reading posted requests failed");
+                return Ok(());
+            }
+        };
+        for posted in posted {
+            let request = match RunRequest::of(&posted) {
+                Ok(request) => request,
+                Err(e) => {
+                    tracing::warn!(error = %e, "request dropped");
+                    self.shared
+                        .append_taking(&[posted.id], |_| (Vec::new(), ()))
+                        .await?;
+                    continue;
+                }
+            };
+            if matches!(request, RunRequest::Stop { .. }) {
+                self.shared
+                    .append_taking(&[posted.id], |_| (Vec::new(), ()))
+                    .await?;
+                if posted.posted_at >= self.started {
+                    self.control.stop.cancel();
+                } else {
+                    tracing::info!(debate = %self.shared.debate, request = posted.id, "a stop meant for an earlier run is dropped");
+                }
+                continue;
+            }
+            let Some(steer) = request.steer() else {
+                continue;
+            };
+            let refused = self
+                .shared
+                .append_taking(&[posted.id], |bb| {
+                    match steer
+                        .checked()
+                        .and_then(|s| s.events(bb, chrono::Utc::now()))
+                    {
+                        Ok(events) => (events, None),
+                        Err(e) => (Vec::new(), Some(e)),
+                    }
+                })
+                .await?;
+            if let Some(e) = refused {
+                tracing::warn!(debate = %self.shared.debate, request = posted.id, error = %e, "posted request dropped");
             }
         }
         Ok(())

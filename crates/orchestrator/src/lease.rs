@@ -32,8 +32,9 @@ pub fn this_process() -> String {
     format!("{}:{}", hostname(), std::process::id())
 }
 
-/// Whether a lease holder `host:pid` is a dead process on this host.
-fn holder_is_dead(holder: &str) -> bool {
+/// Whether a lease holder `host:pid` is a dead process on this host (its
+/// lease, unexpired, holds nothing: the next run takes it over).
+pub fn holder_is_dead(holder: &str) -> bool {
     let Some((host, pid)) = holder.rsplit_once(':') else {
         return false;
     };

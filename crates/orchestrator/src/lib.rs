@@ -12,7 +12,7 @@
 //! continues from its last persisted event with no message repeated or
 //! lost. Background work (each message's analysis, round records,
 //! reflections) runs off the critical path and is applied in the protocol's
-//! order; see `agon_protocol::StructuredDebate` for exactly when a speaker
+//! order; each protocol's planner in `agon_protocol` says exactly when a speaker
 //! waits for it.
 
 mod answers;
@@ -27,6 +27,7 @@ mod lease;
 mod memory;
 mod models;
 mod orchestrator;
+mod requests;
 pub mod rubric;
 mod shared;
 mod speak;
@@ -40,7 +41,10 @@ pub use agon_protocol::{JUDGE_ID, Steer, SteerError};
 pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
 pub use control::{RunControl, RunOutcome, Steering};
 pub use error::{ErrorKind, OrchestratorError};
-pub use lease::{LEASE_TTL, this_process};
+pub use lease::{LEASE_TTL, holder_is_dead, this_process};
 pub use models::{ModelError, Models, Role, build_chain};
 pub use orchestrator::Orchestrator;
+pub use requests::{
+    PendingQuestion, PostedAnswers, REQUEST_POLL, RunRequest, pending_questions, question_key,
+};
 pub use update::{DebateUpdate, DebateUpdates};

@@ -56,7 +56,7 @@ pub(crate) fn spawn_writer(
                 MemoryMsg::Event(e) => {
                     observe(&mut harvester, &mut drafts, &e);
                     // A batch after each round record, crux card and
-                    // summary (a deliberation's rolling summaries), so a
+                    // summary (the rolling summaries of a long session), so a
                     // long session is embedded as it goes, not at its end.
                     if matches!(
                         *e,
@@ -96,7 +96,7 @@ async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboar
 
 /// Recalls `persona`'s memories for `query` and labels them: memories of
 /// this debate by round, of earlier debates by topic and date. `aliases`
-/// are the persona's other names (its display name, a dialectic agent's
+/// are the persona's other names (its display name, a role agent's
 /// role), taken out of the query as its id is.
 pub(crate) async fn recall(
     memory: &Memory,

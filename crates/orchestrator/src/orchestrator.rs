@@ -99,8 +99,8 @@ impl Orchestrator {
         self
     }
 
-    /// Where clarifying questions (dialectic `clarify`) get their answers:
-    /// a terminal, an answers file. Without one every answer is "NA".
+    /// Where clarifying questions get their answers: a terminal, an
+    /// answers file, the store (`PostedAnswers`). Without one every answer is "NA".
     pub fn with_answerer(mut self, answerer: Arc<dyn crate::answers::Answerer>) -> Self {
         self.answerer = Some(answerer);
         self
@@ -122,9 +122,6 @@ impl Orchestrator {
     /// model is called; [`Orchestrator::run`] starts it.
     pub async fn create(&self, config: &DebateConfig) -> Result<DebateId, OrchestratorError> {
         config.validate("<config>")?;
-        // The second it was created and 16 random bits: debates created in
-        // the same second by many processes may draw the same id, so a
-        // taken one is drawn again.
         let value =
             serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
                 debate: "(new)".to_owned(),
@@ -132,11 +129,7 @@ impl Orchestrator {
             })?;
         let mut attempts = 0;
         loop {
-            let id = DebateId::new(format!(
-                "d-{}-{:04x}",
-                chrono::Utc::now().format("%Y%m%d-%H%M%S"),
-                fastrand::u16(..)
-            ));
+            let id = new_debate_id();
             let created = self
                 .store
                 .create_debate(&NewDebate {
@@ -146,6 +139,38 @@ impl Orchestrator {
                 })
                 .await;
             match created {
+                Ok(_) => return Ok(id),
+                Err(agon_store::StoreError::DebateExists { .. }) if attempts < 8 => attempts += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Creates a new debate whose log is `from`'s events up to and
+    /// including `upto` (a copy, in one transaction), with `config` (the
+    /// source's, or changed: another model, more rounds). It records where
+    /// it came from and is resumable; no model is called.
+    pub async fn fork(
+        &self,
+        from: &DebateId,
+        upto: u64,
+        config: &DebateConfig,
+    ) -> Result<DebateId, OrchestratorError> {
+        config.validate("<config>")?;
+        let value =
+            serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
+                debate: from.to_string(),
+                source,
+            })?;
+        let mut attempts = 0;
+        loop {
+            let id = new_debate_id();
+            let new = NewDebate {
+                id: id.clone(),
+                topic: config.topic.clone(),
+                config: value.clone(),
+            };
+            match self.store.fork_debate(&new, from, upto).await {
                 Ok(_) => return Ok(id),
                 Err(agon_store::StoreError::DebateExists { .. }) if attempts < 8 => attempts += 1,
                 Err(e) => return Err(e.into()),
@@ -165,7 +190,7 @@ impl Orchestrator {
     /// Runs the debate from wherever its log ends (a new debate from the
     /// start, an interrupted one from its last persisted event) until it
     /// finishes or `control` stops it, with the protocol its configuration
-    /// names (`structured`, seed 000, or `dialectic`, seed 004).
+    /// names.
     pub async fn run(
         &self,
         id: &DebateId,
@@ -203,6 +228,7 @@ impl Orchestrator {
         models: &Models,
         control: RunControl,
     ) -> Result<RunOutcome, OrchestratorError> {
+        let started = chrono::Utc::now();
         let run = config.resolve().run;
         let budget =
             ContextBudget::new(run.context_tokens).map_err(|source| OrchestratorError::Budget {
@@ -283,6 +309,7 @@ impl Orchestrator {
             ctx: Arc::clone(&ctx),
             control: control.clone(),
             round_clock: std::sync::Mutex::new(None),
+            started,
         };
         let outcome = match interpreter.drive().await {
             Ok(outcome) => outcome,
@@ -416,6 +443,17 @@ impl Orchestrator {
             warn,
         ))
     }
+}
+
+/// A new debate's id: the second it was created and 16 random bits
+/// (debates created in the same second by many processes may draw the
+/// same id, so the caller draws again when it is taken).
+fn new_debate_id() -> DebateId {
+    DebateId::new(format!(
+        "d-{}-{:04x}",
+        chrono::Utc::now().format("%Y%m%d-%H%M%S"),
+        fastrand::u16(..)
+    ))
 }
 
 /// The stored status of a finished debate: `budget` when it stopped at its

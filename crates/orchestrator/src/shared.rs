@@ -70,6 +70,36 @@ impl Shared {
         Ok(out)
     }
 
+    /// Builds events from the current blackboard and appends them, marking
+    /// the posted `requests` they came from taken in the same transaction
+    /// (only marking them when `build` makes no event).
+    pub(crate) async fn append_taking<T>(
+        &self,
+        requests: &[u64],
+        build: impl FnOnce(&Blackboard) -> (Vec<DebateEvent>, T),
+    ) -> Result<T, OrchestratorError> {
+        let mut log = self.log.lock().await;
+        let (events, out) = build(log.blackboard());
+        if events.is_empty() {
+            log.store().take_requests(&self.debate, requests).await?;
+            return Ok(out);
+        }
+        let before = log.seq();
+        let seq = log.append_taking(&events, requests).await?;
+        self.publish(before, events);
+        drop(log);
+        self.changed.send_replace(seq);
+        Ok(out)
+    }
+
+    /// The requests posted to the store for this run and not yet taken.
+    pub(crate) async fn pending_requests(
+        &self,
+    ) -> Result<Vec<agon_store::PostedRequest>, agon_store::StoreError> {
+        let store = std::sync::Arc::clone(self.log.lock().await.store());
+        store.pending_requests(&self.debate).await
+    }
+
     /// Sends persisted events (the first has sequence `before + 1`) to the
     /// memory writer and the subscribers. Call it under the log lock.
     fn publish(&self, before: u64, events: Vec<DebateEvent>) {

@@ -81,6 +81,11 @@ struct Override {
     decision: String,
     /// The one agent it concerns (default: every debater).
     agent: Option<String>,
+    /// Propose this criterion (`"NAME: description"`) for the debate's
+    /// rubric (as `agon override --criterion`).
+    criterion: Option<String>,
+    /// Propose removing this criterion (as `agon override --drop-criterion`).
+    drop_criterion: Option<String>,
 }
 
 /// Records that a person overrode the debate's final output (as `agon
@@ -92,19 +97,23 @@ async fn record_override(
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let (board, _) = server.store.load(&id).await?;
-    let changed = trust(&server)
-        .record_override(
-            &id,
-            &board,
-            &body.decision,
-            body.agent.as_deref(),
-            chrono::Utc::now(),
-        )
+    let ask = match (body.criterion, body.drop_criterion) {
+        (_, Some(name)) => Some(agon_app::RubricAsk::Drop(name)),
+        (Some(text), None) => Some(agon_app::RubricAsk::Criterion(text)),
+        (None, None) => None,
+    };
+    let done = server
+        .app
+        .override_output(&id, &body.decision, body.agent.as_deref(), ask)
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "id": id, "agents": changed })),
+        Json(json!({
+            "id": id,
+            "agents": done.agents,
+            "proposal": done.proposal,
+            "not_proposed": done.not_proposed,
+        })),
     )
         .into_response())
 }

@@ -70,6 +70,14 @@ impl From<agon_orchestrator::OrchestratorError> for ApiError {
     }
 }
 
+impl From<agon_app::AppError> for ApiError {
+    fn from(e: agon_app::AppError) -> Self {
+        let status =
+            StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Self::new(status, e.to_string())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.status, Json(json!({ "error": self.message }))).into_response()

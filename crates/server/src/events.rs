@@ -5,7 +5,8 @@
 //! gets the history, and one that reconnects with `Last-Event-ID` gets
 //! exactly the events after it, nothing lost or repeated. New events are
 //! read when a run on this server appends (and every half second, for a
-//! debate another process runs). Tokens of the turn being generated come
+//! debate another process runs); so are the clarifying questions a run in
+//! any process waits on (a `questions` event). Tokens of the turn being generated come
 //! as `token` events without an id (they are not part of the log). When
 //! the debate is no longer running and everything is sent, an `end` event
 //! carries its status and the stream closes.
@@ -39,6 +40,8 @@ struct Cursor {
     live: broadcast::Receiver<(DebateId, Live)>,
     pending: std::collections::VecDeque<Event>,
     phase: Phase,
+    /// The posted questions last announced (their request's id).
+    questions_shown: Option<u64>,
 }
 
 /// The stream of `id`'s events after sequence `after`.
@@ -54,6 +57,7 @@ pub(crate) fn stream(
         sent: after,
         pending: std::collections::VecDeque::new(),
         phase: Phase::Reading,
+        questions_shown: None,
     };
     futures::stream::unfold(cursor, |mut c| async move {
         loop {
@@ -74,8 +78,8 @@ impl Cursor {
         // Whether the debate was still running before reading, so that
         // nothing appended before it stopped can be missed.
         let running = self.server.is_running(&self.id);
-        let status = match self.server.store.debate(&self.id).await {
-            Ok(record) => record.status,
+        let (status, on_workers) = match self.server.store.debate(&self.id).await {
+            Ok(record) => (record.status, record.on_workers),
             Err(e) => {
                 self.end(json!({ "error": e.to_string() }));
                 return;
@@ -102,8 +106,16 @@ impl Cursor {
                 return;
             }
         }
+        // Questions a run in any process waits on.
+        if self.announce_questions().await {
+            return;
+        }
         // A queued debate is live too: a worker runs its next step soon.
-        if !running && !matches!(status, RunStatus::Running | RunStatus::Queued) {
+        // So is a paused one the workers run: its resume queues it again.
+        let live = running
+            || matches!(status, RunStatus::Running | RunStatus::Queued)
+            || (on_workers && self.paused().await);
+        if !live {
             self.end(json!({ "status": status.as_str(), "last": self.sent }));
             return;
         }
@@ -116,15 +128,7 @@ impl Cursor {
                 received = self.live.recv() => match received {
                     Ok((debate, _)) if debate != self.id => {}
                     Ok((_, Live::Appended)) | Err(broadcast::error::RecvError::Lagged(_)) => return,
-                    Ok((_, Live::Questions)) => {
-                        let questions = self.server.pending.questions(&self.id);
-                        self.pending.push_back(
-                            Event::default()
-                                .event("questions")
-                                .data(crate::answers::questions_json(&questions).to_string()),
-                        );
-                        return;
-                    }
+                    Ok((_, Live::Questions)) => return,
                     Ok((_, Live::Token { turn, persona, delta })) => {
                         self.pending.push_back(
                             Event::default()
@@ -137,6 +141,38 @@ impl Cursor {
                 },
             }
         }
+    }
+
+    /// Whether the debate is paused (read from its log: only asked when a
+    /// stream would otherwise end).
+    async fn paused(&self) -> bool {
+        self.server
+            .store
+            .load(&self.id)
+            .await
+            .is_ok_and(|(board, _)| {
+                board.is_paused() && board.status() != agon_core::DebateStatus::Finished
+            })
+    }
+
+    /// Queues a `questions` event when the debate waits on questions not
+    /// announced yet (posted by its run, here or in another process).
+    async fn announce_questions(&mut self) -> bool {
+        let posted =
+            agon_orchestrator::pending_questions(self.server.store.as_ref(), &self.id).await;
+        let Ok(Some((request, questions))) = posted else {
+            return false;
+        };
+        if self.questions_shown == Some(request) {
+            return false;
+        }
+        self.questions_shown = Some(request);
+        self.pending.push_back(
+            Event::default()
+                .event("questions")
+                .data(crate::answers::questions_json(&questions).to_string()),
+        );
+        true
     }
 
     fn end(&mut self, data: serde_json::Value) {

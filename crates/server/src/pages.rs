@@ -76,12 +76,12 @@ async fn debate(
     let record = server.store.debate(&id).await?;
     // The page's stream picks up after the last event the page shows.
     let (view, last_seq) = server.view_at(&id).await?;
-    let status = if server.is_running(&id) {
-        if view.board().is_paused() {
-            "paused"
-        } else {
-            "running"
-        }
+    // Wherever it runs: a paused debate that a worker left waits for its
+    // resume, as one this server holds does.
+    let status = if !record.status.is_done() && view.board().is_paused() {
+        "paused"
+    } else if server.is_running(&id) {
+        "running"
     } else {
         record.status.as_str()
     };

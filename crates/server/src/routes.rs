@@ -68,8 +68,7 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let config = body.config()?;
-    let id = server.orchestrator().create(&config).await?;
-    server.spawn_run(id.clone(), config).await?;
+    let id = server.app.start(&config).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/api/debates/{id}"))],
@@ -181,26 +180,23 @@ async fn stop(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
-    server.store.debate(&id).await?;
-    server.stop(&id)?;
+    let posted = server.app.stop(&id, None).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "stopping": true })),
+        Json(json!({ "id": id, "stopping": true, "runs": posted.runs })),
     )
         .into_response())
 }
 
-/// The clarifying questions the debate waits on (none when it waits on
-/// nothing).
+/// The clarifying questions the debate waits on, wherever it runs (none
+/// when it waits on nothing).
 async fn questions(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = DebateId::new(id);
-    server.store.debate(&id).await?;
-    Ok(Json(crate::answers::questions_json(
-        &server.pending.questions(&id),
-    )))
+    let questions = server.app.questions(&id).await?;
+    Ok(Json(crate::answers::questions_json(&questions)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -218,7 +214,7 @@ async fn answers(
     let id = DebateId::new(id);
     server.store.debate(&id).await?;
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    server.pending.answer(&id, body.answers)?;
+    server.app.answer(&id, body.answers).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "answered": true })),
@@ -251,16 +247,7 @@ async fn feedback(
             )));
         }
     };
-    if server.is_running(&id) {
-        return Err(ApiError::conflict(format!(
-            "debate `{id}` is running; rate it when it ends"
-        )));
-    }
-    let event = agon_core::DebateEvent::FeedbackRecorded {
-        value,
-        time: chrono::Utc::now(),
-    };
-    server.orchestrator().record(&id, &[event]).await?;
+    server.app.feedback(&id, value).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({ "id": id, "user_feedback": value })),

@@ -1,12 +1,12 @@
-//! Steering a running debate over HTTP: moderator notes, pause and resume.
-//! Each request is queued for the run, which records it as an event before
-//! its next step (so a resumed or replayed debate sees exactly what the
-//! agents saw).
+//! Steering a debate over HTTP, wherever it runs: moderator notes, pause
+//! and resume. Each request is recorded in the store; the process that
+//! holds the run's lease (this server, a terminal's `agon debate`, a
+//! worker) records it as an event before its next step, so a resumed or
+//! replayed debate sees exactly what the agents saw.
 
 use std::sync::Arc;
 
 use agon_core::DebateId;
-use agon_protocol::Steer;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -25,6 +25,7 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .route("/api/debates/{id}/notes", post(note))
         .route("/api/debates/{id}/pause", post(pause))
         .route("/api/debates/{id}/resume", post(resume))
+        .route("/api/debates/{id}/fork", post(fork))
         .with_state(server)
 }
 
@@ -45,14 +46,8 @@ async fn note(
     let id = DebateId::new(id);
     server.store.debate(&id).await?;
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    server.steer(
-        &id,
-        Steer::Note {
-            text: body.text,
-            author: body.author,
-        },
-    )?;
-    Ok(accepted(&id, "note"))
+    let posted = server.app.note(&id, body.text, body.author).await?;
+    Ok(accepted(&posted, "note"))
 }
 
 /// Who pauses or resumes (an optional body).
@@ -77,13 +72,13 @@ async fn pause(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
-    server.store.debate(&id).await?;
-    server.steer(&id, Steer::Pause { by: by(&body)? })?;
-    Ok(accepted(&id, "pause"))
+    let posted = server.app.pause(&id, by(&body)?).await?;
+    Ok(accepted(&posted, "pause"))
 }
 
 /// Resumes a paused run, or runs an interrupted debate again (and lifts
-/// the pause it was stopped in, if any).
+/// the pause it was stopped in, if any): here, or queued for the workers
+/// when they ran it.
 async fn resume(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
@@ -91,29 +86,84 @@ async fn resume(
 ) -> Result<Response, ApiError> {
     let id = DebateId::new(id);
     let who = by(&body)?;
-    let record = server.store.debate(&id).await?;
-    if record.status.is_done() {
-        return Err(ApiError::conflict(format!("debate `{id}` is finished")));
-    }
-    let restarted = if server.is_running(&id) {
-        false
-    } else {
-        let config = server.orchestrator().config_of(&id).await?;
-        server.spawn_run(id.clone(), config).await?;
-        true
-    };
-    server.steer(&id, Steer::Resume { by: who })?;
+    let resumed = server.app.resume(&id, who, true).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "resumed": true, "restarted": restarted })),
+        Json(json!({
+            "id": id,
+            "resumed": true,
+            "restarted": resumed == agon_app::Resumed::Started,
+            "how": resumed,
+        })),
     )
         .into_response())
 }
 
-fn accepted(id: &DebateId, what: &str) -> Response {
+fn accepted(posted: &agon_app::Posted, what: &str) -> Response {
     (
         StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "queued": what })),
+        Json(json!({
+            "id": posted.debate,
+            "queued": what,
+            "request": posted.request,
+            "runs": posted.runs,
+        })),
     )
         .into_response()
+}
+
+/// What a fork changes (every field optional; an empty body forks before
+/// the last step with the parent's settings).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fork {
+    /// The last event to copy (default: before the last step).
+    at: Option<u64>,
+    /// One model spec for every role of the fork.
+    model: Option<String>,
+    /// Dialectic: rounds.
+    rounds: Option<u32>,
+    /// Structured debate: minirounds per aspect.
+    minirounds: Option<u32>,
+    /// Run the fork here at once (default: it waits for a resume, so a
+    /// note can be posted first).
+    #[serde(default)]
+    run: bool,
+}
+
+/// Forks a debate at any event (`agon fork`): 201 with the new debate.
+async fn fork(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let id = DebateId::new(id);
+    let body: Fork = if body.iter().all(u8::is_ascii_whitespace) {
+        Fork::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("body: {e}")))?
+    };
+    let mut overrides = agon_config::Overrides {
+        model: body.model,
+        ..agon_config::Overrides::default()
+    };
+    overrides.dialectic.rounds = body.rounds;
+    overrides.structured.minirounds = body.minirounds;
+    let forked = server.app.fork(&id, body.at, &overrides).await?;
+    if body.run {
+        server.app.spawn(&forked.id).await?;
+    }
+    Ok((
+        StatusCode::CREATED,
+        [(
+            axum::http::header::LOCATION,
+            format!("/api/debates/{}", forked.id),
+        )],
+        Json(json!({
+            "id": forked.id,
+            "forked_from": { "debate": forked.from, "seq": forked.seq },
+            "running": body.run,
+        })),
+    )
+        .into_response())
 }

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use agon_app::{App, Runtime};
 use agon_config::{AspectConfig, DebateConfig};
 use agon_llm::PriceTable;
 use agon_orchestrator::{Models, Orchestrator};
-use agon_server::{Runner, Server};
+use agon_server::Server;
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
 use async_trait::async_trait;
@@ -38,18 +39,11 @@ struct Scripted {
 }
 
 #[async_trait]
-impl Runner for Scripted {
-    async fn prepare(
-        &self,
-        store: Arc<dyn EventStore>,
-        _config: &DebateConfig,
-    ) -> Result<(Orchestrator, Models), String> {
-        Ok((
-            Orchestrator::new(store),
-            Models::uniform(
-                Arc::new(ScriptedModel::new(self.delay)),
-                PriceTable::with_defaults(),
-            ),
+impl Runtime for Scripted {
+    async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
+        Ok(Models::uniform(
+            Arc::new(ScriptedModel::new(self.delay)),
+            PriceTable::with_defaults(),
         ))
     }
 }
@@ -57,8 +51,7 @@ impl Runner for Scripted {
 /// A server on a free loopback port: its base URL.
 async fn start(delay: Duration, token: Option<&str>) -> String {
     serve(Server::new(
-        sqlite().await,
-        Arc::new(Scripted { delay }),
+        App::new(sqlite().await, Arc::new(Scripted { delay })),
         token.map(ToOwned::to_owned),
     ))
     .await
@@ -677,16 +670,16 @@ async fn clarifying_questions_are_answered_over_the_api() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unanswered_questions_are_answered_na_when_the_wait_runs_out() {
-    let base = serve(
-        Server::new(
+    let base = serve(Server::new(
+        App::new(
             sqlite().await,
             Arc::new(Scripted {
                 delay: Duration::ZERO,
             }),
-            None,
         )
         .with_answer_wait(Duration::from_millis(200)),
-    )
+        None,
+    ))
     .await;
     let id = start_with(&base, dialectic_config(true)).await;
     let events = read_stream(&base, &id, None, None).await;
@@ -1174,19 +1167,15 @@ struct Recorded {
 }
 
 #[async_trait]
-impl Runner for Recorded {
-    async fn prepare(
-        &self,
-        store: Arc<dyn EventStore>,
-        _config: &DebateConfig,
-    ) -> Result<(Orchestrator, Models), String> {
+impl Runtime for Recorded {
+    async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
         let model = Recording {
             inner: ScriptedModel::new(Duration::from_millis(60)),
             prompts: Arc::clone(&self.prompts),
         };
-        Ok((
-            Orchestrator::new(store),
-            Models::uniform(Arc::new(model), PriceTable::with_defaults()),
+        Ok(Models::uniform(
+            Arc::new(model),
+            PriceTable::with_defaults(),
         ))
     }
 }
@@ -1233,10 +1222,12 @@ fn typed(events: &[Sse]) -> Vec<(u64, Value)> {
 async fn a_moderator_pauses_notes_and_resumes_a_running_debate() {
     let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
     let base = serve(Server::new(
-        sqlite().await,
-        Arc::new(Recorded {
-            prompts: Arc::clone(&prompts),
-        }),
+        App::new(
+            sqlite().await,
+            Arc::new(Recorded {
+                prompts: Arc::clone(&prompts),
+            }),
+        ),
         None,
     ))
     .await;
@@ -1543,19 +1534,19 @@ impl Remembering {
 }
 
 #[async_trait]
-impl Runner for Remembering {
-    async fn prepare(
-        &self,
-        store: Arc<dyn EventStore>,
-        _config: &DebateConfig,
-    ) -> Result<(Orchestrator, Models), String> {
-        Ok((
-            Orchestrator::new(store).with_memory(self.open().await?),
-            Models::uniform(
-                Arc::new(ScriptedModel::new(Duration::from_millis(30))),
-                PriceTable::with_defaults(),
-            ),
+impl Runtime for Remembering {
+    async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
+        Ok(Models::uniform(
+            Arc::new(ScriptedModel::new(Duration::from_millis(30))),
+            PriceTable::with_defaults(),
         ))
+    }
+
+    async fn equip(&self, orch: Orchestrator, _config: &DebateConfig) -> Orchestrator {
+        match self.open().await {
+            Ok(memory) => orch.with_memory(memory),
+            Err(reason) => orch.with_memory_unavailable(reason),
+        }
     }
 
     async fn memory(&self, embedder: &str) -> Result<agon_memory::Memory, String> {
@@ -1580,11 +1571,13 @@ async fn recall_reads_the_memories_debates_left() {
     let embedder: Arc<dyn agon_llm::Embedder> =
         Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
     let base = serve(Server::new(
-        agon_store::open(&url).await.unwrap(),
-        Arc::new(Remembering {
-            url: url.clone(),
-            embedder,
-        }),
+        App::new(
+            agon_store::open(&url).await.unwrap(),
+            Arc::new(Remembering {
+                url: url.clone(),
+                embedder,
+            }),
+        ),
         None,
     ))
     .await;
@@ -1647,4 +1640,128 @@ async fn a_request_cannot_name_files_of_the_server() {
             "refused with the reason"
         );
     }
+}
+
+/// A fresh database on the test PostgreSQL (`AGON_TEST_DATABASE_URL`,
+/// which `cargo xtask test` starts): its URL.
+async fn fresh_postgres(prefix: &str) -> String {
+    use sqlx::Connection;
+    let admin = std::env::var("AGON_TEST_DATABASE_URL")
+        .expect("AGON_TEST_DATABASE_URL is not set: run the suite with `cargo xtask test`");
+    let name = format!(
+        "agon_t_{prefix}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    format!("{base}/{name}")
+}
+
+/// A debate submitted to a worker on PostgreSQL is steered from the page
+/// of a server that does not run it: a note (every later prompt shows
+/// it), a pause (no job runs while it holds), a resume (queued again, and
+/// the page follows it to its end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_run_debate_is_noted_paused_and_resumed_from_the_page() {
+    let url = fresh_postgres("page_worker").await;
+    let store = agon_store::open(&url).await.unwrap();
+    let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let runtime = Arc::new(Recorded {
+        prompts: Arc::clone(&prompts),
+    });
+    let queue = agon_worker::JobQueue::connect(&url).await.unwrap();
+    let app = App::new(Arc::clone(&store), runtime).with_queue(Arc::new(queue.clone()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = {
+        let (queue, app) = (queue.clone(), app.clone());
+        let settings = agon_worker::WorkerSettings {
+            poll_interval: Duration::from_millis(50),
+            ..agon_worker::WorkerSettings::default()
+        };
+        tokio::spawn(async move {
+            agon_worker::run_worker(&queue, app, settings, async move {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    let config: DebateConfig = serde_json::from_value(config()).unwrap();
+    let config = DebateConfig {
+        topic: "Should cities ban private cars from their centres?".into(),
+        minirounds: 3,
+        aspects: vec![
+            AspectConfig {
+                label: "Cost".into(),
+                description: "Who pays.".into(),
+            },
+            AspectConfig {
+                label: "Health".into(),
+                description: "Who breathes.".into(),
+            },
+        ],
+        ..config
+    };
+    let id = app.orchestrator().create(&config).await.unwrap();
+    queue.submit(&id).await.unwrap();
+    // A server that runs nothing itself: the worker runs the debate.
+    let base = serve(Server::new(app.clone(), None)).await;
+    let mut tab = Tab::open(&format!("{base}/debates/{id}")).await;
+    tab.until("document.querySelectorAll('#transcript .msg').length > 0")
+        .await;
+    assert!(!app.runs_here(&id));
+
+    let note = "NOTE-PG: the night buses count too.";
+    tab.eval(&format!(
+        "var f = document.getElementById('note-form'); f.elements.text.value = {}; \
+         f.elements.author.value = 'Chair'; f.querySelector('button').click(); true",
+        json!(note)
+    ))
+    .await;
+    tab.until("document.getElementById('steer-status').textContent.indexOf('note queued') === 0")
+        .await;
+    let at_note = prompts.lock().unwrap().len();
+    tab.eval("document.getElementById('pause').click(); true")
+        .await;
+    tab.until("document.getElementById('status').textContent === 'paused'")
+        .await;
+    tab.until(&format!(
+        "Array.prototype.some.call(document.querySelectorAll('#transcript .note'), function (n) {{ return n.textContent === 'Moderator (Chair): ' + {}; }})",
+        json!(note)
+    ))
+    .await;
+    // Paused: its last job ends without queuing another, and no turn comes.
+    let mut waited = 0;
+    while queue.jobs().await.unwrap().iter().any(|j| j.debate == id) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+        assert!(waited < 600, "the paused debate keeps a job");
+    }
+    let held = store.load(&id).await.unwrap().0.messages().len();
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(store.load(&id).await.unwrap().0.messages().len(), held);
+    assert!(queue.jobs().await.unwrap().iter().all(|j| j.debate != id));
+
+    tab.eval("document.getElementById('resume').click(); true")
+        .await;
+    tab.until("document.getElementById('status').textContent === 'finished'")
+        .await;
+    tab.close().await;
+    assert!(
+        prompts.lock().unwrap()[at_note..]
+            .iter()
+            .any(|p| p.contains("NOTE-PG")),
+        "the note reaches the agents' next contexts"
+    );
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
 }

@@ -69,6 +69,16 @@ pub enum StoreError {
         /// The id.
         debate: String,
     },
+    /// A fork asked for more events than the debate it copies has.
+    #[error("debate `{debate}` has {last} events; a fork cannot copy it up to event #{seq}")]
+    ForkBeyondLog {
+        /// The debate forked.
+        debate: String,
+        /// The sequence asked for.
+        seq: u64,
+        /// The debate's last sequence.
+        last: u64,
+    },
     /// Optimistic concurrency: someone else appended first.
     #[error("debate `{debate}`: append expected sequence {expected}, the log is at {actual}")]
     Conflict {

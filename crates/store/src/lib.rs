@@ -28,4 +28,7 @@ pub use pool::{MigrationLock, postgres_pool, sqlite_migration_lock, sqlite_pool}
 pub use postgres::{APPENDS_CHANNEL, CONNECT_TIMEOUT, PgStore};
 pub use sqlite::{BUSY_TIMEOUT, SqliteStore};
 pub use store::{EventStore, RecordUpdate};
-pub use types::{DebateRecord, DocRecord, Lease, NewDebate, PersonaRecord, RunStatus, StoredEvent};
+pub use types::{
+    DebateRecord, DocRecord, ForkPoint, Lease, NewDebate, PersonaRecord, PostedRequest, RunStatus,
+    StoredEvent,
+};

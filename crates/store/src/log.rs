@@ -114,6 +114,11 @@ impl DebateLog {
         self.seq
     }
 
+    /// The store the log is persisted in.
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
     /// The debate.
     pub fn debate(&self) -> &DebateId {
         &self.debate
@@ -130,6 +135,17 @@ impl DebateLog {
     /// rejected or the store fails, nothing is visible: the blackboard is
     /// reloaded from the store.
     pub async fn append(&mut self, events: &[DebateEvent]) -> Result<u64, LogError> {
+        self.append_taking(events, &[]).await
+    }
+
+    /// Appends `events` as [`append`](Self::append) does and marks the
+    /// posted `requests` they came from taken, in the same transaction
+    /// ([`EventStore::append_taking`]).
+    pub async fn append_taking(
+        &mut self,
+        events: &[DebateEvent],
+        requests: &[u64],
+    ) -> Result<u64, LogError> {
         for (index, event) in events.iter().enumerate() {
             if let Err(source) = self.board.apply(event) {
                 self.reload().await?;
@@ -141,7 +157,11 @@ impl DebateLog {
                 });
             }
         }
-        match self.store.append(&self.debate, self.seq, events).await {
+        match self
+            .store
+            .append_taking(&self.debate, self.seq, events, requests)
+            .await
+        {
             Ok(seq) => {
                 let before = self.seq;
                 self.seq = seq;

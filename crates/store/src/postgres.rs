@@ -82,13 +82,17 @@ impl PgStore {
         id: &agon_core::DebateId,
         status: crate::types::RunStatus,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE debates SET status = $1, updated_at = $2 WHERE id = $3")
-            .bind(status.as_str())
-            .bind(crate::types::millis(chrono::Utc::now()))
-            .bind(id.as_str())
-            .execute(tx)
-            .await
-            .map_err(|e| crate::sql::db_error(&self.url, "setting a debate's status", e))?;
+        // A debate queued once is the workers' to run: a resume queues it again.
+        let done = sqlx::query(
+            "UPDATE debates SET status = $1, updated_at = $2, \
+             on_workers = on_workers OR $1 = 'queued' WHERE id = $3",
+        )
+        .bind(status.as_str())
+        .bind(crate::types::millis(chrono::Utc::now()))
+        .bind(id.as_str())
+        .execute(tx)
+        .await
+        .map_err(|e| crate::sql::db_error(&self.url, "setting a debate's status", e))?;
         if done.rows_affected() == 0 {
             return Err(StoreError::DebateNotFound {
                 debate: id.to_string(),

@@ -170,6 +170,14 @@ macro_rules! impl_event_store {
                     updated_at: $crate::types::from_millis(row.try_get("updated_at").map_err(get)?),
                     last_seq: $crate::sql::to_u64(row.try_get("last_seq").map_err(get)?),
                     message_count: $crate::sql::to_u64(row.try_get("message_count").map_err(get)?),
+                    forked_from: match row.try_get::<Option<String>, _>("forked_from").map_err(get)? {
+                        Some(parent) => Some($crate::types::ForkPoint {
+                            debate: parent.into(),
+                            seq: $crate::sql::to_u64(row.try_get::<Option<i64>, _>("forked_at_seq").map_err(get)?.unwrap_or(0)),
+                        }),
+                        None => None,
+                    },
+                    on_workers: row.try_get("on_workers").map_err(get)?,
                     id: id.into(),
                 })
             }
@@ -251,7 +259,12 @@ macro_rules! impl_event_store {
             }
 
             async fn append(&self, id: &agon_core::DebateId, expected_seq: u64, events: &[agon_core::DebateEvent]) -> Result<u64, $crate::error::StoreError> {
+                self.append_taking(id, expected_seq, events, &[]).await
+            }
+
+            async fn append_taking(&self, id: &agon_core::DebateId, expected_seq: u64, events: &[agon_core::DebateEvent], requests: &[u64]) -> Result<u64, $crate::error::StoreError> {
                 if events.is_empty() {
+                    self.take_requests(id, requests).await?;
                     let actual = self.debate(id).await?.last_seq;
                     return if actual == expected_seq {
                         Ok(actual)
@@ -295,9 +308,108 @@ macro_rules! impl_event_store {
                     .execute(&mut *tx)
                     .await
                     .map_err(|e| self.err("appending events", e))?;
+                for request in requests {
+                    sqlx::query("UPDATE requests SET taken_at = $1 WHERE debate_id = $2 AND id = $3")
+                        .bind(now)
+                        .bind(id.as_str())
+                        .bind($crate::sql::to_i64(*request))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| self.err("taking a request", e))?;
+                }
                 Self::announce(&mut tx, id).await.map_err(|e| self.err("announcing an append", e))?;
                 tx.commit().await.map_err(|e| self.err("committing an append", e))?;
                 Ok(expected_seq + events.len() as u64)
+            }
+
+            async fn post_request(&self, id: &agon_core::DebateId, body: &serde_json::Value) -> Result<u64, $crate::error::StoreError> {
+                use sqlx::Row;
+                self.debate(id).await?;
+                let row = sqlx::query("INSERT INTO requests (debate_id, body, posted_at) VALUES ($1, $2, $3) RETURNING id")
+                    .bind(id.as_str())
+                    .bind(sqlx::types::Json(body))
+                    .bind($crate::types::millis(chrono::Utc::now()))
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| self.err("recording a request", e))?;
+                Ok($crate::sql::to_u64(row.try_get("id").map_err(|e| self.err("recording a request", e))?))
+            }
+
+            async fn pending_requests(&self, id: &agon_core::DebateId) -> Result<Vec<$crate::types::PostedRequest>, $crate::error::StoreError> {
+                use sqlx::Row;
+                let rows = sqlx::query("SELECT id, body, posted_at FROM requests WHERE debate_id = $1 AND taken_at IS NULL ORDER BY id")
+                    .bind(id.as_str())
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| self.err("reading requests", e))?;
+                let get = |e| self.err("reading a request", e);
+                rows.iter()
+                    .map(|row| {
+                        Ok($crate::types::PostedRequest {
+                            id: $crate::sql::to_u64(row.try_get("id").map_err(get)?),
+                            debate: id.clone(),
+                            body: row.try_get::<sqlx::types::Json<serde_json::Value>, _>("body").map_err(get)?.0,
+                            posted_at: $crate::types::from_millis(row.try_get("posted_at").map_err(get)?),
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn take_requests(&self, id: &agon_core::DebateId, requests: &[u64]) -> Result<(), $crate::error::StoreError> {
+                let now = $crate::types::millis(chrono::Utc::now());
+                for request in requests {
+                    sqlx::query("UPDATE requests SET taken_at = $1 WHERE debate_id = $2 AND id = $3")
+                        .bind(now)
+                        .bind(id.as_str())
+                        .bind($crate::sql::to_i64(*request))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| self.err("taking a request", e))?;
+                }
+                Ok(())
+            }
+
+            async fn fork_debate(&self, new: &$crate::types::NewDebate, from: &agon_core::DebateId, upto: u64) -> Result<$crate::types::DebateRecord, $crate::error::StoreError> {
+                let source = self.debate(from).await?;
+                if upto > source.last_seq {
+                    return Err($crate::error::StoreError::ForkBeyondLog { debate: from.to_string(), seq: upto, last: source.last_seq });
+                }
+                let now = $crate::types::millis(chrono::Utc::now());
+                let status = if upto == 0 { $crate::types::RunStatus::Created } else { $crate::types::RunStatus::Interrupted };
+                let mut tx = self.pool.begin().await.map_err(|e| self.err("forking a debate", e))?;
+                let created = sqlx::query(
+                    "INSERT INTO debates (id, topic, config, status, created_at, updated_at, last_seq, message_count, forked_from, forked_at_seq) \
+                     VALUES ($1, $2, $3, $4, $5, $5, $6, \
+                       (SELECT COUNT(*) FROM events WHERE debate_id = $7 AND seq <= $6 AND kind = 'message_appended'), $7, $6)",
+                )
+                .bind(new.id.as_str())
+                .bind(&new.topic)
+                .bind(sqlx::types::Json(&new.config))
+                .bind(status.as_str())
+                .bind(now)
+                .bind($crate::sql::to_i64(upto))
+                .bind(from.as_str())
+                .execute(&mut *tx)
+                .await;
+                match created {
+                    Ok(_) => {}
+                    Err(e) if $crate::sql::is_unique_violation(&e) => {
+                        return Err($crate::error::StoreError::DebateExists { debate: new.id.to_string() });
+                    }
+                    Err(e) => return Err(self.err("forking a debate", e)),
+                }
+                sqlx::query(
+                    "INSERT INTO events (debate_id, seq, kind, payload, created_at) \
+                     SELECT $1, seq, kind, payload, created_at FROM events WHERE debate_id = $2 AND seq <= $3",
+                )
+                .bind(new.id.as_str())
+                .bind(from.as_str())
+                .bind($crate::sql::to_i64(upto))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.err("copying a forked debate's events", e))?;
+                tx.commit().await.map_err(|e| self.err("forking a debate", e))?;
+                self.debate(&new.id).await
             }
 
             async fn events_after(&self, id: &agon_core::DebateId, after: u64) -> Result<Vec<$crate::types::StoredEvent>, $crate::error::StoreError> {
@@ -387,6 +499,7 @@ macro_rules! impl_event_store {
                     "DELETE FROM events WHERE debate_id = $1",
                     "DELETE FROM snapshots WHERE debate_id = $1",
                     "DELETE FROM leases WHERE debate_id = $1",
+                    "DELETE FROM requests WHERE debate_id = $1",
                 ] {
                     sqlx::query(statement)
                         .bind(id.as_str())
@@ -444,6 +557,10 @@ macro_rules! impl_event_store {
                     }),
                     None => Err($crate::error::StoreError::LeaseLost { debate: id.to_string(), holder: holder.to_owned() }),
                 }
+            }
+
+            async fn lease(&self, id: &agon_core::DebateId) -> Result<Option<$crate::types::Lease>, $crate::error::StoreError> {
+                self.lease_row(id).await
             }
 
             async fn renew_lease(&self, lease: &$crate::types::Lease, ttl: std::time::Duration) -> Result<$crate::types::Lease, $crate::error::StoreError> {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::StoreError;
 use crate::types::{
-    DebateRecord, DocRecord, Lease, NewDebate, PersonaRecord, RunStatus, StoredEvent,
+    DebateRecord, DocRecord, Lease, NewDebate, PersonaRecord, PostedRequest, RunStatus, StoredEvent,
 };
 
 /// A function computing a persona record's new document from the current one.
@@ -43,6 +43,43 @@ pub trait EventStore: Send + Sync {
         expected_seq: u64,
         events: &[DebateEvent],
     ) -> Result<u64, StoreError>;
+
+    /// Appends `events` as [`append`](Self::append) does and, in the same
+    /// transaction, marks the posted `requests` taken: a request becomes
+    /// its events exactly once, even if the process dies in between.
+    /// With no events, only marks the requests (the log must still be at
+    /// `expected_seq`).
+    async fn append_taking(
+        &self,
+        id: &DebateId,
+        expected_seq: u64,
+        events: &[DebateEvent],
+        requests: &[u64],
+    ) -> Result<u64, StoreError>;
+
+    /// Records a request for the run of debate `id` (whoever makes it, in
+    /// whatever process); returns its id. The process holding the run's
+    /// lease takes it ([`pending_requests`](Self::pending_requests),
+    /// [`append_taking`](Self::append_taking)).
+    async fn post_request(&self, id: &DebateId, body: &Value) -> Result<u64, StoreError>;
+
+    /// The requests of debate `id` not yet taken, oldest first.
+    async fn pending_requests(&self, id: &DebateId) -> Result<Vec<PostedRequest>, StoreError>;
+
+    /// Marks requests taken that become no event (a stop, answers handed
+    /// to the run, a request the debate can no longer take).
+    async fn take_requests(&self, id: &DebateId, requests: &[u64]) -> Result<(), StoreError>;
+
+    /// Creates debate `new` whose log is a copy of `from`'s events up to
+    /// and including `upto`, in one transaction; it records where it came
+    /// from ([`DebateRecord::forked_from`]) and is resumable (status
+    /// `interrupted`; `created` when it copies nothing).
+    async fn fork_debate(
+        &self,
+        new: &NewDebate,
+        from: &DebateId,
+        upto: u64,
+    ) -> Result<DebateRecord, StoreError>;
 
     /// Events with sequence greater than `after`, in order.
     async fn events_after(&self, id: &DebateId, after: u64)
@@ -85,6 +122,10 @@ pub trait EventStore: Send + Sync {
         holder: &str,
         ttl: Duration,
     ) -> Result<Lease, StoreError>;
+
+    /// The run lease of `id` as stored (it may have lapsed: compare its
+    /// `expires_at` with the time), if anyone holds one.
+    async fn lease(&self, id: &DebateId) -> Result<Option<Lease>, StoreError>;
 
     /// Extends a held lease (the heartbeat); [`StoreError::LeaseLost`] if it was taken over.
     async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError>;

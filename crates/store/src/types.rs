@@ -101,6 +101,39 @@ pub struct DebateRecord {
     pub last_seq: u64,
     /// Messages in its transcript.
     pub message_count: u64,
+    /// The debate and event it was forked from, if it is a fork.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkPoint>,
+    /// Whether it was ever queued for the workers (`agon submit`, `agon
+    /// debate --detach`): a resume queues it again rather than running it
+    /// in the process that resumes it.
+    #[serde(default)]
+    pub on_workers: bool,
+}
+
+/// Where a fork was copied from: its log is that debate's events up to
+/// and including `seq`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkPoint {
+    /// The debate forked.
+    pub debate: DebateId,
+    /// The last of its events the fork copied.
+    pub seq: u64,
+}
+
+/// A request recorded for a debate's run (a note, a pause, a stop, an
+/// answer: whatever the caller serialized), waiting for the process that
+/// holds the run's lease to take it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostedRequest {
+    /// Its id: requests are taken in the order of their ids.
+    pub id: u64,
+    /// The debate it is for.
+    pub debate: DebateId,
+    /// What was requested.
+    pub body: serde_json::Value,
+    /// When it was recorded.
+    pub posted_at: DateTime<Utc>,
 }
 
 /// An event with its sequence number (1-based, gapless per debate).

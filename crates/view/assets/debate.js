@@ -48,7 +48,7 @@
   document.getElementById('resume').addEventListener('click', function () {
     post('/resume', by()).then(function (b) {
       // A stopped debate runs again: follow it from a fresh page.
-      if (b.restarted) { location.reload(); } else { steerStatus.textContent = 'resume requested'; }
+      if (b.restarted || b.how === 'queued') { location.reload(); } else { steerStatus.textContent = 'resume requested'; }
     }).catch(failed);
   });
   document.getElementById('stop').addEventListener('click', function () { post('/stop').then(said('stopping after the current turn')).catch(failed); });
@@ -65,6 +65,12 @@
       .then(function () { document.getElementById('rate-status').textContent = 'rated ' + rating; })
       .catch(function (e) { document.getElementById('rate-status').textContent = e.message; });
   }
+  document.getElementById('fork').addEventListener('click', function () {
+    post('/fork', {}).then(function (b) {
+      // The fork waits for a resume: open its page to note and run it.
+      location.href = withToken('/debates/' + encodeURIComponent(b.id));
+    }).catch(function (e) { document.getElementById('fork-status').textContent = e.message; });
+  });
   document.getElementById('rate-up').addEventListener('click', function () { rate('up'); });
   document.getElementById('rate-down').addEventListener('click', function () { rate('down'); });
   var source = new EventSource(withToken('/api/debates/' + encodeURIComponent(id) + '/events?after=' + last));

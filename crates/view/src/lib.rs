@@ -41,4 +41,4 @@ mod view;
 pub use memory_stats::MemoryStats;
 pub use metrics::{DebateMetrics, PersonaMetrics, RoleTokens, debate_metrics, replay_with_metrics};
 pub use report::ReportOptions;
-pub use view::DebateView;
+pub use view::{DebateView, ForkOrigin};

@@ -14,6 +14,17 @@ pub struct DebateView {
     board: Blackboard,
     metrics: DebateMetrics,
     options: ReportOptions,
+    origin: Option<ForkOrigin>,
+}
+
+/// Where a forked debate was copied from (its store record says it; the
+/// log of a fork is a prefix of its parent's).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ForkOrigin {
+    /// The parent debate.
+    pub debate: String,
+    /// The last of the parent's events the fork copied.
+    pub seq: u64,
 }
 
 impl DebateView {
@@ -25,7 +36,20 @@ impl DebateView {
             board,
             metrics,
             options,
+            origin: None,
         })
+    }
+
+    /// The same view of a fork: its reports name the parent and the event
+    /// it was forked at.
+    pub fn with_origin(mut self, origin: ForkOrigin) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Where the debate was forked from, if it is a fork.
+    pub fn origin(&self) -> Option<&ForkOrigin> {
+        self.origin.as_ref()
     }
 
     /// The blackboard at the end of the log.
@@ -53,11 +77,19 @@ impl DebateView {
     /// (ledger and claims, warnings, repairs, usage and cost), then the
     /// metrics.
     pub fn markdown(&self) -> String {
-        format!(
-            "{}{}",
-            report::markdown_with(&self.board, self.options),
-            report::metrics_markdown(&self.metrics)
-        )
+        let mut report = report::markdown_with(&self.board, self.options);
+        if let Some(origin) = &self.origin {
+            // After the title line.
+            let at = report.find('\n').map_or(report.len(), |i| i + 1);
+            report.insert_str(
+                at,
+                &format!(
+                    "\n_Forked from debate `{}` at event #{}._\n",
+                    origin.debate, origin.seq
+                ),
+            );
+        }
+        format!("{report}{}", report::metrics_markdown(&self.metrics))
     }
 
     /// The JSON report: the sections of [`DebateView::markdown`], each
@@ -65,6 +97,9 @@ impl DebateView {
     pub fn json(&self) -> serde_json::Value {
         let mut json = report::json(&self.board, self.options);
         json["metrics"] = serde_json::to_value(&self.metrics).unwrap_or_default();
+        if let Some(origin) = &self.origin {
+            json["forked_from"] = serde_json::to_value(origin).unwrap_or_default();
+        }
         json
     }
 

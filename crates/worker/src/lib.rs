@@ -31,4 +31,4 @@ pub use error::WorkerError;
 pub use job::{AdvanceDebate, MAX_ATTEMPTS, SCHEMA, TASK, debate_of_key, debate_queue};
 pub use queue::{JobQueue, QueuedJob, is_postgres};
 pub use rate::{NamedRateLimit, PgRateGate, RateLimit};
-pub use worker::{DebateRuntime, WorkerSettings, run_worker};
+pub use worker::{WorkerSettings, run_worker};

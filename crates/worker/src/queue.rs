@@ -266,3 +266,12 @@ impl JobQueue {
             .collect())
     }
 }
+
+#[async_trait::async_trait]
+impl agon_app::StepQueue for JobQueue {
+    async fn submit(&self, debate: &DebateId) -> Result<(), String> {
+        JobQueue::submit(self, debate)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}

@@ -6,15 +6,13 @@
 //! step did is in the log, the job is idempotent: a retried or duplicated
 //! job plans again and runs what is left, never a step twice.
 
-use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument as _;
 
-use agon_config::DebateConfig;
+use agon_app::App;
 use agon_core::DebateId;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome, Steer};
-use agon_store::{EventStore, StoreError};
-use async_trait::async_trait;
+use agon_orchestrator::{RunControl, RunOutcome, Steer};
+use agon_store::StoreError;
 use graphile_worker::{
     IntoTaskHandlerResult, JobComplete, JobCompleteContext, TaskHandler, WorkerContext,
     WorkerOptions,
@@ -22,27 +20,6 @@ use graphile_worker::{
 
 use crate::error::WorkerError;
 use crate::job::{AdvanceDebate, SCHEMA, TASK};
-
-/// What a worker needs from its program to run a debate: its models and
-/// its memory (the CLI builds them as `agon debate` does).
-#[async_trait]
-pub trait DebateRuntime: Send + Sync {
-    /// The models of a debate run with `config`.
-    async fn models(&self, config: &DebateConfig) -> Result<Models, String>;
-
-    /// The orchestrator for `config`, equipped (its vector memory). The
-    /// default adds nothing.
-    async fn equip(&self, orch: Orchestrator, _config: &DebateConfig) -> Orchestrator {
-        orch
-    }
-
-    /// The span a job's run of debate `id` runs in. The default is a plain
-    /// `agon run` span; a binary that exports traces puts it in the
-    /// debate's trace, so every job of a debate lands in one trace.
-    fn run_span(&self, id: &DebateId) -> tracing::Span {
-        tracing::info_span!("agon run", debate = %id)
-    }
-}
 
 /// How a worker runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,22 +61,13 @@ impl Default for WorkerSettings {
 }
 
 /// The worker's state, shared by its jobs.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 struct WorkerState {
-    store: Arc<dyn EventStore>,
+    /// The application: the store, the runtime debates run with.
+    app: App,
     /// Where the debate's next job goes (the store's database).
     queue: crate::JobQueue,
-    runtime: Arc<dyn DebateRuntime>,
     settings: WorkerSettings,
-}
-
-impl std::fmt::Debug for WorkerState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkerState")
-            .field("store", &self.store.url())
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A job's failure, as graphile_worker records it in `last_error`.
@@ -128,7 +96,7 @@ impl TaskHandler for AdvanceDebate {
 impl WorkerState {
     /// Runs `id`'s next step and queues the one after it.
     async fn advance(&self, id: &DebateId, resume: bool, worker: &str) -> Result<(), String> {
-        let record = match self.store.debate(id).await {
+        let record = match self.app.store().debate(id).await {
             Ok(record) => record,
             Err(StoreError::DebateNotFound { .. }) => {
                 tracing::warn!(debate = %id, "a queued debate is not in the store (deleted?); its job is dropped");
@@ -139,29 +107,32 @@ impl WorkerState {
         if record.status.is_done() {
             return Ok(());
         }
-        let orch =
-            Orchestrator::new(Arc::clone(&self.store)).with_lease_ttl(self.settings.lease_ttl);
-        let config = orch
+        let config = self
+            .app
+            .orchestrator()
             .config_of(id)
             .await
             .map_err(|e| format!("debate {id}: {e}"))?;
-        let models = self
-            .runtime
-            .models(&config)
+        // Equipped by the one runtime, its clarifying questions answered
+        // through the store (the API, the page, `agon answer`).
+        let (orch, models) = self
+            .app
+            .prepare(id, &config)
             .await
-            .map_err(|e| format!("debate {id}: models: {e}"))?;
-        let orch = self.runtime.equip(orch, &config).await;
+            .map_err(|e| e.to_string())?;
+        let orch = orch.with_lease_ttl(self.settings.lease_ttl);
         let control = RunControl::with_step_limit(self.settings.steps_per_job);
         if resume {
-            // Recorded before the step, as `agon resume` records it (a
-            // debate that was not paused records nothing).
+            // A job queued by `agon resume --detach` before resumes were
+            // requests in the store: recorded before the step (a debate
+            // that was not paused records nothing).
             if let Err(e) = control.steering.post(Steer::Resume { by: None }) {
                 tracing::warn!(debate = %id, error = %e, "the resume was refused");
             }
         }
         let outcome = orch
-            .run(id, &models, control)
-            .instrument(self.runtime.run_span(id))
+            .run(id, &models, control.clone())
+            .instrument(self.app.runtime().run_span(id))
             .await
             .map_err(|e| format!("debate {id} (worker {worker}): {e}"))?;
         match outcome {
@@ -170,7 +141,12 @@ impl WorkerState {
                 return Ok(());
             }
             RunOutcome::Paused => {
-                tracing::info!(debate = %id, "debate paused; `agon resume --detach` queues it again");
+                tracing::info!(debate = %id, "debate paused; a resume (API, page, `agon resume`) queues it again");
+                return Ok(());
+            }
+            // A stop request (API, page, `agon stop`): no next job.
+            RunOutcome::Stopped if control.stop.is_cancelled() => {
+                tracing::info!(debate = %id, "debate stopped on request; a resume queues it again");
                 return Ok(());
             }
             RunOutcome::Stopped => {}
@@ -192,8 +168,7 @@ impl WorkerState {
 /// finish their step first, within [`WorkerSettings::grace`].
 pub async fn run_worker(
     queue: &crate::JobQueue,
-    store: Arc<dyn EventStore>,
-    runtime: Arc<dyn DebateRuntime>,
+    app: App,
     settings: WorkerSettings,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), WorkerError> {
@@ -229,9 +204,8 @@ pub async fn run_worker(
         .define_job::<AdvanceDebate>()
         .on(JobComplete, wake_on_complete)
         .add_extension(WorkerState {
-            store,
+            app,
             queue: queue.clone(),
-            runtime,
             settings: settings.clone(),
         })
         .heartbeat_interval(settings.heartbeat)

@@ -51,6 +51,41 @@ pub async fn stub(delay: Duration) -> (wiremock::MockServer, Arc<Mutex<Vec<Insta
     (server, arrivals)
 }
 
+/// The stub provider keeping every request's body.
+#[derive(Clone)]
+pub struct Keeping {
+    delay: Duration,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+impl wiremock::Respond for Keeping {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        self.bodies
+            .lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&request.body).into_owned());
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = openai_reply(&body);
+        wiremock::ResponseTemplate::new(200)
+            .set_body_raw(text, content_type)
+            .set_delay(self.delay)
+    }
+}
+
+/// [`stub`], keeping every request's body (the prompts).
+pub async fn keeping_stub(delay: Duration) -> (wiremock::MockServer, Arc<Mutex<Vec<String>>>) {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Keeping {
+            delay,
+            bodies: Arc::clone(&bodies),
+        })
+        .mount(&server)
+        .await;
+    (server, bodies)
+}
+
 /// A fresh database on the test server.
 pub async fn pg_url(prefix: &str) -> String {
     let admin = std::env::var("AGON_TEST_DATABASE_URL")

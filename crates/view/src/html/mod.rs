@@ -193,6 +193,14 @@ fn override_section(hidden: bool) -> String {
     )
 }
 
+/// Forking the debate before its last step (a new debate to note and run
+/// on), shown whatever its state.
+fn fork_section() -> &'static str {
+    "<section id=\"fork-section\"><h2>Try again</h2>\
+     <p><button type=\"button\" id=\"fork\">Fork before the last step</button> \
+     <span class=\"kind\" id=\"fork-status\"></span></p></section>"
+}
+
 /// The script of the debate page (served as `/static/debate.js`, so a
 /// content security policy can forbid inline scripts): it follows the
 /// stream, appends new messages as text nodes, shows who is speaking from
@@ -231,10 +239,11 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
         body,
         "</div><p class=\"live\" id=\"live\"></p></section>\
          <section id=\"questions\" hidden><h2>Clarifying questions</h2><form id=\"answer-form\"></form></section>\
-         {steer}{override_form}</div><div id=\"panels\">{}</div></main>",
+         {steer}{override_form}{fork}</div><div id=\"panels\">{}</div></main>",
         panels(view),
         steer = steer_section(finished),
         override_form = override_section(!finished),
+        fork = fork_section(),
     );
     let html = page(
         &format!("Agon: {topic}"),
