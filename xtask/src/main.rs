@@ -187,6 +187,7 @@ fn remove_test_scratch() -> Result<()> {
         "agon-orchestrator-tests",
         "agon-memory-tests",
         "agon-server-tests",
+        "agon-app-tests",
     ] {
         let dir = std::env::temp_dir().join(suite);
         if dir.exists() {

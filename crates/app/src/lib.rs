@@ -19,14 +19,16 @@
 //! - **Fork**: [`App::fork`] copies a debate's log up to any event into a
 //!   new debate, to run on with other settings; [`App::divergence`] says
 //!   where two debates part.
-//! - **Feedback** ([`App::feedback`]) and **overrides** with their rubric
-//!   proposals ([`App::override_output`]).
+//! - **Feedback** ([`App::feedback`]), **overrides** with their rubric
+//!   proposals ([`App::override_output`]), and **retention**
+//!   ([`App::delete`], [`App::prunable`]).
 
 mod answers;
 mod error;
 mod feedback;
 mod fork;
 mod overrides;
+mod retention;
 mod runs;
 mod runtime;
 mod steer;
@@ -41,6 +43,7 @@ pub use agon_orchestrator::{PendingQuestion, RunRequest};
 pub use error::{AppError, ErrorKind};
 pub use fork::{Divergence, Forked, PartedMessage, default_fork_point};
 pub use overrides::{Overridden, RubricAsk, RubricProposal};
+pub use retention::Deleted;
 pub use runs::LocalRun;
 pub use runtime::{Runtime, StepQueue};
 pub use steer::{Posted, Resumed, RunsWhere};

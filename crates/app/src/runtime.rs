@@ -31,6 +31,13 @@ pub trait Runtime: Send + Sync {
         Err("this program has no vector memory to recall from".into())
     }
 
+    /// The vector memory index of the store, for deleting a debate's
+    /// memories with it (none by default: the debates are deleted, their
+    /// memories stay).
+    async fn memory_index(&self) -> Option<std::sync::Arc<dyn agon_memory::MemoryIndex>> {
+        None
+    }
+
     /// The span a run of debate `id` runs in. The default is a plain `agon
     /// run` span; a binary that exports traces puts it in the debate's
     /// trace, so every run of a debate lands in one trace.

@@ -241,9 +241,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             output,
         } => commands::read::report(&app, id, debate, config, output, verbose, json).await,
         Command::Export { id } => commands::read::export(&store, id).await,
-        Command::Delete { ids, dry_run } => {
-            commands::upkeep::delete(&orch, &url, ids, dry_run).await
-        }
+        Command::Delete { ids, dry_run } => commands::upkeep::delete(&app, ids, dry_run).await,
         Command::Compact => commands::upkeep::compact(&store).await,
         Command::Prune {
             older_than,
@@ -251,7 +249,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             dry_run,
         } => {
             let statuses = status.into_iter().map(Into::into).collect();
-            commands::upkeep::prune(&orch, &url, older_than, statuses, dry_run).await
+            commands::upkeep::prune(&app, older_than, statuses, dry_run).await
         }
         Command::Feedback { id, rating } => commands::steer::feedback(&app, id, rating).await,
         Command::Recall {

@@ -2,12 +2,9 @@
 //! memories, from the store.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
+use agon_app::App;
 use agon_core::DebateId;
-use agon_memory::{MemoryFilter, MemoryIndex};
-use agon_orchestrator::Orchestrator;
-use agon_store::{EventStore, RunStatus, StoreError};
 
 use crate::Failure;
 
@@ -35,81 +32,31 @@ pub(crate) fn parse_age(text: &str) -> Result<chrono::Duration, String> {
 }
 
 /// Deletes `ids` (with `dry_run`, only says what would go): each debate
-/// under its run lease, then its vector memories. A debate already gone
-/// whose memories remain (an earlier deletion stopped between the two)
-/// has them deleted.
+/// under its run lease, then its vector memories (`App::delete`).
 pub(crate) async fn delete(
-    orch: &Orchestrator,
-    store: &dyn EventStore,
-    memory: Option<Arc<dyn MemoryIndex>>,
+    app: &App,
     ids: &[DebateId],
     dry_run: bool,
 ) -> Result<ExitCode, Failure> {
+    let memory = app.runtime().memory_index().await;
     for id in ids {
-        let memories = match &memory {
-            Some(index) => index
-                .count(&MemoryFilter {
-                    debate: Some(id.clone()),
-                    ..MemoryFilter::default()
-                })
-                .await
-                .map_err(anyhow::Error::from)?,
-            None => 0,
-        };
-        let events = match store.debate(id).await {
-            Ok(record) => Some(record.last_seq),
-            Err(StoreError::DebateNotFound { .. }) if memories > 0 => None,
-            Err(e) => return Err(e.into()),
-        };
+        let done = app.delete(id, memory.as_ref(), dry_run).await?;
         if dry_run {
             println!(
-                "would delete {id}: {} events, {memories} memories",
-                events.unwrap_or(0)
+                "would delete {id}: {} events, {} memories",
+                done.events, done.memories
             );
-            continue;
+        } else {
+            println!(
+                "deleted {id}: {} events, {} memories",
+                done.events, done.memories
+            );
         }
-        let events = match events {
-            Some(_) => orch.delete(id).await?,
-            None => 0,
-        };
-        let deleted = match &memory {
-            Some(index) => index.delete_debate(id).await.map_err(|e| {
-                anyhow::anyhow!(
-                    "debate {id} is deleted but its memories are not ({e}); run `agon delete {id}` again"
-                )
-            })?,
-            None => 0,
-        };
-        println!("deleted {id}: {events} events, {deleted} memories");
     }
     if !dry_run {
         eprintln!("`agon compact` gives the space back to the file system");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The debates `agon prune` deletes: last changed more than `older_than`
-/// ago, with one of `statuses` (any but running when none is given).
-pub(crate) async fn prunable(
-    store: &dyn EventStore,
-    older_than: chrono::Duration,
-    statuses: &[RunStatus],
-) -> Result<Vec<DebateId>, Failure> {
-    let cutoff = chrono::Utc::now() - older_than;
-    Ok(store
-        .list_debates()
-        .await?
-        .into_iter()
-        .filter(|d| d.updated_at < cutoff)
-        .filter(|d| {
-            if statuses.is_empty() {
-                d.status != RunStatus::Running
-            } else {
-                statuses.contains(&d.status)
-            }
-        })
-        .map(|d| d.id)
-        .collect())
 }
 
 #[cfg(test)]

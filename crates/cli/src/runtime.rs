@@ -94,6 +94,24 @@ impl Runtime for CliRuntime {
         }
     }
 
+    async fn memory_index(&self) -> Option<Arc<dyn agon_memory::MemoryIndex>> {
+        // Opening runs the index's migrator, a future the compiler cannot
+        // prove `Send`: on a blocking thread of its own.
+        let url = self.url.clone();
+        let handle = tokio::runtime::Handle::current();
+        let opened = tokio::task::spawn_blocking(move || handle.block_on(agon_memory::open(&url)))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|opened| opened.map_err(|e| e.to_string()));
+        match opened {
+            Ok(index) => Some(index),
+            Err(e) => {
+                eprintln!("warning: the vector memory cannot be opened ({e}); its memories stay");
+                None
+            }
+        }
+    }
+
     async fn memory(&self, embedder: &str) -> Result<Memory, String> {
         self.open_memory(embedder, RetrievalConfig::default()).await
     }

@@ -11,9 +11,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
+use crate::api;
 use crate::error::ApiError;
 use crate::state::Server;
 
@@ -45,38 +46,37 @@ fn trust(server: &Server) -> TrustStore {
 }
 
 /// Every agent's memory, with its trust, probation and regret rate.
-async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError> {
+async fn list(State(server): State<Arc<Server>>) -> Result<Json<api::Agents>, ApiError> {
     let all = trust(&server).all().await?;
-    let rows: Vec<Value> = all
+    let agents = all
         .iter()
-        .map(|m| {
-            json!({
-                "agent": m.agent_name,
-                "trust": m.trust_score,
-                "on_probation": m.on_probation(),
-                "regret_rate": m.regret_rate(),
-                "rounds": m.rounds_participated,
-                "memory": m,
-            })
+        .map(|m| api::AgentRow {
+            agent: m.agent_name.clone(),
+            trust: m.trust_score,
+            on_probation: m.on_probation(),
+            regret_rate: m.regret_rate(),
+            rounds: u64::from(m.rounds_participated),
+            memory: serde_json::to_value(m).unwrap_or_default(),
         })
         .collect();
-    Ok(Json(json!({ "agents": rows })))
+    Ok(Json(api::Agents { agents }))
 }
 
 /// One agent's memory (seed 003's layout, as `agon agents export`).
 async fn one(
     State(server): State<Arc<Server>>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<api::Document>, ApiError> {
     let memory = trust(&server).require(&name).await?;
     serde_json::to_value(memory)
-        .map(Json)
+        .map(|m| Json(api::Document(m)))
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /api/debates/{id}/override`' body.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Override {
+pub(crate) struct Override {
     /// What the person decided instead of the debate's final output.
     decision: String,
     /// The one agent it concerns (default: every debater).
@@ -108,18 +108,23 @@ async fn record_override(
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "id": id,
-            "agents": done.agents,
-            "proposal": done.proposal,
-            "not_proposed": done.not_proposed,
-        })),
+        Json(api::Overridden {
+            id: id.to_string(),
+            agents: done.agents,
+            proposal: done.proposal.map(|p| api::RubricProposal {
+                rubric: p.rubric,
+                id: p.id,
+                by: p.by,
+            }),
+            not_proposed: done.not_proposed,
+        }),
     )
         .into_response())
 }
 
-#[derive(Debug, Deserialize)]
-struct Ids {
+/// `GET /api/compare`'s query.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Ids {
     /// Debate ids, comma-separated.
     ids: String,
 }
@@ -129,7 +134,7 @@ struct Ids {
 async fn compare(
     State(server): State<Arc<Server>>,
     Query(query): Query<Ids>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<api::Comparison>, ApiError> {
     let ids: Vec<&str> = query
         .ids
         .split(',')
@@ -142,7 +147,10 @@ async fn compare(
     let mut rows = Vec::with_capacity(ids.len());
     for id in ids {
         let view = server.view(&DebateId::new(id)).await?;
-        rows.push(json!({ "debate": id, "metrics": view.metrics() }));
+        rows.push(api::Compared {
+            debate: id.to_owned(),
+            metrics: serde_json::to_value(view.metrics()).unwrap_or_default(),
+        });
     }
-    Ok(Json(json!({ "debates": rows })))
+    Ok(Json(api::Comparison { debates: rows }))
 }

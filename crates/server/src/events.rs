@@ -167,11 +167,10 @@ impl Cursor {
             return false;
         }
         self.questions_shown = Some(request);
-        self.pending.push_back(
-            Event::default()
-                .event("questions")
-                .data(crate::answers::questions_json(&questions).to_string()),
-        );
+        self.pending
+            .push_back(Event::default().event("questions").data(
+                serde_json::to_string(&crate::api::Questions::of(&questions)).unwrap_or_default(),
+            ));
         true
     }
 

@@ -22,11 +22,12 @@
 //! needed; on any other one the server requires one (`auth`).
 
 mod agents;
-mod answers;
+mod api;
 mod auth;
 mod error;
 mod events;
 mod live;
+mod openapi;
 mod pages;
 mod recall;
 mod routes;

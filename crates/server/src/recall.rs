@@ -9,7 +9,6 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::state::Server;
@@ -25,9 +24,10 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
-#[derive(Debug, Deserialize)]
+/// `GET /api/recall`'s query.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RecallQuery {
+pub(crate) struct RecallQuery {
     /// What to recall.
     q: String,
     /// Whose memories (a persona's name or id; default: everyone's).
@@ -52,7 +52,7 @@ fn memory_error(e: MemoryError) -> ApiError {
 async fn recall(
     State(server): State<Arc<Server>>,
     query: Result<Query<RecallQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<crate::api::Document>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let embedder = query.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER);
     let memory = server.memory(embedder).await?;
@@ -70,6 +70,6 @@ async fn recall(
         .await
         .map_err(memory_error)?;
     serde_json::to_value(result)
-        .map(Json)
+        .map(|r| Json(crate::api::Document(r)))
         .map_err(|e| ApiError::internal(e.to_string()))
 }

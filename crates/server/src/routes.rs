@@ -9,9 +9,10 @@ use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
+use crate::api;
 use crate::error::ApiError;
 use crate::state::Server;
 
@@ -19,8 +20,10 @@ use crate::state::Server;
 pub(crate) fn api(server: Arc<Server>) -> Router {
     Router::new()
         .route("/api/health", get(health))
+        .route("/api/openapi.json", get(openapi))
         .route("/api/debates", get(list).post(start))
-        .route("/api/debates/{id}", get(view))
+        .route("/api/debates/{id}", get(view).delete(delete))
+        .route("/api/debates/{id}/export", get(export))
         .route("/api/debates/{id}/report", get(report))
         .route("/api/debates/{id}/metrics", get(metrics))
         .route("/api/debates/{id}/events", get(events))
@@ -36,30 +39,40 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .fallback(|| async { ApiError::not_found("no such route") })
 }
 
-async fn health(State(server): State<Arc<Server>>) -> Json<Value> {
-    Json(json!({ "ok": true, "store": server.store.backend() }))
+/// The OpenAPI document of this API, generated from its types.
+async fn openapi() -> Json<serde_json::Value> {
+    Json(crate::openapi::document())
+}
+
+async fn health(State(server): State<Arc<Server>>) -> Json<api::Health> {
+    Json(api::Health {
+        ok: true,
+        store: server.store.backend().to_owned(),
+    })
 }
 
 /// Every stored debate, newest first, with whether this server runs it.
-async fn list(State(server): State<Arc<Server>>) -> Result<Json<Value>, ApiError> {
+async fn list(State(server): State<Arc<Server>>) -> Result<Json<api::DebateList>, ApiError> {
     let debates = server.store.list_debates().await?;
-    let rows: Vec<Value> = debates
+    let debates = debates
         .iter()
-        .map(|d| {
-            json!({
-                "id": d.id,
-                "topic": d.topic,
-                "protocol": crate::state::protocol_of(d),
-                "status": d.status.as_str(),
-                "running_here": server.is_running(&d.id),
-                "messages": d.message_count,
-                "last_seq": d.last_seq,
-                "created_at": d.created_at,
-                "updated_at": d.updated_at,
-            })
+        .map(|d| api::DebateRow {
+            id: d.id.to_string(),
+            topic: d.topic.clone(),
+            protocol: crate::state::protocol_of(d).to_owned(),
+            status: d.status.as_str().to_owned(),
+            running_here: server.is_running(&d.id),
+            messages: d.message_count,
+            last_seq: d.last_seq,
+            forked_from: d.forked_from.as_ref().map(|f| api::ForkPoint {
+                debate: f.debate.to_string(),
+                seq: f.seq,
+            }),
+            created_at: d.created_at.to_rfc3339(),
+            updated_at: d.updated_at.to_rfc3339(),
         })
         .collect();
-    Ok(Json(json!({ "debates": rows })))
+    Ok(Json(api::DebateList { debates }))
 }
 
 async fn start(
@@ -72,7 +85,7 @@ async fn start(
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/api/debates/{id}"))],
-        Json(json!({ "id": id })),
+        Json(api::Started { id: id.to_string() }),
     )
         .into_response())
 }
@@ -82,23 +95,52 @@ async fn start(
 async fn view(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<api::DebateDetail>, ApiError> {
     let id = DebateId::new(id);
     let (view, last_seq) = server.view_at(&id).await?;
     let record = server.store.debate(&id).await?;
-    Ok(Json(json!({
-        "id": id,
-        "status": record.status.as_str(),
-        "running_here": server.is_running(&id),
-        "last_seq": last_seq,
-        "view": view.json(),
-    })))
+    Ok(Json(api::DebateDetail {
+        id: id.to_string(),
+        status: record.status.as_str().to_owned(),
+        running_here: server.is_running(&id),
+        last_seq,
+        view: view.json(),
+    }))
+}
+
+/// Deletes a debate with its vector memories (`agon delete`), under its
+/// run lease: one another live process runs is refused (`409`).
+async fn delete(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<api::DeletedDebate>, ApiError> {
+    let id = DebateId::new(id);
+    let memory = server.app.runtime().memory_index().await;
+    let done = server.app.delete(&id, memory.as_ref(), false).await?;
+    Ok(Json(api::DeletedDebate {
+        id: id.to_string(),
+        events: done.events,
+        memories: done.memories,
+    }))
+}
+
+/// The event log (`agon export`): every stored event with its sequence.
+async fn export(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<api::Document>, ApiError> {
+    let id = DebateId::new(id);
+    server.store.debate(&id).await?;
+    let events = server.store.events_after(&id, 0).await?;
+    serde_json::to_value(events)
+        .map(|e| Json(api::Document(e)))
+        .map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// Which form of the report (`?format=`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// Markdown (`agon report`), the default.
     #[default]
     Markdown,
@@ -106,9 +148,11 @@ enum ReportFormat {
     Json,
 }
 
-#[derive(Debug, Deserialize)]
+/// `GET /api/debates/{id}/report`'s query.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReportQuery {
+pub(crate) struct ReportQuery {
+    /// `markdown` (default) or `json`.
     #[serde(default)]
     format: ReportFormat,
 }
@@ -135,15 +179,16 @@ async fn report(
 async fn metrics(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<api::Document>, ApiError> {
     let view = server.view(&DebateId::new(id)).await?;
     serde_json::to_value(view.metrics())
-        .map(Json)
+        .map(|m| Json(api::Document(m)))
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-#[derive(Debug, Deserialize)]
-struct After {
+/// `GET /api/debates/{id}/events`' query.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct After {
     /// Events after this sequence (what `Last-Event-ID` says, for clients
     /// that cannot set it).
     after: Option<u64>,
@@ -183,7 +228,11 @@ async fn stop(
     let posted = server.app.stop(&id, None).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "stopping": true, "runs": posted.runs })),
+        Json(api::Stopping {
+            id: id.to_string(),
+            stopping: true,
+            runs: api::Runs::from(&posted.runs),
+        }),
     )
         .into_response())
 }
@@ -193,15 +242,16 @@ async fn stop(
 async fn questions(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<api::Questions>, ApiError> {
     let id = DebateId::new(id);
     let questions = server.app.questions(&id).await?;
-    Ok(Json(crate::answers::questions_json(&questions)))
+    Ok(Json(api::Questions::of(&questions)))
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /api/debates/{id}/answers`' body.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Answers {
+pub(crate) struct Answers {
     /// One answer per question, in order ("" for NA).
     answers: Vec<String>,
 }
@@ -217,14 +267,18 @@ async fn answers(
     server.app.answer(&id, body.answers).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "id": id, "answered": true })),
+        Json(api::Answered {
+            id: id.to_string(),
+            answered: true,
+        }),
     )
         .into_response())
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /api/debates/{id}/feedback`' body.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Feedback {
+pub(crate) struct Feedback {
     /// `"up"` or `"down"`.
     rating: String,
 }
@@ -250,7 +304,10 @@ async fn feedback(
     server.app.feedback(&id, value).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "id": id, "user_feedback": value })),
+        Json(api::Rated {
+            id: id.to_string(),
+            user_feedback: value,
+        }),
     )
         .into_response())
 }

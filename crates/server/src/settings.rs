@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 
 /// The body of `POST /api/debates`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct NewDebate {
     /// The configuration as JSON (the stored form).
@@ -26,7 +26,7 @@ pub(crate) struct NewDebate {
 }
 
 /// `agon debate`'s flags, by their long names without dashes.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Settings {
     protocol: Option<ProtocolKind>,
@@ -51,7 +51,11 @@ pub(crate) struct Settings {
     #[serde(default)]
     skeptic: bool,
     turns: Option<u32>,
+    /// `round-robin` or `listen`.
+    #[schemars(with = "Option<String>")]
     mode: Option<TurnMode>,
+    /// `session`, `meeting` or `brainstorm`.
+    #[schemars(with = "Option<String>")]
     preset: Option<Preset>,
     #[serde(rename = "max-tokens", alias = "max_tokens")]
     max_tokens: Option<u64>,

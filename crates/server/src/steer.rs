@@ -13,9 +13,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::api;
 use crate::error::ApiError;
 use crate::state::Server;
 
@@ -29,9 +30,10 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /api/debates/{id}/notes`' body.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Note {
+pub(crate) struct Note {
     /// What every agent's next context shows.
     text: String,
     /// Who posts it.
@@ -51,9 +53,9 @@ async fn note(
 }
 
 /// Who pauses or resumes (an optional body).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct By {
+pub(crate) struct By {
     by: Option<String>,
 }
 
@@ -87,14 +89,20 @@ async fn resume(
     let id = DebateId::new(id);
     let who = by(&body)?;
     let resumed = server.app.resume(&id, who, true).await?;
+    let how = match resumed {
+        agon_app::Resumed::Running => "running",
+        agon_app::Resumed::Queued => "queued",
+        agon_app::Resumed::Started => "started",
+        agon_app::Resumed::Idle => "idle",
+    };
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({
-            "id": id,
-            "resumed": true,
-            "restarted": resumed == agon_app::Resumed::Started,
-            "how": resumed,
-        })),
+        Json(api::Resumed {
+            id: id.to_string(),
+            resumed: true,
+            restarted: resumed == agon_app::Resumed::Started,
+            how: how.to_owned(),
+        }),
     )
         .into_response())
 }
@@ -102,21 +110,21 @@ async fn resume(
 fn accepted(posted: &agon_app::Posted, what: &str) -> Response {
     (
         StatusCode::ACCEPTED,
-        Json(json!({
-            "id": posted.debate,
-            "queued": what,
-            "request": posted.request,
-            "runs": posted.runs,
-        })),
+        Json(api::Queued {
+            id: posted.debate.to_string(),
+            queued: what.to_owned(),
+            request: posted.request,
+            runs: api::Runs::from(&posted.runs),
+        }),
     )
         .into_response()
 }
 
 /// What a fork changes (every field optional; an empty body forks before
 /// the last step with the parent's settings).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Fork {
+pub(crate) struct Fork {
     /// The last event to copy (default: before the last step).
     at: Option<u64>,
     /// One model spec for every role of the fork.
@@ -159,11 +167,14 @@ async fn fork(
             axum::http::header::LOCATION,
             format!("/api/debates/{}", forked.id),
         )],
-        Json(json!({
-            "id": forked.id,
-            "forked_from": { "debate": forked.from, "seq": forked.seq },
-            "running": body.run,
-        })),
+        Json(api::Forked {
+            id: forked.id.to_string(),
+            forked_from: api::ForkPoint {
+                debate: forked.from.to_string(),
+                seq: forked.seq,
+            },
+            running: body.run,
+        }),
     )
         .into_response())
 }

@@ -1765,3 +1765,109 @@ async fn a_worker_run_debate_is_noted_paused_and_resumed_from_the_page() {
     let _ = stop.send(());
     worker.await.unwrap().unwrap();
 }
+
+/// `GET /api/openapi.json` describes exactly the API's routes: every
+/// `(method, path)` the router's sources declare under `/api/` is in the
+/// document, every operation of the document is served (not the router's
+/// fallback), and each typed body has its schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_describes_exactly_the_routes_served() {
+    let base = start(Duration::ZERO, None).await;
+    let doc = get_json(&base, "/api/openapi.json").await;
+    assert_eq!(doc["openapi"], "3.0.3");
+    let mut documented = std::collections::BTreeSet::new();
+    for (path, methods) in doc["paths"].as_object().unwrap() {
+        for method in methods.as_object().unwrap().keys() {
+            documented.insert((method.clone(), path.clone()));
+        }
+    }
+    // What the router's sources declare.
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut declared = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix(".route(\"") else {
+                continue;
+            };
+            let Some((path, handlers)) = rest.split_once('"') else {
+                continue;
+            };
+            if !path.starts_with("/api/") {
+                continue;
+            }
+            for method in ["get", "post", "delete"] {
+                if handlers.contains(&format!("{method}(")) {
+                    declared.insert((method.to_owned(), path.to_owned()));
+                }
+            }
+        }
+    }
+    assert!(declared.len() > 15, "{declared:?}");
+    assert_eq!(declared, documented, "the document and the routes differ");
+    // Every documented operation is served.
+    for (method, path) in &documented {
+        let url = format!(
+            "{base}{}",
+            path.replace("{id}", "d-nope").replace("{name}", "Nobody")
+        );
+        let request = match method.as_str() {
+            "post" => client().post(url).json(&json!({})),
+            "delete" => client()
+                .delete(url)
+                .header("content-type", "application/json"),
+            _ => client().get(url),
+        };
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body = if path.ends_with("/events") {
+            String::new()
+        } else {
+            response.text().await.unwrap()
+        };
+        assert!(
+            !body.contains("no such route"),
+            "{method} {path}: {status} {body}"
+        );
+    }
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for name in [
+        "Note",
+        "Fork",
+        "Queued",
+        "Resumed",
+        "Forked",
+        "Questions",
+        "Override",
+    ] {
+        assert!(
+            schemas.contains_key(name),
+            "{name} missing: {:?}",
+            schemas.keys()
+        );
+    }
+
+    // The log as `agon export` prints it, and a deletion as `agon delete`.
+    let id = start_debate(&base).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &id, None, None).await),
+        "finished"
+    );
+    let log = get_json(&base, &format!("/api/debates/{id}/export")).await;
+    let events = log.as_array().unwrap().len() as u64;
+    assert!(events > 10 && log[0]["seq"] == 1, "{log}");
+    let deleted: Value = client()
+        .delete(format!("{base}/api/debates/{id}"))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(deleted["events"], events, "{deleted}");
+    assert_eq!(
+        get(&base, &format!("/api/debates/{id}")).await.status(),
+        404
+    );
+}
