@@ -3,9 +3,9 @@
 //! any process.
 
 use agon_core::DebateId;
-use agon_orchestrator::{PendingQuestion, RunRequest, pending_questions};
+use agon_protocol::{PendingQuestion, RunRequest};
 
-use crate::{App, AppError, Posted};
+use crate::{App, AppError, Posted, pending_questions};
 
 impl App {
     /// The clarifying questions `id` waits on now (none when it waits on

@@ -19,19 +19,27 @@
 //! - **Fork**: [`App::fork`] copies a debate's log up to any event into a
 //!   new debate, to run on with other settings; [`App::divergence`] says
 //!   where two debates part.
+//! - **The trust and rubric repositories** ([`trust::TrustStore`],
+//!   [`rubric::RubricStore`]), behind the orchestrator's `TrustMemory`
+//!   seam ([`StoreTrust`]).
 //! - **Feedback** ([`App::feedback`]), **overrides** with their rubric
 //!   proposals ([`App::override_output`]), and **retention**
 //!   ([`App::delete`], [`App::prunable`]).
 
 mod answers;
+mod answers_file;
 mod error;
 mod feedback;
 mod fork;
 mod overrides;
+mod posted_answers;
 mod retention;
+pub mod rubric;
 mod runs;
 mod runtime;
 mod steer;
+mod store_trust;
+pub mod trust;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,18 +47,28 @@ use std::time::Duration;
 use agon_orchestrator::Orchestrator;
 use agon_store::EventStore;
 
-pub use agon_orchestrator::{PendingQuestion, RunRequest};
+pub use agon_protocol::{PendingQuestion, RunRequest};
+pub use answers_file::AnswersFile;
 pub use error::{AppError, ErrorKind};
 pub use fork::{Divergence, Forked, PartedMessage, default_fork_point};
 pub use overrides::{Overridden, RubricAsk, RubricProposal};
+pub use posted_answers::{OnAsked, PostedAnswers, pending_questions};
 pub use retention::Deleted;
 pub use runs::LocalRun;
 pub use runtime::{Runtime, StepQueue};
 pub use steer::{Posted, Resumed, RunsWhere};
+pub use store_trust::StoreTrust;
 
 /// How long clarifying questions wait for a person by default before
 /// they are answered "NA" (dialectic's behaviour when nobody answers).
 pub const DEFAULT_ANSWER_WAIT: Duration = Duration::from_secs(600);
+
+/// An orchestrator over `store` with the trust memory and the living
+/// rubrics kept in it ([`StoreTrust`]): what a program that runs debates
+/// without the rest of the application (a benchmark, an embedder) wants.
+pub fn orchestrator_for(store: Arc<dyn EventStore>) -> Orchestrator {
+    Orchestrator::new(Arc::clone(&store)).with_trust(Arc::new(StoreTrust::new(store)))
+}
 
 /// The application: a store, the runtime debates run with, the runs of
 /// this process, and (on PostgreSQL with workers) the job queue. Cheap to
@@ -140,9 +158,10 @@ impl App {
         self.inner.answer_wait
     }
 
-    /// A plain orchestrator over the store (creating debates, reading
-    /// their logs and configurations).
+    /// An orchestrator over the store, with the trust memory and the
+    /// living rubrics in it (creating debates, reading their logs and
+    /// configurations, running them).
     pub fn orchestrator(&self) -> Orchestrator {
-        Orchestrator::new(Arc::clone(&self.inner.store))
+        orchestrator_for(Arc::clone(&self.inner.store))
     }
 }

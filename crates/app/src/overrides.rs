@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use crate::rubric::{RubricStore, RubricStoreError};
+use crate::trust::{TrustStore, TrustStoreError};
 use agon_core::DebateId;
 use agon_core::rubric::{Criterion, RubricChange, RubricError, rubric_of};
-use agon_orchestrator::rubric::{RubricStore, RubricStoreError};
-use agon_orchestrator::trust::{TrustStore, TrustStoreError};
 use serde::Serialize;
 
 use crate::{App, AppError};

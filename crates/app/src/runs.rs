@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use agon_config::DebateConfig;
 use agon_core::DebateId;
-use agon_orchestrator::{DebateUpdate, Orchestrator, PostedAnswers, RunControl, RunOutcome};
+use agon_orchestrator::{DebateUpdate, Orchestrator, RunControl, RunOutcome};
 use futures::StreamExt as _;
 use tokio::sync::broadcast;
 use tracing::Instrument as _;
 
-use crate::{App, AppError};
+use crate::{App, AppError, PostedAnswers};
 
 /// What a run of this process tells the live views.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! takes it before its next step.
 
 use agon_core::DebateId;
-use agon_orchestrator::RunRequest;
+use agon_protocol::RunRequest;
 use agon_protocol::Steer;
 use agon_store::DebateRecord;
 use serde::Serialize;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agon_core::DebateId;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
 use support::{AGON, fresh_database};
@@ -50,7 +50,7 @@ fn protocol(i: usize) -> &'static str {
 
 async fn in_process(url: &str) -> Duration {
     let store = agon_store::open(url).await.unwrap();
-    let orch = Arc::new(Orchestrator::new(store));
+    let orch = Arc::new(agon_app::orchestrator_for(store));
     let models = Models::uniform(
         Arc::new(ScriptedModel::new(DELAY)),
         agon_llm::PriceTable::default(),

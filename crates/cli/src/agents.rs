@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agon_app::trust::TrustStore;
 use agon_core::DebateId;
 use agon_core::trust::AgentMemory;
-use agon_orchestrator::trust::TrustStore;
 use agon_store::EventStore;
 use anyhow::Context;
 use clap::Subcommand;

@@ -192,9 +192,9 @@ pub(crate) fn answerer(
     bars: &indicatif::MultiProgress,
 ) -> Result<Arc<dyn Answerer>, Failure> {
     Ok(match answers {
-        Some(path) => Arc::new(
-            agon_orchestrator::AnswersFile::load(path).map_err(|e| usage_error("--answers", e))?,
-        ),
+        Some(path) => {
+            Arc::new(agon_app::AnswersFile::load(path).map_err(|e| usage_error("--answers", e))?)
+        }
         None => Arc::new(TerminalAnswers { bars: bars.clone() }),
     })
 }

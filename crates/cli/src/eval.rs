@@ -130,7 +130,7 @@ pub async fn run(
     }
     // The living rubric's current version (seed 003): accepted changes
     // are scored; the built-in version leaves dialectic's prompt as it is.
-    let rubric = agon_orchestrator::rubric::RubricStore::new(std::sync::Arc::clone(store))
+    let rubric = agon_app::rubric::RubricStore::new(std::sync::Arc::clone(store))
         .current(agon_core::rubric::DIALECTIC)
         .await?;
     if verbose {

@@ -13,6 +13,7 @@ mod corpus;
 mod debate_args;
 mod dialectic;
 mod eval;
+mod failure;
 mod live;
 mod memory;
 mod queue;
@@ -28,59 +29,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_app::App;
-use agon_config::ConfigError;
 use agon_core::DebateId;
-use agon_llm::ModelFactory;
 use agon_orchestrator::{Orchestrator, OrchestratorError};
-use agon_store::{EventStore, StoreError};
+use agon_store::EventStore;
 use agon_view::{DebateView, ReportOptions};
 use anyhow::Context as _;
 use clap::Parser as _;
 
 use crate::args::{Cli, Command, MemoryCommand};
-
-/// An error with the exit code it maps to.
-struct Failure {
-    code: u8,
-    error: anyhow::Error,
-}
-
-impl<E: Into<anyhow::Error>> From<E> for Failure {
-    fn from(e: E) -> Self {
-        let error = e.into();
-        let code = if let Some(app) = error.downcast_ref::<agon_app::AppError>() {
-            app.exit_code()
-        } else if error.downcast_ref::<ConfigError>().is_some() {
-            3
-        } else if let Some(o) = error.downcast_ref::<OrchestratorError>() {
-            if matches!(o, OrchestratorError::Config(_)) {
-                3
-            } else if o.is_provider() {
-                4
-            } else if o.is_store() {
-                5
-            } else {
-                1
-            }
-        } else if error
-            .downcast_ref::<agon_orchestrator::ModelError>()
-            .is_some()
-        {
-            4
-        } else if error.downcast_ref::<StoreError>().is_some() {
-            5
-        } else if let Some(w) = error.downcast_ref::<agon_worker::WorkerError>() {
-            match w {
-                agon_worker::WorkerError::NotPostgres { .. }
-                | agon_worker::WorkerError::RateLimit { .. } => 2,
-                _ => 5,
-            }
-        } else {
-            1
-        };
-        Self { code, error }
-    }
-}
+pub(crate) use crate::failure::Failure;
+use crate::failure::error_text;
+use crate::runtime::model_factory;
 
 fn default_store_url() -> anyhow::Result<String> {
     let var = |n: &str| {
@@ -302,36 +261,6 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     }
 }
 
-/// The model factory: HTTP providers, and the in-process models when the
-/// binary is built with them (feature `local`, default).
-fn model_factory() -> ModelFactory {
-    #[cfg(feature = "local")]
-    return agon_local::factory();
-    #[cfg(not(feature = "local"))]
-    return ModelFactory::new();
-}
-
-/// Installs the log subscriber (stderr only, so logs never mix with the
-/// live view on stdout) and, when asked, the OTLP trace export.
-fn init_logging(cli: &Cli) -> telemetry::Telemetry {
-    let url = telemetry::traces_url(cli.otlp.clone(), &|k| std::env::var(k).ok());
-    telemetry::init(telemetry::log_filter(cli.verbose), url, cli.otlp_content)
-}
-
-/// The error and its causes on one line, each cause once: errors that
-/// already name their source in their message are not followed by it again.
-fn error_text(error: &anyhow::Error) -> String {
-    let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
-}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -344,7 +273,7 @@ fn main() -> ExitCode {
         let _ = dotenvy::dotenv();
     }
     // Kept to the end: dropping it flushes the spans still queued.
-    let _telemetry = init_logging(&cli);
+    let _telemetry = telemetry::init_logging(cli.verbose, cli.otlp.clone(), cli.otlp_content);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

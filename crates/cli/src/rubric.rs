@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agon_app::rubric::RubricStore;
 use agon_core::rubric::{ProposalStatus, RubricBook};
-use agon_orchestrator::rubric::RubricStore;
 use agon_store::EventStore;
 use clap::Subcommand;
 

@@ -116,3 +116,12 @@ impl Runtime for CliRuntime {
         self.open_memory(embedder, RetrievalConfig::default()).await
     }
 }
+
+/// The model factory: HTTP providers, and the in-process models when the
+/// binary is built with them (feature `local`, default).
+pub(crate) fn model_factory() -> ModelFactory {
+    #[cfg(feature = "local")]
+    return agon_local::factory();
+    #[cfg(not(feature = "local"))]
+    return ModelFactory::new();
+}

@@ -177,6 +177,18 @@ pub(crate) fn log_filter(verbose: u8) -> tracing_subscriber::EnvFilter {
     EnvFilter::new(directives.join(","))
 }
 
+/// Installs the log subscriber (stderr only, so logs never mix with the
+/// live view on stdout) and, when asked, the OTLP trace export.
+/// `verbose` is `-v`'s count; `otlp` and `otlp_content` are the flags.
+pub(crate) fn init_logging(
+    verbose: u8,
+    otlp: Option<Option<String>>,
+    otlp_content: bool,
+) -> Telemetry {
+    let url = traces_url(otlp, &|k| std::env::var(k).ok());
+    init(log_filter(verbose), url, otlp_content)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

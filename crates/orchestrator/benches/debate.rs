@@ -27,7 +27,7 @@ use support::{Stub, prompt_split};
 use agon_config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 
 const DELAY: Duration = Duration::from_millis(50);
 
@@ -73,7 +73,7 @@ async fn run() {
     let store = agon_store::open(&format!("sqlite://{}", dir.join("bench.db").display()))
         .await
         .unwrap();
-    let orch = Orchestrator::new(store);
+    let orch = agon_app::orchestrator_for(store);
     let models = Models::from_config(
         &config,
         &ModelFactory::new(),

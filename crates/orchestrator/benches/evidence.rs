@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use agon_llm::{Embedder, ModelFactory, PriceTable};
 use agon_memory::{Memory, RetrievalConfig};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -113,7 +113,7 @@ async fn local() {
         }
     }
     let store = agon_store::open(&url).await.unwrap();
-    let orch = Orchestrator::new(store).with_memory(memory);
+    let orch = agon_app::orchestrator_for(store).with_memory(memory);
     let factory = ModelFactory::new().with_local(Arc::new(agon_local::Backends));
     let models = Models::from_config(&config, &factory, &|_| None, PriceTable::default()).unwrap();
     let started = std::time::Instant::now();

@@ -46,7 +46,7 @@ use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, MessageKind};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 use agon_testkit::{batch_messages, openai_body, openai_reply, prompt_parts, schema_name};
 use serde_json::{Value, json};
 
@@ -369,7 +369,7 @@ pub async fn debate(
     let store = agon_store::open(&format!("sqlite://{}", dir.path().join("d.db").display()))
         .await
         .unwrap();
-    let mut orch = Orchestrator::new(store);
+    let mut orch = agon_app::orchestrator_for(store);
     c.memory.enabled = recall.is_some();
     if let Some(embedder) = recall {
         let index = agon_memory::open(&format!("sqlite://{}", dir.path().join("m.db").display()))

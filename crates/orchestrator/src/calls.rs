@@ -77,10 +77,9 @@ pub(crate) struct RunCtx {
         std::collections::BTreeMap<agon_llm::UsageScope, agon_llm::ScopeUsage>,
     /// Where clarifying questions get their answers.
     pub(crate) answerer: Option<Arc<dyn crate::answers::Answerer>>,
-    /// The agents' trust memory, recorded when the debate finishes.
-    pub(crate) trust: crate::trust::TrustStore,
-    /// The living rubrics of the same store.
-    pub(crate) rubrics: crate::rubric::RubricStore,
+    /// The agents' trust memory and the living rubrics: read by draws and
+    /// standings, recorded when the debate finishes.
+    pub(crate) trust: Arc<dyn crate::trust_memory::TrustMemory>,
 }
 
 impl RunCtx {

@@ -7,6 +7,11 @@ use agon_protocol::{Steer, SteerError};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+/// How often a waiting run (paused, or waiting on background work) looks
+/// for requests posted to the store by other processes; a run between
+/// steps looks before each step.
+pub const REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Stops and steers a run from outside (the CLI wires Ctrl-C to `stop`;
 /// the server its stop, pause, resume and note requests).
 #[derive(Debug, Clone, Default)]

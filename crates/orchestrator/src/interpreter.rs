@@ -17,10 +17,10 @@ use tracing::Instrument;
 use crate::calls::RunCtx;
 use crate::control::{RunControl, RunOutcome};
 use crate::error::OrchestratorError;
-use crate::requests::RunRequest;
 use crate::shared::Shared;
 use crate::speak::{Speaker, Spoken};
 use crate::update::DebateUpdate;
+use agon_protocol::RunRequest;
 
 /// Whether the run goes on after a step.
 enum Flow {
@@ -120,7 +120,7 @@ impl Interpreter {
                         _ = changed.changed() => {}
                         () = self.control.steering.posted() => {}
                         // Requests other processes posted to the store.
-                        () = tokio::time::sleep(crate::requests::REQUEST_POLL) => {}
+                        () = tokio::time::sleep(crate::control::REQUEST_POLL) => {}
                         () = self.control.stop.cancelled() => return Ok(RunOutcome::Stopped),
                         () = self.control.abort.cancelled() => return Ok(RunOutcome::Stopped),
                     }
@@ -208,7 +208,7 @@ impl Interpreter {
             }
         };
         for posted in posted {
-            let request = match RunRequest::of(&posted) {
+            let request = match RunRequest::read(&posted.body, posted.debate.as_str(), posted.id) {
                 Ok(request) => request,
                 Err(e) => {
                     tracing::warn!(error = %e, "request dropped");
@@ -401,12 +401,7 @@ impl Interpreter {
                         self.settle(&step, Answers::Human(answers)).await?
                     }
                     Step::ReadTrust(TrustRead::Rubric { ref name }) => {
-                        let rubric = self
-                            .ctx
-                            .rubrics
-                            .current(name)
-                            .await
-                            .map_err(|e| e.to_string());
+                        let rubric = self.ctx.trust.rubric(name).await;
                         self.settle(&step, Answers::Rubric(rubric)).await?
                     }
                     Step::ReadTrust(ref read) => {
@@ -534,12 +529,10 @@ impl Interpreter {
         }
     }
 
-    /// The trust memories of the agents `read` names, by their names,
-    /// after seed 003's regret inference at this moment (overrides past
-    /// their deadline whose round's output moved away are marked
-    /// regretted), so a draw or a debate's standings never read stale
-    /// trust. When that fails (a memory that does not decode), the named
-    /// memories are read one by one, as stored.
+    /// The trust memories of the agents `read` names, by their names, as
+    /// the run's trust memory has them now (after seed 003's regret
+    /// inference), so a draw or a debate's standings never read stale
+    /// trust.
     async fn read_trust(
         &self,
         read: &TrustRead,
@@ -553,27 +546,7 @@ impl Interpreter {
                     .collect()
             })
             .await;
-        match self
-            .ctx
-            .trust
-            .read_checked(&names, chrono::Utc::now())
-            .await
-        {
-            Ok((known, marked)) => {
-                if marked > 0 {
-                    tracing::info!(debate = %self.shared.debate, marked, "overrides marked regretted before reading trust");
-                }
-                return Ok(known);
-            }
-            Err(e) => {
-                tracing::warn!(debate = %self.shared.debate, error = %e, "the regret check failed; trust is read as stored");
-            }
-        }
-        let mut known = Vec::with_capacity(names.len());
-        for name in &names {
-            known.push(self.ctx.trust.get(name).await.map_err(|e| e.to_string())?);
-        }
-        Ok(known)
+        self.ctx.trust.read(&names, chrono::Utc::now()).await
     }
 
     /// When a group under `deadline` must be done: its clock starts when

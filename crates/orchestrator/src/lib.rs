@@ -27,24 +27,21 @@ mod lease;
 mod memory;
 mod models;
 mod orchestrator;
-mod requests;
-pub mod rubric;
 mod shared;
 mod speak;
 mod tool_turn;
-pub mod trust;
+mod trust_memory;
 mod trust_steps;
 mod update;
 mod usage;
 
-pub use agon_protocol::{JUDGE_ID, Steer, SteerError};
-pub use answers::{AnswerError, Answerer, AnswersFile, NoAnswers, Question};
-pub use control::{RunControl, RunOutcome, Steering};
+pub use agon_protocol::{JUDGE_ID, PendingQuestion, RunRequest, Steer, SteerError};
+pub use agon_store::lease::{holder_is_dead, this_process};
+pub use answers::{AnswerError, Answerer, NoAnswers, Question};
+pub use control::{REQUEST_POLL, RunControl, RunOutcome, Steering};
 pub use error::{ErrorKind, OrchestratorError};
-pub use lease::{LEASE_TTL, holder_is_dead, this_process};
+pub use lease::LEASE_TTL;
 pub use models::{ModelError, Models, Role, build_chain};
 pub use orchestrator::Orchestrator;
-pub use requests::{
-    PendingQuestion, PostedAnswers, REQUEST_POLL, RunRequest, pending_questions, question_key,
-};
+pub use trust_memory::{NoTrustMemory, TrustMemory};
 pub use update::{DebateUpdate, DebateUpdates};

@@ -33,6 +33,7 @@ pub struct Orchestrator {
     memory_unavailable: Option<String>,
     lease_ttl: Duration,
     answerer: Option<Arc<dyn crate::answers::Answerer>>,
+    trust: Arc<dyn crate::trust_memory::TrustMemory>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -50,12 +51,22 @@ impl Orchestrator {
         Self {
             store,
             updates,
-            holder: lease::this_process(),
+            holder: agon_store::lease::this_process(),
             memory: None,
             memory_unavailable: None,
             lease_ttl: lease::LEASE_TTL,
             answerer: None,
+            trust: Arc::new(crate::trust_memory::NoTrustMemory),
         }
+    }
+
+    /// Gives the debates this orchestrator runs the agents' trust memory
+    /// and the living rubrics (`agon_app::StoreTrust` keeps them in the
+    /// store). Without one, runs read the built-in rubrics and no agent's
+    /// memory, and record nothing.
+    pub fn with_trust(mut self, trust: Arc<dyn crate::trust_memory::TrustMemory>) -> Self {
+        self.trust = trust;
+        self
     }
 
     /// How long a run's lease lasts without renewal (default 60 s). The
@@ -75,7 +86,10 @@ impl Orchestrator {
         id: &DebateId,
     ) -> Result<Option<agon_store::Lease>, OrchestratorError> {
         self.store.debate(id).await?;
-        lease::take_over(self.store.as_ref(), id, &self.holder, self.lease_ttl).await
+        Ok(
+            agon_store::lease::take_over(self.store.as_ref(), id, &self.holder, self.lease_ttl)
+                .await?,
+        )
     }
 
     /// How long a run's lease lasts without renewal.
@@ -235,7 +249,9 @@ impl Orchestrator {
                 debate: id.to_string(),
                 source,
             })?;
-        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
+        let lease =
+            agon_store::lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl)
+                .await?;
         self.store.set_status(id, RunStatus::Running).await?;
         let log = DebateLog::open(
             Arc::clone(&self.store),
@@ -292,8 +308,7 @@ impl Orchestrator {
             guard: Arc::new(guard),
             usage_baseline: models.ledger().snapshot(),
             answerer: self.answerer.clone(),
-            trust: crate::trust::TrustStore::new(Arc::clone(&self.store)),
-            rubrics: crate::rubric::RubricStore::new(Arc::clone(&self.store)),
+            trust: Arc::clone(&self.trust),
         });
         let applier = tokio::spawn(
             crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),
@@ -351,7 +366,9 @@ impl Orchestrator {
     /// index's to delete (`MemoryIndex::delete_debate`).
     pub async fn delete(&self, id: &DebateId) -> Result<u64, OrchestratorError> {
         let record = self.store.debate(id).await?;
-        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
+        let lease =
+            agon_store::lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl)
+                .await?;
         match self.store.delete_debate(id).await {
             Ok(()) => Ok(record.last_seq),
             Err(e) => {
@@ -372,7 +389,9 @@ impl Orchestrator {
         events: &[agon_core::DebateEvent],
     ) -> Result<u64, OrchestratorError> {
         self.store.debate(id).await?;
-        let lease = lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl).await?;
+        let lease =
+            agon_store::lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl)
+                .await?;
         let appended = async {
             let mut log = DebateLog::open(
                 Arc::clone(&self.store),

@@ -40,7 +40,7 @@ impl Interpreter {
         let warning = match self
             .ctx
             .trust
-            .record_embedded(
+            .record(
                 debate,
                 &records,
                 chrono::Utc::now(),
@@ -48,8 +48,8 @@ impl Interpreter {
             )
             .await
         {
-            Ok((_, warning)) => warning,
-            Err(e) => Some(e.to_string()),
+            Ok(warning) => warning,
+            Err(e) => Some(e),
         };
         if let Some(reason) = warning {
             self.shared

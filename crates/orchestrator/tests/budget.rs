@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use agon_config::DebateConfig;
 use agon_core::{Blackboard, BudgetKind, MessageKind};
 use agon_llm::{Price, PriceTable};
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::RunStatus;
 use agon_testkit::ScriptedModel;
 use support::sqlite;
@@ -90,7 +90,7 @@ async fn run_probed(
     });
     let models = Models::uniform(Arc::clone(&probe) as Arc<dyn ChatModel>, prices);
     probe.ledger.set(Arc::clone(models.ledger())).ok();
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agon_core::{ClaimStatus, DebateEvent, MessageKind};
 use agon_llm::{ChatModel, ModelFactory, PriceTable};
-use agon_orchestrator::{DebateUpdate, Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{DebateUpdate, Models, RunControl, RunOutcome};
 use agon_testkit::{ScriptedModel, openai_reply};
 use agon_view::report;
 use futures::StreamExt;
@@ -26,7 +26,7 @@ fn scripted() -> Models {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_debate_runs_every_step_of_the_protocol() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let mut updates = orch.subscribe();
     let id = orch.create(&small_config()).await.unwrap();
     let outcome = orch
@@ -108,7 +108,7 @@ async fn a_small_debate_runs_every_step_of_the_protocol() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_and_resuming_matches_an_uninterrupted_run() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let reference = orch.create(&small_config()).await.unwrap();
     orch.run(&reference, &scripted(), RunControl::default())
         .await
@@ -203,7 +203,7 @@ impl ChatModel for Broken {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messages() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&small_config()).await.unwrap();
     let models = Models::uniform(
         Arc::new(Broken(ScriptedModel::default())),
@@ -245,7 +245,7 @@ async fn failed_optional_steps_and_empty_utterances_degrade_without_losing_messa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aspects_are_decomposed_by_the_judge_when_not_configured() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let mut config = small_config();
     config.aspects.clear();
     config.aspect_count = 2;
@@ -275,7 +275,7 @@ fn uncast(topic: &str) -> agon_config::DebateConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn personas_are_cast_for_the_topic_when_none_are_configured() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&uncast("Should we tax sugar?")).await.unwrap();
     orch.run(&id, &scripted(), RunControl::default())
         .await
@@ -301,7 +301,7 @@ async fn personas_are_cast_for_the_topic_when_none_are_configured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_cast_falls_back_to_topic_neutral_personas_with_a_warning() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&uncast("Should we tax sugar?")).await.unwrap();
     let models = Models::uniform(
         Arc::new(Broken(ScriptedModel::default())),
@@ -327,7 +327,7 @@ async fn a_failed_cast_falls_back_to_topic_neutral_personas_with_a_warning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_runner_cannot_take_a_running_debate() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store));
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     let id = orch.create(&small_config()).await.unwrap();
     store
         .acquire_lease(&id, "elsewhere:1", Duration::from_secs(60))
@@ -366,7 +366,7 @@ async fn run_on_server(
         .await;
     let mut config = small_config();
     config.models.default = format!("openai-compatible:{model}@{}/v1", server.uri());
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     let models = Models::from_config(
         &config,
@@ -493,7 +493,7 @@ async fn cached_prompt_tokens_are_priced_in_the_report() {
 /// match event for event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_event_log_matches_the_recorded_fixture() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&support::fixture_config()).await.unwrap();
     orch.run(&id, &scripted(), RunControl::default())
         .await
@@ -557,7 +557,8 @@ fn the_markdown_report_of_the_fixture_debate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lease_is_renewed_on_a_timer_while_the_run_lasts() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store)).with_lease_ttl(Duration::from_millis(700));
+    let orch =
+        agon_app::orchestrator_for(Arc::clone(&store)).with_lease_ttl(Duration::from_millis(700));
     let mut config = small_config();
     config.personas.truncate(2);
     config.minirounds = 1;
@@ -688,7 +689,7 @@ impl ChatModel for Overlap {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_protocol_runs_on_the_interpreter_and_parallel_turns_overlap() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let mut config = small_config();
     config.synthesis = false;
     let id = orch.create(&config).await.unwrap();
@@ -727,7 +728,7 @@ async fn any_protocol_runs_on_the_interpreter_and_parallel_turns_overlap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_posted_before_the_start_is_recorded_once_the_debate_starts() {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&small_config()).await.unwrap();
     let control = RunControl::default();
     control
@@ -755,7 +756,7 @@ async fn a_note_posted_before_the_start_is_recorded_once_the_debate_starts() {
 /// second may draw the same, and a taken id is drawn again.
 #[tokio::test]
 async fn a_debate_id_drawn_twice_is_drawn_again() {
-    let orch = Orchestrator::new(support::sqlite().await);
+    let orch = agon_app::orchestrator_for(support::sqlite().await);
     let config = support::small_config();
     fastrand::seed(7);
     let first = orch.create(&config).await.unwrap();
@@ -782,7 +783,7 @@ async fn a_persona_with_tools_reads_the_context_dir_in_a_structured_debate() {
     config.context_dir = Some(dir.path().to_owned());
     config.personas[0].tools = vec!["file_read".into()];
     config.validate_tools("test").unwrap();
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     let outcome = orch
         .run(&id, &scripted(), RunControl::default())

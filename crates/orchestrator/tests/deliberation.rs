@@ -10,7 +10,7 @@ use std::time::Duration;
 use agon_config::{DebateConfig, PersonaConfig, Preset, ProtocolKind};
 use agon_core::{Blackboard, ProposalStatus, Reaction, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_protocol::TurnMode;
 use agon_testkit::ScriptedModel;
 use support::sqlite;
@@ -59,7 +59,7 @@ fn scripted() -> (Models, Arc<ScriptedModel>) {
 
 async fn run(config: &DebateConfig) -> Blackboard {
     let (models, _) = scripted();
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
@@ -216,7 +216,7 @@ async fn a_failing_summary_is_a_warning_and_the_session_goes_on() {
         Tamper::Summaries,
     ));
     let models = Models::uniform(model, PriceTable::with_defaults());
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
@@ -243,7 +243,7 @@ async fn a_stopped_session_resumes_to_the_same_log() {
     // Slow enough that a stop lands mid-session.
     let model = Arc::new(ScriptedModel::new(Duration::from_millis(4)));
     let models = Models::uniform(model, PriceTable::with_defaults());
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     let mut stopped = 0;
     for stop_after in [5usize, 13, 22] {
@@ -373,7 +373,7 @@ async fn an_unusable_reading_is_a_warning_and_is_not_asked_again() {
         )),
         PriceTable::with_defaults(),
     );
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     assert_eq!(
         orch.run(&id, &models, RunControl::default()).await.unwrap(),

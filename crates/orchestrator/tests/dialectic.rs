@@ -15,7 +15,7 @@ use agon_llm::{
 use agon_config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_testkit::ScriptedModel;
 use agon_view::{ReportOptions, report};
 use support::sqlite;
@@ -46,7 +46,7 @@ pub fn dialectic_config(rounds: u32) -> DebateConfig {
 }
 
 async fn run(config: &DebateConfig, models: &Models) -> Blackboard {
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
@@ -277,9 +277,8 @@ async fn clarifications_come_from_the_answerer_and_reach_the_report() {
         r#"{"architect": ["10k requests/s", "", "sustained, twice that at peak"], "kiss": ["internal"]}"#,
     )
     .unwrap();
-    let orch = Orchestrator::new(sqlite().await).with_answerer(Arc::new(
-        agon_orchestrator::AnswersFile::load(&answers).unwrap(),
-    ));
+    let orch = agon_app::orchestrator_for(sqlite().await)
+        .with_answerer(Arc::new(agon_app::AnswersFile::load(&answers).unwrap()));
     let id = orch.create(&config).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let (bb, _) = orch.store().load(&id).await.unwrap();
@@ -349,7 +348,7 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
     config.dialectic.analysis = true;
     config.dialectic.clarify = true;
     config.dialectic.summarization.threshold = 300;
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let reference = orch.create(&config).await.unwrap();
     orch.run(&reference, &models, RunControl::default())
         .await
@@ -359,7 +358,7 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
     for stop_after in [1usize, 7, 12, 19, 26, total - 1] {
         // A store of its own: the debates before would have changed the
         // agents' trust memories, which the prompts show.
-        let orch = Orchestrator::new(sqlite().await);
+        let orch = agon_app::orchestrator_for(sqlite().await);
         let id = orch.create(&config).await.unwrap();
         let control = RunControl::default();
         let mut updates = orch.subscribe();
@@ -657,7 +656,7 @@ async fn a_pause_does_not_count_against_the_rounds_deadline() {
     config.dialectic.timeout_per_round_secs = 2;
     config.dialectic.summarization.enabled = false;
     config.dialectic.judge.summarization.enabled = Some(false);
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     // Held for longer than the round may take, then resumed.
     let steering = control.steering.clone();
@@ -714,7 +713,7 @@ async fn an_agent_reads_a_file_of_the_context_dir_and_cites_it() {
     config.validate_tools("test").unwrap();
     // Slow enough that the abort lands while the turn's next call runs.
     let (models, _) = scripted(Duration::from_millis(300));
-    let orch = Orchestrator::new(sqlite().await);
+    let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
     // Abort at the first tool call: the call stays, the turn does not.
     let control = RunControl::default();

@@ -15,7 +15,7 @@ use agon_llm::{ChatModel, Embedder, PriceTable};
 use agon_local::LocalEmbedder;
 use agon_memory::corpus::{CorpusFormat, chunk};
 use agon_memory::{Memory, RetrievalConfig};
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_testkit::ScriptedModel;
 use support::small_config;
 
@@ -61,7 +61,7 @@ async fn suite(url: &str) {
             .unwrap(),
         3
     );
-    let orch = Orchestrator::new(store).with_memory(memory);
+    let orch = agon_app::orchestrator_for(store).with_memory(memory);
     let id = orch.create(&small_config()).await.unwrap();
     let model = Arc::new(Prompts::appending(
         ScriptedModel::new(Duration::from_millis(20)),

@@ -241,7 +241,7 @@ async fn the_structured_debates_memory_costs_what_the_docs_say() {
     let store = agon_store::open(&format!("sqlite://{}", dir.path().join("d.db").display()))
         .await
         .unwrap();
-    let orch = agon_orchestrator::Orchestrator::new(store);
+    let orch = agon_app::orchestrator_for(store);
     let split =
         debate_setup::prompt_split(&server, &orch, agon_config::AnalysisCadence::Miniround).await;
     let (memory_calls, memory_tokens) = split.memory();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agon_config::DebateConfig;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
 
@@ -25,7 +25,7 @@ fn models() -> Models {
 
 /// The canonical blackboard of `config` run alone.
 async fn alone(config: &DebateConfig) -> serde_json::Value {
-    let orch = Orchestrator::new(support::sqlite().await);
+    let orch = agon_app::orchestrator_for(support::sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch
         .run(&id, &models(), RunControl::default())
@@ -41,7 +41,7 @@ async fn twenty_at_once(store: Arc<dyn EventStore>) {
     for protocol in configs::PROTOCOLS {
         expected.insert(protocol, alone(&configs::config(protocol)).await);
     }
-    let orch = Arc::new(Orchestrator::new(store));
+    let orch = Arc::new(agon_app::orchestrator_for(store));
     let models = models();
     let mut runs = Vec::new();
     for protocol in &protocols {

@@ -17,7 +17,7 @@ use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_core::MessageKind;
 use agon_llm::{ChatModel, PriceTable};
 use agon_local::LocalChat;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
 use agon_view::report;
 
@@ -73,7 +73,7 @@ fn tiny() -> DebateConfig {
 }
 
 async fn debate_on(store: Arc<dyn EventStore>) {
-    let orch = Orchestrator::new(store);
+    let orch = agon_app::orchestrator_for(store);
     let id = orch.create(&tiny()).await.unwrap();
     let models = Models::uniform(model(), PriceTable::with_defaults());
     assert_eq!(
@@ -159,7 +159,7 @@ async fn a_short_dialectic_debate_on_the_local_model() {
     c.dialectic.summarization.max_length = 120;
     c.budget.structured_max_tokens = 300;
     c.memory.enabled = false;
-    let orch = Orchestrator::new(support::sqlite().await);
+    let orch = agon_app::orchestrator_for(support::sqlite().await);
     let id = orch.create(&c).await.unwrap();
     let models = Models::uniform(model(), PriceTable::with_defaults());
     assert_eq!(
@@ -261,7 +261,7 @@ async fn a_short_deliberation_on_the_local_model() {
     d.answer_words = 20;
     c.budget.structured_max_tokens = 80;
     c.validate("test").unwrap();
-    let orch = Orchestrator::new(support::sqlite().await);
+    let orch = agon_app::orchestrator_for(support::sqlite().await);
     let id = orch.create(&c).await.unwrap();
     let models = Models::uniform(model(), PriceTable::with_defaults());
     assert_eq!(

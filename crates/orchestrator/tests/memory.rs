@@ -36,7 +36,7 @@ async fn run_debate(
     let memory = Memory::open(index, embedder, RetrievalConfig::default())
         .await
         .unwrap();
-    let orch = Orchestrator::new(store).with_memory(memory);
+    let orch = agon_app::orchestrator_for(store).with_memory(memory);
     let mut config = small_config();
     config.topic = topic.into();
     let id = orch.create(&config).await.unwrap();
@@ -141,7 +141,7 @@ async fn debates_remember_and_recall_within_and_across_debates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unavailable_memory_is_recorded_and_the_debate_runs() {
     let url = db_url();
-    let orch = Orchestrator::new(agon_store::open(&url).await.unwrap())
+    let orch = agon_app::orchestrator_for(agon_store::open(&url).await.unwrap())
         .with_memory_unavailable("embedder `local:/nowhere` did not load");
     let id = orch.create(&small_config()).await.unwrap();
     let models = Models::uniform(

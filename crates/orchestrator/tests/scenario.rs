@@ -13,10 +13,10 @@
 
 use std::sync::Arc;
 
+use agon_app::rubric::{RubricStore, RubricStoreError};
+use agon_app::trust::TrustStore;
 use agon_core::rubric::{Criterion, RubricChange, RubricError};
 use agon_core::{Blackboard, PersonaId};
-use agon_orchestrator::rubric::{RubricStore, RubricStoreError};
-use agon_orchestrator::trust::TrustStore;
 use agon_store::EventStore;
 use chrono::{Duration, Utc};
 

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agon_app::trust::TrustStore;
 use agon_core::{Blackboard, PersonaId};
 use agon_llm::{ChatModel, PriceTable};
-use agon_orchestrator::trust::TrustStore;
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
 
@@ -19,7 +19,7 @@ pub(crate) async fn run_recorded(
     store: &Arc<dyn EventStore>,
     config: &agon_config::DebateConfig,
 ) -> (Blackboard, Vec<String>) {
-    let orch = Orchestrator::new(Arc::clone(store));
+    let orch = agon_app::orchestrator_for(Arc::clone(store));
     let id = orch.create(config).await.unwrap();
     let model = Arc::new(Recording::new(ScriptedModel::new(Duration::ZERO), true));
     let models = Models::uniform(model.clone() as Arc<dyn ChatModel>, PriceTable::default());

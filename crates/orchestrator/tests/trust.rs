@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
+use agon_app::trust::{TrustStore, TrustStoreError, final_round_id};
 use agon_core::DebateId;
 use agon_core::trust::{AgentMemory, Dissent, EventContext};
 use agon_llm::PriceTable;
-use agon_orchestrator::trust::{TrustStore, TrustStoreError, final_round_id};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -22,7 +22,7 @@ fn t0() -> DateTime<Utc> {
 
 /// A finished scripted debate (with its synthesis) in `store`.
 async fn finished_debate(store: &Arc<dyn EventStore>) -> DebateId {
-    let orch = Orchestrator::new(Arc::clone(store));
+    let orch = agon_app::orchestrator_for(Arc::clone(store));
     let mut config = small_config();
     config.minirounds = 1;
     config.aspects.truncate(1);
@@ -124,7 +124,7 @@ async fn overrides_revert_and_regret_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debate_without_a_final_output_cannot_be_overridden() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store));
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     let id = orch.create(&small_config()).await.unwrap();
     let (bb, _) = store.load(&id).await.unwrap();
     let err = TrustStore::new(store)
@@ -232,7 +232,7 @@ async fn export_then_import_round_trips_and_bad_files_write_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_debate_is_recorded_in_its_agents_memory_once() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store));
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     // Crux rooms on: the parties' entry positions are dissents.
     let id = orch.create(&small_config()).await.unwrap();
     let models = Models::uniform(
@@ -281,7 +281,7 @@ async fn a_finished_debate_is_recorded_in_its_agents_memory_once() {
 async fn a_low_trust_agent_stops_being_chosen_as_devils_advocate() {
     use agon_core::DebateEvent;
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store));
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     let trust = TrustStore::new(Arc::clone(&store));
     let mut config = crate::dialectic::dialectic_config(2);
     config.dialectic.devil_advocate = true;
@@ -526,7 +526,7 @@ impl agon_llm::Embedder for Counting {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_analysis_model_judges_whether_a_critique_was_taken_in() {
     let store = sqlite().await;
-    let orch = Orchestrator::new(Arc::clone(&store));
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     // Analysis on (the default): the analysis model judges.
     let config = crate::dialectic::dialectic_config(2);
     let mut config = config;
@@ -600,7 +600,7 @@ async fn judge_impact_is_read_and_costs_no_extra_call() {
     let mut counts = Vec::new();
     for judge_impact in [true, false] {
         let store = sqlite().await;
-        let orch = Orchestrator::new(Arc::clone(&store));
+        let orch = agon_app::orchestrator_for(Arc::clone(&store));
         let mut config = crate::dialectic::dialectic_config(2);
         config.dialectic.analysis = true;
         config.dialectic.judge_impact = judge_impact;

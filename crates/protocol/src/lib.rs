@@ -31,6 +31,7 @@ mod dialectic;
 mod extract;
 mod protocol;
 mod question;
+mod request;
 pub mod requirements;
 mod rules;
 mod start;
@@ -55,6 +56,7 @@ pub use question::{
     Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, HumanAsk, Limits, ModelRole,
     Question, Request, TextAnswer, TrustRead,
 };
+pub use request::{PendingQuestion, RunRequest, question_key};
 pub use rules::{AnalysisCadence, CruxRules, DetectionMode, DetectionRules, StructuredRules};
 pub use start::{
     aspects_from_output, aspects_from_plan, cast_from_output, neutral_personas, numbered_aspects,

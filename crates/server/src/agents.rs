@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use agon_app::trust::{TrustStore, TrustStoreError};
 use agon_core::DebateId;
-use agon_orchestrator::trust::{TrustStore, TrustStoreError};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -158,8 +158,7 @@ impl Cursor {
     /// Queues a `questions` event when the debate waits on questions not
     /// announced yet (posted by its run, here or in another process).
     async fn announce_questions(&mut self) -> bool {
-        let posted =
-            agon_orchestrator::pending_questions(self.server.store.as_ref(), &self.id).await;
+        let posted = agon_app::pending_questions(self.server.store.as_ref(), &self.id).await;
         let Ok(Some((request, questions))) = posted else {
             return false;
         };

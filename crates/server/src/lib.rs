@@ -45,6 +45,7 @@ pub use state::Server;
 /// The whole router: the API behind the token and cross-site checks.
 pub fn router(server: Arc<Server>) -> axum::Router {
     routes::api(Arc::clone(&server))
+        .merge(openapi::routes())
         .layer(axum::middleware::from_fn_with_state(server, auth::guard))
 }
 

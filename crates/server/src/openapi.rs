@@ -285,6 +285,16 @@ fn query_parameters(schema: &Schema) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The route of the document.
+pub(crate) fn routes() -> axum::Router {
+    axum::Router::new().route("/api/openapi.json", axum::routing::get(served))
+}
+
+/// `GET /api/openapi.json`.
+async fn served() -> axum::Json<Value> {
+    axum::Json(document())
+}
+
 /// The OpenAPI document.
 pub(crate) fn document() -> Value {
     let mut generator = SchemaSettings::openapi3().into_generator();

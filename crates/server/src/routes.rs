@@ -20,7 +20,6 @@ use crate::state::Server;
 pub(crate) fn api(server: Arc<Server>) -> Router {
     Router::new()
         .route("/api/health", get(health))
-        .route("/api/openapi.json", get(openapi))
         .route("/api/debates", get(list).post(start))
         .route("/api/debates/{id}", get(view).delete(delete))
         .route("/api/debates/{id}/export", get(export))
@@ -37,11 +36,6 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .merge(crate::recall::routes(Arc::clone(&server)))
         .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
-}
-
-/// The OpenAPI document of this API, generated from its types.
-async fn openapi() -> Json<serde_json::Value> {
-    Json(crate::openapi::document())
 }
 
 async fn health(State(server): State<Arc<Server>>) -> Json<api::Health> {

@@ -12,6 +12,7 @@
 
 mod codec;
 mod error;
+pub mod lease;
 mod log;
 mod open;
 mod pool;

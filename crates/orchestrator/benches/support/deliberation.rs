@@ -17,7 +17,7 @@ use agon_llm::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
     ProviderError,
 };
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 use agon_testkit::ScriptedModel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub async fn session(turns: u32, delay: Duration, memory_on: bool, dir: &Path) -
     });
     let models = Models::uniform(model, PriceTable::with_defaults());
     let url = format!("sqlite://{}", dir.join("bench.db").display());
-    let mut orch = Orchestrator::new(agon_store::open(&url).await.unwrap());
+    let mut orch = agon_app::orchestrator_for(agon_store::open(&url).await.unwrap());
     if memory_on {
         let embedder: Arc<dyn agon_llm::Embedder> =
             Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));

@@ -26,7 +26,7 @@ use agon_core::PersonaId;
 use agon_llm::{ChatModel, ChatRequest, ChatStream, PriceTable, ProviderError};
 use agon_memory::corpus::{CorpusFormat, chunk, chunk_hash};
 use agon_memory::{Memory, MemoryFilter};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Models, RunControl};
 
 /// The debate's aspects: label, description.
 pub const ASPECTS: [(&str, &str); 3] = [
@@ -461,7 +461,7 @@ pub fn evidence_section(prompt: &str) -> Option<&str> {
 /// measures its takes.
 pub async fn debate(url: &str, memory: Memory, planted: &[PlantedChunk]) -> TakeFigures {
     let store = agon_store::open(url).await.unwrap();
-    let orch = Orchestrator::new(store).with_memory(memory);
+    let orch = agon_app::orchestrator_for(store).with_memory(memory);
     let mut config = DebateConfig::default();
     config.topic = "Should our city keep the Altmarkt closed to cars?".into();
     config.personas = agon_config::default_personas();

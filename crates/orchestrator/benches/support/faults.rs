@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use agon_config::DebateConfig;
 use agon_core::Blackboard;
 use agon_llm::{HttpConfig, OpenAiChat, OpenAiConfig, PriceTable, StructuredOutput};
-use agon_orchestrator::{Models, Orchestrator, RunControl, RunOutcome};
+use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_testkit::faults::{FaultServer, FaultStats};
 
 /// The protocols, small.
@@ -120,7 +120,7 @@ pub async fn run(protocol: &'static str, rate: f64, seed: u64, dir: &std::path::
         "sqlite://{}",
         dir.join(format!("{protocol}-{seed}.db")).display()
     );
-    let orch = Orchestrator::new(agon_store::open(&url).await.expect("the store opens"));
+    let orch = agon_app::orchestrator_for(agon_store::open(&url).await.expect("the store opens"));
     let id = orch
         .create(&config(protocol))
         .await
