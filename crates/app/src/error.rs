@@ -40,6 +40,10 @@ pub enum AppError {
     /// The store failed.
     #[error(transparent)]
     Store(StoreError),
+    /// The vector memory refused or failed (a bad query, an index written
+    /// by another embedder, an embedder or database that failed).
+    #[error(transparent)]
+    Memory(agon_memory::MemoryError),
     /// The engine failed.
     #[error(transparent)]
     Engine(OrchestratorError),
@@ -92,6 +96,13 @@ impl AppError {
             Self::Invalid { .. } => ErrorKind::Invalid,
             Self::Unavailable(_) => ErrorKind::Unavailable,
             Self::Store(_) => ErrorKind::Store,
+            Self::Memory(e) => match e {
+                agon_memory::MemoryError::Invalid { .. }
+                | agon_memory::MemoryError::BadRecord { .. } => ErrorKind::Invalid,
+                agon_memory::MemoryError::EmbedderMismatch { .. } => ErrorKind::Config,
+                agon_memory::MemoryError::Embedding { .. } => ErrorKind::Provider,
+                _ => ErrorKind::Store,
+            },
             Self::Engine(e) => match e.kind() {
                 agon_orchestrator::ErrorKind::Config => ErrorKind::Config,
                 agon_orchestrator::ErrorKind::Provider => ErrorKind::Provider,
@@ -143,6 +154,12 @@ impl From<StoreError> for AppError {
             },
             e => Self::Store(e),
         }
+    }
+}
+
+impl From<agon_memory::MemoryError> for AppError {
+    fn from(e: agon_memory::MemoryError) -> Self {
+        Self::Memory(e)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use agon_config::Overrides;
 use agon_core::{DebateEvent, DebateId};
-use agon_store::StoredEvent;
+use agon_store::{NewDebate, StoreError, StoredEvent};
 use serde::Serialize;
 
 use crate::{App, AppError};
@@ -84,17 +84,36 @@ impl App {
                 ),
             ));
         }
-        let orch = self.orchestrator();
-        let mut config = orch.config_of(id).await?;
+        let mut config = self.orchestrator().config_of(id).await?;
         config
             .apply(overrides)
             .map_err(|e| AppError::invalid(id, e.to_string()))?;
-        let fork = orch.fork(id, seq, &config).await?;
-        Ok(Forked {
-            id: fork,
-            from: id.clone(),
-            seq,
-        })
+        config
+            .validate("<config>")
+            .map_err(|e| AppError::invalid(id, e.to_string()))?;
+        let value = serde_json::to_value(&config)
+            .map_err(|e| AppError::invalid(id, format!("its configuration: {e}")))?;
+        // An id drawn from the second and 16 random bits: drawn again when
+        // another process took it in the same second.
+        let mut attempts = 0;
+        loop {
+            let new = NewDebate {
+                id: agon_orchestrator::new_debate_id(),
+                topic: config.topic.clone(),
+                config: value.clone(),
+            };
+            match self.store().fork_debate(&new, id, seq).await {
+                Ok(record) => {
+                    return Ok(Forked {
+                        id: record.id,
+                        from: id.clone(),
+                        seq,
+                    });
+                }
+                Err(StoreError::DebateExists { .. }) if attempts < 8 => attempts += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Where debates `a` and `b` part: the events they share from the

@@ -102,7 +102,7 @@ pub async fn run(
         };
         let what = format!("evaluator {}", agent.id);
         let model = tokio::task::spawn_blocking(move || {
-            agon_orchestrator::build_chain(&what, &spec, &crate::model_factory(), &|k| {
+            agon_app::build_chain(&what, &spec, &crate::model_factory(), &|k| {
                 std::env::var(k).ok()
             })
         })

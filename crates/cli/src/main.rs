@@ -142,7 +142,6 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     }
     let store = open_store(Some(&url)).await?;
     let app = app(Arc::clone(&store), &url).await;
-    let orch = app.orchestrator();
     match cli.command {
         Command::Debate(args) => commands::debate::start(&app, &url, *args, verbose).await,
         Command::Resume {
@@ -152,7 +151,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             view,
         } => commands::debate::resume(&app, &url, id, force, detach, view, verbose).await,
         Command::Worker(args) => queue::worker(store, &url, args).await,
-        Command::Submit(args) => queue::submit(&orch, &url, args, invoked_as_dialectic()).await,
+        Command::Submit(args) => queue::submit(&app, &url, args, invoked_as_dialectic()).await,
         Command::Serve { addr, grace_secs } => {
             serve::run(store, url, addr, std::time::Duration::from_secs(grace_secs)).await
         }
@@ -201,7 +200,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         } => commands::read::report(&app, id, debate, config, output, verbose, json).await,
         Command::Export { id } => commands::read::export(&store, id).await,
         Command::Delete { ids, dry_run } => commands::upkeep::delete(&app, ids, dry_run).await,
-        Command::Compact => commands::upkeep::compact(&store).await,
+        Command::Compact => commands::upkeep::compact(&app).await,
         Command::Prune {
             older_than,
             status,
@@ -256,7 +255,7 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             )
             .await
         }
-        Command::Rubric(command) => rubric::run(store, command, json).await,
+        Command::Rubric(command) => rubric::run(&app, command, json).await,
         Command::Trust(agents::TrustCommand::Check) => agents::check(store).await,
     }
 }

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_core::DebateId;
-use agon_orchestrator::Orchestrator;
 use agon_store::EventStore;
 use agon_worker::{JobQueue, NamedRateLimit, PgRateGate, QueuedJob, WorkerSettings};
 use clap::Args;
@@ -122,25 +121,26 @@ pub(crate) async fn worker(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Queues one created debate and prints its id on standard output.
-pub(crate) async fn detach(queue: &JobQueue, id: &DebateId, topic: &str) -> Result<(), Failure> {
-    queue.submit(id).await?;
+/// Says a debate was queued: its id on standard output, where to follow
+/// it on standard error.
+pub(crate) fn detached(id: &DebateId, topic: &str) {
     println!("{id}");
     eprintln!(
         "Queued debate {id}: {}  (watch: agon list; read: agon report {id})",
         crate::first_line(topic)
     );
-    Ok(())
 }
 
 /// `agon submit`: creates and queues a debate per input (and repeat).
 pub(crate) async fn submit(
-    orch: &Orchestrator,
+    app: &agon_app::App,
     url: &str,
     args: SubmitArgs,
     dialectic_by_default: bool,
 ) -> Result<ExitCode, Failure> {
-    let queue = JobQueue::connect(url).await?;
+    let app = app
+        .clone()
+        .with_queue(Arc::new(JobQueue::connect(url).await?));
     // Every configuration is read and checked before anything is queued.
     let mut configs = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
@@ -158,8 +158,8 @@ pub(crate) async fn submit(
     }
     for config in &configs {
         for _ in 0..args.repeat {
-            let id = orch.create(config).await?;
-            detach(&queue, &id, &config.topic).await?;
+            let id = app.submit(config).await?;
+            detached(&id, &config.topic);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -3,11 +3,9 @@
 //! overrides proposed.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use agon_app::rubric::RubricStore;
+use agon_app::App;
 use agon_core::rubric::{ProposalStatus, RubricBook};
-use agon_store::EventStore;
 use clap::Subcommand;
 
 use crate::Failure;
@@ -54,15 +52,13 @@ pub(crate) enum RubricCommand {
 
 /// Runs `agon rubric …`.
 pub(crate) async fn run(
-    store: Arc<dyn EventStore>,
+    app: &App,
     command: RubricCommand,
     json: bool,
 ) -> Result<ExitCode, Failure> {
-    let rubrics = RubricStore::new(store);
-    let now = chrono::Utc::now();
     match command {
         RubricCommand::Show { rubric, version } => {
-            let book = rubrics.book(&rubric).await?;
+            let book = app.rubric_book(&rubric).await?;
             let shown = match version {
                 None => book.current(),
                 Some(v) => book.version(v).ok_or_else(|| {
@@ -87,7 +83,7 @@ pub(crate) async fn run(
             }
         }
         RubricCommand::History { rubric } => {
-            let book = rubrics.book(&rubric).await?;
+            let book = app.rubric_book(&rubric).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&book)?);
             } else {
@@ -95,9 +91,7 @@ pub(crate) async fn run(
             }
         }
         RubricCommand::Accept { id, rubric } => {
-            let v = rubrics
-                .update(&rubric, now, &|book| book.accept(id, now))
-                .await?;
+            let v = app.rubric_accept(&rubric, id).await?;
             eprintln!(
                 "Accepted proposal {id}: rubric `{rubric}` is now version {} ({} criteria); later debates and `agon eval` use it.",
                 v.version,
@@ -105,9 +99,7 @@ pub(crate) async fn run(
             );
         }
         RubricCommand::Reject { id, rubric, reason } => {
-            rubrics
-                .update(&rubric, now, &|book| book.reject(id, &reason, now))
-                .await?;
+            app.rubric_reject(&rubric, id, &reason).await?;
             eprintln!("Rejected proposal {id} of rubric `{rubric}`.");
         }
     }

@@ -61,7 +61,7 @@ impl Runtime for CliRuntime {
         let config = config.clone();
         let factory = Arc::clone(&self.factory);
         tokio::task::spawn_blocking(move || {
-            Models::from_config(
+            agon_app::models_from_config(
                 &config,
                 &factory,
                 &|k| std::env::var(k).ok(),

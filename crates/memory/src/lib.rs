@@ -52,6 +52,8 @@ mod space;
 mod sql;
 mod sqlite;
 mod text;
+mod turn;
+mod writer;
 
 pub use bm25::{B, Bm25, K1};
 pub use corpus::{CorpusChunk, CorpusFormat, CorpusSource, Evidence};
@@ -76,3 +78,5 @@ pub use score::{
 };
 pub use sqlite::SqliteMemory;
 pub use text::Analyzer;
+pub use turn::{Citations, EVIDENCE_PASSAGES, check_citations, evidence_passages, recall_labelled};
+pub use writer::{MemoryMsg, Warn, spawn_writer};

@@ -27,7 +27,7 @@ use support::{Stub, prompt_split};
 use agon_config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, RunControl};
+use agon_orchestrator::RunControl;
 
 const DELAY: Duration = Duration::from_millis(50);
 
@@ -74,7 +74,7 @@ async fn run() {
         .await
         .unwrap();
     let orch = agon_app::orchestrator_for(store);
-    let models = Models::from_config(
+    let models = agon_app::models_from_config(
         &config,
         &ModelFactory::new(),
         &|_| None,

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use agon_llm::{Embedder, ModelFactory, PriceTable};
 use agon_memory::{Memory, RetrievalConfig};
-use agon_orchestrator::{Models, RunControl};
+use agon_orchestrator::RunControl;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -115,7 +115,8 @@ async fn local() {
     let store = agon_store::open(&url).await.unwrap();
     let orch = agon_app::orchestrator_for(store).with_memory(memory);
     let factory = ModelFactory::new().with_local(Arc::new(agon_local::Backends));
-    let models = Models::from_config(&config, &factory, &|_| None, PriceTable::default()).unwrap();
+    let models =
+        agon_app::models_from_config(&config, &factory, &|_| None, PriceTable::default()).unwrap();
     let started = std::time::Instant::now();
     let id = orch.create(&config).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();

@@ -46,7 +46,7 @@ use agon_config::{AspectConfig, DebateConfig, PersonaConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_core::{Blackboard, MessageKind};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, RunControl};
+use agon_orchestrator::RunControl;
 use agon_testkit::{batch_messages, openai_body, openai_reply, prompt_parts, schema_name};
 use serde_json::{Value, json};
 
@@ -381,7 +381,8 @@ pub async fn debate(
         orch = orch.with_memory(memory);
     }
     let factory = ModelFactory::new().with_local(Arc::new(agon_local::Backends));
-    let models = Models::from_config(&c, &factory, &|_| None, PriceTable::default()).unwrap();
+    let models =
+        agon_app::models_from_config(&c, &factory, &|_| None, PriceTable::default()).unwrap();
     let id = orch.create(&c).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let (board, _) = orch.store().load(&id).await.unwrap();

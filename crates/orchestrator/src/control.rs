@@ -1,9 +1,7 @@
 //! Controlling a run from outside, and how it ended.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use agon_protocol::{Steer, SteerError};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -20,7 +18,7 @@ pub struct RunControl {
     pub stop: CancellationToken,
     /// Discard the utterance being generated and stop now (resumable).
     pub abort: CancellationToken,
-    /// Notes, pauses and resumes for the run to record.
+    /// Wakes the run when a request is posted to the store in this process.
     pub steering: Steering,
     /// Stop cleanly after this many critical-path steps (and the
     /// background work they started): a worker runs a debate one slice
@@ -38,43 +36,22 @@ impl RunControl {
     }
 }
 
-/// A queue of steering requests ([`Steer`]) a run records as events
-/// between steps: a note reaches every context assembled after it, a
-/// pause holds the run before its next critical-path step.
+/// Wakes a run that waits (paused, or on background work) so that it
+/// looks at once for the requests posted to the store (notes, pauses,
+/// resumes, stops: `EventStore::post_request`); without a wake-up it looks
+/// every [`REQUEST_POLL`].
 #[derive(Debug, Clone, Default)]
 pub struct Steering {
-    queue: Arc<Mutex<VecDeque<Steer>>>,
     posted: Arc<Notify>,
 }
 
 impl Steering {
-    /// Queues `steer` for the run, after checking it (an empty or
-    /// over-long note, a bad name are refused here).
-    pub fn post(&self, steer: Steer) -> Result<(), SteerError> {
-        let steer = steer.checked()?;
-        if let Ok(mut queue) = self.queue.lock() {
-            queue.push_back(steer);
-        }
-        self.posted.notify_one();
-        Ok(())
-    }
-
-    /// Wakes a run waiting for requests (paused, or waiting on background
-    /// work) so that it looks at once for requests posted to the store.
+    /// Wakes the run (a request was posted for it in this process).
     pub fn wake(&self) {
         self.posted.notify_one();
     }
 
-    /// Everything queued so far, in order.
-    pub(crate) fn take(&self) -> Vec<Steer> {
-        self.queue
-            .lock()
-            .map(|mut queue| queue.drain(..).collect())
-            .unwrap_or_default()
-    }
-
-    /// Resolves when something is posted (at once if something was posted
-    /// since the last wait).
+    /// Resolves when woken (at once if woken since the last wait).
     pub(crate) async fn posted(&self) {
         self.posted.notified().await;
     }

@@ -179,18 +179,6 @@ impl Interpreter {
         if !started {
             return Ok(());
         }
-        for steer in self.control.steering.take() {
-            let refused = self
-                .shared
-                .append_with(|bb| match steer.events(bb, chrono::Utc::now()) {
-                    Ok(events) => (events, None),
-                    Err(e) => (Vec::new(), Some(e)),
-                })
-                .await?;
-            if let Some(e) = refused {
-                tracing::warn!(debate = %self.shared.debate, error = %e, "steering request dropped");
-            }
-        }
         self.take_posted().await
     }
 

@@ -160,38 +160,6 @@ impl Orchestrator {
         }
     }
 
-    /// Creates a new debate whose log is `from`'s events up to and
-    /// including `upto` (a copy, in one transaction), with `config` (the
-    /// source's, or changed: another model, more rounds). It records where
-    /// it came from and is resumable; no model is called.
-    pub async fn fork(
-        &self,
-        from: &DebateId,
-        upto: u64,
-        config: &DebateConfig,
-    ) -> Result<DebateId, OrchestratorError> {
-        config.validate("<config>")?;
-        let value =
-            serde_json::to_value(config).map_err(|source| OrchestratorError::StoredConfig {
-                debate: from.to_string(),
-                source,
-            })?;
-        let mut attempts = 0;
-        loop {
-            let id = new_debate_id();
-            let new = NewDebate {
-                id: id.clone(),
-                topic: config.topic.clone(),
-                config: value.clone(),
-            };
-            match self.store.fork_debate(&new, from, upto).await {
-                Ok(_) => return Ok(id),
-                Err(agon_store::StoreError::DebateExists { .. }) if attempts < 8 => attempts += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
     /// The configuration a debate was created with.
     pub async fn config_of(&self, id: &DebateId) -> Result<DebateConfig, OrchestratorError> {
         let record = self.store.debate(id).await?;
@@ -438,11 +406,11 @@ impl Orchestrator {
         id: &DebateId,
         memory: &Memory,
         shared: &Arc<Shared>,
-        rx: mpsc::UnboundedReceiver<crate::memory::MemoryMsg>,
+        rx: mpsc::UnboundedReceiver<agon_memory::MemoryMsg>,
     ) -> Result<tokio::task::JoinHandle<()>, OrchestratorError> {
         let history = self.history(id).await?;
         let weak = Arc::downgrade(shared);
-        let warn: crate::memory::Warn = Arc::new(move |step, reason: String| {
+        let warn: agon_memory::Warn = Arc::new(move |step, reason: String| {
             if let Some(shared) = weak.upgrade() {
                 tokio::spawn(async move {
                     let _ = shared
@@ -455,19 +423,14 @@ impl Orchestrator {
                 });
             }
         });
-        Ok(crate::memory::spawn_writer(
-            memory.clone(),
-            history,
-            rx,
-            warn,
-        ))
+        Ok(agon_memory::spawn_writer(memory.clone(), history, rx, warn))
     }
 }
 
 /// A new debate's id: the second it was created and 16 random bits
 /// (debates created in the same second by many processes may draw the
 /// same id, so the caller draws again when it is taken).
-fn new_debate_id() -> DebateId {
+pub fn new_debate_id() -> DebateId {
     DebateId::new(format!(
         "d-{}-{:04x}",
         chrono::Utc::now().format("%Y%m%d-%H%M%S"),

@@ -11,8 +11,8 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::error::OrchestratorError;
-use crate::memory::MemoryMsg;
 use crate::update::DebateUpdate;
+use agon_memory::MemoryMsg;
 
 /// The state every task of one run shares.
 pub(crate) struct Shared {

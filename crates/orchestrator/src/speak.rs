@@ -106,7 +106,7 @@ impl Speaker<'_> {
         let Some(query) = query else {
             return Ok(Vec::new());
         };
-        match crate::evidence::passages(memory, &speak.persona, &query).await {
+        match agon_memory::evidence_passages(memory, &speak.persona, &query).await {
             Ok(found) => Ok(found),
             Err(e) => {
                 self.shared
@@ -147,7 +147,7 @@ impl Speaker<'_> {
         let Some(query) = query else {
             return Ok(ContextExtras::default());
         };
-        match crate::memory::recall(
+        match agon_memory::recall_labelled(
             memory,
             &self.shared.debate,
             &speak.persona,
@@ -519,7 +519,8 @@ impl Speaker<'_> {
             }
             Generated::Text(text, meta, notes) => {
                 let citations =
-                    crate::evidence::check(self.ctx.memory.as_ref(), &speak.persona, &text).await;
+                    agon_memory::check_citations(self.ctx.memory.as_ref(), &speak.persona, &text)
+                        .await;
                 let id = self
                     .shared
                     .append_with(|bb| {

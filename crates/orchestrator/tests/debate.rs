@@ -368,7 +368,7 @@ async fn run_on_server(
     config.models.default = format!("openai-compatible:{model}@{}/v1", server.uri());
     let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&config).await.unwrap();
-    let models = Models::from_config(
+    let models = agon_app::models_from_config(
         &config,
         &ModelFactory::new(),
         &|_| None,
@@ -731,17 +731,19 @@ async fn a_note_posted_before_the_start_is_recorded_once_the_debate_starts() {
     let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&small_config()).await.unwrap();
     let control = RunControl::default();
-    control
-        .steering
-        .post(agon_orchestrator::Steer::Note {
-            text: "Early: keep it short.".into(),
-            author: None,
-        })
+    let note = agon_orchestrator::RunRequest::Note {
+        text: "Early: keep it short.".into(),
+        author: None,
+    };
+    orch.store()
+        .post_request(&id, &note.to_json())
+        .await
         .unwrap();
     // A resume of a debate that is not paused records nothing.
-    control
-        .steering
-        .post(agon_orchestrator::Steer::Resume { by: None })
+    let resume = agon_orchestrator::RunRequest::Resume { by: None };
+    orch.store()
+        .post_request(&id, &resume.to_json())
+        .await
         .unwrap();
     let outcome = orch.run(&id, &scripted(), control).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);

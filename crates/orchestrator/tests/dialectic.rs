@@ -544,7 +544,7 @@ async fn a_fallback_chain_answers_over_http_and_the_usage_names_the_model_that_d
     config.dialectic.agents[0].model = Some(format!(
         "openai-compatible:bad@{url},openai-compatible:good@{url}"
     ));
-    let models = Models::from_config(
+    let models = agon_app::models_from_config(
         &config,
         &agon_llm::ModelFactory::new(),
         &|_| None,
@@ -604,11 +604,12 @@ async fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
     );
 }
 
-/// The scripted model, pausing the run (through its steering) when the
-/// first proposal is asked for.
+/// The scripted model, pausing the run (a request posted to the store)
+/// when the first proposal is asked for.
 struct PausesAtProposals {
     inner: ScriptedModel,
-    steering: agon_orchestrator::Steering,
+    store: Arc<dyn agon_store::EventStore>,
+    debate: agon_core::DebateId,
     paused: std::sync::atomic::AtomicBool,
 }
 
@@ -635,9 +636,8 @@ impl ChatModel for PausesAtProposals {
         if user.contains("write your proposal")
             && !self.paused.swap(true, std::sync::atomic::Ordering::SeqCst)
         {
-            self.steering
-                .post(agon_orchestrator::Steer::Pause { by: None })
-                .unwrap();
+            let pause = agon_orchestrator::RunRequest::Pause { by: None }.to_json();
+            self.store.post_request(&self.debate, &pause).await.unwrap();
         }
         self.inner.stream(r).await
     }
@@ -646,25 +646,26 @@ impl ChatModel for PausesAtProposals {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pause_does_not_count_against_the_rounds_deadline() {
     let control = RunControl::default();
-    let model = Arc::new(PausesAtProposals {
-        inner: ScriptedModel::new(Duration::from_millis(100)),
-        steering: control.steering.clone(),
-        paused: std::sync::atomic::AtomicBool::new(false),
-    });
-    let models = Models::uniform(model, PriceTable::with_defaults());
     let mut config = dialectic_config(1);
     config.dialectic.timeout_per_round_secs = 2;
     config.dialectic.summarization.enabled = false;
     config.dialectic.judge.summarization.enabled = Some(false);
-    let orch = agon_app::orchestrator_for(sqlite().await);
+    let store = sqlite().await;
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
     let id = orch.create(&config).await.unwrap();
+    let model = Arc::new(PausesAtProposals {
+        inner: ScriptedModel::new(Duration::from_millis(100)),
+        store: Arc::clone(&store),
+        debate: id.clone(),
+        paused: std::sync::atomic::AtomicBool::new(false),
+    });
+    let models = Models::uniform(model, PriceTable::with_defaults());
     // Held for longer than the round may take, then resumed.
-    let steering = control.steering.clone();
+    let (resumer, debate) = (Arc::clone(&store), id.clone());
     let resume = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(3)).await;
-        steering
-            .post(agon_orchestrator::Steer::Resume { by: None })
-            .unwrap();
+        let request = agon_orchestrator::RunRequest::Resume { by: None }.to_json();
+        resumer.post_request(&debate, &request).await.unwrap();
     });
     let outcome = orch.run(&id, &models, control).await.unwrap();
     resume.await.unwrap();

@@ -6,6 +6,7 @@ mod budget;
 mod debate;
 mod deliberation;
 mod dialectic;
+mod errors;
 mod evidence;
 #[path = "../benches/support/evidence.rs"]
 mod evidence_bench;

@@ -145,12 +145,24 @@ async fn compare(
         return Err(ApiError::bad_request("ids: name at least one debate"));
     }
     let mut rows = Vec::with_capacity(ids.len());
-    for id in ids {
-        let view = server.view(&DebateId::new(id)).await?;
+    for id in &ids {
+        let view = server.view(&DebateId::new(*id)).await?;
         rows.push(api::Compared {
-            debate: id.to_owned(),
+            debate: (*id).to_owned(),
             metrics: serde_json::to_value(view.metrics()).unwrap_or_default(),
         });
     }
-    Ok(Json(api::Comparison { debates: rows }))
+    let divergence = match ids.as_slice() {
+        [a, b] => Some(
+            server
+                .app
+                .divergence(&DebateId::new(*a), &DebateId::new(*b))
+                .await?,
+        ),
+        _ => None,
+    };
+    Ok(Json(api::Comparison {
+        debates: rows,
+        divergence: divergence.and_then(|d| serde_json::to_value(d).ok()),
+    }))
 }

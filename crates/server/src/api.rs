@@ -248,6 +248,26 @@ pub(crate) struct Overridden {
     pub not_proposed: Option<String>,
 }
 
+/// A rubric's version, after a proposal was accepted.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RubricVersion {
+    /// The rubric.
+    pub rubric: String,
+    /// Its new version.
+    pub version: u32,
+    /// Its criteria's names.
+    pub criteria: Vec<String>,
+}
+
+/// A proposal rejected.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Rejected {
+    /// The rubric.
+    pub rubric: String,
+    /// The proposal.
+    pub proposal: u32,
+}
+
 /// An agent's trust memory, summed up.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct AgentRow {
@@ -286,6 +306,10 @@ pub(crate) struct Compared {
 pub(crate) struct Comparison {
     /// In the order asked.
     pub debates: Vec<Compared>,
+    /// For two debates: where their logs and transcripts part (`agon
+    /// compare A B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<Value>,
 }
 
 /// Any JSON document: a report, metrics, a memory (their own schemas are

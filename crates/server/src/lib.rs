@@ -31,6 +31,7 @@ mod openapi;
 mod pages;
 mod recall;
 mod routes;
+mod rubrics;
 mod settings;
 mod state;
 mod steer;

@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use agon_core::{DebateId, PersonaId};
-use agon_memory::{MemoryError, MemoryFilter};
 use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -40,35 +38,22 @@ pub(crate) struct RecallQuery {
     embedder: Option<String>,
 }
 
-fn memory_error(e: MemoryError) -> ApiError {
-    match e {
-        MemoryError::Invalid { .. } | MemoryError::EmbedderMismatch { .. } => {
-            ApiError::bad_request(e.to_string())
-        }
-        _ => ApiError::internal(e.to_string()),
-    }
-}
-
 async fn recall(
     State(server): State<Arc<Server>>,
     query: Result<Query<RecallQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<crate::api::Document>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let embedder = query.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER);
-    let memory = server.memory(embedder).await?;
-    let filter = MemoryFilter {
-        // Names and ids alike: a persona's id is the slug of its name.
-        persona: query
-            .persona
-            .as_deref()
-            .map(|p| PersonaId::new(agon_protocol::persona_slug(p))),
-        debate: query.debate.map(DebateId::new),
-        ..MemoryFilter::default()
-    };
-    let result = memory
-        .recall(&query.q, &filter, query.k.unwrap_or(8))
-        .await
-        .map_err(memory_error)?;
+    let result = server
+        .app
+        .recall(
+            &query.q,
+            query.persona.as_deref(),
+            query.debate.as_deref(),
+            query.k.unwrap_or(8),
+            embedder,
+        )
+        .await?;
     serde_json::to_value(result)
         .map(|r| Json(crate::api::Document(r)))
         .map_err(|e| ApiError::internal(e.to_string()))

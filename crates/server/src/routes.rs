@@ -34,6 +34,7 @@ pub(crate) fn api(server: Arc<Server>) -> Router {
         .merge(crate::agents::routes(Arc::clone(&server)))
         .merge(crate::steer::routes(Arc::clone(&server)))
         .merge(crate::recall::routes(Arc::clone(&server)))
+        .merge(crate::rubrics::routes(Arc::clone(&server)))
         .merge(crate::pages::routes(server))
         .fallback(|| async { ApiError::not_found("no such route") })
 }
@@ -75,7 +76,11 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let config = body.config()?;
-    let id = server.app.start(&config).await?;
+    let id = if body.detach {
+        server.app.submit(&config).await?
+    } else {
+        server.app.start(&config).await?
+    };
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/api/debates/{id}"))],

@@ -23,10 +23,14 @@ pub(crate) struct NewDebate {
     /// defaults when there is none, as `agon debate TOPIC` runs).
     #[serde(default)]
     settings: Settings,
+    /// Queue it for the workers (`agon submit`) instead of running it on
+    /// this server.
+    #[serde(default)]
+    pub(crate) detach: bool,
 }
 
 /// `agon debate`'s flags, by their long names without dashes.
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Settings {
     protocol: Option<ProtocolKind>,
@@ -103,13 +107,13 @@ impl Settings {
 impl NewDebate {
     /// The configuration the request asks for, validated as `agon debate`
     /// validates it; an error names the field or setting.
-    pub(crate) fn config(self) -> Result<DebateConfig, ApiError> {
-        let mut config = match (self.config, self.toml) {
+    pub(crate) fn config(&self) -> Result<DebateConfig, ApiError> {
+        let mut config = match (self.config.clone(), self.toml.as_deref()) {
             (Some(value), None) => serde_path_to_error::deserialize::<_, DebateConfig>(value)
                 .map_err(|e| {
                     ApiError::bad_request(format!("config.{}: {}", e.path(), e.inner()))
                 })?,
-            (None, Some(text)) => DebateConfig::from_toml(&text, "toml")
+            (None, Some(text)) => DebateConfig::from_toml(text, "toml")
                 .map_err(|e| ApiError::bad_request(e.to_string()))?,
             (None, None) => {
                 let mut config = DebateConfig::default();
@@ -130,7 +134,7 @@ impl NewDebate {
             ));
         }
         config
-            .apply(&self.settings.overrides())
+            .apply(&self.settings.clone().overrides())
             .map_err(|e| match e {
                 agon_config::ConfigError::Override { setting, reason }
                 | agon_config::ConfigError::Conflict { setting, reason } => {

@@ -121,15 +121,6 @@ impl Server {
         Ok((view, seq))
     }
 
-    /// The vector memory recall reads (`503` when the runtime has none).
-    pub(crate) async fn memory(&self, embedder: &str) -> Result<agon_memory::Memory, ApiError> {
-        self.app
-            .runtime()
-            .memory(embedder)
-            .await
-            .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e))
-    }
-
     /// Wakes the live streams of `id`: another process (a worker on another
     /// machine) appended to it. The CLI forwards the PostgreSQL store's
     /// append notifications here (`PgStore::listen_appends`).

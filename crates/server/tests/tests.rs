@@ -902,6 +902,11 @@ async fn trust_memories_overrides_and_comparisons_over_the_api() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["debate"], first.as_str());
     assert!(rows[1]["metrics"].get("ledger_coverage").is_some());
+    // Two debates: where they part (two debates of one configuration share
+    // no event: each starts with its own id).
+    let divergence = &compared["divergence"];
+    assert_eq!(divergence["common_events"], 0, "{compared}");
+    assert!(divergence["common_messages"].is_u64(), "{compared}");
     assert_eq!(get(&base, "/api/compare?ids=").await.status(), 400);
     assert_eq!(get(&base, "/api/compare?ids=d-nope").await.status(), 404);
 }
@@ -1810,7 +1815,9 @@ async fn the_openapi_document_describes_exactly_the_routes_served() {
     for (method, path) in &documented {
         let url = format!(
             "{base}{}",
-            path.replace("{id}", "d-nope").replace("{name}", "Nobody")
+            path.replace("{name}/proposals/{id}", "dialectic/proposals/99")
+                .replace("{id}", "d-nope")
+                .replace("{name}", "Nobody")
         );
         let request = match method.as_str() {
             "post" => client().post(url).json(&json!({})),
@@ -1871,4 +1878,27 @@ async fn the_openapi_document_describes_exactly_the_routes_served() {
         get(&base, &format!("/api/debates/{id}")).await.status(),
         404
     );
+}
+
+/// The living rubric over the API: its book, and a proposal that does not
+/// exist refused with its number (the accept and reject flow on real
+/// proposals runs in the orchestrator's scenario test, through the same
+/// use cases).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_living_rubric_reads_and_refuses_an_unknown_proposal_over_the_api() {
+    let base = start(Duration::ZERO, None).await;
+    let book = get_json(&base, "/api/rubrics/dialectic").await;
+    assert_eq!(book["name"], "dialectic", "{book}");
+    assert_eq!(book["versions"][0]["version"], 1, "{book}");
+    for action in ["accept", "reject"] {
+        let r = post(
+            &base,
+            &format!("/api/rubrics/dialectic/proposals/42/{action}"),
+            json!({}),
+        )
+        .await;
+        assert_eq!(r.status(), 400, "{action}");
+        let body: Value = r.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains("42"), "{body}");
+    }
 }

@@ -11,7 +11,7 @@ use tracing::Instrument as _;
 
 use agon_app::App;
 use agon_core::DebateId;
-use agon_orchestrator::{RunControl, RunOutcome, Steer};
+use agon_orchestrator::{RunControl, RunOutcome, RunRequest};
 use agon_store::StoreError;
 use graphile_worker::{
     IntoTaskHandlerResult, JobComplete, JobCompleteContext, TaskHandler, WorkerContext,
@@ -123,11 +123,11 @@ impl WorkerState {
         let orch = orch.with_lease_ttl(self.settings.lease_ttl);
         let control = RunControl::with_step_limit(self.settings.steps_per_job);
         if resume {
-            // A job queued by `agon resume --detach` before resumes were
-            // requests in the store: recorded before the step (a debate
-            // that was not paused records nothing).
-            if let Err(e) = control.steering.post(Steer::Resume { by: None }) {
-                tracing::warn!(debate = %id, error = %e, "the resume was refused");
+            // `agon resume --detach`: a request the run records before its
+            // step (a debate that was not paused records nothing).
+            let request = RunRequest::Resume { by: None }.to_json();
+            if let Err(e) = self.app.store().post_request(id, &request).await {
+                tracing::warn!(debate = %id, error = %e, "the resume was not recorded");
             }
         }
         let outcome = orch

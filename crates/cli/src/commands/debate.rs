@@ -1,6 +1,7 @@
 //! `agon debate` and `agon resume`: run a debate in this terminal, live.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use agon_app::{App, Resumed};
 use agon_config::{DebateConfig, ProtocolKind};
@@ -20,14 +21,17 @@ pub(crate) async fn start(
     verbose: bool,
 ) -> Result<ExitCode, Failure> {
     let config = args.flags.config(invoked_as_dialectic())?;
-    let orch = app.orchestrator();
     if args.detach {
         let queue = agon_worker::JobQueue::connect(url).await?;
-        let id = orch.create(&config).await?;
-        queue::detach(&queue, &id, &config.topic).await?;
+        let id = app
+            .clone()
+            .with_queue(Arc::new(queue))
+            .submit(&config)
+            .await?;
+        queue::detached(&id, &config.topic);
         return Ok(ExitCode::SUCCESS);
     }
-    let id = orch.create(&config).await?;
+    let id = app.orchestrator().create(&config).await?;
     eprintln!("Debate {id}: {}", first_line(&config.topic));
     // Ctrl-C is handled from here on, while models load too.
     let control = RunControl::default();

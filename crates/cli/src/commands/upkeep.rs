@@ -1,11 +1,10 @@
 //! Keeping the store: `agon delete`, `agon compact`, `agon prune`.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use agon_app::App;
 use agon_core::DebateId;
-use agon_store::{EventStore, RunStatus};
+use agon_store::RunStatus;
 
 use crate::{Failure, retention};
 
@@ -20,12 +19,12 @@ pub(crate) async fn delete(
 }
 
 /// `agon compact`.
-pub(crate) async fn compact(store: &Arc<dyn EventStore>) -> Result<ExitCode, Failure> {
-    let (before, after) = store.compact().await?;
+pub(crate) async fn compact(app: &App) -> Result<ExitCode, Failure> {
+    let (before, after) = app.compact().await?;
     let mb = |b: u64| b as f64 / 1_048_576.0;
     println!(
         "{}: {:.2} MB → {:.2} MB ({} KB given back)",
-        store.url(),
+        app.store().url(),
         mb(before),
         mb(after),
         before.saturating_sub(after) / 1024

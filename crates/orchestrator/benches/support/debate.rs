@@ -9,7 +9,7 @@ use std::time::Duration;
 use agon_config::{AnalysisCadence, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, Orchestrator, RunControl};
+use agon_orchestrator::{Orchestrator, RunControl};
 use agon_testkit::openai_reply;
 
 /// What the call is for: the payload named in `response_format`, else an
@@ -59,7 +59,8 @@ pub async fn prompt_split(
         _ => None,
     };
     let models =
-        Models::from_config(&config, &ModelFactory::new(), &env, PriceTable::default()).unwrap();
+        agon_app::models_from_config(&config, &ModelFactory::new(), &env, PriceTable::default())
+            .unwrap();
     let id = orch.create(&config).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let (bb, _) = orch.store().load(&id).await.unwrap();

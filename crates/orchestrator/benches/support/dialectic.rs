@@ -17,7 +17,7 @@ use std::time::Duration;
 use agon_config::{DebateConfig, ProtocolKind};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
-use agon_orchestrator::{Models, RunControl};
+use agon_orchestrator::RunControl;
 use agon_testkit::{openai_reply, prompt_parts, schema_name};
 use serde_json::{Value, json};
 
@@ -345,7 +345,7 @@ pub async fn run_custom(
         .await
         .unwrap();
     let orch = agon_app::orchestrator_for(store);
-    let models = Models::from_config(
+    let models = agon_app::models_from_config(
         &config,
         &ModelFactory::new(),
         &|_| None,
