@@ -79,18 +79,34 @@ impl App {
         Ok(RunsWhere::Idle)
     }
 
-    /// Records `request` for `id`'s run after checking it, and wakes the
-    /// run if it is in this process.
+    /// Records `request` for `id`'s run (refused for a finished debate),
+    /// and wakes the run if it is in this process.
     pub(crate) async fn post(
         &self,
         id: &DebateId,
         request: RunRequest,
     ) -> Result<Posted, AppError> {
+        let (_, runs) = self.unfinished(id).await?;
+        self.record(id, runs, request).await
+    }
+
+    /// `id`'s record and where it runs; refused when it is finished.
+    async fn unfinished(&self, id: &DebateId) -> Result<(DebateRecord, RunsWhere), AppError> {
         let record = self.store().debate(id).await?;
         if record.status.is_done() {
             return Err(AppError::conflict(id, "it is not running: it is finished"));
         }
         let runs = self.runs_where_of(&record).await?;
+        Ok((record, runs))
+    }
+
+    /// Records `request` for the run of `id` that `runs`.
+    async fn record(
+        &self,
+        id: &DebateId,
+        runs: RunsWhere,
+        request: RunRequest,
+    ) -> Result<Posted, AppError> {
         let request = self.store().post_request(id, &request.to_json()).await?;
         if let Some(control) = self.inner.runs.control(id) {
             control.steering.wake();
@@ -104,10 +120,7 @@ impl App {
 
     /// Checks a steering request and records it.
     async fn steer(&self, id: &DebateId, steer: Steer) -> Result<Posted, AppError> {
-        let steer = steer
-            .checked()
-            .map_err(|e| AppError::invalid(id, e.to_string()))?;
-        self.post(id, RunRequest::from_steer(steer)).await
+        self.post(id, checked(id, steer)?).await
     }
 
     /// A moderator's note every agent's next context shows. A debate that
@@ -137,38 +150,40 @@ impl App {
         by: Option<String>,
         start_here: bool,
     ) -> Result<Resumed, AppError> {
-        let posted = self.steer(id, Steer::Resume { by }).await?;
+        let request = checked(id, Steer::Resume { by })?;
+        let (record, runs) = self.unfinished(id).await?;
+        let posted = self.record(id, runs, request).await?;
         if posted.runs != RunsWhere::Idle {
             return Ok(Resumed::Running);
         }
-        let record = self.store().debate(id).await?;
-        match &self.inner.queue {
-            Some(queue) if record.on_workers => {
-                queue.submit(id).await.map_err(|e| {
-                    AppError::Unavailable(format!("debate `{id}`: queuing it: {e}"))
-                })?;
-                Ok(Resumed::Queued)
-            }
-            _ if record.on_workers => Err(AppError::Unavailable(format!(
-                "debate `{id}` runs on the workers, and this process has no job queue \
-                 (a PostgreSQL store where `agon worker` ran): `agon resume {id} --detach` queues it"
-            ))),
-            _ if start_here => {
-                self.spawn(id).await?;
-                Ok(Resumed::Started)
-            }
-            _ => Ok(Resumed::Idle),
+        if record.on_workers {
+            let Some(queue) = &self.inner.queue else {
+                return Err(AppError::Unavailable(format!(
+                    "debate `{id}` runs on the workers, and this process has no job queue \
+                     (a PostgreSQL store where `agon worker` ran): `agon resume {id} --detach` queues it"
+                )));
+            };
+            queue
+                .submit(id)
+                .await
+                .map_err(|e| AppError::Unavailable(format!("debate `{id}`: queuing it: {e}")))?;
+            return Ok(Resumed::Queued);
         }
+        if start_here {
+            self.spawn(id).await?;
+            return Ok(Resumed::Started);
+        }
+        Ok(Resumed::Idle)
     }
 
     /// Asks the run of `id` to stop after its current step (resumable).
     /// Refused when nothing runs it.
     pub async fn stop(&self, id: &DebateId, by: Option<String>) -> Result<Posted, AppError> {
-        let record = self.store().debate(id).await?;
-        if !record.status.is_done() && self.runs_where_of(&record).await? == RunsWhere::Idle {
+        let (_, runs) = self.unfinished(id).await?;
+        if runs == RunsWhere::Idle {
             return Err(AppError::conflict(id, "it is not running"));
         }
-        let posted = self.post(id, RunRequest::Stop { by }).await?;
+        let posted = self.record(id, runs, RunRequest::Stop { by }).await?;
         if let Some(control) = self.inner.runs.control(id) {
             // Here: stopped at once, and the request is done.
             control.stop.cancel();
@@ -176,4 +191,13 @@ impl App {
         }
         Ok(posted)
     }
+}
+
+/// A steering request checked (trimmed; an empty or over-long note, a bad
+/// name refused, naming the debate) as the request the store records.
+fn checked(id: &DebateId, steer: Steer) -> Result<RunRequest, AppError> {
+    steer
+        .checked()
+        .map(RunRequest::from_steer)
+        .map_err(|e| AppError::invalid(id, e.to_string()))
 }

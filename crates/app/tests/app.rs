@@ -13,13 +13,10 @@ use std::time::Duration;
 use agon_app::{App, AppError, ErrorKind, Resumed, RunsWhere, Runtime};
 use agon_config::{AspectConfig, DebateConfig, Overrides};
 use agon_core::{DebateEvent, MessageKind};
-use agon_llm::{
-    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, PriceTable,
-    ProviderError,
-};
+use agon_llm::PriceTable;
 use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
-use agon_testkit::ScriptedModel;
+use agon_testkit::{RecordingModel, ScriptedModel};
 use async_trait::async_trait;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -37,54 +34,7 @@ async fn sqlite() -> Arc<dyn EventStore> {
         .unwrap()
 }
 
-/// The scripted model, recording every prompt it is sent.
-struct Recording {
-    inner: ScriptedModel,
-    prompts: Arc<Mutex<Vec<String>>>,
-}
-
-impl Recording {
-    fn note(&self, request: &ChatRequest) {
-        let text: Vec<&str> = request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect();
-        self.prompts.lock().unwrap().push(text.join("\n"));
-    }
-}
-
-#[async_trait]
-impl ChatModel for Recording {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.note(&request);
-        self.inner.complete(request).await
-    }
-
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.note(&request);
-        self.inner.complete_json(request, schema).await
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.note(&request);
-        self.inner.stream(request).await
-    }
-}
-
-/// Debates run on [`Recording`] models sharing one prompt list.
+/// Debates run on [`RecordingModel`]s sharing one prompt list.
 struct Scripted {
     delay: Duration,
     prompts: Arc<Mutex<Vec<String>>>,
@@ -93,10 +43,7 @@ struct Scripted {
 #[async_trait]
 impl Runtime for Scripted {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
-        let model = Recording {
-            inner: ScriptedModel::new(self.delay),
-            prompts: Arc::clone(&self.prompts),
-        };
+        let model = RecordingModel::new(ScriptedModel::new(self.delay), Arc::clone(&self.prompts));
         Ok(Models::uniform(
             Arc::new(model),
             PriceTable::with_defaults(),

@@ -1460,29 +1460,6 @@ fn deliberation_bad_input_names_the_flag_or_field() {
 
 // ── The server ───────────────────────────────────────────────────────────
 
-/// The base URL `agon serve` (`child`, its standard error piped) says it
-/// serves on, and the rest of its standard error.
-async fn served(
-    child: &mut tokio::process::Child,
-) -> (
-    String,
-    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
-) {
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("agon serve ended before it served")
-    })
-    .await
-    .expect("agon serve starts");
-    (base, lines)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agon_serve_runs_a_debate_posted_to_its_api() {
     let server = stub(Duration::ZERO).await;
@@ -1508,7 +1485,7 @@ async fn agon_serve_runs_a_debate_posted_to_its_api() {
         .spawn()
         .unwrap();
     // Its standard error stays open (held) to the end of the test.
-    let (base, _stderr) = served(&mut child).await;
+    let (base, _stderr) = support::served(&mut child).await;
     let client = reqwest::Client::new();
     let created: serde_json::Value = client
         .post(format!("{base}/api/debates"))
@@ -1602,7 +1579,7 @@ async fn agon_serve_never_shows_an_api_key_on_a_page_in_a_response_or_in_its_log
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let (base, mut lines) = served(&mut child).await;
+    let (base, mut lines) = support::served(&mut child).await;
     let log = tokio::spawn(async move {
         let mut log = String::new();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -2559,16 +2536,6 @@ fn has_event(events: &[Value], kind: &str, needle: &str) -> bool {
         .any(|e| e["event"]["type"] == kind && e["event"].to_string().contains(needle))
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..1_200 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 /// A debate run by `agon debate` in one process is steered from two
 /// others over the same SQLite store: a note and a pause posted to `agon
 /// serve`, a note posted with `agon note`; the run takes each before its
@@ -2589,9 +2556,9 @@ async fn a_debate_in_a_terminal_takes_notes_and_a_pause_from_other_processes() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let (base, _log) = served(&mut serve).await;
+    let (base, _log) = support::served(&mut serve).await;
     let mut id = String::new();
-    until("the debate's first message", || {
+    support::until("the debate's first message", || {
         let listed: Value =
             serde_json::from_str(&stdout(&agon(dir, &["--json", "list"]))).unwrap_or_default();
         id = listed[0]["id"].as_str().unwrap_or_default().to_owned();
@@ -2611,7 +2578,7 @@ async fn a_debate_in_a_terminal_takes_notes_and_a_pause_from_other_processes() {
         .await
         .unwrap();
     assert_eq!(posted["runs"]["where"], "elsewhere", "{posted}");
-    until("the note in the log", || {
+    support::until("the note in the log", || {
         has_event(&exported(dir, &id), "note_added", "NOTE-4411")
     })
     .await;
@@ -2624,7 +2591,7 @@ async fn a_debate_in_a_terminal_takes_notes_and_a_pause_from_other_processes() {
         .await
         .unwrap();
     assert_eq!(r.status(), 202);
-    until("the pause in the log", || {
+    support::until("the pause in the log", || {
         has_event(&exported(dir, &id), "debate_paused", "")
     })
     .await;
@@ -2635,7 +2602,7 @@ async fn a_debate_in_a_terminal_takes_notes_and_a_pause_from_other_processes() {
         "{}",
         stderr(&note)
     );
-    until("the second note in the log", || {
+    support::until("the second note in the log", || {
         has_event(&exported(dir, &id), "note_added", "NOTE-5522")
     })
     .await;

@@ -302,17 +302,6 @@ fn count(events: &[serde_json::Value], kind: &str, needle: &str) -> usize {
         .count()
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(90) {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 /// Debates run by `agon worker` on PostgreSQL, steered through `agon
 /// serve` (another process): a structured debate is noted (the note
 /// reaches the agents' next prompts), paused (no job runs while it is) and
@@ -361,21 +350,12 @@ async fn worker_run_debates_are_noted_paused_resumed_and_answered_through_the_ap
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let base = {
-        use tokio::io::AsyncBufReadExt;
-        let mut lines = tokio::io::BufReader::new(serve.stderr.take().unwrap()).lines();
-        loop {
-            let line = lines.next_line().await.unwrap().expect("agon serve starts");
-            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-    };
+    let (base, _log) = support::served(&mut serve).await;
     let mut w = worker(&store, &[]);
     let client = reqwest::Client::new();
 
     // The structured debate: a note, a pause, a resume.
-    until("its first message", || {
+    support::until("its first message", || {
         count(&exported(&store, &s), "message_appended", "") > 0
     })
     .await;
@@ -386,7 +366,7 @@ async fn worker_run_debates_are_noted_paused_resumed_and_answered_through_the_ap
         .await
         .unwrap();
     assert_eq!(r.status(), 202, "{:?}", r.text().await);
-    until("the note", || {
+    support::until("the note", || {
         count(&exported(&store, &s), "note_added", "NOTE-W77") == 1
     })
     .await;
@@ -398,7 +378,7 @@ async fn worker_run_debates_are_noted_paused_resumed_and_answered_through_the_ap
         .await
         .unwrap();
     assert_eq!(r.status(), 202);
-    until("the pause, and no job", || {
+    support::until("the pause, and no job", || {
         count(&exported(&store, &s), "debate_paused", "") == 1
             && listed(&store)[&s]["job"].is_null()
     })
@@ -453,7 +433,7 @@ async fn worker_run_debates_are_noted_paused_resumed_and_answered_through_the_ap
         .unwrap();
     assert_eq!(r.status(), 202, "{:?}", r.text().await);
 
-    until("both debates finish", || {
+    support::until("both debates finish", || {
         let rows = listed(&store);
         rows[&s]["status"] == "finished" && rows[&d]["status"] == "finished"
     })

@@ -166,12 +166,15 @@ impl Interpreter {
         }
     }
 
-    /// Records the notes, pauses and resumes posted since the last step
-    /// (once the debate has started), as the protocol turns them into events. A request the debate can no
-    /// longer take (it finished) is dropped with a log line: the poster
-    /// was told the debate runs when it was queued.
+    /// Takes the requests posted to the store (by this process or any
+    /// other) once the debate has started (requests posted before wait for
+    /// its start): a note, pause or resume becomes its events, as the
+    /// protocol turns it into events, in the transaction that marks it
+    /// taken; a stop stops the run before its next step; answers are left
+    /// for the question they answer. A request the debate can no longer
+    /// take (it finished) is dropped with a log line; a store that cannot
+    /// be read now is read again before the next step.
     async fn record_steering(&self) -> Result<(), OrchestratorError> {
-        // Requests posted before the debate started wait for its start.
         let started = self
             .shared
             .read(|bb| bb.status() != agon_core::DebateStatus::NotStarted)
@@ -179,15 +182,6 @@ impl Interpreter {
         if !started {
             return Ok(());
         }
-        self.take_posted().await
-    }
-
-    /// Takes the requests posted to the store (by this process or any
-    /// other): a note, pause or resume becomes its events in the
-    /// transaction that marks it taken; a stop stops the run before its
-    /// next step; answers are left for the question they answer. A store
-    /// that cannot be read now is read again before the next step.
-    async fn take_posted(&self) -> Result<(), OrchestratorError> {
         let posted = match self.shared.pending_requests().await {
             Ok(posted) => posted,
             Err(e) => {
@@ -200,16 +194,12 @@ impl Interpreter {
                 Ok(request) => request,
                 Err(e) => {
                     tracing::warn!(error = %e, "request dropped");
-                    self.shared
-                        .append_taking(&[posted.id], |_| (Vec::new(), ()))
-                        .await?;
+                    self.shared.take(&[posted.id]).await?;
                     continue;
                 }
             };
             if matches!(request, RunRequest::Stop { .. }) {
-                self.shared
-                    .append_taking(&[posted.id], |_| (Vec::new(), ()))
-                    .await?;
+                self.shared.take(&[posted.id]).await?;
                 if posted.posted_at >= self.started {
                     self.control.stop.cancel();
                 } else {

@@ -55,24 +55,12 @@ impl Shared {
         &self,
         build: impl FnOnce(&Blackboard) -> (Vec<DebateEvent>, T),
     ) -> Result<T, OrchestratorError> {
-        let mut log = self.log.lock().await;
-        let (events, out) = build(log.blackboard());
-        if events.is_empty() {
-            return Ok(out);
-        }
-        let before = log.seq();
-        let span = tracing::debug_span!("append", debate = %self.debate, events = events.len());
-        let seq = log.append(&events).instrument(span).await?;
-        // Published under the log lock, so subscribers see sequence order.
-        self.publish(before, events);
-        drop(log);
-        self.changed.send_replace(seq);
-        Ok(out)
+        self.append_taking(&[], build).await
     }
 
-    /// Builds events from the current blackboard and appends them, marking
-    /// the posted `requests` they came from taken in the same transaction
-    /// (only marking them when `build` makes no event).
+    /// [`append_with`](Self::append_with), marking the posted `requests`
+    /// the events came from taken in the same transaction (only marking
+    /// them when `build` makes no event).
     pub(crate) async fn append_taking<T>(
         &self,
         requests: &[u64],
@@ -81,15 +69,27 @@ impl Shared {
         let mut log = self.log.lock().await;
         let (events, out) = build(log.blackboard());
         if events.is_empty() {
-            log.store().take_requests(&self.debate, requests).await?;
+            if !requests.is_empty() {
+                log.store().take_requests(&self.debate, requests).await?;
+            }
             return Ok(out);
         }
         let before = log.seq();
-        let seq = log.append_taking(&events, requests).await?;
+        let span = tracing::debug_span!("append", debate = %self.debate, events = events.len());
+        let seq = log
+            .append_taking(&events, requests)
+            .instrument(span)
+            .await?;
+        // Published under the log lock, so subscribers see sequence order.
         self.publish(before, events);
         drop(log);
         self.changed.send_replace(seq);
         Ok(out)
+    }
+
+    /// Marks posted `requests` taken that become no event.
+    pub(crate) async fn take(&self, requests: &[u64]) -> Result<(), OrchestratorError> {
+        self.append_taking(requests, |_| (Vec::new(), ())).await
     }
 
     /// The requests posted to the store for this run and not yet taken.

@@ -14,7 +14,7 @@ use agon_llm::PriceTable;
 use agon_orchestrator::{Models, Orchestrator};
 use agon_server::Server;
 use agon_store::EventStore;
-use agon_testkit::ScriptedModel;
+use agon_testkit::{RecordingModel, ScriptedModel};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -1113,60 +1113,7 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
     tab.close().await;
 }
 
-/// The scripted model, keeping every prompt it is sent.
-struct Recording {
-    inner: ScriptedModel,
-    prompts: Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl Recording {
-    fn keep(&self, request: &agon_llm::ChatRequest) {
-        let text: Vec<&str> = request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect();
-        self.prompts.lock().unwrap().push(text.join("\n"));
-    }
-}
-
-#[async_trait]
-impl agon_llm::ChatModel for Recording {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-
-    async fn complete(
-        &self,
-        request: agon_llm::ChatRequest,
-    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
-        self.keep(&request);
-        self.inner.complete(request).await
-    }
-
-    async fn complete_json(
-        &self,
-        request: agon_llm::ChatRequest,
-        schema: &agon_llm::JsonSchema,
-    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
-        self.keep(&request);
-        self.inner.complete_json(request, schema).await
-    }
-
-    async fn stream(
-        &self,
-        request: agon_llm::ChatRequest,
-    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
-        self.keep(&request);
-        self.inner.stream(request).await
-    }
-}
-
-/// Runs on a [`Recording`] model sharing `prompts`.
+/// Runs on a [`RecordingModel`] sharing `prompts`.
 struct Recorded {
     prompts: Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -1174,10 +1121,10 @@ struct Recorded {
 #[async_trait]
 impl Runtime for Recorded {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
-        let model = Recording {
-            inner: ScriptedModel::new(Duration::from_millis(60)),
-            prompts: Arc::clone(&self.prompts),
-        };
+        let model = RecordingModel::new(
+            ScriptedModel::new(Duration::from_millis(60)),
+            Arc::clone(&self.prompts),
+        );
         Ok(Models::uniform(
             Arc::new(model),
             PriceTable::with_defaults(),

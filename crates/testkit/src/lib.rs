@@ -997,6 +997,66 @@ impl ChatModel for ScriptedModel {
     }
 }
 
+/// The scripted model, keeping every prompt it is sent (its messages
+/// joined by newlines, in the order of the calls): what a test reads to see
+/// what reached the agents' contexts.
+#[derive(Debug)]
+pub struct RecordingModel {
+    inner: ScriptedModel,
+    prompts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl RecordingModel {
+    /// `inner`, keeping its prompts in `prompts`.
+    pub fn new(
+        inner: ScriptedModel,
+        prompts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> Self {
+        Self { inner, prompts }
+    }
+
+    fn keep(&self, request: &ChatRequest) {
+        let text: Vec<&str> = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        if let Ok(mut prompts) = self.prompts.lock() {
+            prompts.push(text.join("\n"));
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for RecordingModel {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.keep(&request);
+        self.inner.complete(request).await
+    }
+
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.keep(&request);
+        self.inner.complete_json(request, schema).await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        self.keep(&request);
+        self.inner.stream(request).await
+    }
+}
+
 /// Removes from a blackboard's JSON what differs between two runs of one
 /// debate with the scripted model: times, ids, usage, call metadata
 /// (prompt sizes depend on how far background work got), and the agents'

@@ -300,3 +300,39 @@ pub async fn kill_at(store: &str, config: &Path, at: i64) -> (String, bool) {
     );
     (id, landed)
 }
+
+/// The base URL `agon serve` (`child`, its standard error piped) says it
+/// serves on, and the rest of its standard error.
+pub async fn served(
+    child: &mut tokio::process::Child,
+) -> (
+    String,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("Serving Agon on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("agon serve ended before it served")
+    })
+    .await
+    .expect("agon serve starts");
+    (base, lines)
+}
+
+/// Waits until `done` (checked every 25 ms; panics naming `what` after
+/// 90 s).
+pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(90) {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
