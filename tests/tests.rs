@@ -9,3 +9,4 @@ mod generated;
 mod prompts;
 mod replay;
 mod tidy;
+mod tidy_map;

@@ -31,7 +31,14 @@ fn tree(package: &str) -> String {
 
 #[test]
 fn the_pure_crates_depend_on_no_runtime_database_http_or_clock() {
-    for package in ["agon-core", "agon-context", "agon-protocol", "agon-config"] {
+    for package in [
+        "agon-core",
+        "agon-extract",
+        "agon-context",
+        "agon-protocol",
+        "agon-config",
+        "agon-view",
+    ] {
         let tree = tree(package);
         assert!(
             tree.lines().next().unwrap_or_default().starts_with(package),

@@ -12,7 +12,7 @@ use agon_store::EventStore;
 use anyhow::Context;
 use clap::Subcommand;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `agon agents …`.
 #[derive(Debug, Subcommand)]
@@ -201,7 +201,7 @@ fn show_text(m: &AgentMemory) -> String {
             d.round_id,
             d.depth_score,
             if d.impact { "impact" } else { "no impact" },
-            crate::first_line(&d.dissent_text)
+            crate::view::first_line(&d.dissent_text)
         );
     }
     let _ = writeln!(s, "\noverrides ({})", m.override_history.len());

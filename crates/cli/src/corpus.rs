@@ -9,7 +9,7 @@ use agon_memory::{MemoryError, RetrievalConfig};
 use anyhow::Context;
 use clap::Subcommand;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `agon corpus …`.
 #[derive(Debug, Subcommand)]

@@ -11,8 +11,8 @@ use agon_config::{
 };
 use clap::Args;
 
-use crate::Failure;
 use crate::dialectic::{read_text, usage_error};
+use crate::failure::Failure;
 
 /// dialectic's default configuration file, read when a dialectic debate
 /// names none and the file exists.

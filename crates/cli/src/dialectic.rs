@@ -13,7 +13,7 @@ use agon_view::{DebateView, export};
 use anyhow::Context as _;
 use async_trait::async_trait;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// A usage error (exit code 2) naming the flag.
 pub(crate) fn usage_error(flag: &str, reason: impl std::fmt::Display) -> Failure {
@@ -197,4 +197,15 @@ pub(crate) fn answerer(
         }
         None => Arc::new(TerminalAnswers { bars: bars.clone() }),
     })
+}
+
+/// Whether this binary was started through a link named `dialectic`
+/// (`ln -s "$(command -v agon)" dialectic`): `debate` then runs dialectic
+/// and reads `./debate-config.json` by default, as dialectic does.
+pub(crate) fn invoked_as_dialectic() -> bool {
+    std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .and_then(|p| p.file_stem().map(|s| s.to_os_string()))
+        .is_some_and(|stem| stem == "dialectic")
 }

@@ -12,7 +12,7 @@ use agon_store::EventStore;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `agon eval` arguments.
 #[derive(Debug, Args)]
@@ -102,7 +102,7 @@ pub async fn run(
         };
         let what = format!("evaluator {}", agent.id);
         let model = tokio::task::spawn_blocking(move || {
-            agon_app::build_chain(&what, &spec, &crate::model_factory(), &|k| {
+            agon_app::build_chain(&what, &spec, &crate::runtime::model_factory(), &|k| {
                 std::env::var(k).ok()
             })
         })

@@ -23,21 +23,19 @@ mod rubric;
 mod runtime;
 mod serve;
 mod telemetry;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_app::App;
-use agon_core::DebateId;
-use agon_orchestrator::{Orchestrator, OrchestratorError};
 use agon_store::EventStore;
-use agon_view::{DebateView, ReportOptions};
 use anyhow::Context as _;
 use clap::Parser as _;
 
 use crate::args::{Cli, Command, MemoryCommand};
-pub(crate) use crate::failure::Failure;
+use crate::failure::Failure;
 use crate::failure::error_text;
 use crate::runtime::model_factory;
 
@@ -78,48 +76,6 @@ async fn app(store: Arc<dyn EventStore>, url: &str) -> App {
     }
 }
 
-/// The view of a stored debate: its log read once, replayed into the
-/// blackboard and the metrics.
-async fn view_of(
-    orch: &Orchestrator,
-    id: &DebateId,
-    options: ReportOptions,
-) -> Result<DebateView, Failure> {
-    let events = orch.log(id).await?;
-    let view = DebateView::from_log(&events, options).map_err(|source| {
-        Failure::from(OrchestratorError::Replay {
-            debate: id.to_string(),
-            source,
-        })
-    })?;
-    Ok(match orch.store().debate(id).await?.forked_from {
-        Some(from) => view.with_origin(agon_view::ForkOrigin {
-            debate: from.debate.to_string(),
-            seq: from.seq,
-        }),
-        None => view,
-    })
-}
-
-/// Whether this binary was started through a link named `dialectic`
-/// (`ln -s "$(command -v agon)" dialectic`): `debate` then runs dialectic
-/// and reads `./debate-config.json` by default, as dialectic does.
-fn invoked_as_dialectic() -> bool {
-    std::env::args_os()
-        .next()
-        .map(PathBuf::from)
-        .and_then(|p| p.file_stem().map(|s| s.to_os_string()))
-        .is_some_and(|stem| stem == "dialectic")
-}
-
-/// The first non-empty line of a topic or problem (problems can be files).
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-}
-
 async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
     if let Some(file) = &cli.env_file {
         dotenvy::from_path(file).map_err(|e| {
@@ -151,7 +107,9 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
             view,
         } => commands::debate::resume(&app, &url, id, force, detach, view, verbose).await,
         Command::Worker(args) => queue::worker(store, &url, args).await,
-        Command::Submit(args) => queue::submit(&app, &url, args, invoked_as_dialectic()).await,
+        Command::Submit(args) => {
+            queue::submit(&app, &url, args, dialectic::invoked_as_dialectic()).await
+        }
         Command::Serve { addr, grace_secs } => {
             serve::run(store, url, addr, std::time::Duration::from_secs(grace_secs)).await
         }

@@ -12,7 +12,7 @@ use agon_memory::corpus::{CorpusFormat, chunk};
 use agon_memory::{Memory, MemoryError, MemoryFilter, RetrievalConfig};
 use anyhow::Context;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 pub(crate) fn memory_failure(e: MemoryError) -> Failure {
     let code = match &e {

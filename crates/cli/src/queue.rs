@@ -12,8 +12,8 @@ use agon_store::EventStore;
 use agon_worker::{JobQueue, NamedRateLimit, PgRateGate, QueuedJob, WorkerSettings};
 use clap::Args;
 
-use crate::Failure;
 use crate::debate_args::{DebateFlags, ProtocolArg};
+use crate::failure::Failure;
 
 /// `agon worker`'s flags.
 #[derive(Debug, Args)]
@@ -109,7 +109,7 @@ pub(crate) async fn worker(
     // Every HTTP model behind the shared rate limits.
     let runtime = Arc::new(crate::runtime::CliRuntime::new(
         url,
-        crate::model_factory().with_rate_gate(Arc::new(gate)),
+        crate::runtime::model_factory().with_rate_gate(Arc::new(gate)),
     ));
     let app = agon_app::App::new(store, runtime)
         .with_queue(Arc::new(queue.clone()))
@@ -127,7 +127,7 @@ pub(crate) fn detached(id: &DebateId, topic: &str) {
     println!("{id}");
     eprintln!(
         "Queued debate {id}: {}  (watch: agon list; read: agon report {id})",
-        crate::first_line(topic)
+        crate::view::first_line(topic)
     );
 }
 
@@ -192,7 +192,11 @@ pub(crate) fn job_state(job: &QueuedJob) -> (&'static str, String) {
         let error = job.last_error.as_deref().unwrap_or("");
         return (
             "failed",
-            format!("after {} tries: {}", job.attempts, crate::first_line(error)),
+            format!(
+                "after {} tries: {}",
+                job.attempts,
+                crate::view::first_line(error)
+            ),
         );
     }
     match &job.last_error {
@@ -203,7 +207,7 @@ pub(crate) fn job_state(job: &QueuedJob) -> (&'static str, String) {
                 job.attempts + 1,
                 job.max_attempts,
                 job.run_at.format("%H:%M:%S"),
-                crate::first_line(error)
+                crate::view::first_line(error)
             ),
         ),
         _ => ("queued", String::new()),

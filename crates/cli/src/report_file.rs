@@ -10,7 +10,7 @@ use agon_core::{Blackboard, DebateEvent};
 use agon_view::{DebateView, ReportOptions, report};
 use anyhow::Context as _;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 fn bad_file(error: impl Into<anyhow::Error>) -> Failure {
     Failure {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use agon_app::App;
 use agon_core::DebateId;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// An age like `30d`, `12h`, `45m`, `2w` or `90s`.
 pub(crate) fn parse_age(text: &str) -> Result<chrono::Duration, String> {

@@ -8,7 +8,7 @@ use agon_app::App;
 use agon_core::rubric::{ProposalStatus, RubricBook};
 use clap::Subcommand;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `agon rubric …`.
 #[derive(Debug, Subcommand)]

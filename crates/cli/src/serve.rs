@@ -11,7 +11,7 @@ use agon_server::Server;
 use agon_store::EventStore;
 use anyhow::Context as _;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Serves until Ctrl-C or SIGTERM, then shuts down gracefully: no new
 /// requests, the runs in flight stop at a step boundary (within `grace`)

@@ -1317,7 +1317,7 @@ async fn clarifying_questions_are_answered_on_a_pseudo_terminal() {
         assert!(md.contains(answer), "{answer}: {md}");
     }
     assert!(
-        md.contains("```text\nNA\n```"),
+        md.contains("Answer:\n\n> NA\n"),
         "the skipped question: {md}"
     );
 }

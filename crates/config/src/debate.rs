@@ -3,7 +3,6 @@
 //! model.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub use agon_core::ProtocolKind;
 use agon_core::{ClaimDetector, Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
@@ -13,67 +12,12 @@ use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,
 };
 
-use crate::ReadFile;
 use crate::deliberation::DeliberationConfig;
 use crate::dialectic::DialecticConfig;
+use crate::error::ConfigError;
 use crate::resolved::{ProtocolConfig, Resolved, RunConfig};
 pub use agon_protocol::{DetectionSource, TurnMode};
 use serde::{Deserialize, Serialize};
-
-/// A configuration that cannot be used. Names the file, line and field.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config `{file}`: {source}")]
-    Read {
-        /// The file.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// TOML syntax or a field of the wrong type / unknown field.
-    #[error("{file}:{line}: {message}")]
-    Parse {
-        /// The file.
-        file: String,
-        /// 1-based line (0 when unknown).
-        line: usize,
-        /// What is wrong, naming the field.
-        message: String,
-    },
-    /// A value outside what the debate accepts.
-    #[error("{file}: field `{field}`: {reason}")]
-    Invalid {
-        /// The file (or `<command line>`).
-        file: String,
-        /// The field path.
-        field: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A setting laid over the configuration (a command-line flag, an API
-    /// field) that does not belong to the debate's protocol or is out of
-    /// range: a usage error.
-    #[error("{setting}: {reason}")]
-    Override {
-        /// The setting, spelled as the CLI's long flag without dashes
-        /// (`rounds`, `minirounds`, `topic`).
-        setting: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A setting laid over the configuration that contradicts the
-    /// configuration file (more aspects than it lists, casting personas
-    /// when it names them).
-    #[error("{setting}: {reason}")]
-    Conflict {
-        /// The setting, as in [`ConfigError::Override`].
-        setting: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-}
 
 /// One persona of the debate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -792,7 +736,7 @@ impl DebateConfig {
     }
 
     /// Parses TOML without validating the values.
-    fn parse_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
+    pub(crate) fn parse_toml(text: &str, file: &str) -> Result<Self, ConfigError> {
         // The error names the field by its whole path (`budget.context_tokens`),
         // else (a syntax error) by the key on its line.
         let error = |e: toml::de::Error, path: Option<String>| {
@@ -815,52 +759,6 @@ impl DebateConfig {
             let path = e.path().to_string();
             error(e.into_inner(), Some(path))
         })
-    }
-
-    /// Parses the TOML file at `path` (or, for a `.json` file, dialectic's
-    /// `debate-config.json`), reading it and the prompt files it names
-    /// through `read` (the file system in the CLI: `std::fs::read_to_string`).
-    /// Returns the warnings to show the user: prompt files that could not
-    /// be used, dialectic fields Agon reads differently.
-    pub fn load_with(path: &Path, read: ReadFile<'_>) -> Result<(Self, Vec<String>), ConfigError> {
-        let file = path.display().to_string();
-        let text = read(path).map_err(|source| ConfigError::Read {
-            file: file.clone(),
-            source,
-        })?;
-        let is_json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let (mut config, mut warnings) = if is_json {
-            crate::dialectic_json::from_dialectic_json(&text, &file)?
-        } else {
-            (Self::parse_toml(&text, &file)?, Vec::new())
-        };
-        let base = path.parent().unwrap_or_else(|| Path::new("."));
-        warnings.extend(config.dialectic.read_prompt_files(base, read));
-        if let Some(dir) = &mut config.context_dir
-            && dir.is_relative()
-        {
-            *dir = base.join(&*dir);
-        }
-        // Corpus files are named relative to the config file, and must
-        // be readable.
-        for (i, persona) in config.personas.iter_mut().enumerate() {
-            for (j, corpus) in persona.corpus.iter_mut().enumerate() {
-                if corpus.is_relative() {
-                    *corpus = base.join(&*corpus);
-                }
-                if let Err(e) = read(corpus) {
-                    return Err(ConfigError::Invalid {
-                        file: file.clone(),
-                        field: format!("personas[{i}].corpus[{j}]"),
-                        reason: format!("cannot read {}: {e}", corpus.display()),
-                    });
-                }
-            }
-        }
-        config.validate(&file)?;
-        Ok((config, warnings))
     }
 
     /// Checks every value; the error names the field.
@@ -1106,6 +1004,7 @@ impl DebateConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn load(path: &Path) -> DebateConfig {
         DebateConfig::load_with(path, &|p: &Path| std::fs::read_to_string(p))

@@ -24,6 +24,8 @@ mod debate;
 mod deliberation;
 mod dialectic;
 mod dialectic_json;
+mod error;
+mod load;
 mod overrides;
 mod resolved;
 
@@ -31,16 +33,16 @@ use std::path::Path;
 
 pub use agon_llm::{ModelSpec, SpecError};
 pub use debate::{
-    AnalysisCadence, AnalysisConfig, AspectConfig, BudgetConfig, ConfigError, CruxConfig,
-    DEFAULT_TOPIC, DebateConfig, DetectionConfig, DetectionMode, DetectionSource, MemoryConfig,
-    ModelsConfig, PersonaConfig, ProtocolKind, TemperatureConfig, TrustConfig, TurnMode,
-    default_personas,
+    AnalysisCadence, AnalysisConfig, AspectConfig, BudgetConfig, CruxConfig, DEFAULT_TOPIC,
+    DebateConfig, DetectionConfig, DetectionMode, DetectionSource, MemoryConfig, ModelsConfig,
+    PersonaConfig, ProtocolKind, TemperatureConfig, TrustConfig, TurnMode, default_personas,
 };
 pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
 pub use dialectic::{
     AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TOOL_NAMES, TerminationKind,
 };
 pub use dialectic_json::from_dialectic_json;
+pub use error::ConfigError;
 pub use overrides::{
     DeliberationOverrides, DialecticOverrides, OVERRIDES_SOURCE, Overrides, StructuredOverrides,
 };

@@ -75,11 +75,18 @@ pub(crate) fn clarifications(bb: &Blackboard) -> Draft {
         let answer = bb
             .answer_to(&question.id)
             .map_or("NA", |a| a.content.trim());
-        draft.push(format!(
-            "{} asked: {}\n  Answer: {answer}",
-            name(bb, &question.persona),
-            question.content.trim()
-        ));
+        let order = draft.candidates.len();
+        draft.push_lines_at(
+            &[
+                format!(
+                    "{} asked: {}",
+                    name(bb, &question.persona),
+                    question.content.trim()
+                ),
+                format!("  Answer: {answer}"),
+            ],
+            order,
+        );
     }
     draft
 }

@@ -52,15 +52,34 @@ impl Draft {
         self.push_at(text, order);
     }
 
-    /// Adds a candidate with an explicit display position. Its text is made
-    /// [`crate::inert`]: what a model or a person wrote cannot pass for a
-    /// section heading.
+    /// Adds a candidate with an explicit display position. Its text is
+    /// [`crate::fenced`]: what a model or a person wrote cannot pass for a
+    /// section heading, and every line after the item's first is quoted, so
+    /// none of it can begin a line of the prompt. An item of several lines
+    /// of its own is pushed with [`Draft::push_lines_at`].
     pub fn push_at(&mut self, text: impl Into<String>, order: usize) {
         let text: String = text.into();
-        let text = match crate::inert(&text) {
-            std::borrow::Cow::Borrowed(_) => text,
-            std::borrow::Cow::Owned(defused) => defused,
-        };
+        let indent = &text[..text.len() - text.trim_start().len()];
+        let text = format!("{indent}{}", crate::fenced(&text));
+        self.push_fenced(text, order);
+    }
+
+    /// Adds a candidate made of several lines of Agon's own (a crux card:
+    /// its question, then a line per position), each line [`crate::fenced`]
+    /// on its own: the lines are structure, what they quote is not.
+    pub fn push_lines_at(&mut self, lines: &[String], order: usize) {
+        let text = lines
+            .iter()
+            .map(|line| {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                format!("{indent}{}", crate::fenced(line))
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.push_fenced(text, order);
+    }
+
+    fn push_fenced(&mut self, text: String, order: usize) {
         self.candidates.push(Candidate {
             text,
             order,

@@ -56,7 +56,7 @@ pub use assemble::{
 pub use budget::ContextBudget;
 pub use dialectic::critiques_answered;
 pub use error::ContextError;
-pub use inert::inert;
+pub use inert::{QUOTE_GUTTER, fenced, inert};
 pub use phase::Phase;
 pub use recall::{RetrievalConfig, evidence_query, recall_query};
 pub use section::{Section, SectionKind, render};

@@ -107,7 +107,10 @@ pub(crate) fn opening_state(bb: &Blackboard, me: &Persona) -> Draft {
             .enumerate()
             .map(|(i, a)| format!("  {}. {}", i + 1, aspect_line(a)))
             .collect();
-        draft.push(format!("Aspects to be debated:\n{}", list.join("\n")));
+        let mut lines = vec!["Aspects to be debated:".to_owned()];
+        lines.extend(list);
+        let order = draft.candidates.len();
+        draft.push_lines_at(&lines, order);
     }
     draft
 }
@@ -449,7 +452,7 @@ pub(crate) fn crux_cards(bb: &Blackboard, related_to: Option<&LiveClaim>) -> Dra
     };
     for (i, _) in ranked.drain(..) {
         let card = &cards[i];
-        let mut block = format!(
+        let mut block = vec![format!(
             "• {} [{}; {}]",
             card.question,
             card.disagreement_type.label(),
@@ -458,10 +461,10 @@ pub(crate) fn crux_cards(bb: &Blackboard, related_to: Option<&LiveClaim>) -> Dra
             } else {
                 "unresolved"
             }
-        );
+        )];
         for p in &card.positions {
-            block.push_str(&format!(
-                "\n  {}: {} — {} (would change their mind: {})",
+            block.push(format!(
+                "  {}: {} — {} (would change their mind: {})",
                 name(bb, &p.persona),
                 p.stance.label(),
                 p.reasoning,
@@ -469,9 +472,9 @@ pub(crate) fn crux_cards(bb: &Blackboard, related_to: Option<&LiveClaim>) -> Dra
             ));
         }
         if !card.diagnosis.is_empty() {
-            block.push_str(&format!("\n  Diagnosis: {}", card.diagnosis));
+            block.push(format!("  Diagnosis: {}", card.diagnosis));
         }
-        draft.push_at(block, i);
+        draft.push_lines_at(&block, i);
     }
     draft
 }
@@ -487,20 +490,24 @@ pub(crate) fn earlier_rounds(bb: &Blackboard, except: Option<&AspectId>) -> Draf
         let label = bb
             .aspect(&record.aspect)
             .map_or(record.aspect.as_str(), |a| a.label.as_str());
-        let mut block = format!("Round {} — {}: {}", record.round, label, record.summary);
+        let mut block = vec![format!(
+            "Round {} — {}: {}",
+            record.round, label, record.summary
+        )];
         for (persona, take) in &record.takes {
-            block.push_str(&format!("\n  {}: {}", name(bb, persona), take.position));
+            let mut line = format!("  {}: {}", name(bb, persona), take.position);
             if !take.key_argument.is_empty() {
-                block.push_str(&format!(" Key argument: {}", take.key_argument));
+                line.push_str(&format!(" Key argument: {}", take.key_argument));
             }
             if !take.evidence_cited.is_empty() {
-                block.push_str(&format!(" Evidence: {}.", take.evidence_cited.join("; ")));
+                line.push_str(&format!(" Evidence: {}.", take.evidence_cited.join("; ")));
             }
             if let Some(target) = &take.targeted_persona {
-                block.push_str(&format!(" Mainly engaged {}.", name(bb, target)));
+                line.push_str(&format!(" Mainly engaged {}.", name(bb, target)));
             }
+            block.push(line);
         }
-        draft.push_at(block, i);
+        draft.push_lines_at(&block, i);
     }
     draft
 }

@@ -48,7 +48,7 @@ pub struct AnalyzedTurn {
     pub disagreements: Vec<JudgedDisagreement>,
     /// Whether the message ends a judged window (`false`: an earlier
     /// message of a batch, judged with the batch's last one).
-    #[serde(default = "crate::event::yes")]
+    #[serde(default = "crate::serde_flags::yes")]
     pub window_end: bool,
 }
 

@@ -356,8 +356,8 @@ pub enum DebateEvent {
         /// once, with the batch's last message: claim detection counts
         /// consecutive windows over the turns where this is `true`.
         #[serde(
-            default = "crate::event::yes",
-            skip_serializing_if = "crate::event::is_true"
+            default = "crate::serde_flags::yes",
+            skip_serializing_if = "crate::serde_flags::is_true"
         )]
         window_end: bool,
     },
@@ -419,11 +419,11 @@ pub enum DebateEvent {
         output_tokens: u64,
         /// Of the input tokens, those read from the provider's prompt
         /// cache.
-        #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+        #[serde(default, skip_serializing_if = "crate::serde_flags::is_zero")]
         cached_input_tokens: u64,
         /// Of the input tokens, those written to the provider's prompt
         /// cache.
-        #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+        #[serde(default, skip_serializing_if = "crate::serde_flags::is_zero")]
         cache_write_tokens: u64,
         /// Cost in millionths of a US dollar, when the model is priced.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -524,11 +524,6 @@ impl DebateEvent {
     }
 }
 
-/// Whether a count is zero (left out of the serialized event).
-pub(crate) fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// Whether a refinement took one critique in (seed 003's dissent impact).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CritiqueTaken {
@@ -536,14 +531,4 @@ pub struct CritiqueTaken {
     pub critique: MessageId,
     /// Whether the refinement changed the proposal in response to it.
     pub addressed: bool,
-}
-
-/// serde's default for flags that were always on before they existed.
-pub(crate) fn yes() -> bool {
-    true
-}
-
-/// Whether a flag is on (serde skips the default).
-pub(crate) fn is_true(flag: &bool) -> bool {
-    *flag
 }

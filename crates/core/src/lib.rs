@@ -48,6 +48,7 @@ mod reflection;
 mod requirement;
 mod round;
 pub mod rubric;
+mod serde_flags;
 mod solution;
 mod steering;
 mod step;

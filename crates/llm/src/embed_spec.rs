@@ -13,10 +13,6 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
-
-use crate::error::ProviderError;
-use crate::traits::Embedder;
 
 /// A parsed embedder specification.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -157,72 +153,6 @@ impl fmt::Display for EmbedderSpec {
                 dimensions,
                 base_url,
             } => write!(f, "openai-compatible:{model}/{dimensions}@{base_url}"),
-        }
-    }
-}
-
-impl EmbedderSpec {
-    /// Builds the embedder of an HTTP spec; keys are read through `lookup`
-    /// (usually the environment). A `local` spec needs in-process backends:
-    /// see [`Self::build_with`].
-    pub fn build(
-        &self,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Arc<dyn Embedder>, ProviderError> {
-        self.build_with(None, lookup)
-    }
-
-    /// Builds the embedder, a `local` one with `local` (agon-local's
-    /// backends); loading a local model blocks.
-    #[allow(unused_variables)]
-    pub fn build_with(
-        &self,
-        local: Option<&dyn crate::spec::LocalBackends>,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Arc<dyn Embedder>, ProviderError> {
-        match self {
-            Self::Local(_) => match local {
-                Some(local) => local.embedder(self),
-                None => Err(crate::spec::no_local_backends(self)),
-            },
-            #[cfg(feature = "http")]
-            Self::Voyage { model, dimensions } => {
-                let mut config = crate::embeddings::EmbeddingConfig::voyage(lookup)?;
-                config.model = model.clone();
-                config.dimensions = *dimensions;
-                Ok(Arc::new(crate::embeddings::HttpEmbedder::new(config)?))
-            }
-            #[cfg(feature = "http")]
-            Self::OpenAi { model, dimensions } => {
-                let mut config = crate::embeddings::EmbeddingConfig::openai(lookup)?;
-                config.model = model.clone();
-                config.dimensions = *dimensions;
-                Ok(Arc::new(crate::embeddings::HttpEmbedder::new(config)?))
-            }
-            #[cfg(feature = "http")]
-            Self::OpenAiCompatible {
-                model,
-                dimensions,
-                base_url,
-            } => Ok(Arc::new(crate::embeddings::HttpEmbedder::new(
-                crate::embeddings::EmbeddingConfig {
-                    provider: "openai-compatible".to_owned(),
-                    api: crate::embeddings::EmbeddingApi::OpenAi,
-                    base_url: base_url.clone(),
-                    api_key: None,
-                    key_env: "(none)".to_owned(),
-                    model: model.clone(),
-                    dimensions: *dimensions,
-                    max_batch: 256,
-                    http: crate::http::HttpConfig::default(),
-                },
-            )?)),
-            #[allow(unreachable_patterns)]
-            other => Err(ProviderError::InvalidRequest {
-                reason: format!(
-                    "embedder spec `{other}` needs a feature of agon-llm that is not enabled"
-                ),
-            }),
         }
     }
 }

@@ -17,6 +17,7 @@
 
 mod embed_spec;
 mod error;
+mod factory;
 mod fallback;
 pub mod json;
 mod rate;
@@ -42,10 +43,11 @@ mod stream;
 
 pub use embed_spec::{EmbedderSpec, EmbedderSpecError};
 pub use error::ProviderError;
+pub use factory::{LocalBackends, ModelFactory};
 pub use fallback::Fallback;
 pub use rate::{RateGate, estimated_tokens, gate_key};
 pub use secret::ApiKey;
-pub use spec::{LocalBackends, ModelFactory, ModelSpec, SpecError};
+pub use spec::{ModelSpec, SpecError};
 pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs, json_tool_turn};
 pub use types::{
     ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,

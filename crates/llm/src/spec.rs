@@ -11,13 +11,8 @@
 //! | `openrouter:MODEL` | OpenRouter (`OPENROUTER_API_KEY`) |
 //! | `openai-compatible:MODEL@URL` | any OpenAI-compatible server (Ollama, vLLM, llama.cpp), no key |
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
-
-use crate::error::ProviderError;
-use crate::traits::ChatModel;
 
 /// A parsed model specification.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -123,146 +118,11 @@ impl ModelSpec {
     }
 }
 
-/// Builds models from specs, sharing one instance per distinct spec (so the
-/// local model is loaded once however many roles use it).
-#[derive(Default)]
-pub struct ModelFactory {
-    built: Mutex<HashMap<ModelSpec, Arc<dyn ChatModel>>>,
-    local: Option<Arc<dyn LocalBackends>>,
-    gate: Option<Arc<dyn crate::RateGate>>,
-}
-
-/// Builds the in-process models that `local` and `llama-cpp` specs name.
-/// agon-llm has none of its own: they live in `agon-local`, which
-/// implements this trait. A factory without backends answers such specs
-/// with an error that says so.
-pub trait LocalBackends: Send + Sync {
-    /// The chat model of a `local` or `llama-cpp` spec (loading blocks).
-    fn chat(&self, spec: &ModelSpec) -> Result<Arc<dyn ChatModel>, ProviderError>;
-    /// The embedder of a `local` embedder spec (loading blocks).
-    fn embedder(
-        &self,
-        spec: &crate::EmbedderSpec,
-    ) -> Result<Arc<dyn crate::Embedder>, ProviderError>;
-}
-
-/// The error for an in-process spec when no backends are linked in.
-pub(crate) fn no_local_backends(spec: &dyn fmt::Display) -> ProviderError {
-    ProviderError::InvalidRequest {
-        reason: format!(
-            "`{spec}` runs an in-process model, and this program was built without them (agon-local)"
-        ),
-    }
-}
-
-impl fmt::Debug for ModelFactory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ModelFactory").finish_non_exhaustive()
-    }
-}
-
-impl ModelFactory {
-    /// A factory with nothing built and no in-process backends (HTTP
-    /// providers only).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// This factory, building `local` / `llama-cpp` specs with `backends`.
-    pub fn with_local(mut self, backends: Arc<dyn LocalBackends>) -> Self {
-        self.local = Some(backends);
-        self
-    }
-
-    /// This factory, building HTTP models whose requests wait for `gate`
-    /// (provider rate limits shared by every process that uses it).
-    pub fn with_rate_gate(mut self, gate: Arc<dyn crate::RateGate>) -> Self {
-        self.gate = Some(gate);
-        self
-    }
-
-    /// The model for `spec`, built on first use. Keys are read through
-    /// `lookup` (usually the environment). Loading a local model blocks.
-    pub fn build(
-        &self,
-        spec: &ModelSpec,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Arc<dyn ChatModel>, ProviderError> {
-        if let Some(model) = self.built.lock().map_err(|_| poisoned())?.get(spec) {
-            return Ok(Arc::clone(model));
-        }
-        let model = match (spec.is_local(), &self.local) {
-            (true, Some(local)) => local.chat(spec)?,
-            (true, None) => return Err(no_local_backends(spec)),
-            (false, _) => build(spec, lookup, self.gate.as_ref())?,
-        };
-        self.built
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(spec.clone(), Arc::clone(&model));
-        Ok(model)
-    }
-}
-
-fn poisoned() -> ProviderError {
-    ProviderError::InvalidRequest {
-        reason: "model factory lock poisoned".into(),
-    }
-}
-
-#[allow(unused_variables)]
-fn build(
-    spec: &ModelSpec,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    gate: Option<&Arc<dyn crate::RateGate>>,
-) -> Result<Arc<dyn ChatModel>, ProviderError> {
-    #[cfg(feature = "http")]
-    let openai = |config| {
-        let chat = crate::openai::OpenAiChat::new(config)?;
-        Ok::<Arc<dyn ChatModel>, ProviderError>(Arc::new(match gate {
-            Some(gate) => chat.with_rate_gate(Arc::clone(gate)),
-            None => chat,
-        }))
-    };
-    match spec {
-        ModelSpec::Local(_) | ModelSpec::LlamaCpp(_) => Err(no_local_backends(spec)),
-        #[cfg(feature = "http")]
-        ModelSpec::Anthropic(model) => {
-            let chat = crate::anthropic::AnthropicChat::new(
-                crate::anthropic::AnthropicConfig::from_lookup(model.clone(), lookup)?,
-            )?;
-            Ok(Arc::new(match gate {
-                Some(gate) => chat.with_rate_gate(Arc::clone(gate)),
-                None => chat,
-            }))
-        }
-        #[cfg(feature = "http")]
-        ModelSpec::OpenAi(model) => {
-            openai(crate::openai::OpenAiConfig::openai(model.clone(), lookup)?)
-        }
-        #[cfg(feature = "http")]
-        ModelSpec::OpenRouter(model) => openai(crate::openai::OpenAiConfig::openrouter(
-            model.clone(),
-            lookup,
-        )?),
-        #[cfg(feature = "http")]
-        ModelSpec::OpenAiCompatible { model, base_url } => {
-            openai(crate::openai::OpenAiConfig::local(
-                "openai-compatible",
-                base_url.clone(),
-                model.clone(),
-            ))
-        }
-        #[allow(unreachable_patterns)]
-        other => Err(ProviderError::InvalidRequest {
-            reason: format!("model spec `{other}` needs a feature of agon-llm that is not enabled"),
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ModelFactory;
+    use std::sync::Arc;
 
     #[test]
     fn specs_parse_and_print_back() {

@@ -12,6 +12,7 @@ mod evidence;
 mod evidence_bench;
 mod faults;
 mod headline;
+mod hostile;
 mod load;
 mod local;
 mod memory;

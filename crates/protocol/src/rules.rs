@@ -108,3 +108,28 @@ pub struct StructuredRules {
     /// against the aspect's strongest position (seed 003).
     pub challenger: bool,
 }
+
+/// Where decisions, proposals and reactions are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectionSource {
+    /// The patterns, as each message is appended (default).
+    #[default]
+    Patterns,
+    /// The analysis model, in batches in the background.
+    Model,
+    /// Both: the patterns at once, the model later for what they missed.
+    Both,
+}
+
+impl DetectionSource {
+    /// Whether the patterns run.
+    pub fn patterns(self) -> bool {
+        matches!(self, Self::Patterns | Self::Both)
+    }
+
+    /// Whether the analysis model runs.
+    pub fn model(self) -> bool {
+        matches!(self, Self::Model | Self::Both)
+    }
+}

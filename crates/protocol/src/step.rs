@@ -153,7 +153,7 @@ pub enum Background {
         /// The messages, in transcript order.
         messages: Vec<MessageId>,
         /// Where decisions and proposals come from.
-        source: crate::DetectionSource,
+        source: crate::rules::DetectionSource,
     },
     /// Record the round of an aspect.
     RoundRecord {

@@ -10,7 +10,10 @@ use agon_orchestrator::{RunControl, RunOutcome};
 use agon_view::ReportOptions;
 
 use crate::args::{DebateArgs, ViewArgs};
-use crate::{Failure, dialectic, first_line, invoked_as_dialectic, live, queue};
+use crate::dialectic::invoked_as_dialectic;
+use crate::failure::Failure;
+use crate::view::first_line;
+use crate::{dialectic, live, queue};
 
 /// `agon debate`: creates the debate and runs it here (or, with
 /// `--detach`, queues it for the workers).
@@ -154,7 +157,7 @@ async fn run(
                 verbose,
                 reflection_threshold: Some(config.reflection_threshold),
             };
-            let debate = crate::view_of(&orch, id, options).await?;
+            let debate = crate::view::view_of(&orch, id, options).await?;
             let outputs = dialectic::Outputs {
                 output: view.output.clone(),
                 report: view.report.clone(),

@@ -6,7 +6,7 @@ use agon_app::App;
 use agon_config::Overrides;
 use agon_core::DebateId;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// What `agon fork` changes in the fork's configuration.
 #[derive(Debug, Default)]

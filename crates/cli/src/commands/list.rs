@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use agon_store::EventStore;
 
-use crate::{Failure, first_line, queue};
+use crate::failure::Failure;
+use crate::queue;
+use crate::view::first_line;
 
 /// `agon list` (`--json`: one object per debate).
 pub(crate) async fn run(

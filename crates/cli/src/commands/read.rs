@@ -11,7 +11,7 @@ use agon_store::EventStore;
 use agon_view::{ReportOptions, report};
 use anyhow::Context as _;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// What `agon show` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,8 @@ pub(crate) async fn show(
     let store = app.store();
     match what {
         Shown::Metrics => {
-            let view = crate::view_of(&app.orchestrator(), &id, ReportOptions::default()).await?;
+            let view =
+                crate::view::view_of(&app.orchestrator(), &id, ReportOptions::default()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(view.metrics())?);
             } else {
@@ -85,7 +86,8 @@ pub(crate) async fn compare(app: &App, ids: Vec<String>, json: bool) -> Result<E
     let mut all = Vec::with_capacity(ids.len());
     for id in ids {
         let view =
-            crate::view_of(&orch, &DebateId::new(id.clone()), ReportOptions::default()).await?;
+            crate::view::view_of(&orch, &DebateId::new(id.clone()), ReportOptions::default())
+                .await?;
         all.push((id, view.metrics().clone()));
     }
     if json {
@@ -128,7 +130,7 @@ fn divergence_text(a: &str, b: &str, d: &agon_app::Divergence) -> String {
                         m.index,
                         m.speaker,
                         m.kind,
-                        crate::first_line(&m.text)
+                        crate::view::first_line(&m.text)
                     )),
                     None => out.push_str(&format!("- {id}: its transcript ends there\n\n")),
                 }
@@ -167,7 +169,7 @@ pub(crate) async fn report(
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
-            let view = crate::view_of(&orch, &id, options).await?;
+            let view = crate::view::view_of(&orch, &id, options).await?;
             if json {
                 serde_json::to_string_pretty(&view.json())?
             } else {

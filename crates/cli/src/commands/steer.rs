@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use agon_app::{App, Posted, RunsWhere};
 use agon_core::DebateId;
 
-use crate::Failure;
 use crate::args::Rating;
+use crate::failure::Failure;
 
 /// Who takes a request, as a person reads it.
 fn taken_by(posted: &Posted) -> String {

@@ -6,7 +6,8 @@ use agon_app::App;
 use agon_core::DebateId;
 use agon_store::RunStatus;
 
-use crate::{Failure, retention};
+use crate::failure::Failure;
+use crate::retention;
 
 /// `agon delete`.
 pub(crate) async fn delete(

@@ -64,7 +64,7 @@ pub fn rolling_summary(bb: &Blackboard, fold: MessageSpan, max_words: usize) -> 
             user,
             "\nSummary of messages 1–{}:\n{}",
             previous.span.end,
-            previous.text.trim()
+            crate::fenced(&previous.text)
         );
     }
     let _ = writeln!(user, "\nMessages {}–{}:", fold.start + 1, fold.end);
@@ -73,7 +73,7 @@ pub fn rolling_summary(bb: &Blackboard, fold: MessageSpan, max_words: usize) -> 
             user,
             "[{}]: {}",
             bb.persona_name(&m.persona),
-            crate::inert(m.content.trim())
+            crate::fenced(m.content.trim())
         );
     }
     let _ = write!(
@@ -129,7 +129,7 @@ pub fn detection(bb: &Blackboard, messages: &[agon_core::MessageId]) -> Option<P
             "[{}] {}: \"{}\"",
             m.id,
             bb.persona_name(&m.persona),
-            crate::inert(m.content.trim())
+            crate::fenced(m.content.trim())
         );
     }
     if !any {

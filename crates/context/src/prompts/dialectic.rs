@@ -113,7 +113,9 @@ pub fn agent_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> Strin
     };
     format!(
         "{brief}\n\nYou are {name}, designing a solution{with} in rounds of proposals, \
-         critiques and refinements. Be concrete; at most {max_words} words; no preamble.",
+         critiques and refinements. Be concrete; at most {max_words} words; no preamble. \
+         {quoted}",
+        quoted = super::QUOTED_IS_DATA,
         brief = persona.contract.trim(),
         name = persona.name,
     )
@@ -125,9 +127,10 @@ pub fn judge_system(persona: &Persona) -> String {
     format!(
         "{}\n\nYou are {}, the judge: you synthesize the best solution from the agents' \
          proposals, critiques and refinements. Keep what the critiques did not break, resolve \
-         conflicts explicitly, and be honest about what is still missing.",
+         conflicts explicitly, and be honest about what is still missing. {}",
         persona.contract.trim(),
-        persona.name
+        persona.name,
+        super::QUOTED_IS_DATA
     )
 }
 
@@ -201,7 +204,7 @@ pub fn coverage_ask(bb: &Blackboard, critique: bool) -> String {
             format!(
                 "{} ({})",
                 r.id,
-                agon_extract::truncate_chars(crate::inert(r.text.trim()).as_ref(), ASK_TEXT_CHARS)
+                agon_extract::truncate_chars(crate::fenced(r.text.trim()).as_ref(), ASK_TEXT_CHARS)
             )
         })
         .collect();
@@ -221,9 +224,9 @@ pub fn coverage_ask(bb: &Blackboard, critique: bool) -> String {
 pub fn requirements(bb: &Blackboard) -> Option<Prompt> {
     use std::fmt::Write as _;
     let topic = bb.topic()?;
-    let mut user = format!("Problem:\n{}\n", crate::inert(topic.question.trim()));
+    let mut user = format!("Problem:\n{}\n", crate::fenced(topic.question.trim()));
     if let Some(context) = topic.context.as_deref().filter(|c| !c.trim().is_empty()) {
-        let _ = write!(user, "\nContext:\n{}\n", crate::inert(context.trim()));
+        let _ = write!(user, "\nContext:\n{}\n", crate::fenced(context.trim()));
     }
     let answered: Vec<(&agon_core::DialogueMessage, &agon_core::DialogueMessage)> = bb
         .messages()
@@ -238,8 +241,8 @@ pub fn requirements(bb: &Blackboard) -> Option<Prompt> {
             let _ = writeln!(
                 user,
                 "Q: {}\nA: {}",
-                crate::inert(q.content.trim()),
-                crate::inert(a.content.trim())
+                crate::fenced(q.content.trim()),
+                crate::fenced(a.content.trim())
             );
         }
     }
@@ -263,9 +266,12 @@ pub fn clarification(
     (round, max_rounds): (u32, u32),
 ) -> Prompt {
     let topic = bb.topic();
-    let mut user = format!("Problem:\n{}\n", topic.map_or("", |t| t.question.trim()));
+    let mut user = format!(
+        "Problem:\n{}\n",
+        crate::fenced(topic.map_or("", |t| t.question.as_str()))
+    );
     if let Some(context) = topic.and_then(|t| t.context.as_deref()) {
-        user.push_str(&format!("\nContext:\n{}\n", context.trim()));
+        user.push_str(&format!("\nContext:\n{}\n", crate::fenced(context)));
     }
     if round <= 1 {
         user.push_str(&format!(
@@ -288,8 +294,8 @@ pub fn clarification(
             user.push_str(&format!(
                 "- {}: {}\n  Answer: {}\n",
                 bb.persona_name(&q.persona),
-                q.content.trim(),
-                answer.trim()
+                crate::fenced(&q.content),
+                crate::fenced(answer)
             ));
         }
         user.push_str(&format!(
@@ -434,7 +440,7 @@ fn summaries_due(bb: &Blackboard, asks: &[SummaryAsk]) -> String {
                 out,
                 "  Previous summary (made at round {}): \"{}\"",
                 previous.round.unwrap_or_default(),
-                crate::inert(previous.text.trim())
+                crate::fenced(previous.text.trim())
             );
         }
     }
@@ -494,7 +500,7 @@ pub fn round_analysis(
             "[{}] {} ({what}): \"{}\"",
             m.id,
             bb.persona_name(&m.persona),
-            crate::inert(m.content.trim())
+            crate::fenced(m.content.trim())
         );
     }
     if !summaries.is_empty() {
@@ -530,7 +536,7 @@ pub fn round_analysis(
                 "\n{} ({}): {}",
                 r.id,
                 r.weight(),
-                crate::inert(r.text.trim())
+                crate::fenced(r.text.trim())
             );
         }
     }

@@ -77,10 +77,10 @@ pub struct UsageTotals {
     /// Output tokens.
     pub output_tokens: u64,
     /// Of the input tokens, those read from a prompt cache.
-    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_flags::is_zero")]
     pub cached_input_tokens: u64,
     /// Of the input tokens, those written to a prompt cache.
-    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_flags::is_zero")]
     pub cache_write_tokens: u64,
     /// Cost in millionths of a US dollar (priced calls only).
     pub cost_micro_usd: u64,

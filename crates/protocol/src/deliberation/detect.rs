@@ -22,6 +22,7 @@
 //!   speaker; its topic is the text before a `:` or the proposal it names,
 //!   else its first words.
 
+use crate::rules::DetectionSource;
 use agon_core::{
     Blackboard, DebateEvent, Decision, DecisionId, DialogueMessage, PersonaId, ProposalId,
     ProposalStatus, Reaction,
@@ -487,31 +488,6 @@ pub fn events_for(
         });
     }
     events
-}
-
-/// Where decisions, proposals and reactions are found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DetectionSource {
-    /// The patterns, as each message is appended (default).
-    #[default]
-    Patterns,
-    /// The analysis model, in batches in the background.
-    Model,
-    /// Both: the patterns at once, the model later for what they missed.
-    Both,
-}
-
-impl DetectionSource {
-    /// Whether the patterns run.
-    pub fn patterns(self) -> bool {
-        matches!(self, Self::Patterns | Self::Both)
-    }
-
-    /// Whether the analysis model runs.
-    pub fn model(self) -> bool {
-        matches!(self, Self::Model | Self::Both)
-    }
 }
 
 /// The events of the analysis model's reading of `messages` (a

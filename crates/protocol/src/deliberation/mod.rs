@@ -54,9 +54,10 @@ use agon_core::{
 use crate::protocol::Protocol;
 use crate::question::Ask;
 use crate::rules::DetectionRules;
+pub use crate::rules::DetectionSource;
 use crate::step::{AnalysisMode, Background, Next, Plan, Progress, ProgressUnit, Step};
 use crate::turn::{Speak, Start, Voice};
-pub use detect::{DetectionSource, PatternError, Patterns};
+pub use detect::{PatternError, Patterns};
 pub use listen::{Heard, bid_from_output, listen_events};
 pub use volunteer::pick_volunteer;
 

@@ -62,7 +62,9 @@ fn contribution(s: &mut String, bb: &Blackboard, m: &DialogueMessage, options: R
             meta.model, meta.latency_ms
         );
     }
-    let _ = writeln!(s, "\n\n{}\n", m.content.trim());
+    s.push_str("\n\n");
+    super::quoted(s, &m.content);
+    s.push('\n');
 }
 
 /// The report's dialectic body.
@@ -203,15 +205,16 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         Some(sol) => {
             let _ = writeln!(
                 s,
-                "_By {} after round {}; confidence {}._\n\n{}\n",
+                "_By {} after round {}; confidence {}._\n",
                 bb.persona_name(&sol.synthesized_by),
                 sol.round,
                 sol.confidence.map_or_else(
                     || "not given (plain-text synthesis)".to_owned(),
                     |c| format!("{c}/100")
                 ),
-                sol.description.trim()
             );
+            super::quoted(&mut s, &sol.description);
+            s.push('\n');
             for (title, items) in solution_lists(bb, sol) {
                 if !items.is_empty() {
                     let _ = writeln!(s, "### {title}\n");
@@ -369,12 +372,11 @@ fn clarifications(s: &mut String, bb: &Blackboard) {
             current = Some(&q.persona);
         }
         let answer = bb.answer_to(&q.id).map_or("NA", |a| a.content.trim());
-        let _ = writeln!(
-            s,
-            "Question ({}):\n\n```text\n{}\n```\n\nAnswer:\n\n```text\n{answer}\n```\n",
-            n + 1,
-            q.content.trim()
-        );
+        let _ = writeln!(s, "Question ({}):\n", n + 1);
+        super::quoted(s, &q.content);
+        s.push_str("\nAnswer:\n\n");
+        super::quoted(s, answer);
+        s.push('\n');
     }
 }
 

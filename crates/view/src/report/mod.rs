@@ -258,10 +258,34 @@ fn quote_block(s: &mut String, bb: &Blackboard, m: &DialogueMessage) {
         bb.persona_name(&m.persona),
         m.kind.label()
     );
-    for line in m.content.lines() {
-        let _ = writeln!(s, "> {line}");
-    }
+    quoted(s, &m.content);
     s.push('\n');
+}
+
+/// Writes `text` (a model's or a person's) as a Markdown block quote: every
+/// line begins with `>`, so none of it can open a heading, a list or a
+/// section of the report.
+pub(crate) fn quoted(s: &mut String, text: &str) {
+    for line in text.trim().lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            s.push_str(">\n");
+        } else {
+            let _ = writeln!(s, "> {line}");
+        }
+    }
+}
+
+/// The report with every `<` written as `&lt;`. The report's own Markdown
+/// writes no HTML, so escaping the whole of it escapes exactly the text
+/// models and people wrote, and no site that quotes them can forget to:
+/// no viewer that renders HTML in Markdown runs what a model wrote.
+fn without_html(report: String) -> String {
+    if report.contains('<') {
+        report.replace('<', "&lt;")
+    } else {
+        report
+    }
 }
 
 /// The budget stop, when the debate reached a limit: which, where it
@@ -328,7 +352,7 @@ pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
         ledger_and_claims(&mut s, bb, &empty);
     }
     tail(&mut s, bb);
-    s
+    without_html(s)
 }
 
 fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
