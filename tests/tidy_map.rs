@@ -294,3 +294,83 @@ fn the_crate_map_matches_the_manifests() {
         );
     }
 }
+
+/// The code of every file of a crate, without comments and inline tests.
+fn crate_code(dir: &str) -> Vec<(PathBuf, String)> {
+    let files = rust_files(&root().join(dir));
+    assert!(!files.is_empty(), "read {dir}");
+    files
+        .into_iter()
+        .map(|f| {
+            let code = code_of(&std::fs::read_to_string(&f).unwrap());
+            (f, code)
+        })
+        .collect()
+}
+
+#[test]
+fn no_protocol_clones_the_blackboard() {
+    // A planner reads the blackboard it is given; a copy of it (the whole
+    // transcript) per plan or batch is what a 10,000-turn session cannot
+    // afford.
+    let clone = Regex::new(
+        r"\b(board|bb|blackboard)\s*\.clone\(\)|Blackboard::clone|\.to_owned\(\)\s*;\s*//\s*board",
+    )
+    .unwrap();
+    for (file, code) in crate_code("crates/protocol/src") {
+        if let Some(m) = clone.find(&code) {
+            panic!("{} clones the blackboard: `{}`", file.display(), m.as_str());
+        }
+    }
+}
+
+#[test]
+fn model_json_becomes_events_only_through_validation() {
+    // A planner never reads a model's JSON by hand: every structured
+    // answer goes through `extract` (parse, then a payload's `validate`),
+    // and only a `Validated` payload converts into events. The one other
+    // JSON a planner parses is a request a person posted (request.rs,
+    // validated by `RunRequest::read`).
+    let by_hand = Regex::new(r#"serde_json::from_value|serde_json::from_str|\.get\(""#).unwrap();
+    for (file, code) in crate_code("crates/protocol/src") {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "extract.rs" || name == "request.rs" {
+            continue;
+        }
+        for m in by_hand.find_iter(&code) {
+            let line = code[..m.start()].lines().count();
+            let context = code[m.start()..].lines().next().unwrap_or("");
+            // A summaries field is handed whole to its payload's validation.
+            if context.starts_with(r#".get("summaries")"#) {
+                continue;
+            }
+            panic!(
+                "{}:{line}: model JSON read by hand: `{context}`",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn views_match_turns_by_type_not_by_text() {
+    // A turn or a step is found by matching its type (`TurnKey`,
+    // `StepId`); its text form is written and parsed in one module of
+    // agon-core (step.rs) and read nowhere else.
+    let by_text = Regex::new(r"\.to_string\(\)\s*\.starts_with\(|skipped_turns\(\s*\x22").unwrap();
+    for dir in [
+        "crates/view/src",
+        "crates/core/src/blackboard",
+        "crates/protocol/src",
+    ] {
+        for (file, code) in crate_code(dir) {
+            if let Some(m) = by_text.find(&code) {
+                panic!(
+                    "{} matches a turn or a step by its text: `{}`",
+                    file.display(),
+                    m.as_str()
+                );
+            }
+        }
+    }
+}

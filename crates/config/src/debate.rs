@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 pub use agon_core::ProtocolKind;
-use agon_core::{ClaimDetector, Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
+use agon_core::{Persona, PersonaId, PersonaRole, ReflectionTrigger, Topic};
 use agon_llm::ModelSpec;
+use agon_protocol::ClaimDetector;
 pub use agon_protocol::{AnalysisCadence, CruxRules as CruxConfig, DetectionMode};
 use agon_protocol::{
     AspectSource, DetectionRules, JUDGE_ID, Start, StructuredRules, numbered_aspects,

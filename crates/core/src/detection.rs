@@ -3,7 +3,7 @@
 //! After each message a model judges the window of recent messages that ends
 //! with it and reports the disagreements it sees, each with a confidence.
 //! Those judgements are recorded on the blackboard ([`AnalyzedTurn`], from
-//! [`crate::DebateEvent::TurnAnalyzed`]). [`crate::ClaimDetector`] turns them into
+//! [`crate::DebateEvent::TurnAnalyzed`]). `agon_protocol::ClaimDetector` turns them into
 //! claims with Faultline's published rule: a claim opens for a pair of
 //! personas when the confidence is at least 0.8 in 2 consecutive windows,
 //! unless the pair already has an open claim or had one surface within the

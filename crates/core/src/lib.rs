@@ -32,7 +32,6 @@
 mod blackboard;
 mod budget;
 mod claim;
-mod claim_detector;
 mod crux;
 mod deliberation;
 mod detection;
@@ -63,7 +62,6 @@ pub use blackboard::{
 };
 pub use budget::{Budget, BudgetKind, BudgetStop, Spent};
 pub use claim::{ClaimStatus, ClaimTransition, LiveClaim};
-pub use claim_detector::{ClaimCandidate, ClaimDetector, promote_strongest};
 pub use crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
 pub use deliberation::{
     Bid, Decision, MAX_URGENCY, Participation, Proposal, ProposalStatus, Reaction,

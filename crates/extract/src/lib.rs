@@ -21,6 +21,7 @@ mod position;
 mod reflection;
 mod requirements;
 mod round;
+mod summary;
 mod text;
 mod utterance;
 
@@ -47,6 +48,7 @@ pub use requirements::{
     keyword_requirements, requirement_id,
 };
 pub use round::{RoundRecordPayload, TakePayload};
+pub use summary::{FoldedSummaries, PlainSolution, SummaryText};
 pub use text::{Cleaner, Limits, content_words, junk_reason, truncate_chars};
 pub use utterance::{CleanUtterance, MAX_UTTERANCE_CHARS, clean_utterance};
 

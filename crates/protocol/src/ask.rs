@@ -566,12 +566,12 @@ fn convert_models(
             let events = jobs
                 .iter()
                 .zip(answers)
-                .map(|(job, answer)| {
+                .flat_map(|(job, answer)| {
                     let before_chars = match &job.phase {
                         Phase::JudgeSummary { .. } => total_chars(&judge_final_round(board)),
                         _ => history_chars(board, &job.persona),
                     };
-                    synthesis::summary_event(job, end, before_chars, text(answer), now)
+                    synthesis::summary_event(board, job, end, before_chars, text(answer), now)
                 })
                 .collect();
             Ok(Outcome::events(events))
@@ -632,13 +632,13 @@ fn convert_models(
             let answer = answers
                 .next()
                 .unwrap_or_else(|| Answer::NotAsked("no answer".into()));
-            Ok(Outcome::events(vec![rolling_summary_event(
+            Ok(Outcome::events(rolling_summary_event(
                 board,
                 *fold,
                 *max_tokens,
                 answer,
                 now,
-            )]))
+            )))
         }
     }
 }
@@ -647,19 +647,25 @@ fn convert_models(
 /// span (the text cut to the share's characters, about 4 per token, so a
 /// long summary cannot crowd out the window), or a `rolling_summary`
 /// warning (the view then cuts the window to fit; the session goes on).
+/// The text is cleaned as a text field of `board`; its repairs follow it
+/// (`output_repaired`), and junk is the warning.
 fn rolling_summary_event(
     board: &Blackboard,
     fold: MessageSpan,
     max_tokens: usize,
     answer: Answer,
     now: DateTime<Utc>,
-) -> DebateEvent {
+) -> Vec<DebateEvent> {
     let messages = board.messages();
     let at = messages.len();
     let step = StepId::RollingSummary { at };
     let answer = match answer {
         Answer::NotAsked(reason) => {
-            return step_failed(StepId::RollingSummary { at: fold.end }, reason, now);
+            return vec![step_failed(
+                StepId::RollingSummary { at: fold.end },
+                reason,
+                now,
+            )];
         }
         answer => text(answer),
     };
@@ -670,8 +676,24 @@ fn rolling_summary_event(
     let max_chars = max_tokens.saturating_mul(4).max(200);
     match answer {
         Ok(a) if !a.text.trim().is_empty() => {
-            let text = truncate_chars(a.text.trim(), max_chars);
-            DebateEvent::SummaryRecorded {
+            let valid = agon_extract::SummaryText::validate(
+                &truncate_chars(a.text.trim(), max_chars),
+                max_chars,
+                "rolling summary",
+                board,
+            );
+            let Some(text) = valid.value().as_ref().map(|t| t.0.clone()) else {
+                return vec![step_failed(
+                    step,
+                    format!("the summary was unusable ({})", valid.notes().join("; ")),
+                    now,
+                )];
+            };
+            let repaired = (!valid.notes().is_empty()).then(|| DebateEvent::OutputRepaired {
+                step: step.clone(),
+                notes: valid.notes().to_vec(),
+            });
+            let recorded = DebateEvent::SummaryRecorded {
                 summary: DebateSummary {
                     scope: SummaryScope::Rolling,
                     span: fold,
@@ -688,9 +710,10 @@ fn rolling_summary_event(
                     model: Some(a.model),
                     time: now,
                 },
-            }
+            };
+            std::iter::once(recorded).chain(repaired).collect()
         }
-        Ok(_) => step_failed(step, "the summary came back empty", now),
-        Err(reason) => step_failed(step, reason, now),
+        Ok(_) => vec![step_failed(step, "the summary came back empty", now)],
+        Err(reason) => vec![step_failed(step, reason, now)],
     }
 }

@@ -24,6 +24,7 @@
 pub mod ask;
 pub mod background;
 pub mod background_job;
+mod claim_detector;
 pub mod clarify;
 pub mod crux;
 pub mod deliberation;
@@ -43,6 +44,7 @@ pub mod trust_harvest;
 mod turn;
 
 pub use ask::{ConvertError, Outcome};
+pub use claim_detector::{ClaimCandidate, ClaimDetector, promote_strongest};
 pub use deliberation::{
     Deliberation, DeliberationRules, DetectionSource, PatternError, Patterns, StopReason,
     StopRules, TurnMode, pick_volunteer,

@@ -1,7 +1,9 @@
 //! The rules a protocol runs by: the parts of a debate's configuration that
 //! decide which steps come next.
 
-use agon_core::{ClaimDetector, ReflectionTrigger};
+use agon_core::ReflectionTrigger;
+
+use crate::claim_detector::ClaimDetector;
 use serde::{Deserialize, Serialize};
 
 use crate::turn::Start;

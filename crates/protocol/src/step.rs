@@ -102,7 +102,7 @@ pub struct AnalysisMode {
     pub context: usize,
     /// The rule that opens claims from the judged windows (`None`: no
     /// claims from detection).
-    pub claims: Option<agon_core::ClaimDetector>,
+    pub claims: Option<crate::claim_detector::ClaimDetector>,
     /// The shape of a batch's answer.
     pub shape: BatchShape,
 }

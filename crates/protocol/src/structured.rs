@@ -570,7 +570,7 @@ impl StructuredDebate {
         if rooms >= rules.min_rooms {
             return None;
         }
-        let event = agon_core::promote_strongest(board)?;
+        let event = crate::promote_strongest(board)?;
         let label = match &event {
             DebateEvent::ClaimOpened { claim, .. } => format!("promoting {claim}"),
             _ => "promoting a claim".into(),

@@ -4,39 +4,63 @@
 //! interpreter only makes the calls.
 
 use agon_core::{DebateEvent, DebateSummary, MessageSpan, PersonaId, Solution, StepId};
-use agon_extract::{SolutionPayload, truncate_chars};
+use agon_extract::{FoldedSummaries, PlainSolution, SolutionPayload, SummaryText, truncate_chars};
 use chrono::{DateTime, Utc};
 
 use crate::extract::{ModelOutput, extract, step_failed};
 use crate::question::TextAnswer;
 use crate::turn::SummaryJob;
 
-/// The event of a summary job: `summary_recorded` (the text trimmed and cut
-/// to the job's `max_chars`, spanning the transcript's first `end`
-/// messages), or a `summary` warning when the call failed or came back
-/// empty (the full history is then used).
+/// The events of a summary job: `summary_recorded` (the text cut to the
+/// job's `max_chars`, then cleaned as a text field of `board`, spanning
+/// the transcript's first `end` messages) with the repairs cleaning made
+/// (`output_repaired`), or a `summary` warning when the call failed, came
+/// back empty or was junk (the full history is then used).
 pub fn summary_event(
+    board: &agon_core::Blackboard,
     job: &SummaryJob,
     end: usize,
     before_chars: usize,
     answer: Result<TextAnswer, String>,
     time: DateTime<Utc>,
-) -> DebateEvent {
-    match answer {
-        Ok(a) if !a.text.trim().is_empty() => {
-            recorded(job, end, before_chars, a.text.trim(), Some(&a), time)
+) -> Vec<DebateEvent> {
+    let a = match answer {
+        Ok(a) => a,
+        Err(reason) => {
+            return vec![step_failed(
+                job.step_id(),
+                format!("{reason}; the full history is used"),
+                time,
+            )];
         }
-        Ok(_) => step_failed(
+    };
+    let valid = SummaryText::validate(
+        &truncate_chars(a.text.trim(), job.max_chars),
+        job.max_chars,
+        "summary",
+        board,
+    );
+    let Some(text) = valid.value().clone() else {
+        let why = valid.notes().join("; ");
+        let why = if why.is_empty() {
+            "the summary came back empty".to_owned()
+        } else {
+            format!("the summary was unusable ({why})")
+        };
+        return vec![step_failed(
             job.step_id(),
-            "the summary came back empty; the full history is used",
+            format!("{why}; the full history is used"),
             time,
-        ),
-        Err(reason) => step_failed(
-            job.step_id(),
-            format!("{reason}; the full history is used"),
-            time,
-        ),
+        )];
+    };
+    let mut events = vec![recorded(job, end, before_chars, &text, Some(&a), time)];
+    if !valid.notes().is_empty() {
+        events.push(DebateEvent::OutputRepaired {
+            step: job.step_id(),
+            notes: valid.notes().to_vec(),
+        });
     }
+    events
 }
 
 /// The `summary_recorded` of `job`: `text` cut to its length, spanning the
@@ -46,11 +70,11 @@ fn recorded(
     job: &SummaryJob,
     end: usize,
     before_chars: usize,
-    text: &str,
+    text: &SummaryText,
     call: Option<&TextAnswer>,
     time: DateTime<Utc>,
 ) -> DebateEvent {
-    let text = truncate_chars(text, job.max_chars);
+    let text = truncate_chars(&text.0, job.max_chars);
     DebateEvent::SummaryRecorded {
         summary: DebateSummary {
             scope: job.scope.clone(),
@@ -88,34 +112,33 @@ pub fn folded_summaries(
         return Vec::new();
     };
     let end = board.message_index(last).map_or(0, |i| i + 1);
-    let written: std::collections::BTreeMap<String, String> = answer
-        .and_then(|v| v.get("summaries"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    // Whether an entry's key names the job's agent (its name, or its id).
-    let names = |agent: &str, job: &SummaryJob| {
-        let agent = agent.trim();
-        agent == board.persona_name(&job.persona) || agent == job.persona.as_str()
-    };
+    let open: Vec<&SummaryJob> = jobs
+        .iter()
+        .filter(|job| {
+            !board
+                .summaries()
+                .iter()
+                .any(|s| s.scope == job.scope && s.round == Some(job.round))
+        })
+        .collect();
+    let asked: Vec<(PersonaId, usize)> = jobs
+        .iter()
+        .map(|job| (job.persona.clone(), job.max_chars))
+        .collect();
+    let valid = FoldedSummaries::validate(answer.and_then(|v| v.get("summaries")), board, &asked);
     let mut events = Vec::new();
-    let mut notes = Vec::new();
-    for job in jobs {
-        let done = board
-            .summaries()
+    let mut notes = valid.notes().to_vec();
+    for job in open {
+        let text = valid
+            .value()
+            .written
             .iter()
-            .any(|s| s.scope == job.scope && s.round == Some(job.round));
-        if done {
-            continue;
-        }
-        let name = board.persona_name(&job.persona);
-        let text = written
-            .iter()
-            .find(|(agent, _)| names(agent, job))
-            .map(|(_, text)| text.trim())
-            .filter(|t| !t.is_empty());
+            .find(|(persona, _)| *persona == job.persona)
+            .map(|(_, text)| text);
         let Some(text) = text else {
             notes.push(format!(
-                "summaries: none for {name}; it is asked on its own"
+                "summaries: none for {}; it is asked on its own",
+                board.persona_name(&job.persona)
             ));
             continue;
         };
@@ -123,14 +146,6 @@ pub fn folded_summaries(
         let before_chars =
             agon_context::perspective::history_chars_before(board, &job.persona, job.round);
         events.push(recorded(job, end, before_chars, text, None, time));
-    }
-    for agent in written.keys() {
-        if !jobs.iter().any(|j| names(agent, j)) {
-            notes.push(format!(
-                "summaries: {:?} was not asked for; ignored",
-                truncate_chars(agent.trim(), 40)
-            ));
-        }
     }
     if !notes.is_empty() {
         events.push(DebateEvent::OutputRepaired {
@@ -180,11 +195,9 @@ pub fn plain_solution_events(
     text: &str,
     time: DateTime<Utc>,
 ) -> Option<Vec<DebateEvent>> {
-    let description = text.trim();
-    if description.is_empty() {
-        return None;
-    }
-    Some(vec![
+    let valid = PlainSolution::validate(text);
+    let description = valid.value().as_ref()?.0.clone();
+    let mut events = vec![
         step_failed(
             StepId::Solution(round),
             format!(
@@ -196,7 +209,7 @@ pub fn plain_solution_events(
         DebateEvent::SolutionRecorded {
             solution: Solution {
                 round,
-                description: description.to_owned(),
+                description,
                 tradeoffs: Vec::new(),
                 recommendations: Vec::new(),
                 confidence: None,
@@ -208,7 +221,14 @@ pub fn plain_solution_events(
                 time,
             },
         },
-    ])
+    ];
+    if !valid.notes().is_empty() {
+        events.push(DebateEvent::OutputRepaired {
+            step: StepId::Solution(round),
+            notes: valid.notes().to_vec(),
+        });
+    }
+    Some(events)
 }
 
 #[cfg(test)]
@@ -243,23 +263,29 @@ mod tests {
             tokens: 40,
             model: "m".into(),
         };
-        let DebateEvent::SummaryRecorded { summary } = summary_event(
+        let board = agon_core::Blackboard::new();
+        let events = summary_event(
+            &board,
             &job(),
             7,
             900,
             Ok(answer("  A very long perspective indeed.  ")),
             DateTime::UNIX_EPOCH,
-        ) else {
-            panic!("recorded")
+        );
+        let [DebateEvent::SummaryRecorded { summary }] = events.as_slice() else {
+            panic!("recorded: {events:?}")
         };
         assert!(summary.text.chars().count() <= 10, "{}", summary.text);
         assert_eq!((summary.span.end, summary.before_chars), (7, 900));
         assert_eq!(summary.temperature_centi, Some(30));
-        for answer in [Ok(answer("   ")), Err("timed out".to_owned())] {
-            assert_eq!(
-                summary_event(&job(), 7, 900, answer, DateTime::UNIX_EPOCH).name(),
-                "step_failed"
-            );
+        for answer in [
+            Ok(answer("   ")),
+            Ok(answer("{}}")),
+            Err("timed out".to_owned()),
+        ] {
+            let events = summary_event(&board, &job(), 7, 900, answer, DateTime::UNIX_EPOCH);
+            let names: Vec<&str> = events.iter().map(DebateEvent::name).collect();
+            assert_eq!(names, ["step_failed"]);
         }
     }
 

@@ -473,9 +473,14 @@ fn folded_summaries_are_cut_and_junk_is_noted_not_recorded() {
         .flatten()
         .collect();
     assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0].contains("none for Perf"), "{notes:?}");
     assert!(
-        notes[1].contains("\"Stranger\" was not asked for"),
+        notes.iter().any(|n| n.contains("none for Perf")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("\"Stranger\" was not asked for")),
         "{notes:?}"
     );
     // No answer at all (the call failed): each job is noted, none recorded.

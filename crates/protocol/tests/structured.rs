@@ -615,7 +615,7 @@ fn an_analysis_opens_no_claim_outside_its_schema_and_closes_none() {
         detector: false,
         window: 10,
         context: 3,
-        claims: Some(agon_core::ClaimDetector {
+        claims: Some(agon_protocol::ClaimDetector {
             min_confidence: 80,
             consecutive: 1,
             cooldown_messages: 10,

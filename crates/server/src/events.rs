@@ -89,8 +89,7 @@ impl Cursor {
             Ok(events) if !events.is_empty() => {
                 for stored in events {
                     self.sent = stored.seq;
-                    let data = serde_json::to_string(&stored.event)
-                        .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string());
+                    let data = event_data(&stored.event);
                     self.pending.push_back(
                         Event::default()
                             .id(stored.seq.to_string())
@@ -178,4 +177,19 @@ impl Cursor {
             .push_back(Event::default().event("end").data(data.to_string()));
         self.phase = Phase::Ended;
     }
+}
+
+/// An event as the stream sends it: its stored JSON, and for a message
+/// its text rendered as the page renders it (`html`: Markdown, safe by
+/// construction, `agon_view::html::markdown`), so the live transcript
+/// looks as a reloaded page does.
+fn event_data(event: &agon_core::DebateEvent) -> String {
+    let mut data = match serde_json::to_value(event) {
+        Ok(data) => data,
+        Err(e) => return json!({ "error": e.to_string() }).to_string(),
+    };
+    if let agon_core::DebateEvent::MessageAppended { message } = event {
+        data["html"] = json!(agon_view::html::markdown(message.content.trim()));
+    }
+    data.to_string()
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agon_core::DebateId;
 use agon_view::html;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -44,20 +44,29 @@ pub(crate) fn routes(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
-/// The debates the list page shows at most (newest first).
-const LISTED: usize = 200;
-
-async fn list(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
-    let debates = server.store.list_debates().await?;
-    let mut rows = Vec::with_capacity(debates.len().min(LISTED));
-    for d in debates.into_iter().take(LISTED) {
+/// The list page: the debates `query` picks out (newest first), one page
+/// of them; only the shown rows read their recorded cost.
+async fn list(
+    State(server): State<Arc<Server>>,
+    Query(query): Query<html::ListQuery>,
+) -> Result<Response, ApiError> {
+    let matching: Vec<_> = server
+        .store
+        .list_debates()
+        .await?
+        .into_iter()
+        .filter(|d| query.matches(crate::state::protocol_of(d), d.status.as_str()))
+        .collect();
+    let shown = &matching[query.range(matching.len())];
+    let mut rows = Vec::with_capacity(shown.len());
+    for d in shown {
         // The cost the debate's runs recorded (each run records its usage
         // when it stops).
         let usage = server.store.load(&d.id).await?.0.usage_total();
         rows.push(html::ListRow {
-            protocol: crate::state::protocol_of(&d).to_owned(),
+            protocol: crate::state::protocol_of(d).to_owned(),
             id: d.id.to_string(),
-            topic: d.topic,
+            topic: d.topic.clone(),
             status: d.status.as_str().to_owned(),
             messages: d.message_count,
             cost_usd: (!usage.unpriced || usage.cost_micro_usd > 0)
@@ -65,7 +74,12 @@ async fn list(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
             created: d.created_at,
         });
     }
-    Ok(html(html::list_page(&rows, chrono::Utc::now())))
+    Ok(html(html::list_page(
+        &rows,
+        &query,
+        matching.len(),
+        chrono::Utc::now(),
+    )))
 }
 
 async fn debate(

@@ -1849,3 +1849,194 @@ async fn the_living_rubric_reads_and_refuses_an_unknown_proposal_over_the_api() 
         assert!(body["error"].as_str().unwrap().contains("42"), "{body}");
     }
 }
+
+/// The scripted model, every free-text answer ending in Markdown and in
+/// hostile Markdown.
+struct MarkdownModel {
+    inner: ScriptedModel,
+}
+
+/// What every answer of [`MarkdownModel`] ends with.
+const MARKDOWN_TAIL: &str = "\n\n### Plan\n\n* **bucket** per key\n* `refill` on read\n\nSee [steal](javascript:alert(8)) and ![pixel](https://evil.example/p.png).\n\n<script>alert(9)</script>";
+
+#[async_trait]
+impl agon_llm::ChatModel for MarkdownModel {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+
+    async fn complete(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
+        let mut response = self.inner.complete(request).await?;
+        response.content.push_str(MARKDOWN_TAIL);
+        Ok(response)
+    }
+
+    async fn complete_json(
+        &self,
+        request: agon_llm::ChatRequest,
+        schema: &agon_llm::JsonSchema,
+    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
+        self.inner.complete_json(request, schema).await
+    }
+
+    async fn stream(
+        &self,
+        request: agon_llm::ChatRequest,
+    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
+        let mut chunks: Vec<_> = self.inner.stream(request).await?.collect().await;
+        let at = chunks.len().saturating_sub(1);
+        chunks.insert(
+            at,
+            Ok(agon_llm::ChatChunk {
+                delta: MARKDOWN_TAIL.to_owned(),
+                usage: None,
+                finish_reason: None,
+                model: None,
+            }),
+        );
+        Ok(Box::pin(futures::stream::iter(chunks)))
+    }
+}
+
+struct Markdown {
+    delay: Duration,
+}
+
+#[async_trait]
+impl Runtime for Markdown {
+    async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
+        Ok(Models::uniform(
+            Arc::new(MarkdownModel {
+                inner: ScriptedModel::new(self.delay),
+            }),
+            PriceTable::with_defaults(),
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_sees_markdown_rendered_hostile_markdown_inert_and_a_long_topic_clamped() {
+    let store = sqlite().await;
+    let base = serve(Server::new(
+        App::new(
+            Arc::clone(&store),
+            Arc::new(Markdown {
+                delay: Duration::from_millis(60),
+            }),
+        ),
+        None,
+    ))
+    .await;
+    let mut c = config();
+    let problem = format!(
+        "Should the city ban cars from its centre?\n\n{}",
+        "Consider deliveries, buses and the disabled. ".repeat(25)
+    );
+    c["topic"] = json!(problem);
+    let id = start_with(&base, c).await;
+    // Followed live from the start: the messages the script appends are
+    // rendered as the server renders them.
+    let live = browse(&format!("{base}/debates/{id}"), Duration::from_secs(8)).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &id, None, None).await),
+        "finished"
+    );
+    let reloaded = browse(&format!("{base}/debates/{id}"), Duration::from_secs(1)).await;
+    for (what, dom) in [("live", &live), ("reloaded", &reloaded)] {
+        let rendered = dom.matches("<h3>Plan</h3>").count();
+        assert!(rendered >= 4, "{what}: {rendered} rendered answers\n{dom}");
+        assert!(
+            dom.contains("<li><strong>bucket</strong> per key</li>"),
+            "{what}: {dom}"
+        );
+        assert!(!dom.contains("<script>alert(9)"), "{what}: {dom}");
+        assert!(
+            dom.contains("&lt;script&gt;alert(9)&lt;/script&gt;"),
+            "{what}"
+        );
+        assert!(!dom.contains("href=\"javascript:"), "{what}: {dom}");
+        assert!(
+            dom.contains("See steal and "),
+            "{what}: the link's text stays"
+        );
+        assert!(!dom.contains("<img"), "{what}: an image is never loaded");
+        assert!(
+            dom.contains("<a href=\"https://evil.example/p.png\">pixel</a>"),
+            "{what}: an image is a link to it"
+        );
+    }
+    // The long problem (the live page may load before the debate records
+    // it): one clamped line, the whole text on demand.
+    assert!(
+        reloaded.contains(
+            "<summary><span class=\"clamp\">Should the city ban cars from its centre?</span>"
+        ),
+        "{reloaded}"
+    );
+    assert!(reloaded.contains("<div class=\"whole\">Should the city ban cars"));
+    assert!(reloaded.contains("<title>Agon: Should the city ban cars from its centre?</title>"));
+    // Every message ends in the Markdown tail: each is rendered.
+    assert_eq!(
+        reloaded.matches("class=\"msg\"").count(),
+        reloaded.matches("<h3>Plan</h3>").count(),
+        "{reloaded}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_filters_the_list_and_pages_past_fifty_debates() {
+    let store = sqlite().await;
+    let base = serve(Server::new(
+        App::new(
+            Arc::clone(&store),
+            Arc::new(Scripted {
+                delay: Duration::ZERO,
+            }),
+        ),
+        None,
+    ))
+    .await;
+    let finished = start_with(&base, config()).await;
+    assert_eq!(
+        end_status(&read_stream(&base, &finished, None, None).await),
+        "finished"
+    );
+    // 55 more, created and not run: 30 dialectic, 25 structured.
+    let orch = agon_app::orchestrator_for(Arc::clone(&store));
+    let structured: DebateConfig = serde_json::from_value(config()).unwrap();
+    let dialectic: DebateConfig = serde_json::from_value(dialectic_config(false)).unwrap();
+    for i in 0..55 {
+        orch.create(if i < 30 { &dialectic } else { &structured })
+            .await
+            .unwrap();
+    }
+    let all = browse(&format!("{base}/"), Duration::from_millis(300)).await;
+    assert!(all.contains("1–50 of 56"), "{all}");
+    assert_eq!(all.matches("<td class=\"id\">").count(), 50);
+    assert!(all.contains("id=\"older\""), "{all}");
+    let second = browse(&format!("{base}/?page=2"), Duration::from_millis(300)).await;
+    assert!(second.contains("51–56 of 56"), "{second}");
+    assert_eq!(second.matches("<td class=\"id\">").count(), 6);
+    assert!(second.contains("id=\"newer\""), "{second}");
+    let dialectic = browse(
+        &format!("{base}/?protocol=dialectic&status="),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(dialectic.contains("1–30 of 30"), "{dialectic}");
+    assert!(!dialectic.contains(">structured</td>"), "{dialectic}");
+    let done = browse(
+        &format!("{base}/?status=finished"),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(done.contains("1–1 of 1"), "{done}");
+    assert!(done.contains(&format!("/debates/{finished}")), "{done}");
+}

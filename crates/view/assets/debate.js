@@ -16,7 +16,10 @@
     var div = document.createElement('div'); div.className = 'msg';
     var who = document.createElement('span'); who.className = 'who'; who.textContent = m.persona_name || m.persona;
     var kind = document.createElement('span'); kind.className = 'kind'; kind.textContent = ' ' + m.kind_label + ' · round ' + m.round;
-    var text = document.createElement('div'); text.textContent = m.content;
+    // The server's rendering of the text (Markdown, escaped and stripped
+    // of anything that runs or loads), as a reloaded page shows it.
+    var text = document.createElement('div'); text.className = 'md';
+    if (typeof m.html === 'string') { text.innerHTML = m.html; } else { text.textContent = m.content; }
     div.appendChild(who); div.appendChild(kind); div.appendChild(text); transcript.appendChild(div);
   }
   function note(n) {
@@ -82,7 +85,7 @@
     if (event.type === 'message_appended') {
       live.textContent = '';
       var m = event.message;
-      add({ persona: m.persona, persona_name: names[m.persona], content: m.content,
+      add({ persona: m.persona, persona_name: names[m.persona], content: m.content, html: event.html,
             round: m.round, kind_label: typeof m.kind === 'string' ? m.kind : Object.keys(m.kind)[0] });
     }
     panels();

@@ -226,13 +226,14 @@ impl<'de> Deserialize<'de> for Blackboard {
 }
 
 impl Blackboard {
-    /// Turns recorded as skipped (an `utterance` warning) whose turn key
-    /// starts with `prefix` (`"opening/"`, `"closing/"`, `"crux/"`, …).
-    pub fn skipped_turns(&self, prefix: &str) -> usize {
+    /// How many turns the `which` predicate picks out were skipped
+    /// (recorded as warnings instead of messages): matched on the typed
+    /// turn, as in `bb.skipped_turns(|t| matches!(t, TurnKey::Closing { .. }))`.
+    pub fn skipped_turns(&self, which: impl Fn(&TurnKey) -> bool) -> usize {
         self.warnings()
             .iter()
             .filter(|w| match &w.step {
-                StepId::Utterance(key) => key.to_string().starts_with(prefix),
+                StepId::Utterance(key) => which(key),
                 _ => false,
             })
             .count()

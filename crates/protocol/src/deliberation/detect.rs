@@ -24,8 +24,8 @@
 
 use crate::rules::DetectionSource;
 use agon_core::{
-    Blackboard, DebateEvent, Decision, DecisionId, DialogueMessage, PersonaId, ProposalId,
-    ProposalStatus, Reaction,
+    Blackboard, DebateEvent, Decision, DecisionId, DialogueMessage, PersonaId, Proposal,
+    ProposalId, ProposalStatus, Reaction,
 };
 use regex::{Regex, RegexBuilder};
 
@@ -348,10 +348,141 @@ pub fn message_events(
     events_for(board, message, &pattern_findings(board, patterns, message))
 }
 
+/// What the rules of this module read of a deliberation: its proposals,
+/// how many decisions it has, its debaters. The blackboard is one; a
+/// batch's [`Pending`] state (the blackboard with the events already taken
+/// from the batch's earlier messages on top) is the other.
+trait ProposalState {
+    /// Every proposal, in the order recorded.
+    fn proposals(&self) -> &[Proposal];
+    /// A proposal by id.
+    fn proposal(&self, id: &ProposalId) -> Option<&Proposal> {
+        self.proposals().iter().find(|p| &p.id == id)
+    }
+    /// How many decisions are recorded.
+    fn decision_count(&self) -> usize;
+    /// The debaters' ids.
+    fn debater_ids(&self) -> Vec<&PersonaId>;
+}
+
+impl ProposalState for Blackboard {
+    fn proposals(&self) -> &[Proposal] {
+        Blackboard::proposals(self)
+    }
+
+    fn proposal(&self, id: &ProposalId) -> Option<&Proposal> {
+        Blackboard::proposal(self, id)
+    }
+
+    fn decision_count(&self) -> usize {
+        self.decisions().len()
+    }
+
+    fn debater_ids(&self) -> Vec<&PersonaId> {
+        self.debaters().map(|p| &p.id).collect()
+    }
+}
+
+/// The proposals and decisions of a blackboard as the events taken so far
+/// from a batch leave them, without a copy of the blackboard (only its
+/// proposals are copied): what each next message of the batch is read
+/// against.
+struct Pending<'a> {
+    board: &'a Blackboard,
+    proposals: Vec<Proposal>,
+    decisions: usize,
+}
+
+impl<'a> Pending<'a> {
+    fn new(board: &'a Blackboard) -> Self {
+        Self {
+            board,
+            proposals: board.proposals().to_vec(),
+            decisions: board.decisions().len(),
+        }
+    }
+
+    /// Takes `event` into the pending state, or says why the blackboard
+    /// would refuse it (an unknown or duplicate proposal, an empty text).
+    fn take(&mut self, event: &DebateEvent) -> Result<(), String> {
+        match event {
+            DebateEvent::ProposalRecorded {
+                proposal,
+                proposer,
+                content,
+                time,
+            } => {
+                if self.proposal(proposal).is_some() {
+                    return Err(format!("proposal {proposal} exists"));
+                }
+                if content.trim().is_empty() {
+                    return Err(format!("proposal {proposal} has no content"));
+                }
+                self.proposals.push(Proposal {
+                    id: proposal.clone(),
+                    proposer: proposer.clone(),
+                    content: content.clone(),
+                    status: ProposalStatus::Active,
+                    reactions: std::collections::BTreeMap::new(),
+                    time: *time,
+                });
+            }
+            DebateEvent::ProposalReaction {
+                proposal,
+                persona,
+                reaction,
+            } => {
+                let p = self.proposal_mut(proposal)?;
+                p.reactions.insert(persona.clone(), *reaction);
+            }
+            DebateEvent::ProposalStatusChanged { proposal, status } => {
+                self.proposal_mut(proposal)?.status = *status;
+            }
+            DebateEvent::DecisionRecorded { decision } => {
+                if decision.outcome.trim().is_empty() {
+                    return Err(format!("decision {} has no outcome", decision.id));
+                }
+                self.decisions += 1;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn proposal_mut(&mut self, id: &ProposalId) -> Result<&mut Proposal, String> {
+        self.proposals
+            .iter_mut()
+            .find(|p| &p.id == id)
+            .ok_or_else(|| format!("no proposal {id}"))
+    }
+}
+
+impl ProposalState for Pending<'_> {
+    fn proposals(&self) -> &[Proposal] {
+        &self.proposals
+    }
+
+    fn decision_count(&self) -> usize {
+        self.decisions
+    }
+
+    fn debater_ids(&self) -> Vec<&PersonaId> {
+        self.board.debater_ids()
+    }
+}
+
 /// The events of `findings` for `message`, by the rules of this module
 /// (reactions, acceptance or rejection, the new proposal, the decision).
 pub fn events_for(
     board: &Blackboard,
+    message: &DialogueMessage,
+    findings: &Findings,
+) -> Vec<DebateEvent> {
+    events_in(board, message, findings)
+}
+
+fn events_in(
+    board: &impl ProposalState,
     message: &DialogueMessage,
     findings: &Findings,
 ) -> Vec<DebateEvent> {
@@ -381,7 +512,7 @@ pub fn events_for(
         targets.push((p.id.clone(), reaction));
     }
     let mut settled = false;
-    let mut decisions = board.decisions().len();
+    let mut decisions = board.decision_count();
     for (id, reaction) in targets {
         let Some(proposal) = board.proposal(&id) else {
             continue;
@@ -395,8 +526,8 @@ pub fn events_for(
         }
         // The proposal's reactions with this one counted.
         let others: Vec<&PersonaId> = board
-            .debaters()
-            .map(|p| &p.id)
+            .debater_ids()
+            .into_iter()
             .filter(|p| *p != &proposal.proposer)
             .collect();
         let latest = |p: &PersonaId| {
@@ -524,10 +655,10 @@ pub fn model_events(
         }
     };
     let mut notes: Vec<String> = validated.notes().to_vec();
-    let mut scratch = board.clone();
+    let mut pending = Pending::new(board);
     let mut out = Vec::new();
     for id in messages {
-        let Some(message) = scratch.message(id).cloned() else {
+        let Some(message) = board.message(id) else {
             continue;
         };
         let Some(entry) = validated
@@ -549,7 +680,7 @@ pub fn model_events(
         };
         for r in &entry.reactions {
             let pid = ProposalId::new(r.proposal.as_str());
-            if scratch.proposal(&pid).is_some() {
+            if pending.proposal(&pid).is_some() {
                 findings.named.push((pid, r.reaction));
             } else {
                 notes.push(format!(
@@ -559,24 +690,28 @@ pub fn model_events(
             }
         }
         if source == DetectionSource::Both {
-            if scratch
+            if pending
                 .proposals()
                 .iter()
                 .any(|p| p.proposer == message.persona && p.time == message.time)
             {
                 findings.proposal = None;
             }
-            if scratch
+            if board
                 .decisions()
                 .iter()
+                .chain(out.iter().filter_map(|e| match e {
+                    DebateEvent::DecisionRecorded { decision } => Some(decision),
+                    _ => None,
+                }))
                 .any(|d| d.source_message.as_ref() == Some(id))
             {
                 findings.decision = None;
             }
         }
         // Only what applies goes out: a rejected event would fail the append.
-        for e in events_for(&scratch, &message, &findings) {
-            match scratch.apply(&e) {
+        for e in events_in(&pending, message, &findings) {
+            match pending.take(&e) {
                 Ok(()) => out.push(e),
                 Err(err) => notes.push(format!("{id}: dropped {}: {err}", e.name())),
             }

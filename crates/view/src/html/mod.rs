@@ -1,8 +1,10 @@
 //! The web page of a debate, rendered from the same view as the reports
 //! (so a section added to the view shows everywhere): plain HTML with one
 //! small script that follows the live event stream. Every text a model or
-//! a person wrote is HTML-escaped; the script adds live text only as text
-//! nodes.
+//! a person wrote is HTML-escaped, or rendered from Markdown by
+//! [`markdown`] (which escapes every character of the text and keeps
+//! nothing that runs or loads); the script adds names and notes as text
+//! nodes, and a message as the server rendered it.
 
 use std::fmt::Write as _;
 
@@ -10,8 +12,10 @@ use agon_core::{Blackboard, DialogueMessage, MessageKind, PersonaId};
 
 use crate::DebateView;
 
+mod markdown;
 mod panels;
 
+pub use markdown::markdown;
 pub use panels::{dialectic_rounds, latest_bids, panels, stance_graph};
 
 /// `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content
@@ -40,7 +44,12 @@ h2{font-size:1.05em;margin:.3em 0 .6em}.msg{border-left:3px solid #9bb;padding:.
 .status{display:inline-block;padding:0 .5em;border-radius:4px;background:#e5eef8;color:#23262f;font-size:.85em}\
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .4em;text-align:left;vertical-align:top}\
 .warn{color:#9a4b00}.note{background:#fff8e1;border-left:3px solid #e0a800;padding:.2em .7em;margin:.6em 0}\
-form textarea,form input{width:100%;box-sizing:border-box;margin:.2em 0;font:inherit}button{font:inherit;margin:.2em .3em .2em 0}";
+form textarea,form input{width:100%;box-sizing:border-box;margin:.2em 0;font:inherit}button{font:inherit;margin:.2em .3em .2em 0}\
+.md p{margin:.3em 0}.md h1,.md h2,.md h3,.md h4{font-size:1em;margin:.5em 0 .2em}.md pre{background:#f3f3f0;padding:.4em;overflow-x:auto}\
+.md code{background:#f3f3f0;padding:0 .2em}.md ul,.md ol{margin:.2em 0;padding-left:1.4em}\
+.id{white-space:nowrap;font-family:monospace;font-size:.9em}.clamp{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:60em}\
+details.topic summary{cursor:pointer;list-style:none}details.topic[open] summary .clamp{display:none}details.topic .whole{white-space:pre-wrap}\
+.filters select,.filters button{font:inherit;margin-right:.4em}.pages a{margin-right:.8em}";
 
 /// A whole page: `title` and `body` (already escaped where needed).
 fn page(title: &str, body: &str, script: &str) -> String {
@@ -71,6 +80,30 @@ pub struct ListRow {
     pub created: chrono::DateTime<chrono::Utc>,
 }
 
+/// Topics longer than this (or of more than one line) are clamped to
+/// their first line, the whole text a click away.
+const TOPIC_LINE_CHARS: usize = 120;
+
+/// A topic (a dialectic problem can be a whole document) as one clamped
+/// line; a long one opens to its whole text on demand.
+fn topic_html(topic: &str) -> String {
+    let topic = topic.trim();
+    let first = topic
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if first.len() == topic.len() && first.chars().count() <= TOPIC_LINE_CHARS {
+        return format!("<span class=\"clamp\">{}</span>", escape(topic));
+    }
+    format!(
+        "<details class=\"topic\"><summary><span class=\"clamp\">{}</span> <span class=\"kind\">(the whole text, {} characters)</span></summary><div class=\"whole\">{}</div></details>",
+        escape(first),
+        topic.chars().count(),
+        escape(topic)
+    )
+}
+
 /// How long ago `then` was, in the largest whole unit ("3 min", "2 h").
 pub fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
     let secs = (now - then).num_seconds().max(0);
@@ -91,19 +124,111 @@ topic = \"Should cities ban private cars from their centres?\"
 minirounds = 1
 ";
 
-/// The page listing debates, with a form to start one.
-pub fn list_page(rows: &[ListRow], now: chrono::DateTime<chrono::Utc>) -> String {
-    let mut body = String::from(
-        "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section><table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>cost</th><th>age</th></tr>",
+/// Debates on one page of the list.
+pub const LIST_PAGE_SIZE: usize = 50;
+
+/// What the list shows: the debates of one protocol and one status (any,
+/// when `None`), page `page` (1-based) of them. Read from the page's
+/// query string (`?protocol=dialectic&status=finished&page=2`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct ListQuery {
+    /// Only debates of this protocol (`structured`, `dialectic`,
+    /// `deliberation`).
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub protocol: Option<String>,
+    /// Only debates with this status (`finished`, `running`, …).
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub status: Option<String>,
+    /// The page, from 1.
+    #[serde(default)]
+    pub page: Option<usize>,
+}
+
+fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(value.filter(|v| !v.trim().is_empty()))
+}
+
+impl ListQuery {
+    /// Whether a debate of `protocol` and `status` is listed.
+    pub fn matches(&self, protocol: &str, status: &str) -> bool {
+        self.protocol.as_deref().is_none_or(|p| p == protocol)
+            && self.status.as_deref().is_none_or(|s| s == status)
+    }
+
+    /// The page asked for, from 1.
+    pub fn page(&self) -> usize {
+        self.page.unwrap_or(1).max(1)
+    }
+
+    /// The range of the matching debates (newest first) its page shows.
+    pub fn range(&self, matching: usize) -> std::ops::Range<usize> {
+        let start = ((self.page() - 1) * LIST_PAGE_SIZE).min(matching);
+        start..(start + LIST_PAGE_SIZE).min(matching)
+    }
+
+    /// The query string of page `page` with the same filter.
+    fn href(&self, page: usize) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.protocol {
+            parts.push(format!("protocol={}", escape(p)));
+        }
+        if let Some(s) = &self.status {
+            parts.push(format!("status={}", escape(s)));
+        }
+        parts.push(format!("page={page}"));
+        format!("/?{}", parts.join("&amp;"))
+    }
+}
+
+/// The statuses a debate can have, as the list's filter offers them.
+const STATUSES: [&str; 7] = [
+    "created",
+    "queued",
+    "running",
+    "interrupted",
+    "finished",
+    "budget",
+    "failed",
+];
+
+/// The protocols, as the list's filter offers them.
+const PROTOCOLS: [&str; 3] = ["structured", "dialectic", "deliberation"];
+
+fn select(name: &str, options: &[&str], chosen: Option<&str>) -> String {
+    let mut out = format!("<select name=\"{name}\"><option value=\"\">any {name}</option>");
+    for o in options {
+        let selected = if chosen == Some(*o) { " selected" } else { "" };
+        let _ = write!(out, "<option value=\"{o}\"{selected}>{o}</option>");
+    }
+    out.push_str("</select>");
+    out
+}
+
+/// The page listing debates (`rows`: the page's rows of the `matching`
+/// debates `query` picks out), with a filter, page links and a form to
+/// start one.
+pub fn list_page(
+    rows: &[ListRow],
+    query: &ListQuery,
+    matching: usize,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let mut body = format!(
+        "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section>\
+         <form class=\"filters\" method=\"get\" action=\"/\">{}{}<button type=\"submit\">Filter</button></form>\
+         <table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>cost</th><th>age</th></tr>",
+        select("protocol", &PROTOCOLS, query.protocol.as_deref()),
+        select("status", &STATUSES, query.status.as_deref()),
     );
     for r in rows {
         let _ = write!(
             body,
-            "<tr><td><a href=\"/debates/{id}\">{id}</a></td><td>{topic}</td><td>{protocol}</td>\
+            "<tr><td class=\"id\"><a href=\"/debates/{id}\">{id}</a></td><td>{topic}</td><td>{protocol}</td>\
              <td><span class=\"status\">{status}</span></td><td>{messages}</td><td>{cost}</td>\
              <td title=\"{created}\">{age}</td></tr>",
             id = escape(&r.id),
-            topic = escape(&r.topic),
+            topic = topic_html(&r.topic),
             protocol = escape(&r.protocol),
             status = escape(&r.status),
             messages = r.messages,
@@ -115,11 +240,40 @@ pub fn list_page(rows: &[ListRow], now: chrono::DateTime<chrono::Utc>) -> String
         );
     }
     if rows.is_empty() {
-        body.push_str("<tr><td colspan=\"7\">No debate yet: start one below.</td></tr>");
+        let empty = if query.protocol.is_some() || query.status.is_some() {
+            "No debate matches this filter."
+        } else {
+            "No debate yet: start one below."
+        };
+        let _ = write!(body, "<tr><td colspan=\"7\">{empty}</td></tr>");
     }
+    body.push_str("</table>");
+    let range = query.range(matching);
+    let pages = matching.div_ceil(LIST_PAGE_SIZE).max(1);
     let _ = write!(
         body,
-        "</table></section><section><h2>Start a debate</h2><form id=\"start-form\">\
+        "<p class=\"pages\"><span class=\"kind\" id=\"shown\">{}–{} of {matching}</span> ",
+        if matching == 0 { 0 } else { range.start + 1 },
+        range.end
+    );
+    if query.page() > 1 {
+        let _ = write!(
+            body,
+            "<a id=\"newer\" href=\"{}\">← newer</a>",
+            query.href((query.page() - 1).min(pages))
+        );
+    }
+    if range.end < matching {
+        let _ = write!(
+            body,
+            "<a id=\"older\" href=\"{}\">older →</a>",
+            query.href(query.page() + 1)
+        );
+    }
+    body.push_str("</p>");
+    let _ = write!(
+        body,
+        "</section><section><h2>Start a debate</h2><form id=\"start-form\">\
          <textarea name=\"toml\" rows=\"8\" spellcheck=\"false\" style=\"font-family:monospace\">{}</textarea>\
          <button type=\"submit\">Start</button> <span class=\"kind\" id=\"start-status\"></span></form></section></main>",
         escape(START_TEMPLATE)
@@ -145,11 +299,11 @@ fn message_html(board: &Blackboard, m: &DialogueMessage) -> String {
         k => k.label().to_owned(),
     };
     format!(
-        "<div class=\"msg\" id=\"{id}\"><span class=\"who\">{who}</span> <span class=\"kind\">{what} · round {round}</span><div>{text}</div></div>",
+        "<div class=\"msg\" id=\"{id}\"><span class=\"who\">{who}</span> <span class=\"kind\">{what} · round {round}</span><div class=\"md\">{text}</div></div>",
         id = escape(m.id.as_str()),
         who = name(board, &m.persona),
         round = m.round,
-        text = escape(m.content.trim()).replace('\n', "<br>"),
+        text = markdown(m.content.trim()),
     )
 }
 
@@ -218,11 +372,11 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
         .collect();
     let names = serde_json::Value::Object(names).to_string();
     let mut body = format!(
-        "<header><a href=\"/\">Agon</a> · {protocol} · <span class=\"status\" id=\"status\">{status}</span><h1 style=\"font-size:1.3em;margin:.3em 0\">{topic}</h1></header>\
+        "<header><a href=\"/\">Agon</a> · {protocol} · <span class=\"status\" id=\"status\">{status}</span><div class=\"title\" style=\"font-size:1.3em;font-weight:600;margin:.3em 0\">{topic}</div></header>\
          <main><div><section><h2>Transcript</h2><div id=\"transcript\">",
         protocol = escape(view.protocol().as_str()),
         status = escape(status),
-        topic = escape(topic),
+        topic = topic_html(topic),
     );
     let mut notes = board.notes().iter().peekable();
     for (i, m) in board.messages().iter().enumerate() {
@@ -246,7 +400,17 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
         fork = fork_section(),
     );
     let html = page(
-        &format!("Agon: {topic}"),
+        &format!(
+            "Agon: {}",
+            agon_extract::truncate_chars(
+                topic
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or(""),
+                TOPIC_LINE_CHARS
+            )
+        ),
         &body,
         "<script src=\"/static/debate.js\"></script>",
     );
@@ -552,12 +716,70 @@ mod tests {
                 cost_usd: Some(0.0123),
                 created,
             }],
+            &ListQuery::default(),
+            1,
             created + chrono::Duration::minutes(3),
         );
         assert!(list.contains("<td>$0.0123</td>"), "{list}");
         assert!(list.contains(">3 min</td>"), "{list}");
-        assert!(list.contains("<a href=\"/debates/d1\">d1</a>"));
+        assert!(list.contains("<td class=\"id\"><a href=\"/debates/d1\">d1</a>"));
         assert!(list.contains("&lt;i&gt;t&lt;/i&gt;"));
+        assert!(list.contains("1–1 of 1"), "{list}");
+        assert!(!list.contains("id=\"older\""), "one page: {list}");
+    }
+
+    #[test]
+    fn the_list_filters_and_pages_past_fifty() {
+        let query = ListQuery {
+            protocol: Some("dialectic".into()),
+            status: Some("finished".into()),
+            page: Some(2),
+        };
+        assert!(query.matches("dialectic", "finished"));
+        assert!(!query.matches("structured", "finished"));
+        assert!(!query.matches("dialectic", "running"));
+        assert_eq!(query.range(120), 50..100);
+        assert_eq!(query.range(60), 50..60);
+        assert_eq!(query.range(10), 10..10, "a page past the end is empty");
+        let list = list_page(&[], &query, 120, chrono::DateTime::UNIX_EPOCH);
+        assert!(list.contains("51–100 of 120"), "{list}");
+        assert!(
+            list.contains("href=\"/?protocol=dialectic&amp;status=finished&amp;page=1\">← newer"),
+            "{list}"
+        );
+        assert!(
+            list.contains("href=\"/?protocol=dialectic&amp;status=finished&amp;page=3\">older →"),
+            "{list}"
+        );
+        assert!(
+            list.contains("<option value=\"dialectic\" selected>"),
+            "{list}"
+        );
+        assert!(
+            list.contains("<option value=\"finished\" selected>"),
+            "{list}"
+        );
+        assert!(list.contains("No debate matches this filter."), "{list}");
+        let parsed: ListQuery =
+            serde_json::from_value(serde_json::json!({"protocol": "", "status": "running"}))
+                .unwrap();
+        assert_eq!(parsed.protocol, None, "an empty select is no filter");
+        assert_eq!(parsed.page(), 1);
+    }
+
+    #[test]
+    fn a_long_topic_is_clamped_to_a_line_with_the_whole_text_on_demand() {
+        let problem = format!("Design a rate limiter\n\n{}", "Requirement. ".repeat(90));
+        let html = topic_html(&problem);
+        assert!(html.starts_with("<details class=\"topic\"><summary><span class=\"clamp\">Design a rate limiter</span>"), "{html}");
+        assert!(
+            html.contains("<div class=\"whole\">Design a rate limiter"),
+            "{html}"
+        );
+        assert_eq!(
+            topic_html("<b>Short</b>"),
+            "<span class=\"clamp\">&lt;b&gt;Short&lt;/b&gt;</span>"
+        );
     }
 
     #[test]
@@ -590,7 +812,7 @@ mod tests {
 
     #[test]
     fn the_list_page_has_a_start_form_and_its_own_script() {
-        let list = list_page(&[], chrono::DateTime::UNIX_EPOCH);
+        let list = list_page(&[], &ListQuery::default(), 0, chrono::DateTime::UNIX_EPOCH);
         assert!(list.contains("<form id=\"start-form\">"));
         assert!(list.contains("topic = &quot;Should cities ban private cars"));
         assert!(list.contains("<script src=\"/static/list.js\"></script>"));

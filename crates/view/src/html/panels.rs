@@ -297,9 +297,9 @@ pub fn panels(view: &DebateView) -> String {
     if let Some(s) = board.solutions().last() {
         let _ = write!(
             out,
-            "<section><h2>Solution after round {}</h2><p>{}</p><p>Confidence: {}</p>",
+            "<section><h2>Solution after round {}</h2><div class=\"md\">{}</div><p>Confidence: {}</p>",
             s.round,
-            escape(&s.description).replace('\n', "<br>"),
+            super::markdown(&s.description),
             s.confidence
                 .map_or_else(|| "—".to_owned(), |c| c.to_string())
         );
@@ -357,11 +357,11 @@ pub fn panels(view: &DebateView) -> String {
     if let Some(summary) = board.latest_rolling_summary() {
         let _ = write!(
             out,
-            "<section><h2>Earlier discussion (rolling summary)</h2><p class=\"kind\">messages 1–{} in {} characters (from {})</p><p>{}</p></section>",
+            "<section><h2>Earlier discussion (rolling summary)</h2><p class=\"kind\">messages 1–{} in {} characters (from {})</p><div class=\"md\">{}</div></section>",
             summary.span.end,
             summary.after_chars,
             summary.before_chars,
-            escape(&summary.text).replace('\n', "<br>")
+            super::markdown(&summary.text)
         );
     }
     let usage = board.usage_total();

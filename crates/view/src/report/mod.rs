@@ -146,7 +146,7 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
     }
     let has = |kind: MessageKind| bb.messages().iter().any(|m| m.kind == kind);
     if !has(MessageKind::Closing) {
-        let skipped = bb.skipped_turns("closing/");
+        let skipped = bb.skipped_turns(|t| matches!(t, agon_core::TurnKey::Closing { .. }));
         out.closings = Some(if skipped > 0 {
             format!("no closing: {skipped} closing turn(s) were skipped (see Warnings)")
         } else {
@@ -160,7 +160,7 @@ pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections 
             .any(|p| p.role == agon_core::PersonaRole::Judge);
         out.synthesis = Some(if !judged {
             "no synthesis: synthesis is off for this debate".to_owned()
-        } else if bb.skipped_turns("synthesis") > 0 {
+        } else if bb.skipped_turns(|t| *t == agon_core::TurnKey::Synthesis) > 0 {
             "no synthesis: the judge's turn was skipped (see Warnings)".to_owned()
         } else {
             format!("no synthesis: {}", not_reached())

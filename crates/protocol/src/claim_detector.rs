@@ -4,10 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blackboard::Blackboard;
-use crate::detection::{AnalyzedTurn, TurnAnalyzedView};
-use crate::event::DebateEvent;
-use crate::ids::{ClaimId, MessageId, PersonaId};
+use agon_core::{
+    AnalyzedTurn, Blackboard, ClaimId, DebateEvent, MessageId, PersonaId, TurnAnalyzedView,
+};
 
 /// A claim the detector wants opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,7 +292,7 @@ pub fn promote_strongest(board: &Blackboard) -> Option<DebateEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DialogueMessage, JudgedDisagreement, MessageKind, Persona, Topic};
+    use agon_core::{DialogueMessage, JudgedDisagreement, MessageKind, Persona, Topic};
 
     fn board() -> Blackboard {
         let mut bb = Blackboard::new();
@@ -433,7 +432,7 @@ mod tests {
         assert_eq!(bb.claims().len(), 1, "the pair already has an open claim");
         bb.apply(&DebateEvent::ClaimStatusChanged {
             claim: "claim-1".into(),
-            transition: crate::ClaimTransition::Abandoned { reason: "r".into() },
+            transition: agon_core::ClaimTransition::Abandoned { reason: "r".into() },
         })
         .unwrap();
         for _ in 0..8 {
