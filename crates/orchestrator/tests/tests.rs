@@ -22,3 +22,4 @@ mod scenario;
 mod steer;
 mod support;
 mod trust;
+mod views;

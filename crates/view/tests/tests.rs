@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
+mod formats;
 mod metrics;
 mod view;

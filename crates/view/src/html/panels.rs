@@ -415,6 +415,10 @@ pub fn panels(view: &DebateView) -> String {
         }
         out.push_str("</ul></section>");
     }
+    round_records(&mut out, board);
+    reflections(&mut out, board);
+    devils_advocates(&mut out, board);
+    tool_calls(&mut out, board);
     if !board.citations().is_empty() {
         out.push_str("<section><h2>Sources cited</h2><p class=\"kind\">passages of each persona's own corpus it cited as [E:id]</p><ul>");
         for persona in board.personas() {
@@ -529,4 +533,97 @@ fn requirements(out: &mut String, board: &Blackboard) {
         );
     }
     out.push_str("</table></section>");
+}
+
+/// A structured debate's round records: each aspect's summary and each
+/// persona's take on it.
+fn round_records(out: &mut String, board: &Blackboard) {
+    if board.rounds().is_empty() {
+        return;
+    }
+    out.push_str("<section><h2>Round records</h2>");
+    for r in board.rounds() {
+        let label = board
+            .aspect(&r.aspect)
+            .map_or(r.aspect.as_str(), |a| a.label.as_str());
+        let _ = write!(
+            out,
+            "<p><strong>{}</strong> (round {}): {}</p><ul>",
+            escape(label),
+            r.round,
+            escape(&r.summary)
+        );
+        for (persona, take) in &r.takes {
+            let _ = write!(
+                out,
+                "<li>{}: {}</li>",
+                escape(board.persona_name(persona)),
+                escape(&take.position)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</section>");
+}
+
+/// The reflections: what the debate learned about itself, most important
+/// first as the report lists them.
+fn reflections(out: &mut String, board: &Blackboard) {
+    if board.reflections().is_empty() {
+        return;
+    }
+    out.push_str("<section><h2>Reflections</h2><ul>");
+    for r in board.reflections() {
+        let _ = write!(
+            out,
+            "<li><span class=\"kind\">{}, importance {}, round {}</span> {}</li>",
+            escape(r.kind.label()),
+            r.importance,
+            r.round,
+            escape(&r.content)
+        );
+    }
+    out.push_str("</ul></section>");
+}
+
+/// A dialectic debate's devil's advocate of each round.
+fn devils_advocates(out: &mut String, board: &Blackboard) {
+    if board.devils_advocates().is_empty() {
+        return;
+    }
+    out.push_str("<section><h2>Devil's advocates</h2><ul>");
+    for (round, persona) in board.devils_advocates() {
+        let _ = write!(
+            out,
+            "<li>round {round}: {}</li>",
+            escape(board.persona_name(persona))
+        );
+    }
+    out.push_str("</ul></section>");
+}
+
+/// The tool calls the agents made while they contributed.
+fn tool_calls(out: &mut String, board: &Blackboard) {
+    if board.tool_calls().is_empty() {
+        return;
+    }
+    out.push_str("<section><h2>Tool calls</h2><ul>");
+    for c in board.tool_calls() {
+        let first = c
+            .result
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let _ = write!(
+            out,
+            "<li>{} ({}): <code>{}({})</code> {} {}</li>",
+            escape(board.persona_name(&c.persona)),
+            escape(&c.turn.to_string()),
+            escape(&c.name),
+            escape(&c.arguments.to_string()),
+            if c.ok { "→" } else { "failed:" },
+            escape(&agon_extract::truncate_chars(first, 200))
+        );
+    }
+    out.push_str("</ul></section>");
 }
