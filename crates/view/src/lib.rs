@@ -36,6 +36,7 @@ pub mod live;
 mod memory_stats;
 pub mod metrics;
 pub mod report;
+pub mod terminal;
 mod view;
 
 pub use memory_stats::MemoryStats;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agon_app::App;
-use agon_core::{Blackboard, DebateId};
+use agon_core::DebateId;
 use agon_store::EventStore;
 use agon_view::{ReportOptions, report};
 use anyhow::Context as _;
@@ -63,9 +63,9 @@ pub(crate) async fn show(
             } else if json {
                 println!("{}", serde_json::to_string_pretty(&bb)?);
             } else if what == Shown::Blackboard {
-                print!("{}", blackboard_text(&bb));
+                print!("{}", agon_view::terminal::board_summary(&bb));
             } else {
-                print!("{}", transcript(&bb));
+                print!("{}", agon_view::terminal::transcript(&bb));
             }
         }
     }
@@ -200,81 +200,4 @@ pub(crate) async fn export(store: &Arc<dyn EventStore>, id: String) -> Result<Ex
     let events = store.events_after(&id, 0).await?;
     println!("{}", serde_json::to_string_pretty(&events)?);
     Ok(ExitCode::SUCCESS)
-}
-
-fn transcript(bb: &Blackboard) -> String {
-    let mut out = String::new();
-    for m in bb.messages() {
-        let mut tag = m.kind.label().to_owned();
-        if let Some(a) = m.aspect.as_ref().and_then(|a| bb.aspect(a)) {
-            tag.push_str(&format!(" · {}", a.label));
-        }
-        if let Some(mr) = m.miniround {
-            tag.push_str(&format!(" · miniround {mr}"));
-        }
-        if let Some(room) = &m.crux_room {
-            tag.push_str(&format!(" · {room}"));
-        }
-        out.push_str(&format!(
-            "[{}] {} ({tag}):\n{}\n\n",
-            m.id,
-            bb.persona_name(&m.persona),
-            m.content.trim()
-        ));
-    }
-    out
-}
-
-fn blackboard_text(bb: &Blackboard) -> String {
-    let mut out = format!(
-        "{}\n\nPOSITIONS\n",
-        bb.topic().map_or("", |t| t.question.as_str())
-    );
-    for p in bb.debaters() {
-        if let Some(s) = bb.position(&p.id) {
-            out.push_str(&format!(
-                "- {}: {}\n  concessions: {}, shifts: {}, agreements: {}, disagreements: {}\n",
-                p.name,
-                if s.overall_stance.is_empty() {
-                    "(none recorded)"
-                } else {
-                    &s.overall_stance
-                },
-                s.concessions.len(),
-                s.shifts.len(),
-                s.agreements.len(),
-                s.disagreements.len()
-            ));
-        }
-    }
-    out.push_str("\nCLAIMS\n");
-    for c in bb.claims() {
-        out.push_str(&format!(
-            "- {} [{}] {} vs {}: {}\n",
-            c.id,
-            c.status.label(),
-            bb.persona_name(&c.personas[0]),
-            bb.persona_name(&c.personas[1]),
-            c.claim
-        ));
-    }
-    out.push_str("\nCRUX CARDS\n");
-    for c in bb.crux_cards() {
-        out.push_str(&format!(
-            "- {}: {} ({})\n",
-            c.id,
-            c.question,
-            c.disagreement_type.label()
-        ));
-    }
-    out.push_str("\nREFLECTIONS\n");
-    for r in bb.reflections() {
-        out.push_str(&format!("- [{}] {}\n", r.importance, r.content));
-    }
-    out.push_str(&format!(
-        "\nROUND RECORDS: {}  WARNINGS: {}\n",
-        bb.rounds().len(),
-        bb.warnings().len()
-    ));
-    out
 }
