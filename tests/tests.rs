@@ -6,6 +6,7 @@ mod context_budget;
 mod context_phases;
 mod fixture;
 mod generated;
+mod long_state;
 mod prompts;
 mod replay;
 mod tidy;

@@ -94,7 +94,10 @@ mod tests {
         let bb = Blackboard::replay(&agon_core::synthetic::small::log()).unwrap();
         let text = transcript(&bb);
         assert!(text.contains("Cars kill 40 people a year here."), "{text}");
-        assert!(text.starts_with("[m1] Ada (take · Safety · miniround 0):\n"), "{text}");
+        assert!(
+            text.starts_with("[m1] Ada (take · Safety · miniround 0):\n"),
+            "{text}"
+        );
         let summary = board_summary(&bb);
         assert!(summary.contains("POSITIONS\n"), "{summary}");
         assert!(summary.contains("\nCLAIMS\n"), "{summary}");

@@ -14,10 +14,10 @@ use std::fmt::Write as _;
 
 pub mod deliberation;
 pub mod dialectic;
+mod state;
 
 use agon_core::{
     AspectId, Blackboard, ClaimId, CruxRoomId, DialogueMessage, LiveClaim, MessageId, Persona,
-    PersonaPositionState,
 };
 
 /// Longest quotation of an *earlier* message shown as context inside an
@@ -257,76 +257,6 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
     }
 }
 
-/// A position state as the analysis prompt shows it: struct fields in
-/// declaration order (never through a JSON map, whose key order depends on
-/// serde_json's features), long lists cut to their latest entries.
-/// Empty lists and an initial stance equal to the current one are left
-/// out (they say nothing and cost tokens in every analysis call).
-#[derive(serde::Serialize)]
-struct StateView<'a> {
-    overall_stance: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    initial_stance: Option<&'a str>,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    aspects: std::collections::BTreeMap<&'a agon_core::AspectId, &'a agon_core::AspectPosition>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    agreements: &'a [agon_core::Agreement],
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    disagreements: Vec<DisagreementView<'a>>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    concessions: &'a [agon_core::LedgerNote],
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    shifts: &'a [agon_core::LedgerNote],
-}
-
-/// A ledger disagreement as the analysis prompts show it: without the
-/// rubric criteria it was cited with (they serve the trust memory, and
-/// would cost tokens in every later analysis).
-#[derive(serde::Serialize)]
-struct DisagreementView<'a> {
-    with: &'a agon_core::PersonaId,
-    on: &'a str,
-    intensity: agon_core::Intensity,
-    round: u32,
-}
-
-/// The latest three entries of a list.
-fn latest<T>(list: &[T]) -> &[T] {
-    &list[list.len().saturating_sub(3)..]
-}
-
-/// A persona's position state as the analysis prompts show it; with
-/// `aspect`, only that aspect's position among the aspects (a take is
-/// analysed against the aspect it is about).
-fn state_json(state: Option<&PersonaPositionState>, aspect: Option<&AspectId>) -> String {
-    let empty = PersonaPositionState::default();
-    let state = state.unwrap_or(&empty);
-    let view = StateView {
-        overall_stance: &state.overall_stance,
-        initial_stance: (state.initial_stance != state.overall_stance)
-            .then_some(state.initial_stance.as_str()),
-        aspects: state
-            .aspects
-            .iter()
-            .filter(|(id, _)| aspect.is_none_or(|a| a == *id))
-            .collect(),
-        agreements: latest(&state.agreements),
-        disagreements: latest(&state.disagreements)
-            .iter()
-            .map(|d| DisagreementView {
-                with: &d.with,
-                on: &d.on,
-                intensity: d.intensity,
-                round: d.round,
-            })
-            .collect(),
-        concessions: latest(&state.concessions),
-        shifts: latest(&state.shifts),
-    };
-    let text = serde_json::to_string(&view).unwrap_or_default();
-    quote(&text, 600)
-}
-
 /// Messages before `message` (not including it), latest last, at most `n`.
 fn before<'a>(bb: &'a Blackboard, message: &MessageId, n: usize) -> &'a [DialogueMessage] {
     let end = bb.message_index(message).unwrap_or(0);
@@ -414,7 +344,7 @@ pub fn analysis_with_context(
         .map_or_else(|| topic_line(bb), |a| a.label.clone());
     let mut user = format!(
         "Current position state for {name}:\n{}\n\n{name} just said (on \"{on}\"):\n\"{}\"\n\n",
-        state_json(bb.position(&m.persona), m.aspect.as_ref()),
+        state::state_json(bb.position(&m.persona), m.aspect.as_ref()),
         crate::fenced(m.content.trim())
     );
     let context_n = if judge_window > 0 {
@@ -466,7 +396,7 @@ pub fn batch_analysis(
                 user,
                 "- {}: {}",
                 bb.persona_name(&m.persona),
-                state_json(bb.position(&m.persona), m.aspect.as_ref())
+                state::state_json(bb.position(&m.persona), m.aspect.as_ref())
             );
         }
     }
