@@ -251,10 +251,13 @@ async fn a_short_deliberation_on_the_local_model() {
     c.personas = tiny().personas;
     c.memory.enabled = false;
     let d = &mut c.deliberation;
-    d.turns = 20;
+    // Ten turns: enough for two rolling summaries and every listening turn
+    // (the breadth of the protocol is the scripted model's, in
+    // tests/deliberation.rs).
+    d.turns = 10;
     d.mode = TurnMode::Listen;
-    d.summary_every = Some(6);
-    d.keep_recent = Some(6);
+    d.summary_every = Some(4);
+    d.keep_recent = Some(4);
     d.total_tokens = Some(1_024);
     d.system_tokens = Some(256);
     d.summary_tokens = Some(64);
@@ -277,7 +280,7 @@ async fn a_short_deliberation_on_the_local_model() {
         .iter()
         .filter(|w| matches!(w.step, StepId::Utterance(TurnKey::Turn { .. })))
         .count();
-    assert_eq!(bb.messages().len() + skipped, 20, "{:?}", bb.warnings());
+    assert_eq!(bb.messages().len() + skipped, 10, "{:?}", bb.warnings());
     for m in bb.messages() {
         assert!(!m.content.trim().is_empty());
         assert_eq!(m.kind, MessageKind::Deliberation);
@@ -286,7 +289,7 @@ async fn a_short_deliberation_on_the_local_model() {
     }
     // Every listening turn has its bids (a failed evaluation is a decline
     // with its warning), and nobody speaks twice in a row.
-    for turn in 2..=20u32 {
+    for turn in 2..=10u32 {
         if let Some(bids) = bb.bids(turn) {
             assert_eq!(bids.len(), 1, "turn {turn}");
         }
@@ -308,7 +311,7 @@ async fn a_short_deliberation_on_the_local_model() {
         .count();
     assert!(spans.len() + failed >= 1, "{:?}", bb.warnings());
     for (i, span) in spans.iter().enumerate() {
-        assert_eq!(span.1 - span.0, 6);
+        assert_eq!(span.1 - span.0, 4);
         if i > 0 {
             assert_eq!(spans[i - 1].1, span.0);
         }

@@ -18,12 +18,29 @@ fn view(fixture: &str) -> DebateView {
     DebateView::from_log(&log, ReportOptions::default()).unwrap()
 }
 
+/// `value` with every object's keys in order: serde_json keeps insertion
+/// order when another crate of the build turns on its `preserve_order`
+/// feature, and sorts them otherwise.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<(String, serde_json::Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted).collect())
+        }
+        other => other,
+    }
+}
+
 fn snapshot_every_format(fixture: &str) {
     let view = view(fixture);
     insta::assert_snapshot!(format!("{fixture}_markdown"), view.markdown());
     insta::assert_snapshot!(
         format!("{fixture}_json"),
-        serde_json::to_string_pretty(&view.json()).unwrap()
+        serde_json::to_string_pretty(&sorted(view.json())).unwrap()
     );
     let last = u64::try_from(view.board().messages().len()).unwrap();
     insta::assert_snapshot!(

@@ -365,12 +365,14 @@ pub const SCRIPT: &str = include_str!("../../assets/debate.js");
 pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> String {
     let board = view.board();
     let topic = board.topic().map_or("", |t| t.question.as_str());
-    let names: serde_json::Map<String, serde_json::Value> = board
+    // Sorted by id, whatever serde_json's map keeps: the page is the same
+    // in every build.
+    let names: std::collections::BTreeMap<&str, &str> = board
         .personas()
         .iter()
-        .map(|p| (p.id.to_string(), serde_json::Value::String(p.name.clone())))
+        .map(|p| (p.id.as_str(), p.name.as_str()))
         .collect();
-    let names = serde_json::Value::Object(names).to_string();
+    let names = serde_json::to_string(&names).unwrap_or_else(|_| "{}".to_owned());
     let mut body = format!(
         "<header><a href=\"/\">Agon</a> · {protocol} · <span class=\"status\" id=\"status\">{status}</span><div class=\"title\" style=\"font-size:1.3em;font-weight:600;margin:.3em 0\">{topic}</div></header>\
          <main><div><section><h2>Transcript</h2><div id=\"transcript\">",
