@@ -374,3 +374,25 @@ fn views_match_turns_by_type_not_by_text() {
         }
     }
 }
+
+#[test]
+fn pages_are_built_from_escaping_markup_only() {
+    // A page is built from `Html` values: templates written in the source
+    // and text escaped on the way in (`Html::text`, `Html::markdown`). No
+    // page builder formats markup into a `String` or escapes by hand.
+    let by_hand = Regex::new(r"\bwrite!\(|\bescape\(|push_str\(").unwrap();
+    for (file, code) in crate_code("crates/view/src/html") {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "markup.rs" || name == "markdown.rs" {
+            continue;
+        }
+        if let Some(m) = by_hand.find(&code) {
+            let line = code[..m.start()].lines().count();
+            panic!(
+                "{}:{line}: markup built by hand (`{}`): build it as `Html`",
+                file.display(),
+                m.as_str()
+            );
+        }
+    }
+}

@@ -6,34 +6,18 @@
 //! nothing that runs or loads); the script adds names and notes as text
 //! nodes, and a message as the server rendered it.
 
-use std::fmt::Write as _;
-
 use agon_core::{Blackboard, DialogueMessage, MessageKind, PersonaId};
 
 use crate::DebateView;
+use crate::html;
 
 mod markdown;
+mod markup;
 mod panels;
 
 pub use markdown::markdown;
+pub use markup::{Html, Number, escape};
 pub use panels::{dialectic_rounds, latest_bids, panels, stance_graph};
-
-/// `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content
-/// and in quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f6f4}\
 header{background:#23262f;color:#fff;padding:.8em 1.5em}header a{color:#9fd3ff}\
@@ -51,13 +35,18 @@ form textarea,form input{width:100%;box-sizing:border-box;margin:.2em 0;font:inh
 details.topic summary{cursor:pointer;list-style:none}details.topic[open] summary .clamp{display:none}details.topic .whole{white-space:pre-wrap}\
 .filters select,.filters button{font:inherit;margin-right:.4em}.pages a{margin-right:.8em}";
 
-/// A whole page: `title` and `body` (already escaped where needed).
-fn page(title: &str, body: &str, script: &str) -> String {
-    format!(
+/// A whole page: `title` (text, escaped here), `body` and its `script`
+/// tag, with `body_attributes` on the `<body>` tag.
+fn page(title: &str, body_attributes: Html, body: Html, script: Html) -> Html {
+    html!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body>{body}{script}</body></html>",
-        escape(title)
+         <title>{}</title><style>{}</style></head><body{}>{}{}</body></html>",
+        Html::text(title),
+        Html::literal(STYLE),
+        body_attributes,
+        body,
+        script
     )
 }
 
@@ -86,7 +75,7 @@ const TOPIC_LINE_CHARS: usize = 120;
 
 /// A topic (a dialectic problem can be a whole document) as one clamped
 /// line; a long one opens to its whole text on demand.
-fn topic_html(topic: &str) -> String {
+fn topic_html(topic: &str) -> Html {
     let topic = topic.trim();
     let first = topic
         .lines()
@@ -94,13 +83,13 @@ fn topic_html(topic: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("");
     if first.len() == topic.len() && first.chars().count() <= TOPIC_LINE_CHARS {
-        return format!("<span class=\"clamp\">{}</span>", escape(topic));
+        return html!("<span class=\"clamp\">{}</span>", Html::text(topic));
     }
-    format!(
+    html!(
         "<details class=\"topic\"><summary><span class=\"clamp\">{}</span> <span class=\"kind\">(the whole text, {} characters)</span></summary><div class=\"whole\">{}</div></details>",
-        escape(first),
-        topic.chars().count(),
-        escape(topic)
+        Html::text(first),
+        Html::number(topic.chars().count()),
+        Html::text(topic)
     )
 }
 
@@ -167,17 +156,17 @@ impl ListQuery {
         start..(start + LIST_PAGE_SIZE).min(matching)
     }
 
-    /// The query string of page `page` with the same filter.
-    fn href(&self, page: usize) -> String {
-        let mut parts = Vec::new();
+    /// The link to page `page` with the same filter.
+    fn href(&self, page: usize) -> Html {
+        let mut out = Html::literal("/?");
         if let Some(p) = &self.protocol {
-            parts.push(format!("protocol={}", escape(p)));
+            out.push(html!("protocol={}&amp;", Html::text(p)));
         }
         if let Some(s) = &self.status {
-            parts.push(format!("status={}", escape(s)));
+            out.push(html!("status={}&amp;", Html::text(s)));
         }
-        parts.push(format!("page={page}"));
-        format!("/?{}", parts.join("&amp;"))
+        out.push(html!("page={}", Html::number(page)));
+        out
     }
 }
 
@@ -195,13 +184,22 @@ const STATUSES: [&str; 7] = [
 /// The protocols, as the list's filter offers them.
 const PROTOCOLS: [&str; 3] = ["structured", "dialectic", "deliberation"];
 
-fn select(name: &str, options: &[&str], chosen: Option<&str>) -> String {
-    let mut out = format!("<select name=\"{name}\"><option value=\"\">any {name}</option>");
+fn select(name: &'static str, options: &[&'static str], chosen: Option<&str>) -> Html {
+    let mut out = html!(
+        "<select name=\"{}\"><option value=\"\">any {}</option>",
+        Html::literal(name),
+        Html::literal(name)
+    );
     for o in options {
         let selected = if chosen == Some(*o) { " selected" } else { "" };
-        let _ = write!(out, "<option value=\"{o}\"{selected}>{o}</option>");
+        out.push(html!(
+            "<option value=\"{}\"{}>{}</option>",
+            Html::literal(o),
+            Html::literal(selected),
+            Html::literal(o)
+        ));
     }
-    out.push_str("</select>");
+    out.push_literal("</select>");
     out
 }
 
@@ -214,7 +212,7 @@ pub fn list_page(
     matching: usize,
     now: chrono::DateTime<chrono::Utc>,
 ) -> String {
-    let mut body = format!(
+    let mut body = html!(
         "<header><strong>Agon</strong> · debates</header><main style=\"display:block\"><section>\
          <form class=\"filters\" method=\"get\" action=\"/\">{}{}<button type=\"submit\">Filter</button></form>\
          <table><tr><th>debate</th><th>topic</th><th>protocol</th><th>status</th><th>messages</th><th>cost</th><th>age</th></tr>",
@@ -222,22 +220,23 @@ pub fn list_page(
         select("status", &STATUSES, query.status.as_deref()),
     );
     for r in rows {
-        let _ = write!(
-            body,
-            "<tr><td class=\"id\"><a href=\"/debates/{id}\">{id}</a></td><td>{topic}</td><td>{protocol}</td>\
-             <td><span class=\"status\">{status}</span></td><td>{messages}</td><td>{cost}</td>\
-             <td title=\"{created}\">{age}</td></tr>",
-            id = escape(&r.id),
-            topic = topic_html(&r.topic),
-            protocol = escape(&r.protocol),
-            status = escape(&r.status),
-            messages = r.messages,
-            cost = r
-                .cost_usd
-                .map_or_else(|| "—".to_owned(), |c| format!("${c:.4}")),
-            created = r.created.to_rfc3339(),
-            age = age(r.created, now),
-        );
+        let cost = r
+            .cost_usd
+            .map_or_else(|| Html::literal("—"), |c| html!("${}", Html::decimal(c, 4)));
+        body.push(html!(
+            "<tr><td class=\"id\"><a href=\"/debates/{}\">{}</a></td><td>{}</td><td>{}</td>\
+             <td><span class=\"status\">{}</span></td><td>{}</td><td>{}</td>\
+             <td title=\"{}\">{}</td></tr>",
+            Html::text(&r.id),
+            Html::text(&r.id),
+            topic_html(&r.topic),
+            Html::text(&r.protocol),
+            Html::text(&r.status),
+            Html::number(r.messages),
+            cost,
+            Html::text(&r.created.to_rfc3339()),
+            Html::text(&age(r.created, now)),
+        ));
     }
     if rows.is_empty() {
         let empty = if query.protocol.is_some() || query.status.is_some() {
@@ -245,114 +244,125 @@ pub fn list_page(
         } else {
             "No debate yet: start one below."
         };
-        let _ = write!(body, "<tr><td colspan=\"7\">{empty}</td></tr>");
+        body.push(html!(
+            "<tr><td colspan=\"7\">{}</td></tr>",
+            Html::literal(empty)
+        ));
     }
-    body.push_str("</table>");
+    body.push_literal("</table>");
     let range = query.range(matching);
     let pages = matching.div_ceil(LIST_PAGE_SIZE).max(1);
-    let _ = write!(
-        body,
-        "<p class=\"pages\"><span class=\"kind\" id=\"shown\">{}–{} of {matching}</span> ",
-        if matching == 0 { 0 } else { range.start + 1 },
-        range.end
-    );
+    body.push(html!(
+        "<p class=\"pages\"><span class=\"kind\" id=\"shown\">{}–{} of {}</span> ",
+        Html::number(if matching == 0 { 0 } else { range.start + 1 }),
+        Html::number(range.end),
+        Html::number(matching)
+    ));
     if query.page() > 1 {
-        let _ = write!(
-            body,
+        body.push(html!(
             "<a id=\"newer\" href=\"{}\">← newer</a>",
             query.href((query.page() - 1).min(pages))
-        );
+        ));
     }
     if range.end < matching {
-        let _ = write!(
-            body,
+        body.push(html!(
             "<a id=\"older\" href=\"{}\">older →</a>",
             query.href(query.page() + 1)
-        );
+        ));
     }
-    body.push_str("</p>");
-    let _ = write!(
-        body,
+    body.push_literal("</p>");
+    body.push(html!(
         "</section><section><h2>Start a debate</h2><form id=\"start-form\">\
          <textarea name=\"toml\" rows=\"8\" spellcheck=\"false\" style=\"font-family:monospace\">{}</textarea>\
          <button type=\"submit\">Start</button> <span class=\"kind\" id=\"start-status\"></span></form></section></main>",
-        escape(START_TEMPLATE)
-    );
+        Html::text(START_TEMPLATE)
+    ));
     page(
         "Agon: debates",
-        &body,
-        "<script src=\"/static/list.js\"></script>",
+        Html::default(),
+        body,
+        Html::literal("<script src=\"/static/list.js\"></script>"),
     )
+    .into_string()
 }
 
 /// The script of the debate list (served as `/static/list.js`): posts the
 /// start form's configuration and opens the new debate's page.
 pub const LIST_SCRIPT: &str = include_str!("../../assets/list.js");
 
-fn name(board: &Blackboard, id: &PersonaId) -> String {
-    escape(board.persona_name(id))
+fn name(board: &Blackboard, id: &PersonaId) -> Html {
+    Html::text(board.persona_name(id))
 }
 
-fn message_html(board: &Blackboard, m: &DialogueMessage) -> String {
+fn message_html(board: &Blackboard, m: &DialogueMessage) -> Html {
     let what = match &m.kind {
-        MessageKind::Critique { target } => format!("critique of {}", name(board, target)),
-        k => k.label().to_owned(),
+        MessageKind::Critique { target } => html!("critique of {}", name(board, target)),
+        k => Html::text(k.label()),
     };
-    format!(
-        "<div class=\"msg\" id=\"{id}\"><span class=\"who\">{who}</span> <span class=\"kind\">{what} · round {round}</span><div class=\"md\">{text}</div></div>",
-        id = escape(m.id.as_str()),
-        who = name(board, &m.persona),
-        round = m.round,
-        text = markdown(m.content.trim()),
+    html!(
+        "<div class=\"msg\" id=\"{}\"><span class=\"who\">{}</span> <span class=\"kind\">{} · round {}</span><div class=\"md\">{}</div></div>",
+        Html::text(m.id.as_str()),
+        name(board, &m.persona),
+        what,
+        Html::number(m.round),
+        Html::markdown(m.content.trim()),
     )
 }
 
-fn note_html(note: &agon_core::ModeratorNote) -> String {
+fn note_html(note: &agon_core::ModeratorNote) -> Html {
     let by = note
         .author
         .as_deref()
-        .map_or_else(String::new, |a| format!(" ({})", escape(a)));
-    format!(
-        "<div class=\"note\"><span class=\"who\">Moderator{by}: </span><span>{}</span></div>",
-        escape(&note.text)
+        .map_or_else(Html::default, |a| html!(" ({})", Html::text(a)));
+    html!(
+        "<div class=\"note\"><span class=\"who\">Moderator{}: </span><span>{}</span></div>",
+        by,
+        Html::text(&note.text)
     )
+}
+
+/// ` hidden` when `hidden`.
+fn hidden_if(hidden: bool) -> Html {
+    Html::literal(if hidden { " hidden" } else { "" })
 }
 
 /// Steering a running debate: a note every agent's next context shows,
 /// pause, resume and stop (hidden once the debate is finished).
-fn steer_section(hidden: bool) -> String {
-    format!(
+fn steer_section(hidden: bool) -> Html {
+    html!(
         "<section id=\"steer\"{}><h2>Steer</h2><form id=\"note-form\">\
-         <textarea name=\"text\" rows=\"2\" maxlength=\"{max}\" required placeholder=\"A note every agent sees from its next turn\"></textarea>\
+         <textarea name=\"text\" rows=\"2\" maxlength=\"{}\" required placeholder=\"A note every agent sees from its next turn\"></textarea>\
          <input name=\"author\" maxlength=\"80\" placeholder=\"Your name (optional)\">\
          <button type=\"submit\">Post the note</button></form>\
          <p><button type=\"button\" id=\"pause\">Pause</button><button type=\"button\" id=\"resume\">Resume</button>\
          <button type=\"button\" id=\"stop\">Stop</button> <span class=\"kind\" id=\"steer-status\"></span></p></section>",
-        if hidden { " hidden" } else { "" },
-        max = agon_core::MAX_NOTE_CHARS,
+        hidden_if(hidden),
+        Html::number(agon_core::MAX_NOTE_CHARS),
     )
 }
 
 /// Recording that a person overrode the outcome (the trust memory infers
 /// regret from it); shown once the debate is finished.
-fn override_section(hidden: bool) -> String {
-    format!(
+fn override_section(hidden: bool) -> Html {
+    html!(
         "<section id=\"override\"{}><h2>Override the outcome</h2><form id=\"override-form\">\
          <textarea name=\"decision\" rows=\"2\" required placeholder=\"What you decided instead\"></textarea>\
          <input name=\"agent\" placeholder=\"The one agent it concerns (default: every debater)\">\
          <button type=\"submit\">Record the override</button> <span class=\"kind\" id=\"override-status\"></span></form>\
          <p>Rate the outcome: <button type=\"button\" id=\"rate-up\">👍 up</button><button type=\"button\" id=\"rate-down\">👎 down</button> \
          <span class=\"kind\" id=\"rate-status\"></span></p></section>",
-        if hidden { " hidden" } else { "" },
+        hidden_if(hidden),
     )
 }
 
 /// Forking the debate before its last step (a new debate to note and run
 /// on), shown whatever its state.
-fn fork_section() -> &'static str {
-    "<section id=\"fork-section\"><h2>Try again</h2>\
-     <p><button type=\"button\" id=\"fork\">Fork before the last step</button> \
-     <span class=\"kind\" id=\"fork-status\"></span></p></section>"
+fn fork_section() -> Html {
+    Html::literal(
+        "<section id=\"fork-section\"><h2>Try again</h2>\
+         <p><button type=\"button\" id=\"fork\">Fork before the last step</button> \
+         <span class=\"kind\" id=\"fork-status\"></span></p></section>",
+    )
 }
 
 /// The script of the debate page (served as `/static/debate.js`, so a
@@ -373,60 +383,56 @@ pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> 
         .map(|p| (p.id.as_str(), p.name.as_str()))
         .collect();
     let names = serde_json::to_string(&names).unwrap_or_else(|_| "{}".to_owned());
-    let mut body = format!(
-        "<header><a href=\"/\">Agon</a> · {protocol} · <span class=\"status\" id=\"status\">{status}</span><div class=\"title\" style=\"font-size:1.3em;font-weight:600;margin:.3em 0\">{topic}</div></header>\
+    let mut body = html!(
+        "<header><a href=\"/\">Agon</a> · {} · <span class=\"status\" id=\"status\">{}</span><div class=\"title\" style=\"font-size:1.3em;font-weight:600;margin:.3em 0\">{}</div></header>\
          <main><div><section><h2>Transcript</h2><div id=\"transcript\">",
-        protocol = escape(view.protocol().as_str()),
-        status = escape(status),
-        topic = topic_html(topic),
+        Html::text(view.protocol().as_str()),
+        Html::text(status),
+        topic_html(topic),
     );
     let mut notes = board.notes().iter().peekable();
     for (i, m) in board.messages().iter().enumerate() {
         while let Some(n) = notes.next_if(|n| n.after_messages <= i) {
-            body.push_str(&note_html(n));
+            body.push(note_html(n));
         }
-        body.push_str(&message_html(board, m));
+        body.push(message_html(board, m));
     }
     for n in notes {
-        body.push_str(&note_html(n));
+        body.push(note_html(n));
     }
     let finished = status == "finished";
-    let _ = write!(
-        body,
+    body.push(html!(
         "</div><p class=\"live\" id=\"live\"></p></section>\
          <section id=\"questions\" hidden><h2>Clarifying questions</h2><form id=\"answer-form\"></form></section>\
-         {steer}{override_form}{fork}</div><div id=\"panels\">{}</div></main>",
-        panels(view),
-        steer = steer_section(finished),
-        override_form = override_section(!finished),
-        fork = fork_section(),
-    );
-    let html = page(
-        &format!(
-            "Agon: {}",
-            agon_extract::truncate_chars(
-                topic
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or(""),
-                TOPIC_LINE_CHARS
-            )
-        ),
-        &body,
-        "<script src=\"/static/debate.js\"></script>",
+         {}{}{}</div><div id=\"panels\">{}</div></main>",
+        steer_section(finished),
+        override_section(!finished),
+        fork_section(),
+        panels::panels_html(view),
+    ));
+    let title = agon_extract::truncate_chars(
+        topic
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or(""),
+        TOPIC_LINE_CHARS,
     );
     // What the script needs: the debate, the last sequence the page
-    // shows, the personas' names (escaped as an attribute value).
-    html.replacen(
-        "<body>",
-        &format!(
-            "<body data-debate=\"{}\" data-last=\"{last_seq}\" data-names=\"{}\">",
-            escape(id),
-            escape(&names)
-        ),
-        1,
+    // shows, the personas' names (escaped as attribute values).
+    let attributes = html!(
+        " data-debate=\"{}\" data-last=\"{}\" data-names=\"{}\"",
+        Html::text(id),
+        Html::number(last_seq),
+        Html::text(&names)
+    );
+    page(
+        &format!("Agon: {title}"),
+        attributes,
+        body,
+        Html::literal("<script src=\"/static/debate.js\"></script>"),
     )
+    .into_string()
 }
 
 #[cfg(test)]
@@ -772,14 +778,14 @@ mod tests {
     #[test]
     fn a_long_topic_is_clamped_to_a_line_with_the_whole_text_on_demand() {
         let problem = format!("Design a rate limiter\n\n{}", "Requirement. ".repeat(90));
-        let html = topic_html(&problem);
+        let html = topic_html(&problem).into_string();
         assert!(html.starts_with("<details class=\"topic\"><summary><span class=\"clamp\">Design a rate limiter</span>"), "{html}");
         assert!(
             html.contains("<div class=\"whole\">Design a rate limiter"),
             "{html}"
         );
         assert_eq!(
-            topic_html("<b>Short</b>"),
+            topic_html("<b>Short</b>").as_str(),
             "<span class=\"clamp\">&lt;b&gt;Short&lt;/b&gt;</span>"
         );
     }
