@@ -443,7 +443,7 @@ impl Speaker<'_> {
         if !self.begin_turn(speak, name) {
             return Ok(Generated::Refused);
         }
-        let Some(answered) = crate::tool_turn::answer(
+        let answered = match crate::tool_turn::answer(
             self.shared,
             self.ctx,
             speak,
@@ -454,13 +454,24 @@ impl Speaker<'_> {
             self.abort,
         )
         .await?
-        else {
-            self.shared.send(DebateUpdate::TurnDiscarded {
-                persona: speak.persona.clone(),
-                turn: speak.key.clone(),
-                reason: "interrupted".into(),
-            });
-            return Ok(Generated::Aborted);
+        {
+            crate::tool_turn::ToolTurn::Answered(answered) => answered,
+            crate::tool_turn::ToolTurn::Aborted => {
+                self.shared.send(DebateUpdate::TurnDiscarded {
+                    persona: speak.persona.clone(),
+                    turn: speak.key.clone(),
+                    reason: "interrupted".into(),
+                });
+                return Ok(Generated::Aborted);
+            }
+            crate::tool_turn::ToolTurn::Refused => {
+                self.shared.send(DebateUpdate::TurnDiscarded {
+                    persona: speak.persona.clone(),
+                    turn: speak.key.clone(),
+                    reason: "the debate's budget is spent".into(),
+                });
+                return Ok(Generated::Refused);
+            }
         };
         self.shared
             .send(DebateUpdate::Usage(self.ctx.models.ledger().total()));

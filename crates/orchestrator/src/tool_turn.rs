@@ -17,6 +17,19 @@ use crate::calls::RunCtx;
 use crate::error::OrchestratorError;
 use crate::shared::Shared;
 
+/// How a tool turn ended.
+pub(crate) enum ToolTurn {
+    /// The model answered.
+    Answered(Answered),
+    /// `abort` fired: the calls made stay recorded, the answer is not (a
+    /// resume asks again and reuses them).
+    Aborted,
+    /// The debate's budget was spent in full before one of the turn's
+    /// model calls (the guard keeps the refusal): the calls made stay
+    /// recorded, the turn is skipped.
+    Refused,
+}
+
 /// What a tool turn produced: the raw answer and its call metadata.
 pub(crate) struct Answered {
     pub(crate) text: String,
@@ -58,10 +71,9 @@ fn capped(mut output: ToolOutput, max_chars: usize) -> ToolOutput {
 
 /// Runs `speak`'s contribution with tools: asks `model` with the agent's
 /// `names` tools, calls what it asks for (at most `limit` calls), and
-/// returns its answer.
-///
-/// `None` when `abort` fires: the calls already made stay recorded, the
-/// answer is not (a resume asks again and reuses them).
+/// returns its answer. Every model call of the turn is admitted against
+/// the debate's budget right before it is made, as every other call is: a
+/// turn of `limit` tool calls makes up to `limit` + 1 model calls.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn answer(
     shared: &Shared,
@@ -72,7 +84,7 @@ pub(crate) async fn answer(
     names: &[String],
     limit: usize,
     abort: &tokio_util::sync::CancellationToken,
-) -> Result<Option<Answered>, OrchestratorError> {
+) -> Result<ToolTurn, OrchestratorError> {
     let tools = toolbox(shared, ctx, speak, names)?;
     let specs: Vec<ToolSpec> = tools
         .tools()
@@ -96,9 +108,16 @@ pub(crate) async fn answer(
     let mut usage = Usage::default();
     let mut request = request;
     let mut calls_made = 0usize;
+    let step = agon_core::StepId::Utterance(speak.key.clone());
     let (text, finish) = loop {
         if abort.is_cancelled() {
-            return Ok(None);
+            return Ok(ToolTurn::Aborted);
+        }
+        // Right before the call: a turn of a parallel group may wait here
+        // (the tools are built, the recorded calls read) while the others
+        // spend what is left.
+        if ctx.guard.admit(&step).is_err() {
+            return Ok(ToolTurn::Refused);
         }
         if calls_made >= limit {
             let mut last = agon_llm::tools::without_tools(&request);
@@ -107,14 +126,14 @@ pub(crate) async fn answer(
             ));
             let response = tokio::select! {
                 r = model.complete(last) => r.map_err(provider)?,
-                () = abort.cancelled() => return Ok(None),
+                () = abort.cancelled() => return Ok(ToolTurn::Aborted),
             };
             usage += response.usage;
             break (response.content, response.finish_reason);
         }
         let turn = tokio::select! {
             t = model.complete_tools(request.clone(), &specs, calls_made) => t.map_err(provider)?,
-            () = abort.cancelled() => return Ok(None),
+            () = abort.cancelled() => return Ok(ToolTurn::Aborted),
         };
         usage += turn.response.usage;
         if turn.calls.is_empty() {
@@ -165,7 +184,7 @@ pub(crate) async fn answer(
             calls_made += 1;
         }
     };
-    Ok(Some(Answered {
+    Ok(ToolTurn::Answered(Answered {
         text,
         meta: MessageMeta {
             model: model.model_id().to_owned(),

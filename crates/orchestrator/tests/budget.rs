@@ -260,3 +260,39 @@ async fn no_deliberation_call_starts_past_the_limit() {
         assert!(bb.messages().len() < 30);
     }
 }
+
+/// A tool turn makes up to `toolCallLimit` + 1 model calls; each is
+/// admitted against the budget like any other call, so none starts once
+/// the limit is spent, wherever in a tool turn the limit falls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_call_of_a_tool_turn_starts_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("limits.md"),
+        "Per client: 100 requests per second, bursts of 20.\nGlobal: 10k/s.\n",
+    )
+    .unwrap();
+    let mut config = crate::dialectic::dialectic_config(2);
+    config.topic = "Design a rate limiting system. The limits are in limits.md.".into();
+    config.context_dir = Some(dir.path().to_owned());
+    for a in &mut config.dialectic.agents {
+        a.tools = vec!["file_read".into(), "list_files".into()];
+        a.tool_call_limit = Some(3);
+    }
+    config.validate_tools("test").unwrap();
+    let whole = full_tokens(&config).await;
+    let mut stopped = 0;
+    for part in [6, 5, 4, 3] {
+        let limit = whole / part;
+        let mut limited = config.clone();
+        limited.budget.max_tokens = Some(limit);
+        limited.budget.reserve = 0.0;
+        let (bb, status, starts) = run_probed(&limited, None).await;
+        no_call_past(&starts, limit);
+        assert!(!bb.tool_calls().is_empty(), "the agents used their tools");
+        if status == RunStatus::Budget {
+            stopped += 1;
+        }
+    }
+    assert_eq!(stopped, 4, "every limit stopped the debate");
+}
