@@ -59,8 +59,17 @@ impl Draft {
     /// of its own is pushed with [`Draft::push_lines_at`].
     pub fn push_at(&mut self, text: impl Into<String>, order: usize) {
         let text: String = text.into();
-        let indent = &text[..text.len() - text.trim_start().len()];
-        let text = format!("{indent}{}", crate::fenced(&text));
+        // Most items need nothing fenced: they are kept without a copy.
+        let unchanged = matches!(
+            crate::fenced(&text),
+            std::borrow::Cow::Borrowed(fenced) if fenced.len() == text.len()
+        );
+        let text = if unchanged {
+            text
+        } else {
+            let indent = &text[..text.len() - text.trim_start().len()];
+            format!("{indent}{}", crate::fenced(&text))
+        };
         self.push_fenced(text, order);
     }
 

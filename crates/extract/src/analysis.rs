@@ -269,23 +269,10 @@ impl AspectPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agon_core::{Blackboard, DebateEvent, Persona, Topic};
+    use agon_core::Blackboard;
 
     fn board() -> Blackboard {
-        let mut bb = Blackboard::new();
-        bb.apply(&DebateEvent::DebateStarted {
-            debate: "d".into(),
-            topic: Topic::new("t"),
-            aspects: vec![],
-            personas: vec![
-                Persona::debater("ada", "Ada", "c", "v"),
-                Persona::debater("bo", "Bo", "c", "v"),
-            ],
-            time: chrono::DateTime::UNIX_EPOCH,
-            protocol: None,
-        })
-        .unwrap();
-        bb
+        crate::test_board()
     }
 
     #[test]

@@ -52,6 +52,26 @@ pub use summary::{FoldedSummaries, PlainSolution, SummaryText};
 pub use text::{Cleaner, Limits, content_words, junk_reason, truncate_chars};
 pub use utterance::{CleanUtterance, MAX_UTTERANCE_CHARS, clean_utterance};
 
+/// The blackboard the unit tests validate against: a debate on "t"
+/// between Ada and Bo.
+#[cfg(test)]
+pub(crate) fn test_board() -> agon_core::Blackboard {
+    let mut bb = agon_core::Blackboard::new();
+    bb.apply(&agon_core::DebateEvent::DebateStarted {
+        debate: "d".into(),
+        topic: agon_core::Topic::new("t"),
+        aspects: vec![],
+        personas: vec![
+            agon_core::Persona::debater("ada", "Ada", "c", "v"),
+            agon_core::Persona::debater("bo", "Bo", "c", "v"),
+        ],
+        time: chrono::DateTime::UNIX_EPOCH,
+        protocol: None,
+    })
+    .expect("a debate starts");
+    bb
+}
+
 #[cfg(test)]
 mod names_tests {
     use super::*;

@@ -145,23 +145,9 @@ impl PlainSolution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agon_core::{DebateEvent, Persona, Topic};
 
     fn board() -> Blackboard {
-        let mut bb = Blackboard::new();
-        bb.apply(&DebateEvent::DebateStarted {
-            debate: "d".into(),
-            topic: Topic::new("How should rate limiting work?"),
-            aspects: vec![],
-            personas: vec![
-                Persona::debater("ada", "Ada", "c", "v"),
-                Persona::debater("bo", "Bo", "c", "v"),
-            ],
-            time: chrono::DateTime::UNIX_EPOCH,
-            protocol: None,
-        })
-        .unwrap();
-        bb
+        crate::test_board()
     }
 
     #[test]

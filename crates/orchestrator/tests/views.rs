@@ -78,7 +78,8 @@ fn present(value: Option<&Value>) -> bool {
     }
 }
 
-async fn view_of(config: &DebateConfig) -> DebateView {
+/// The log of `config` run to its end on the scripted model.
+async fn run_log(config: &DebateConfig) -> Vec<agon_core::DebateEvent> {
     let orch = agon_app::orchestrator_for(support::sqlite().await);
     let id = orch.create(config).await.unwrap();
     let models = Models::uniform(
@@ -87,8 +88,21 @@ async fn view_of(config: &DebateConfig) -> DebateView {
     );
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
-    let log = orch.log(&id).await.unwrap();
-    DebateView::from_log(&log, ReportOptions::default()).unwrap()
+    orch.log(&id).await.unwrap()
+}
+
+async fn view_of(config: &DebateConfig) -> DebateView {
+    DebateView::from_log(&run_log(config).await, ReportOptions::default()).unwrap()
+}
+
+/// The dialectic debate the views are compared on: two rounds, analysis,
+/// requirements in the problem, devil's advocates.
+fn dialectic() -> DebateConfig {
+    let mut config = crate::dialectic::dialectic_config(2);
+    config.dialectic.analysis = true;
+    config.dialectic.devil_advocate = true;
+    config.topic = "Design a rate limiting system.\n- It must handle 10k requests per second.\n- It must be fair per client.".into();
+    config
 }
 
 /// The sections of `view`'s JSON that its Markdown or its page lacks.
@@ -129,14 +143,10 @@ fn missing(view: &DebateView) -> (Vec<String>, usize) {
 async fn every_section_of_the_json_shows_in_the_markdown_and_on_the_page() {
     let mut structured = support::small_config();
     structured.memory.enabled = false;
-    let mut dialectic = crate::dialectic::dialectic_config(2);
-    dialectic.dialectic.analysis = true;
-    dialectic.dialectic.devil_advocate = true;
-    dialectic.topic = "Design a rate limiting system.\n- It must handle 10k requests per second.\n- It must be fair per client.".into();
     let deliberation = crate::deliberation::deliberation_config(3, 12, 4);
     for (name, config, at_least) in [
         ("structured", structured, 8),
-        ("dialectic", dialectic, 7),
+        ("dialectic", dialectic(), 7),
         ("deliberation", deliberation, 5),
     ] {
         let view = view_of(&config).await;
@@ -156,22 +166,11 @@ async fn every_section_of_the_json_shows_in_the_markdown_and_on_the_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_view_fixtures_of_each_protocol_replay() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
-    let mut dialectic = crate::dialectic::dialectic_config(2);
-    dialectic.dialectic.analysis = true;
-    dialectic.dialectic.devil_advocate = true;
-    dialectic.topic = "Design a rate limiting system.\n- It must handle 10k requests per second.\n- It must be fair per client.".into();
     let deliberation = crate::deliberation::deliberation_config(3, 12, 4);
-    for (name, config) in [("dialectic", dialectic), ("deliberation", deliberation)] {
+    for (name, config) in [("dialectic", dialectic()), ("deliberation", deliberation)] {
         let path = dir.join(format!("{name}.json"));
         if std::env::var("AGON_UPDATE_FIXTURES").is_ok_and(|v| v == "1") {
-            let orch = agon_app::orchestrator_for(support::sqlite().await);
-            let id = orch.create(&config).await.unwrap();
-            let models = Models::uniform(
-                Arc::new(ScriptedModel::new(Duration::ZERO)),
-                PriceTable::with_defaults(),
-            );
-            orch.run(&id, &models, RunControl::default()).await.unwrap();
-            let log = orch.log(&id).await.unwrap();
+            let log = run_log(&config).await;
             std::fs::write(&path, serde_json::to_string_pretty(&log).unwrap()).unwrap();
         }
         let log: Vec<agon_core::DebateEvent> =

@@ -1850,60 +1850,9 @@ async fn the_living_rubric_reads_and_refuses_an_unknown_proposal_over_the_api() 
     }
 }
 
-/// The scripted model, every free-text answer ending in Markdown and in
-/// hostile Markdown.
-struct MarkdownModel {
-    inner: ScriptedModel,
-}
-
-/// What every answer of [`MarkdownModel`] ends with.
+/// What every free-text answer of the [`Markdown`] runtime ends with:
+/// Markdown, and hostile Markdown.
 const MARKDOWN_TAIL: &str = "\n\n### Plan\n\n* **bucket** per key\n* `refill` on read\n\nSee [steal](javascript:alert(8)) and ![pixel](https://evil.example/p.png).\n\n<script>alert(9)</script>";
-
-#[async_trait]
-impl agon_llm::ChatModel for MarkdownModel {
-    fn provider(&self) -> &str {
-        "scripted"
-    }
-
-    fn model_id(&self) -> &str {
-        "scripted"
-    }
-
-    async fn complete(
-        &self,
-        request: agon_llm::ChatRequest,
-    ) -> Result<agon_llm::ChatResponse, agon_llm::ProviderError> {
-        let mut response = self.inner.complete(request).await?;
-        response.content.push_str(MARKDOWN_TAIL);
-        Ok(response)
-    }
-
-    async fn complete_json(
-        &self,
-        request: agon_llm::ChatRequest,
-        schema: &agon_llm::JsonSchema,
-    ) -> Result<agon_llm::JsonResponse, agon_llm::ProviderError> {
-        self.inner.complete_json(request, schema).await
-    }
-
-    async fn stream(
-        &self,
-        request: agon_llm::ChatRequest,
-    ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
-        let mut chunks: Vec<_> = self.inner.stream(request).await?.collect().await;
-        let at = chunks.len().saturating_sub(1);
-        chunks.insert(
-            at,
-            Ok(agon_llm::ChatChunk {
-                delta: MARKDOWN_TAIL.to_owned(),
-                usage: None,
-                finish_reason: None,
-                model: None,
-            }),
-        );
-        Ok(Box::pin(futures::stream::iter(chunks)))
-    }
-}
 
 struct Markdown {
     delay: Duration,
@@ -1913,9 +1862,10 @@ struct Markdown {
 impl Runtime for Markdown {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
         Ok(Models::uniform(
-            Arc::new(MarkdownModel {
-                inner: ScriptedModel::new(self.delay),
-            }),
+            Arc::new(agon_testkit::TailedModel::new(
+                ScriptedModel::new(self.delay),
+                Box::new(|_| Some(MARKDOWN_TAIL.to_owned())),
+            )),
             PriceTable::with_defaults(),
         ))
     }

@@ -1057,6 +1057,87 @@ impl ChatModel for RecordingModel {
     }
 }
 
+/// What [`TailedModel`] appends to its `n`-th free-text answer (from 0),
+/// if anything.
+pub type Tail = Box<dyn Fn(u64) -> Option<String> + Send + Sync>;
+
+/// A model whose free-text answers (complete and stream) end with what
+/// `tail` gives for them, its structured answers left alone (their fields
+/// are schema-checked): what tests of hostile or formatted model text run
+/// a debate on.
+pub struct TailedModel<M> {
+    inner: M,
+    tail: Tail,
+    answers: AtomicU64,
+}
+
+impl<M> std::fmt::Debug for TailedModel<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TailedModel").finish_non_exhaustive()
+    }
+}
+
+impl<M: ChatModel> TailedModel<M> {
+    /// `inner`, its free-text answers ending with `tail`'s.
+    pub fn new(inner: M, tail: Tail) -> Self {
+        Self {
+            inner,
+            tail,
+            answers: AtomicU64::new(0),
+        }
+    }
+
+    fn next_tail(&self) -> Option<String> {
+        (self.tail)(self.answers.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+#[async_trait]
+impl<M: ChatModel> ChatModel for TailedModel<M> {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let mut response = self.inner.complete(request).await?;
+        if let Some(tail) = self.next_tail() {
+            response.content.push_str(&tail);
+        }
+        Ok(response)
+    }
+
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.inner.complete_json(request, schema).await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        use futures::StreamExt as _;
+        let mut chunks: Vec<_> = self.inner.stream(request).await?.collect().await;
+        if let Some(tail) = self.next_tail() {
+            // Before the last chunk, which carries the usage and the finish.
+            let at = chunks.len().saturating_sub(1);
+            chunks.insert(
+                at,
+                Ok(ChatChunk {
+                    delta: tail,
+                    usage: None,
+                    finish_reason: None,
+                    model: None,
+                }),
+            );
+        }
+        Ok(Box::pin(futures::stream::iter(chunks)))
+    }
+}
+
 /// Removes from a blackboard's JSON what differs between two runs of one
 /// debate with the scripted model: times, ids, usage, call metadata
 /// (prompt sizes depend on how far background work got), and the agents'
