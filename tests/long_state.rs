@@ -3,9 +3,9 @@
 //! early and still open, whole, and an analysis that quotes it marks it
 //! answered.
 
-use agon_core::synthetic::small;
 use agon_core::{Blackboard, DebateEvent};
 use agon_extract::{ExtractionContext, PositionUpdate, parse_payload};
+use agon_testkit::synthetic::small;
 use serde_json::json;
 
 /// One analysis of `speaker`'s message on `safety`: `raw` validated and

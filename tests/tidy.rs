@@ -33,6 +33,7 @@ fn tree(package: &str) -> String {
 fn the_pure_crates_depend_on_no_runtime_database_http_or_clock() {
     for package in [
         "agon-core",
+        "agon-trust",
         "agon-extract",
         "agon-context",
         "agon-protocol",
@@ -86,7 +87,7 @@ fn the_protocol_layer_sits_on_the_pure_crates_only() {
         assert!(
             matches!(
                 *name,
-                "agon-protocol" | "agon-core" | "agon-extract" | "agon-context"
+                "agon-protocol" | "agon-core" | "agon-trust" | "agon-extract" | "agon-context"
             ),
             "agon-protocol depends on {name}"
         );
@@ -105,6 +106,7 @@ fn configuration_sits_below_the_interpreter_on_pure_crates_and_model_specs() {
                     "agon-config"
                         | "agon-protocol"
                         | "agon-core"
+                        | "agon-trust"
                         | "agon-extract"
                         | "agon-context"
                         | "agon-llm"

@@ -101,14 +101,15 @@ fn workspace_root() -> Result<std::path::PathBuf> {
         .context("xtask has no parent directory")
 }
 
-/// The features the suite is built with: every feature but `llama-cpp`
-/// (which builds llama.cpp from source with cmake and libclang) unless asked.
-fn test_features(llama_cpp: bool) -> String {
-    let mut features = vec!["agon-core/synthetic"];
+/// The feature arguments the suite is built with: the default features,
+/// plus `llama-cpp` (which builds llama.cpp from source with cmake and
+/// libclang) when asked.
+fn test_features(llama_cpp: bool) -> &'static [&'static str] {
     if llama_cpp {
-        features.extend(["agon-local/llama-cpp", "agon-cli/llama-cpp"]);
+        &["--features", "agon-local/llama-cpp,agon-cli/llama-cpp"]
+    } else {
+        &[]
     }
-    features.join(",")
 }
 
 fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
@@ -118,13 +119,13 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     println!("== cargo clippy");
     cmd!(
         sh,
-        "cargo clippy --workspace --all-targets --features {features} -- -D warnings"
+        "cargo clippy --workspace --all-targets {features...} -- -D warnings"
     )
     .run()?;
     println!("== doctests");
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.
-    cmd!(sh, "cargo test --workspace --features {features} --doc").run()?;
+    cmd!(sh, "cargo test --workspace {features...} --doc").run()?;
     println!("== models");
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
@@ -147,15 +148,11 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let result = if nextest {
         cmd!(
             sh,
-            "cargo nextest run --workspace --features {features} --no-fail-fast"
+            "cargo nextest run --workspace {features...} --no-fail-fast"
         )
         .run()
     } else {
-        cmd!(
-            sh,
-            "cargo test --workspace --features {features} --no-fail-fast"
-        )
-        .run()
+        cmd!(sh, "cargo test --workspace {features...} --no-fail-fast").run()
     };
     if !was_running {
         pg.stop(sh)?;
@@ -255,11 +252,7 @@ fn bench(sh: &Shell, root: &std::path::Path, which: &[&str]) -> Result<()> {
             "store-size" => with_bench_database(sh, root, "agon_bench_size", || {
                 cmd!(sh, "cargo bench -p agon-store --bench store_size").run()
             })?,
-            "core" => cmd!(
-                sh,
-                "cargo bench -p agon-core --features synthetic --bench apply"
-            )
-            .run()?,
+            "core" => cmd!(sh, "cargo bench -p agon-core --bench apply").run()?,
             "context" => cmd!(sh, "cargo bench -p agon-context --bench assemble").run()?,
             "debate" => cmd!(sh, "cargo bench -p agon-orchestrator --bench debate").run()?,
             "plan" => cmd!(sh, "cargo bench -p agon-protocol --bench plan").run()?,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::rubric::{RubricStore, RubricStoreError};
 use crate::trust::{TrustStore, TrustStoreError};
 use agon_core::DebateId;
-use agon_core::rubric::{Criterion, RubricChange, RubricError, rubric_of};
+use agon_trust::rubric::{Criterion, RubricChange, RubricError, rubric_of};
 use serde::Serialize;
 
 use crate::{App, AppError};

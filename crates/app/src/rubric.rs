@@ -8,9 +8,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use agon_core::rubric::{Rubric, RubricBook, RubricChange, RubricError};
 use agon_core::{Blackboard, DebateId};
 use agon_store::{EventStore, StoreError};
+use agon_trust::rubric::{Rubric, RubricBook, RubricChange, RubricError};
 use chrono::{DateTime, Utc};
 
 use crate::trust::{TrustStore, TrustStoreError};
@@ -121,7 +121,7 @@ impl RubricStore {
     /// Proposes `change` to the rubric of the debate `bb`, on behalf of its
     /// overridden agents (`agents`, as [`TrustStore::record_override`]
     /// returns them): the one holding the highest trust proposes, and must
-    /// hold [`agon_core::rubric::HIGH_TRUST`]. Returns the rubric's name,
+    /// hold [`agon_trust::rubric::HIGH_TRUST`]. Returns the rubric's name,
     /// the proposal's id and who proposed it.
     pub async fn propose_from_override(
         &self,
@@ -141,7 +141,7 @@ impl RubricStore {
             let score = trust
                 .get(agent)
                 .await?
-                .map_or(agon_core::trust::INITIAL_TRUST, |m| m.trust_score);
+                .map_or(agon_trust::INITIAL_TRUST, |m| m.trust_score);
             if best.as_ref().is_none_or(|(_, s)| score > *s) {
                 best = Some((agent.clone(), score));
             }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agon_core::rubric::{Rubric, RubricBook};
+use agon_trust::rubric::{Rubric, RubricBook};
 
 use crate::rubric::{RubricStore, RubricStoreError};
 use crate::{App, AppError};

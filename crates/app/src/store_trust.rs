@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use agon_core::DebateId;
-use agon_core::trust::AgentMemory;
 use agon_store::EventStore;
+use agon_trust::AgentMemory;
 use chrono::{DateTime, Utc};
 
 use crate::rubric::RubricStore;

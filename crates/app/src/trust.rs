@@ -9,13 +9,13 @@
 
 use std::sync::Arc;
 
-use agon_core::trust::{
-    AgentMemory, EventContext, TrustError, check_reverts, latest_decisions, revert_earlier,
-    reverts_due,
-};
 use agon_core::{Blackboard, DebateId, PersonaId};
 pub use agon_protocol::trust_harvest::{draw, draw_seed, final_output, final_round_id};
 use agon_store::{EventStore, StoreError};
+use agon_trust::{
+    AgentMemory, EventContext, TrustError, check_reverts, latest_decisions, revert_earlier,
+    reverts_due,
+};
 use chrono::{DateTime, Utc};
 
 /// The key of the memory inside a persona record.
@@ -369,8 +369,7 @@ impl TrustStore {
                             continue;
                         }
                         if let Some(v) = vectors.get(&d.dissent_text) {
-                            d.embedding =
-                                Some(agon_core::trust::DissentEmbedding::encode(model, v));
+                            d.embedding = Some(agon_trust::DissentEmbedding::encode(model, v));
                         }
                     }
                 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agon_app::trust::TrustStore;
 use agon_core::DebateId;
-use agon_core::trust::AgentMemory;
 use agon_store::EventStore;
+use agon_trust::AgentMemory;
 use anyhow::Context;
 use clap::Subcommand;
 

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use agon_app::App;
-use agon_core::rubric::{ProposalStatus, RubricBook};
+use agon_trust::rubric::{ProposalStatus, RubricBook};
 use clap::Subcommand;
 
 use crate::failure::Failure;
@@ -157,7 +157,7 @@ fn history(book: &RubricBook) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use agon_core::rubric::{Criterion, RubricChange};
+    use agon_trust::rubric::{Criterion, RubricChange};
 
     #[test]
     fn the_history_lists_versions_and_proposals_with_their_state() {

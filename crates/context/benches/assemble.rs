@@ -6,7 +6,8 @@ use std::time::Duration;
 use agon_context::{
     Assembler, CachedCounter, ContextBudget, ContextExtras, Phase, TiktokenCounter, TokenCounter,
 };
-use agon_core::{Blackboard, synthetic};
+use agon_core::Blackboard;
+use agon_testkit::synthetic;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 /// Runs `assembler` on every synthetic board for `phase` in one criterion group.

@@ -428,7 +428,7 @@ mod tests {
     }
 
     fn board_with_notes(notes: usize) -> Blackboard {
-        let mut bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        let mut bb = Blackboard::replay(&agon_testkit::synthetic::debate(3, 30)).unwrap();
         for i in 0..notes {
             bb.apply(&DebateEvent::NoteAdded {
                 text: format!("note {i}: weigh the audit cost"),
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn a_fake_heading_in_what_was_said_stays_plain_text() {
-        let mut events = agon_core::synthetic::debate(3, 30);
+        let mut events = agon_testkit::synthetic::debate(3, 30);
         let mut last = None;
         for event in &mut events {
             if let DebateEvent::MessageAppended { message } = event {
@@ -513,7 +513,7 @@ mod tests {
 
     #[test]
     fn evidence_shows_with_ids_in_speaking_phases_within_its_share() {
-        let bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        let bb = Blackboard::replay(&agon_testkit::synthetic::debate(3, 30)).unwrap();
         let passages: Vec<EvidencePassage> = (0..12)
             .map(|i| EvidencePassage {
                 id: format!("{i:08x}"),
@@ -591,7 +591,7 @@ mod tests {
 
     #[test]
     fn the_evidence_query_is_the_turns_subject() {
-        let bb = Blackboard::replay(&agon_core::synthetic::debate(3, 30)).unwrap();
+        let bb = Blackboard::replay(&agon_testkit::synthetic::debate(3, 30)).unwrap();
         let me = agon_core::PersonaId::new("p0");
         let opening = crate::evidence_query(&bb, &me, &Phase::Opening).unwrap();
         assert!(

@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn the_query_names_the_speaker_of_the_message_answered() {
         let mut bb = Blackboard::new();
-        for event in agon_core::synthetic::debate(3, 4) {
+        for event in agon_testkit::synthetic::debate(3, 4) {
             bb.apply(&event).unwrap();
         }
         let me = PersonaId::new("p0");
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn phases_that_show_no_memories_ask_for_none() {
         let mut bb = Blackboard::new();
-        for event in agon_core::synthetic::debate(3, 4) {
+        for event in agon_testkit::synthetic::debate(3, 4) {
             bb.apply(&event).unwrap();
         }
         let me = PersonaId::new("p0");

@@ -4,8 +4,8 @@
 //! the debate started, and put the feedback of trusted agents first.
 //! Agents with no memory yet are named plainly and count as new.
 
-use agon_core::trust::INITIAL_TRUST;
 use agon_core::{Blackboard, PersonaId};
+use agon_trust::INITIAL_TRUST;
 
 /// `persona`'s name with its standing when the debate read one: `Ada
 /// (trust 0.82)`, `Bob (low trust 0.15, on probation)`; plain otherwise.
@@ -21,7 +21,7 @@ pub fn labelled_name(bb: &Blackboard, persona: &PersonaId) -> String {
 /// trust of a new agent).
 pub fn trust_of(bb: &Blackboard, persona: &PersonaId) -> f64 {
     bb.trust_standing(persona)
-        .map_or(INITIAL_TRUST, agon_core::trust::TrustStanding::trust)
+        .map_or(INITIAL_TRUST, agon_core::TrustStanding::trust)
 }
 
 /// Whether any of `personas` has a standing (the prompt then says how its
@@ -37,7 +37,7 @@ pub fn any_standing<'a>(
 mod tests {
     use std::collections::BTreeMap;
 
-    use agon_core::trust::TrustStanding;
+    use agon_core::TrustStanding;
     use agon_core::{DebateEvent, Persona, Topic};
 
     use super::*;

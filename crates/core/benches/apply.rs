@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use agon_core::{Blackboard, DebateEvent, DialogueMessage, MessageKind, synthetic};
+use agon_core::{Blackboard, DebateEvent, DialogueMessage, MessageKind};
+use agon_testkit::synthetic;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 fn one_more_message(board: &Blackboard) -> DebateEvent {

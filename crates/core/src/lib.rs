@@ -52,10 +52,8 @@ mod solution;
 mod steering;
 mod step;
 mod summary;
-#[cfg(feature = "synthetic")]
-pub mod synthetic;
 mod trigger;
-pub mod trust;
+mod trust;
 
 pub use blackboard::{
     Blackboard, DebateStatus, StepRepair, StepWarning, ToolCallRecord, UsageTotals,
@@ -90,3 +88,4 @@ pub use steering::{MAX_NOTE_CHARS, ModeratorNote};
 pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
 pub use summary::{DebateSummary, MessageSpan, SummaryScope};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};
+pub use trust::{LOW_TRUST, TrustStanding};

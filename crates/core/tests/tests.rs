@@ -4,4 +4,3 @@
 
 mod apply;
 mod common;
-mod trust;

@@ -1032,7 +1032,7 @@ mod tests {
 
     #[test]
     fn a_changed_rubric_changes_the_columns_and_what_evaluators_are_told() {
-        use agon_core::rubric::{Criterion, Rubric, RubricChange};
+        use agon_trust::rubric::{Criterion, Rubric, RubricChange};
         let v1 = Rubric::builtin("dialectic").unwrap();
         assert_eq!(columns(Some(&v1)), columns(None), "v1 is dialectic's own");
         assert_eq!(

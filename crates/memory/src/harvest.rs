@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn synthetic_debate_yields_positions_reflections_and_cards() {
-        let events = agon_core::synthetic::debate(3, 400);
+        let events = agon_testkit::synthetic::debate(3, 400);
         let drafts = harvest(&events);
         let count = |k: MemoryKind| drafts.iter().filter(|d| d.kind == k).count();
         assert!(
@@ -356,7 +356,7 @@ mod tests {
     fn first_message_and_a_quiet_one(
         quiet: &str,
     ) -> (Vec<DebateEvent>, DialogueMessage, DialogueMessage) {
-        let mut events = agon_core::synthetic::debate(2, 2);
+        let mut events = agon_testkit::synthetic::debate(2, 2);
         events.truncate(3);
         let DebateEvent::MessageAppended { message } = events[2].clone() else {
             panic!("third event is the first message")

@@ -514,7 +514,7 @@ impl Interpreter {
     async fn read_trust(
         &self,
         read: &TrustRead,
-    ) -> Result<Vec<Option<agon_core::trust::AgentMemory>>, String> {
+    ) -> Result<Vec<Option<agon_trust::AgentMemory>>, String> {
         let names: Vec<String> = self
             .shared
             .read(|bb| {

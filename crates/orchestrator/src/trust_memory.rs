@@ -5,9 +5,9 @@
 //! nothing.
 
 use agon_core::DebateId;
-use agon_core::rubric::{Rubric, RubricBook};
-use agon_core::trust::AgentMemory;
 use agon_protocol::trust_harvest::AgentRecord;
+use agon_trust::AgentMemory;
+use agon_trust::rubric::{Rubric, RubricBook};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 

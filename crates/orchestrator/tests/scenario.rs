@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use agon_app::rubric::{RubricStore, RubricStoreError};
 use agon_app::trust::TrustStore;
-use agon_core::rubric::{Criterion, RubricChange, RubricError};
 use agon_core::{Blackboard, PersonaId};
 use agon_store::EventStore;
+use agon_trust::rubric::{Criterion, RubricChange, RubricError};
 use chrono::{Duration, Utc};
 
 use crate::steer::run_recorded;
@@ -81,7 +81,7 @@ async fn scenario(store: Arc<dyn EventStore>) {
             let all_off_probation = bb
                 .debaters()
                 .all(|p| bb.trust_standing(&p.id).is_some_and(|s| !s.on_probation));
-            if s.trust() <= agon_core::trust::MIN_TRUST && all_off_probation {
+            if s.trust() <= agon_trust::MIN_TRUST && all_off_probation {
                 drawn_after_low.extend(bb.devils_advocates().values().cloned());
             }
             // Its critiques come last in every refinement that shows one
@@ -181,7 +181,7 @@ async fn scenario(store: Arc<dyn EventStore>) {
     let known: Vec<f64> = standings.iter().flatten().copied().collect();
     assert_eq!(known.len(), 4, "{standings:?}");
     assert!(
-        known.iter().all(|t| *t < agon_core::trust::MIN_TRUST),
+        known.iter().all(|t| *t < agon_trust::MIN_TRUST),
         "below 0.2 from debate 2 on: {standings:?}"
     );
     let low = trust.require(LOW).await.unwrap();

@@ -131,11 +131,11 @@ fn override_of(
     round: &str,
     decision: &str,
     at: chrono::DateTime<chrono::Utc>,
-) -> agon_core::trust::Override {
-    agon_core::trust::Override {
+) -> agon_trust::Override {
+    agon_trust::Override {
         round_id: round.into(),
         timestamp: at,
-        context: agon_core::trust::EventContext::default(),
+        context: agon_trust::EventContext::default(),
         agent_output: "the system's design".into(),
         human_decision: decision.into(),
         regret: false,

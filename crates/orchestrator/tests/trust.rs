@@ -7,11 +7,11 @@ use std::time::Duration as StdDuration;
 
 use agon_app::trust::{TrustStore, TrustStoreError, final_round_id};
 use agon_core::DebateId;
-use agon_core::trust::{AgentMemory, Dissent, EventContext};
 use agon_llm::PriceTable;
 use agon_orchestrator::{Models, RunControl};
 use agon_store::EventStore;
 use agon_testkit::ScriptedModel;
+use agon_trust::{AgentMemory, Dissent, EventContext};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use crate::support::{postgres, small_config, sqlite};

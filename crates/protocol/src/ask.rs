@@ -11,7 +11,6 @@ use agon_context::Phase;
 use agon_context::perspective::{history_chars, judge_final_round, total_chars};
 use agon_context::prompts::dialectic;
 use agon_context::prompts::{self, deliberation};
-use agon_core::trust::AgentMemory;
 use agon_core::{
     Blackboard, CruxRoomId, DebateEvent, DebateId, DebateSummary, MessageSpan, PersonaId,
     ProtocolKind, StepId, SummaryScope,
@@ -20,6 +19,7 @@ use agon_extract::{
     AspectPlan, ClarifyingQuestions, ConvergenceCheck, CruxCardPayload, ListenAnswer, Payload,
     PersonaCast, SolutionPayload, truncate_chars, with_persona_names,
 };
+use agon_trust::AgentMemory;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -372,7 +372,7 @@ fn standings_events(
     let standings = agents
         .iter()
         .zip(known)
-        .filter_map(|(p, m)| Some((p.clone(), agon_core::trust::TrustStanding::of(&m?))))
+        .filter_map(|(p, m)| Some((p.clone(), m?.standing())))
         .collect();
     events.push(DebateEvent::TrustStandingsRead { standings });
     events

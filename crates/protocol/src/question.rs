@@ -7,8 +7,8 @@ use std::fmt;
 
 use agon_context::Phase;
 use agon_context::prompts::Prompt;
-use agon_core::trust::AgentMemory;
 use agon_core::{ClaimId, CruxRoomId, MessageSpan, PersonaId, StepId, SummaryScope};
+use agon_trust::AgentMemory;
 use serde_json::Value;
 
 use crate::clarify::Asked;

@@ -37,10 +37,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::DateTime;
 
 pub use agon_context::critiques_answered;
-use agon_core::trust::{AgentMemory, EventContext};
-pub use agon_core::trust::{DissentDraft, cosine, word_cosine};
 use agon_core::{Blackboard, DebateId, Intensity, MessageKind, PersonaId};
 use agon_extract::content_words;
+use agon_trust::{AgentMemory, EventContext};
+pub use agon_trust::{DissentDraft, cosine, word_cosine};
 
 /// Share of a critique's content words a refinement must repeat to count
 /// as having addressed it.
@@ -338,7 +338,7 @@ pub fn dissents_judged(
                     agent: board.persona_name(&m.persona).to_owned(),
                     round_id: format!("{debate}/{room}"),
                     timestamp: m.time,
-                    context: context(agon_core::trust::ESCALATED),
+                    context: context(agon_trust::ESCALATED),
                     text: m.content.clone(),
                     citations: rubric_citations(
                         board,
@@ -541,7 +541,7 @@ pub fn draw(
     candidates: &[(PersonaId, String)],
     memories: &[Option<AgentMemory>],
 ) -> Option<agon_core::DebateEvent> {
-    use agon_core::trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
+    use agon_trust::{Candidate, INITIAL_TRUST, select_devils_advocate};
     let pool: Vec<Candidate> = candidates
         .iter()
         .enumerate()

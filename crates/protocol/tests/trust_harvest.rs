@@ -1,9 +1,9 @@
 //! Where a debate meets its agents' trust memory: dissents, rubric
 //! citations, rounds taken part in (`agon_protocol::trust_harvest`).
 
-use agon_core::trust::AgentMemory;
 use agon_core::{Blackboard, DebateEvent, DialogueMessage, MessageKind, Persona, Topic};
 use agon_protocol::trust_harvest::{citations, dissents, rounds_participated, word_cosine};
+use agon_trust::AgentMemory;
 use chrono::{DateTime, TimeZone, Utc};
 
 fn t0() -> DateTime<Utc> {

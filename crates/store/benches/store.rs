@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use agon_core::{Blackboard, DebateEvent, synthetic};
+use agon_core::{Blackboard, DebateEvent};
 use agon_store::{EventStore, NewDebate, PgStore, SqliteStore};
+use agon_testkit::synthetic;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tokio::runtime::Runtime;
 

@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
-use agon_core::{DebateEvent, synthetic};
+use agon_core::DebateEvent;
 use agon_store::{DebateLog, EventStore, NewDebate, PgStore, SnapshotPolicy, SqliteStore};
+use agon_testkit::synthetic;
 
 const MESSAGES: usize = 10_000;
 

@@ -19,6 +19,7 @@
 //! send, for stub HTTP servers.
 
 pub mod faults;
+pub mod synthetic;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

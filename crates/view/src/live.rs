@@ -339,7 +339,7 @@ pub fn notice(board: &Blackboard, event: &DebateEvent) -> Option<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use agon_core::synthetic::small;
+    use agon_testkit::synthetic::small;
 
     use super::*;
 

@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn counts_agree_with_the_synthetic_log() {
-        let events = agon_core::synthetic::debate(3, 400);
+        let events = agon_testkit::synthetic::debate(3, 400);
         let m = debate_metrics(&events).unwrap();
         let count = |f: &dyn Fn(&DebateEvent) -> bool| events.iter().filter(|e| f(e)).count();
         assert_eq!(

@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn the_transcript_and_the_summary_show_the_debate() {
-        let bb = Blackboard::replay(&agon_core::synthetic::small::log()).unwrap();
+        let bb = Blackboard::replay(&agon_testkit::synthetic::small::log()).unwrap();
         let text = transcript(&bb);
         assert!(text.contains("Cars kill 40 people a year here."), "{text}");
         assert!(

@@ -7,7 +7,7 @@ use agon_view::{DebateView, ReportOptions};
 use crate::common::started;
 
 fn log() -> Vec<DebateEvent> {
-    agon_core::synthetic::small::log()
+    agon_testkit::synthetic::small::log()
 }
 
 fn with_protocol(mut events: Vec<DebateEvent>, kind: Option<ProtocolKind>) -> Vec<DebateEvent> {

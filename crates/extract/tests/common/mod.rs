@@ -1,6 +1,6 @@
-//! The small debate used by these tests: `agon_core::synthetic::small`.
+//! The small debate used by these tests: `agon_testkit::synthetic::small`.
 
 /// The small debate after two takes on `safety`.
 pub fn board() -> agon_core::Blackboard {
-    agon_core::Blackboard::replay(&agon_core::synthetic::small::log()).unwrap()
+    agon_core::Blackboard::replay(&agon_testkit::synthetic::small::log()).unwrap()
 }

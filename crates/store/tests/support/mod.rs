@@ -126,5 +126,5 @@ pub fn new_debate(id: &str) -> NewDebate {
 
 /// The synthetic debate's events: deterministic, valid, of any length.
 pub fn events(messages: usize) -> Vec<agon_core::DebateEvent> {
-    agon_core::synthetic::debate(3, messages)
+    agon_testkit::synthetic::debate(3, messages)
 }

@@ -440,7 +440,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use agon_core::DebateEvent;
-    use agon_core::synthetic::small;
+    use agon_testkit::synthetic::small;
 
     use super::*;
     use crate::ReportOptions;

@@ -1,3 +1,3 @@
-//! The small debate used by these tests: `agon_core::synthetic::small`.
+//! The small debate used by these tests: `agon_testkit::synthetic::small`.
 
-pub use agon_core::synthetic::small::{message, started, t};
+pub use agon_testkit::synthetic::small::{message, started, t};

@@ -1,6 +1,8 @@
 //! Seed 003's trust memory: every formula against worked numbers.
 
-use agon_core::trust::{
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use agon_trust::{
     AgentMemory, Candidate, Dissent, EventContext, INITIAL_TRUST, PROBATION_ROUNDS, check_reverts,
     dissent_depth, revert_earlier, select_devils_advocate,
 };
@@ -46,7 +48,7 @@ fn dissent_depth_follows_the_seed_formula() {
 
 #[test]
 fn novelty_uses_the_similarity_given() {
-    use agon_core::trust::DissentDraft;
+    use agon_trust::DissentDraft;
     let draft = |debate: &str| DissentDraft {
         agent: "Mara".into(),
         round_id: format!("{debate}/round_1"),
@@ -436,7 +438,7 @@ fn the_documented_example_scores_0_79_and_is_labelled_so() {
     );
     assert!((m.trust_score - 0.79).abs() < 1e-9, "{}", m.trust_score);
     m.participated(8);
-    let standing = agon_core::trust::TrustStanding::of(&m);
+    let standing = m.standing();
     assert_eq!(standing.label(), "trust 0.79");
     assert!(!standing.is_low());
 }
@@ -446,7 +448,7 @@ fn the_documented_example_scores_0_79_and_is_labelled_so() {
 /// characters.
 #[test]
 fn a_stored_embedding_keeps_the_cosine() {
-    use agon_core::trust::{DissentEmbedding, cosine};
+    use agon_trust::{DissentEmbedding, cosine};
     let a: Vec<f32> = (0..384)
         .map(|i| ((i * 37 % 101) as f32 - 50.0) / 70.0)
         .collect();

@@ -1,17 +1,18 @@
 //! Deterministic synthetic debates of any size, for benchmarks and load tests
-//! (feature `synthetic`). The same arguments always give the same events.
+//! (moved here from agon-core, which keeps only the data model). The same
+//! arguments always give the same events.
 
 use chrono::{DateTime, Duration};
 
-use crate::claim::ClaimTransition;
-use crate::crux::{CruxCard, CruxPosition, CruxStance, DisagreementType};
-use crate::event::{AspectPositionUpdate, DebateEvent};
-use crate::ids::PersonaId;
-use crate::message::{DialogueMessage, MessageKind};
-use crate::persona::{DebateAspect, Persona, Topic};
-use crate::position::Intensity;
-use crate::reflection::{Reflection, ReflectionKind};
-use crate::round::RoundRecord;
+use agon_core::ClaimTransition;
+use agon_core::Intensity;
+use agon_core::PersonaId;
+use agon_core::RoundRecord;
+use agon_core::{AspectPositionUpdate, DebateEvent};
+use agon_core::{CruxCard, CruxPosition, CruxStance, DisagreementType};
+use agon_core::{DebateAspect, Persona, Topic};
+use agon_core::{DialogueMessage, MessageKind};
+use agon_core::{Reflection, ReflectionKind};
 
 const SENTENCES: [&str; 8] = [
     "The evidence from the last three cycles points the other way, and the base rate matters more than the anecdote.",
@@ -219,7 +220,7 @@ fn round_record(aspect: &str, round: u32, ids: &[PersonaId]) -> DebateEvent {
                 .map(|id| {
                     (
                         id.clone(),
-                        crate::round::PersonaTake {
+                        agon_core::PersonaTake {
                             position: format!("{id} held the line on {aspect}."),
                             key_argument: SENTENCES[round as usize % 8].to_owned(),
                             evidence_cited: vec![format!("Evidence for {aspect}")],
@@ -310,7 +311,7 @@ fn crux_room(
 
 #[cfg(test)]
 mod tests {
-    use crate::Blackboard;
+    use agon_core::Blackboard;
 
     #[test]
     fn synthetic_debates_replay() {
@@ -321,7 +322,7 @@ mod tests {
                 board
                     .messages()
                     .iter()
-                    .filter(|m| m.kind == crate::MessageKind::Take)
+                    .filter(|m| m.kind == agon_core::MessageKind::Take)
                     .count(),
                 messages
             );
@@ -334,9 +335,9 @@ mod tests {
 pub mod small {
     use chrono::{DateTime, Utc};
 
-    use crate::event::DebateEvent;
-    use crate::message::{DialogueMessage, MessageKind};
-    use crate::persona::{DebateAspect, Persona, PersonaRole, Topic};
+    use agon_core::DebateEvent;
+    use agon_core::{DebateAspect, Persona, PersonaRole, Topic};
+    use agon_core::{DialogueMessage, MessageKind};
 
     /// `minute` minutes after the Unix epoch.
     pub fn t(minute: i64) -> DateTime<Utc> {
