@@ -396,3 +396,30 @@ fn pages_are_built_from_escaping_markup_only() {
         }
     }
 }
+
+#[test]
+fn formats_lay_out_the_sections_and_compute_none() {
+    // The Markdown report, the page and the terminal read the records
+    // every format shows from the view's `Sections` (computed once, in
+    // crates/view/src/sections.rs); only the view model, the JSON of the
+    // records and the metrics read them from the blackboard.
+    let record = Regex::new(
+        r"\.(positions|claims|crux_cards|usage|usage_total|warnings|repairs|tool_calls|citations|sources_cited|reflections|rounds|proposals|decisions|requirements|devils_advocates)\(\)",
+    )
+    .unwrap();
+    let mut files = crate_code("crates/view/src/report");
+    files.extend(crate_code("crates/view/src/html"));
+    let terminal = root().join("crates/view/src/terminal.rs");
+    let code = code_of(&std::fs::read_to_string(&terminal).unwrap());
+    files.push((terminal, code));
+    assert!(files.len() > 5, "{files:?}");
+    for (file, code) in files {
+        if let Some(m) = record.find(&code) {
+            panic!(
+                "{} computes a section from the blackboard (`{}`): read it from agon_view::Sections",
+                file.display(),
+                m.as_str()
+            );
+        }
+    }
+}

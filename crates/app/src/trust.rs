@@ -5,7 +5,7 @@
 //!
 //! Human overrides of a debate's final output (`agon override`) and the
 //! regret check (`agon trust check`) are here; the formulas are in
-//! [`agon_core::trust`].
+//! [`agon_trust`].
 
 use std::sync::Arc;
 

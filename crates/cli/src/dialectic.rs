@@ -7,7 +7,6 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agon_core::Blackboard;
 use agon_orchestrator::{AnswerError, Answerer, Question};
 use agon_view::{DebateView, export};
 use anyhow::Context as _;
@@ -101,30 +100,6 @@ pub(crate) struct Outputs {
     pub report: Option<PathBuf>,
 }
 
-/// The solution's text: the dialectic solution, or a structured debate's synthesis.
-fn solution_text(bb: &Blackboard) -> Option<String> {
-    if let Some(s) = bb.solution() {
-        let mut text = s.description.trim().to_owned();
-        for (title, items) in agon_view::report::solution_lists(bb, s) {
-            if !items.is_empty() {
-                text.push_str(&format!("\n\n{title}:\n"));
-                for item in items {
-                    text.push_str(&format!("- {item}\n"));
-                }
-            }
-        }
-        if let Some(c) = s.confidence {
-            text.push_str(&format!("\n\nConfidence: {c}/100"));
-        }
-        return Some(text.trim_end().to_owned() + "\n");
-    }
-    bb.messages()
-        .iter()
-        .rev()
-        .find(|m| m.kind == agon_core::MessageKind::Synthesis)
-        .map(|m| m.content.trim().to_owned() + "\n")
-}
-
 impl Outputs {
     /// Writes the outputs of a finished debate: `--output` (full state as
     /// JSON, or the solution text), else the solution on standard output
@@ -145,7 +120,7 @@ impl Outputs {
                     };
                     serde_json::to_string_pretty(&state).context("serializing the debate")? + "\n"
                 } else {
-                    solution_text(bb).unwrap_or_default()
+                    agon_view::terminal::solution_text(view).unwrap_or_default()
                 };
                 create_parent(path)?;
                 std::fs::write(path, text)
@@ -153,7 +128,7 @@ impl Outputs {
                 eprintln!("Wrote {}", path.display());
             }
             None if dialectic => {
-                if let Some(text) = solution_text(bb) {
+                if let Some(text) = agon_view::terminal::solution_text(view) {
                     println!("\n{text}");
                 }
             }

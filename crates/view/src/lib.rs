@@ -29,17 +29,21 @@
 //! assert_eq!(view.json()["metrics"]["messages"], 0);
 //! ```
 
+mod empty;
 pub mod export;
 pub mod html;
 pub mod import;
+mod json;
 pub mod live;
 mod memory_stats;
 pub mod metrics;
 pub mod report;
+mod sections;
 pub mod terminal;
 mod view;
 
+pub use empty::ReportOptions;
 pub use memory_stats::MemoryStats;
 pub use metrics::{DebateMetrics, PersonaMetrics, RoleTokens, debate_metrics, replay_with_metrics};
-pub use report::ReportOptions;
+pub use sections::*;
 pub use view::{DebateView, ForkOrigin};

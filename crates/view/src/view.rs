@@ -3,14 +3,18 @@
 use agon_core::{ApplyError, Blackboard, DebateEvent, ProtocolKind};
 
 use crate::metrics::{DebateMetrics, replay_with_metrics};
+use crate::sections::{Header, Sections};
 use crate::{MemoryStats, ReportOptions, report};
 
-/// A debate as a person reads it: its blackboard, its debate-quality
+/// A debate as a person reads it: its header, its transcript (the
+/// blackboard's messages), its typed [`Sections`] and debate-quality
 /// metrics and, for a deliberation, its memory statistics, computed from
-/// the event log in one pass. Every rendering (Markdown, JSON, the
-/// metrics table) is a method, so each shows the same sections.
+/// the event log once. The Markdown report, the page's panels and the
+/// terminal lay out these values; none computes a section of its own.
 #[derive(Debug, Clone)]
 pub struct DebateView {
+    header: Header,
+    sections: Sections,
     board: Blackboard,
     metrics: DebateMetrics,
     options: ReportOptions,
@@ -33,6 +37,8 @@ impl DebateView {
     pub fn from_log(events: &[DebateEvent], options: ReportOptions) -> Result<Self, ApplyError> {
         let (board, metrics) = replay_with_metrics(events)?;
         Ok(Self {
+            header: Header::of(&board),
+            sections: Sections::of(&board, options),
             board,
             metrics,
             options,
@@ -52,7 +58,17 @@ impl DebateView {
         self.origin.as_ref()
     }
 
-    /// The blackboard at the end of the log.
+    /// What the debate is and where it stands.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Every section, computed once from the log.
+    pub fn sections(&self) -> &Sections {
+        &self.sections
+    }
+
+    /// The blackboard at the end of the log (the transcript).
     pub fn board(&self) -> &Blackboard {
         &self.board
     }
@@ -77,7 +93,7 @@ impl DebateView {
     /// (ledger and claims, warnings, repairs, usage and cost), then the
     /// metrics.
     pub fn markdown(&self) -> String {
-        let mut report = report::markdown_with(&self.board, self.options);
+        let mut report = report::render(&self.board, &self.header, &self.sections, self.options);
         if let Some(origin) = &self.origin {
             // After the title line.
             let at = report.find('\n').map_or(report.len(), |i| i + 1);
@@ -95,7 +111,7 @@ impl DebateView {
     /// The JSON report: the sections of [`DebateView::markdown`], each
     /// empty section's reason, and the metrics under `metrics`.
     pub fn json(&self) -> serde_json::Value {
-        let mut json = report::json(&self.board, self.options);
+        let mut json = report::json_of(&self.board, &self.sections);
         json["metrics"] = serde_json::to_value(&self.metrics).unwrap_or_default();
         if let Some(origin) = &self.origin {
             json["forked_from"] = serde_json::to_value(origin).unwrap_or_default();

@@ -227,7 +227,7 @@ fn the_requirements_matrix_and_the_judges_lists_reach_the_report_and_the_json() 
     let html = agon_view::html::panels(&view);
     assert!(html.contains("<h2>Requirements</h2>"), "{html}");
     assert!(
-        html.contains("<td>R2</td><td>Every rejection must be audited <span class=\"kind\">major</span></td><td>—</td><td>unmet</td>"),
+        html.contains("<td>R2</td><td>Every rejection must be audited <span class=\"kind\">major</span></td><td>·</td><td>·</td><td>—</td><td>unmet</td>"),
         "{html}"
     );
     assert!(html.contains("<h3>Open questions</h3><ul><li>Who reads the audit log?</li></ul>"));

@@ -56,14 +56,17 @@ pub(crate) async fn show(
                 print!("{}", report::stats_markdown(&bb));
             }
         }
+        Shown::Blackboard if !json => {
+            let view =
+                crate::view::view_of(&app.orchestrator(), &id, ReportOptions::default()).await?;
+            print!("{}", agon_view::terminal::board_summary(&view));
+        }
         Shown::Default | Shown::Transcript | Shown::Blackboard => {
             let (bb, _) = store.load(&id).await?;
             if json && what == Shown::Transcript {
                 println!("{}", serde_json::to_string_pretty(bb.messages())?);
             } else if json {
                 println!("{}", serde_json::to_string_pretty(&bb)?);
-            } else if what == Shown::Blackboard {
-                print!("{}", agon_view::terminal::board_summary(&bb));
             } else {
                 print!("{}", agon_view::terminal::transcript(&bb));
             }

@@ -374,7 +374,7 @@ pub const SCRIPT: &str = include_str!("../../assets/debate.js");
 /// The page of one debate: its transcript (followed live), and its panels.
 pub fn debate_page(view: &DebateView, id: &str, status: &str, last_seq: u64) -> String {
     let board = view.board();
-    let topic = board.topic().map_or("", |t| t.question.as_str());
+    let topic = view.header().topic.as_deref().unwrap_or("");
     // Sorted by id, whatever serde_json's map keeps: the page is the same
     // in every build.
     let names: std::collections::BTreeMap<&str, &str> = board
@@ -508,7 +508,7 @@ mod tests {
             personas[0].name = "<b>Ada</b>".into();
         }
         let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
-        assert_eq!(stance_graph(view.board()), None, "nothing recorded yet");
+        assert_eq!(stance_graph(&view), None, "nothing recorded yet");
         let disagree = |persona: &str, with: &str| DebateEvent::DisagreementRecorded {
             persona: persona.into(),
             with: with.into(),
@@ -528,7 +528,7 @@ mod tests {
             },
         ]);
         let view = DebateView::from_log(&log, ReportOptions::default()).unwrap();
-        let svg = stance_graph(view.board()).unwrap();
+        let svg = stance_graph(&view).unwrap();
         // One pair: one green line (1 agreement), one red (2 disagreements).
         assert_eq!(svg.matches("<line").count(), 2, "{svg}");
         assert!(
@@ -691,10 +691,10 @@ mod tests {
             html.contains("<h2>Repairs</h2>") && html.contains("dropped &lt;i&gt;junk&lt;/i&gt;")
         );
         assert!(html.contains("<h2>Debate quality</h2>"));
-        // Usage and cost by role.
+        // Usage and cost by role and model, as the report has it.
         assert!(
             html.contains(
-                "<tr><td>debater</td><td>3 calls</td><td>120 tokens</td><td>$0.0120</td></tr>"
+                "<tr><td>debater</td><td>m</td><td>3 calls</td><td>100 in / 20 out tokens</td><td>$0.0120</td></tr>"
             ),
             "{html}"
         );

@@ -1,12 +1,15 @@
 //! The panels beside a debate's transcript: the agreement graph, the
-//! dialectic rounds, the deliberation's bids, the ledger, claims and crux
-//! cards, the solution, decisions and proposals, usage, metrics, warnings
-//! and repairs. Built as [`Html`]: every text a model or a person wrote is
-//! escaped on the way in.
+//! dialectic rounds and the deliberation's bids (drawn from the
+//! transcript), then the view's [`crate::Sections`] laid out as HTML: the
+//! ledger, claims and crux cards, requirements, the solution, decisions and
+//! proposals, usage, metrics, warnings, round records, reflections, devil's
+//! advocates, tool calls, sources, notes and repairs. Built as [`Html`]:
+//! every text a model or a person wrote is escaped on the way in.
 
-use agon_core::{Blackboard, ClaimStatus, DialogueMessage, MessageKind, PersonaId};
+use agon_core::{Blackboard, DialogueMessage, MessageKind};
 
 use super::{Html, name};
+use crate::sections::{InRound, Relation, Sections, StepRow, Usage};
 use crate::{DebateView, html};
 
 /// `parts` with `separator` (markup of the source) between them.
@@ -25,25 +28,25 @@ fn join(parts: Vec<Html>, separator: &'static str) -> Html {
 /// ledgers: the debaters on a circle, a green line for each pair that
 /// agreed on something, a red one for each pair that disagreed, thicker
 /// the more often (SVG, names escaped). `None` before any is recorded.
-pub fn stance_graph(board: &Blackboard) -> Option<String> {
-    stance_graph_html(board).map(Html::into_string)
+pub fn stance_graph(view: &DebateView) -> Option<String> {
+    stance_graph_html(view.board(), view.sections()).map(Html::into_string)
 }
 
-fn stance_graph_html(board: &Blackboard) -> Option<Html> {
+fn stance_graph_html(board: &Blackboard, sections: &Sections) -> Option<Html> {
     use std::collections::BTreeMap;
     let debaters: Vec<&agon_core::Persona> = board.debaters().collect();
-    let index: BTreeMap<&PersonaId, usize> = debaters
+    let index: BTreeMap<&str, usize> = debaters
         .iter()
         .enumerate()
-        .map(|(i, p)| (&p.id, i))
+        .map(|(i, p)| (p.name.as_str(), i))
         .collect();
     // (low, high) pair → (agreements, disagreements), both directions.
     let mut pairs: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
-    for (persona, ledger) in board.positions() {
-        let Some(&a) = index.get(persona) else {
+    for ledger in &sections.ledger {
+        let Some(&a) = index.get(ledger.persona.as_str()) else {
             continue;
         };
-        let mut count = |with: &PersonaId, agree: bool| {
+        let mut count = |with: &str, agree: bool| {
             if let Some(&b) = index.get(with)
                 && a != b
             {
@@ -225,6 +228,7 @@ pub fn panels(view: &DebateView) -> String {
 /// [`panels`], as markup.
 pub(super) fn panels_html(view: &DebateView) -> Html {
     let board = view.board();
+    let sections = view.sections();
     let mut out = Html::default();
     if let Some(rounds) = dialectic_rounds_html(board) {
         out.push(rounds);
@@ -232,17 +236,17 @@ pub(super) fn panels_html(view: &DebateView) -> Html {
     if let Some(bids) = latest_bids_html(board) {
         out.push(bids);
     }
-    if let Some(graph) = stance_graph_html(board) {
+    if let Some(graph) = stance_graph_html(board, sections) {
         out.push(html!(
             "<section><h2>Agreements and disagreements</h2>{}<p class=\"kind\">green: agreed on something; red: disagreed; thicker: more often</p></section>",
             graph
         ));
     }
-    ledger(&mut out, board);
-    claims(&mut out, board);
-    requirements(&mut out, board);
-    solution(&mut out, board);
-    decisions_and_proposals(&mut out, board);
+    ledger(&mut out, sections);
+    claims(&mut out, sections);
+    requirements(&mut out, sections);
+    solution(&mut out, sections);
+    decisions_and_proposals(&mut out, sections);
     if let Some(summary) = board.latest_rolling_summary() {
         out.push(html!(
             "<section><h2>Earlier discussion (rolling summary)</h2><p class=\"kind\">messages 1–{} in {} characters (from {})</p><div class=\"md\">{}</div></section>",
@@ -252,58 +256,71 @@ pub(super) fn panels_html(view: &DebateView) -> Html {
             Html::markdown(&summary.text)
         ));
     }
-    usage(&mut out, board);
+    usage(&mut out, &sections.usage);
     out.push(metrics_table(view.metrics()));
-    if !board.warnings().is_empty() {
-        out.push_literal("<section><h2>Warnings</h2><ul>");
-        for w in board.warnings() {
-            out.push(html!(
-                "<li class=\"warn\">{}: {}</li>",
-                Html::text(&w.step.to_string()),
-                Html::text(&w.reason)
-            ));
-        }
-        out.push_literal("</ul></section>");
-    }
-    round_records(&mut out, board);
-    reflections(&mut out, board);
-    devils_advocates(&mut out, board);
-    tool_calls(&mut out, board);
-    sources_cited(&mut out, board);
-    if !board.repairs().is_empty() {
-        out.push_literal("<section><h2>Repairs</h2><p class=\"kind\">model output that validation repaired before it was recorded</p><ul>");
-        for r in board.repairs() {
-            out.push(html!(
-                "<li>{}: {}</li>",
-                Html::text(&r.step.to_string()),
-                join(r.notes.iter().map(|n| Html::text(n)).collect(), "; ")
-            ));
-        }
-        out.push_literal("</ul></section>");
-    }
+    step_rows(
+        &mut out,
+        "Warnings",
+        "optional steps that failed; the debate continued",
+        &sections.warnings,
+    );
+    round_records(&mut out, sections);
+    reflections(&mut out, sections);
+    devils_advocates(&mut out, sections);
+    tool_calls(&mut out, sections);
+    sources_cited(&mut out, sections);
+    notes(&mut out, sections);
+    step_rows(
+        &mut out,
+        "Repairs",
+        "model output that validation repaired before it was recorded",
+        &sections.repairs,
+    );
     out
 }
 
-/// Each debater's ledger: stance, concessions, shifts, agreements,
-/// disagreements, evidence.
-fn ledger(out: &mut Html, board: &Blackboard) {
-    out.push_literal("<section><h2>Position ledger</h2>");
-    if board
-        .positions()
-        .values()
-        .all(|p| p.overall_stance.is_empty())
-    {
-        out.push_literal("<p>No position recorded yet.</p>");
+/// `items` joined by `; `, each escaped.
+fn texts<'a>(items: impl IntoIterator<Item = &'a String>) -> Vec<Html> {
+    items.into_iter().map(|t| Html::text(t)).collect()
+}
+
+/// Warnings or repairs: the step, what it was about, what happened.
+fn step_rows(out: &mut Html, title: &'static str, about: &'static str, rows: &[StepRow]) {
+    if rows.is_empty() {
+        return;
     }
-    for (persona, p) in board.positions() {
-        if p.overall_stance.is_empty() {
+    out.push(html!(
+        "<section><h2>{}</h2><p class=\"kind\">{}</p><ul>",
+        Html::literal(title),
+        Html::literal(about)
+    ));
+    for r in rows {
+        out.push(html!(
+            "<li class=\"warn\">{} {}: {}</li>",
+            Html::text(&r.step),
+            Html::text(&r.subject),
+            Html::text(&r.text)
+        ));
+    }
+    out.push_literal("</ul></section>");
+}
+
+/// Each debater's ledger: start and end stance, concessions, shifts,
+/// agreements, disagreements, evidence.
+fn ledger(out: &mut Html, sections: &Sections) {
+    out.push_literal("<section><h2>Position ledger</h2>");
+    if let Some(why) = &sections.empty.ledger {
+        out.push(html!("<p class=\"kind\">{}</p>", Html::text(why)));
+    }
+    for row in &sections.ledger {
+        if row.end.is_empty() && row.start.is_empty() {
             continue;
         }
-        out.push(html!(
-            "<h3>{}</h3><p>{}</p>",
-            name(board, persona),
-            Html::text(&p.overall_stance)
-        ));
+        out.push(html!("<h3>{}</h3>", Html::text(&row.persona)));
+        if !row.start.is_empty() && row.start != row.end {
+            out.push(html!("<p><em>started</em>: {}</p>", Html::text(&row.start)));
+        }
+        out.push(html!("<p>{}</p>", Html::text(&row.end)));
         let mut list = |label: &'static str, items: Vec<Html>| {
             if !items.is_empty() {
                 out.push(html!(
@@ -313,133 +330,146 @@ fn ledger(out: &mut Html, board: &Blackboard) {
                 ));
             }
         };
-        list(
-            "concessions",
-            p.concessions.iter().map(|n| Html::text(&n.text)).collect(),
-        );
-        list(
-            "shifts",
-            p.shifts.iter().map(|n| Html::text(&n.text)).collect(),
-        );
-        list(
-            "agrees with",
-            p.agreements
+        let dated = |items: &[InRound]| -> Vec<Html> {
+            items
                 .iter()
-                .map(|a| html!("{} on {}", name(board, &a.with), Html::text(&a.on)))
-                .collect(),
-        );
-        list(
-            "disagrees with",
-            p.disagreements
+                .map(|n| html!("r{}: {}", Html::number(n.round), Html::text(&n.text)))
+                .collect()
+        };
+        let related = |items: &[Relation]| -> Vec<Html> {
+            items
                 .iter()
-                .map(|d| html!("{} on {}", name(board, &d.with), Html::text(&d.on)))
-                .collect(),
-        );
-        list(
-            "evidence",
-            p.aspects
-                .values()
-                .flat_map(|a| a.evidence.iter().map(|e| Html::text(e)))
-                .collect(),
-        );
+                .map(|r| html!("{} on {}", Html::text(&r.with), Html::text(&r.on)))
+                .collect()
+        };
+        list("concessions", dated(&row.concessions));
+        list("shifts", dated(&row.shifts));
+        list("agrees with", related(&row.agreements));
+        list("disagrees with", related(&row.disagreements));
+        list("evidence", texts(&row.evidence));
     }
     out.push_literal("</section>");
 }
 
-/// The claims with their status, and each one's crux card.
-fn claims(out: &mut Html, board: &Blackboard) {
-    if board.claims().is_empty() {
+/// The claims with their status and outcome, then the crux cards.
+fn claims(out: &mut Html, sections: &Sections) {
+    if sections.claims.is_empty() {
         return;
     }
-    out.push_literal("<section><h2>Claims and crux cards</h2><table>");
-    for c in board.claims() {
-        let status = match c.status {
-            ClaimStatus::Active => "active",
-            ClaimStatus::InCruxRoom => "in a crux room",
-            ClaimStatus::Resolved => "resolved",
-            ClaimStatus::Abandoned => "abandoned",
-        };
-        out.push(html!(
-            "<tr><td>{}</td><td>{} vs {}</td><td>{}</td></tr>",
-            Html::text(&c.claim),
-            name(board, &c.personas[0]),
-            name(board, &c.personas[1]),
-            Html::literal(status)
-        ));
-        if let Some(card) = &c.card {
-            let positions: Vec<Html> = card
-                .positions
-                .iter()
-                .map(|p| {
-                    html!(
-                        "{}: {} ({})",
-                        name(board, &p.persona),
-                        Html::text(&format!("{:?}", p.stance)),
-                        Html::text(&p.reasoning)
-                    )
-                })
-                .collect();
-            out.push(html!(
-                "<tr><td colspan=\"3\">◆ <strong>{}</strong><br>{}<br><em>{}</em></td></tr>",
-                Html::text(&card.question),
-                join(positions, "<br>"),
-                Html::text(&card.diagnosis)
-            ));
-        }
+    out.push_literal("<section><h2>Claims and crux cards</h2>");
+    if let Some(why) = &sections.empty.crux_cards {
+        out.push(html!("<p class=\"kind\">{}</p>", Html::text(why)));
     }
-    out.push_literal("</table></section>");
+    out.push_literal("<table>");
+    for c in &sections.claims {
+        out.push(html!(
+            "<tr><td>{}</td><td>{}</td><td>{} vs {}</td><td>{}</td><td>{}</td></tr>",
+            Html::text(&c.id),
+            Html::text(&c.claim),
+            Html::text(&c.between[0]),
+            Html::text(&c.between[1]),
+            Html::literal(c.status),
+            c.outcome.as_deref().map_or_else(Html::default, Html::text)
+        ));
+    }
+    out.push_literal("</table>");
+    for card in &sections.crux_cards {
+        let positions: Vec<Html> = card
+            .positions
+            .iter()
+            .map(|p| {
+                html!(
+                    "{}: <strong>{}</strong> — {} <em>Would change their mind: {}</em>",
+                    Html::text(&p.persona),
+                    Html::literal(p.stance),
+                    Html::text(&p.reasoning),
+                    Html::text(&p.falsifier)
+                )
+            })
+            .collect();
+        out.push(html!(
+            "<p>◆ <strong>{}</strong> {} <span class=\"kind\">({} disagreement, {})</span><br>{}<br><em>{}</em></p>",
+            Html::text(&card.id),
+            Html::text(&card.question),
+            Html::literal(card.kind),
+            Html::literal(if card.resolved { "resolved" } else { "unresolved" }),
+            join(positions, "<br>"),
+            Html::text(&card.diagnosis)
+        ));
+    }
+    out.push_literal("</section>");
 }
 
 /// The judge's latest solution and its lists.
-fn solution(out: &mut Html, board: &Blackboard) {
-    let Some(s) = board.solutions().last() else {
+fn solution(out: &mut Html, sections: &Sections) {
+    let Some(s) = &sections.solution else {
         return;
     };
     out.push(html!(
-        "<section><h2>Solution after round {}</h2><div class=\"md\">{}</div><p>Confidence: {}</p>",
+        "<section><h2>Solution after round {}</h2><p class=\"kind\">by {}</p><div class=\"md\">{}</div><p>Confidence: {}</p>",
         Html::number(s.round),
+        Html::text(&s.by),
         Html::markdown(&s.description),
         s.confidence
             .map_or_else(|| Html::literal("—"), Html::number)
     ));
-    for (title, items) in crate::report::solution_lists(board, s) {
-        if items.is_empty() {
-            continue;
-        }
+    for (title, items) in &s.lists {
         out.push(html!("<h3>{}</h3><ul>", Html::text(title)));
         for item in items {
-            out.push(html!("<li>{}</li>", Html::text(&item)));
+            out.push(html!("<li>{}</li>", Html::text(item)));
         }
         out.push_literal("</ul>");
+    }
+    if !s.earlier.is_empty() {
+        let earlier: Vec<Html> = s
+            .earlier
+            .iter()
+            .map(|(round, confidence)| {
+                html!(
+                    "after round {}: confidence {}",
+                    Html::number(*round),
+                    confidence.map_or_else(|| Html::literal("—"), Html::number)
+                )
+            })
+            .collect();
+        out.push(html!(
+            "<p class=\"kind\">Earlier solutions: {}</p>",
+            join(earlier, "; ")
+        ));
     }
     out.push_literal("</section>");
 }
 
 /// A deliberation's decisions and proposals, each proposal with its
 /// reactions.
-fn decisions_and_proposals(out: &mut Html, board: &Blackboard) {
-    if board.decisions().is_empty() && board.proposals().is_empty() {
+fn decisions_and_proposals(out: &mut Html, sections: &Sections) {
+    if sections.decisions.is_empty() && sections.proposals.is_empty() {
         return;
     }
     out.push_literal("<section><h2>Decisions and proposals</h2><ul>");
-    for d in board.decisions() {
+    for d in &sections.decisions {
+        let supported = if d.supporting.is_empty() {
+            Html::default()
+        } else {
+            html!(
+                " <span class=\"kind\">(supported by {})</span>",
+                join(texts(&d.supporting), ", ")
+            )
+        };
         out.push(html!(
-            "<li>✔ {}: {}</li>",
+            "<li>✔ {} {}: {}{}</li>",
+            Html::text(&d.id),
             Html::text(&d.topic),
-            Html::text(&d.outcome)
+            Html::text(&d.outcome),
+            supported
         ));
     }
-    for p in board.proposals() {
-        let reactions: Vec<Html> = p
-            .reactions
-            .iter()
-            .map(|(who, r)| {
-                let mark = match r {
-                    agon_core::Reaction::Support => "+",
-                    agon_core::Reaction::Oppose => "−",
-                    agon_core::Reaction::Neutral => "○",
-                };
-                html!("{}{}", Html::literal(mark), name(board, who))
+    for p in &sections.proposals {
+        let reactions: Vec<Html> = [("+", &p.support), ("−", &p.oppose), ("○", &p.neutral)]
+            .into_iter()
+            .flat_map(|(mark, who)| {
+                who.iter()
+                    .map(move |w| html!("{}{}", Html::literal(mark), Html::text(w)))
             })
             .collect();
         let reactions = if reactions.is_empty() {
@@ -449,9 +479,9 @@ fn decisions_and_proposals(out: &mut Html, board: &Blackboard) {
         };
         out.push(html!(
             "<li>✚ {} ({}, {}): {}{}</li>",
-            Html::text(p.id.as_str()),
-            name(board, &p.proposer),
-            Html::text(&format!("{:?}", p.status).to_lowercase()),
+            Html::text(&p.id),
+            Html::text(&p.by),
+            Html::text(&p.status),
             Html::text(&p.content),
             reactions
         ));
@@ -459,75 +489,97 @@ fn decisions_and_proposals(out: &mut Html, board: &Blackboard) {
     out.push_literal("</ul></section>");
 }
 
-/// Usage and cost by role.
-fn usage(out: &mut Html, board: &Blackboard) {
-    let usage = board.usage_total();
+/// Usage and cost by role and model.
+fn usage(out: &mut Html, usage: &Usage) {
+    let cost = |u: &agon_core::UsageTotals| {
+        if u.unpriced && u.cost_micro_usd == 0 {
+            Html::literal("unpriced")
+        } else {
+            html!("${}", Html::decimal(u.cost_micro_usd as f64 / 1e6, 4))
+        }
+    };
+    let total = &usage.total;
     out.push(html!(
-        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · ${}{}</p><table>",
-        Html::number(usage.calls),
-        Html::number(usage.input_tokens),
-        Html::number(usage.output_tokens),
-        Html::decimal(usage.cost_micro_usd as f64 / 1e6, 4),
-        Html::literal(if board.status() == agon_core::DebateStatus::Finished {
+        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · {}{}</p><table>",
+        Html::number(total.calls),
+        Html::number(total.input_tokens),
+        Html::number(total.output_tokens),
+        cost(total),
+        Html::literal(if usage.complete {
             ""
         } else {
             " <span class=\"kind\">(each run records its usage when it stops)</span>"
         })
     ));
-    for (role, models) in board.usage() {
-        let (calls, tokens, cost, unpriced) =
-            models
-                .values()
-                .fold((0, 0, 0, false), |(c, t, m, u), usage| {
-                    (
-                        c + usage.calls,
-                        t + usage.input_tokens + usage.output_tokens,
-                        m + usage.cost_micro_usd,
-                        u || usage.unpriced,
-                    )
-                });
-        let cost = if unpriced && cost == 0 {
-            Html::literal("—")
-        } else {
-            html!("${}", Html::decimal(cost as f64 / 1e6, 4))
-        };
+    for row in &usage.rows {
+        let u = &row.totals;
         out.push(html!(
-            "<tr><td>{}</td><td>{} calls</td><td>{} tokens</td><td>{}</td></tr>",
-            Html::text(role),
-            Html::number(calls),
-            Html::number(tokens),
-            cost
+            "<tr><td>{}</td><td>{}</td><td>{} calls</td><td>{} in / {} out tokens</td><td>{}</td></tr>",
+            Html::text(&row.role),
+            Html::text(&row.model),
+            Html::number(u.calls),
+            Html::number(u.input_tokens),
+            Html::number(u.output_tokens),
+            cost(u)
         ));
     }
-    out.push_literal("</table></section>");
+    out.push_literal("</table>");
+    let [utterances, analyses, records, other] = usage.by_purpose;
+    if utterances + analyses + records + other > 0 {
+        out.push(html!(
+            "<p class=\"kind\">input tokens by purpose: utterances {} · analyses {} · round records and reflections {} · crux rooms, judge and summaries {}</p>",
+            Html::number(utterances),
+            Html::number(analyses),
+            Html::number(records),
+            Html::number(other)
+        ));
+    }
+    out.push_literal("</section>");
 }
 
 /// The passages each persona cited from its own corpus, and the ids it
 /// cited that its corpus does not have.
-fn sources_cited(out: &mut Html, board: &Blackboard) {
-    if board.citations().is_empty() {
+fn sources_cited(out: &mut Html, sections: &Sections) {
+    if sections.sources.is_empty() {
         return;
     }
     out.push_literal("<section><h2>Sources cited</h2><p class=\"kind\">passages of each persona's own corpus it cited as [E:id]</p><ul>");
-    for persona in board.personas() {
-        for e in board.sources_cited(&persona.id) {
+    for row in &sections.sources {
+        for (id, source, passage) in &row.cited {
             out.push(html!(
                 "<li>{}: <code>[E:{}]</code> {}: “{}”</li>",
-                Html::text(&persona.name),
-                Html::text(&e.id),
-                Html::text(&e.source),
-                Html::text(&e.passage)
+                Html::text(&row.persona),
+                Html::text(id),
+                Html::text(source),
+                Html::text(passage)
             ));
         }
-        for c in board.citations().iter().filter(|c| c.persona == persona.id) {
-            for id in &c.rejected {
-                out.push(html!(
-                    "<li class=\"warn\">{}: <code>[E:{}]</code> rejected (no such chunk in its corpus)</li>",
-                    Html::text(&persona.name),
-                    Html::text(id)
-                ));
-            }
+        for id in &row.rejected {
+            out.push(html!(
+                "<li class=\"warn\">{}: <code>[E:{}]</code> rejected (no such chunk in its corpus)</li>",
+                Html::text(&row.persona),
+                Html::text(id)
+            ));
         }
+    }
+    out.push_literal("</ul></section>");
+}
+
+/// The moderators' notes (the transcript shows each where it was posted).
+fn notes(out: &mut Html, sections: &Sections) {
+    if sections.notes.is_empty() {
+        return;
+    }
+    out.push_literal("<section><h2>Moderator notes</h2><p class=\"kind\">shown to every agent from the next context on</p><ul>");
+    for n in &sections.notes {
+        out.push(html!(
+            "<li>after message {}: {}{}</li>",
+            Html::number(n.after_messages),
+            Html::text(&n.text),
+            n.author
+                .as_deref()
+                .map_or_else(Html::default, |a| html!(" — {}", Html::text(a)))
+        ));
     }
     out.push_literal("</ul></section>");
 }
@@ -587,63 +639,82 @@ fn metrics_table(m: &crate::DebateMetrics) -> Html {
     out
 }
 
-/// The requirements panel: each requirement, its weight, which agents'
-/// latest proposals cover it, and the judge's verdict.
-fn requirements(out: &mut Html, board: &Blackboard) {
-    let ledger = board.requirements();
-    if ledger.requirements.is_empty() {
+/// The requirements panel: each requirement, its weight, the agents'
+/// verdicts per round, which agents' latest proposals cover it, and the
+/// judge's verdict.
+fn requirements(out: &mut Html, sections: &Sections) {
+    let Some(matrix) = &sections.requirements else {
         return;
+    };
+    out.push(html!(
+        "<section><h2>Requirements</h2><p class=\"kind\">found by {}; per agent, one verdict per round: ✓ covers, ✗ weakens, · does not address</p><table><tr><th>id</th><th>requirement</th>",
+        Html::literal(matrix.found_by)
+    ));
+    for a in &matrix.agents {
+        out.push(html!("<th>{}</th>", Html::text(a)));
     }
-    out.push_literal(
-        "<section><h2>Requirements</h2><table><tr><th>id</th><th>requirement</th>\
-         <th>covered by</th><th>judge</th></tr>",
-    );
-    let judged = board.solution();
-    for r in &ledger.requirements {
-        let by: Vec<Html> = ledger
-            .covered_by(&r.id)
-            .into_iter()
-            .map(|p| name(board, p))
-            .collect();
-        let verdict = judged.map_or("", |s| crate::report::judge_verdict(s, &r.id));
+    out.push_literal("<th>covered by</th><th>judge</th></tr>");
+    for r in &matrix.rows {
         out.push(html!(
-            "<tr><td>{}</td><td>{} <span class=\"kind\">{}</span></td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{} <span class=\"kind\">{}</span></td>",
             Html::text(&r.id),
             Html::text(&r.text),
-            Html::text(r.weight()),
-            if by.is_empty() {
+            Html::text(&r.weight)
+        ));
+        for cells in &r.cells {
+            out.push(html!("<td>{}</td>", Html::text(cells)));
+        }
+        out.push(html!(
+            "<td>{}</td><td>{}</td></tr>",
+            if r.covered_by.is_empty() {
                 Html::literal("—")
             } else {
-                join(by, ", ")
+                join(texts(&r.covered_by), ", ")
             },
-            Html::text(verdict)
+            Html::text(r.verdict.unwrap_or(""))
         ));
     }
-    out.push_literal("</table></section>");
+    out.push_literal("</table>");
+    if !matrix.uncovered.is_empty() {
+        out.push(html!(
+            "<p class=\"warn\">No agent's latest proposal covers: {}.</p>",
+            join(texts(&matrix.uncovered), ", ")
+        ));
+    }
+    out.push_literal("</section>");
 }
 
 /// A structured debate's round records: each aspect's summary and each
 /// persona's take on it.
-fn round_records(out: &mut Html, board: &Blackboard) {
-    if board.rounds().is_empty() {
+fn round_records(out: &mut Html, sections: &Sections) {
+    if sections.round_records.is_empty() {
         return;
     }
     out.push_literal("<section><h2>Round records</h2>");
-    for r in board.rounds() {
-        let label = board
-            .aspect(&r.aspect)
-            .map_or(r.aspect.as_str(), |a| a.label.as_str());
+    for r in &sections.round_records {
         out.push(html!(
             "<p><strong>{}</strong> (round {}): {}</p><ul>",
-            Html::text(label),
+            Html::text(&r.aspect),
             Html::number(r.round),
             Html::text(&r.summary)
         ));
-        for (persona, take) in &r.takes {
+        for take in &r.takes {
+            let argument = if take.key_argument.is_empty() {
+                Html::default()
+            } else {
+                html!(" — {}", Html::text(&take.key_argument))
+            };
+            let evidence = if take.evidence.is_empty() {
+                Html::default()
+            } else {
+                html!(" (evidence: {})", join(texts(&take.evidence), "; "))
+            };
             out.push(html!(
-                "<li>{}: {}</li>",
-                name(board, persona),
-                Html::text(&take.position)
+                "<li>{}: {}{}{}</li>",
+                Html::text(&take.persona),
+                Html::text(&take.position),
+                argument,
+                evidence
             ));
         }
         out.push_literal("</ul>");
@@ -652,15 +723,21 @@ fn round_records(out: &mut Html, board: &Blackboard) {
 }
 
 /// The reflections: what the debate learned about itself.
-fn reflections(out: &mut Html, board: &Blackboard) {
-    if board.reflections().is_empty() {
+fn reflections(out: &mut Html, sections: &Sections) {
+    if sections.reflections.is_empty() {
+        if let Some(why) = &sections.empty.reflections {
+            out.push(html!(
+                "<section><h2>Reflections</h2><p class=\"kind\">{}</p></section>",
+                Html::text(why)
+            ));
+        }
         return;
     }
     out.push_literal("<section><h2>Reflections</h2><ul>");
-    for r in board.reflections() {
+    for r in &sections.reflections {
         out.push(html!(
             "<li><span class=\"kind\">{}, importance {}, round {}</span> {}</li>",
-            Html::text(r.kind.label()),
+            Html::literal(r.kind),
             Html::number(r.importance),
             Html::number(r.round),
             Html::text(&r.content)
@@ -669,42 +746,52 @@ fn reflections(out: &mut Html, board: &Blackboard) {
     out.push_literal("</ul></section>");
 }
 
-/// A dialectic debate's devil's advocate of each round.
-fn devils_advocates(out: &mut Html, board: &Blackboard) {
-    if board.devils_advocates().is_empty() {
+/// The devil's advocate of each round and the dissents it logged.
+fn devils_advocates(out: &mut Html, sections: &Sections) {
+    if sections.devils_advocates.is_empty() {
         return;
     }
     out.push_literal("<section><h2>Devil's advocates</h2><ul>");
-    for (round, persona) in board.devils_advocates() {
+    for row in &sections.devils_advocates {
+        let changed = row.dissents.iter().filter(|(_, impact)| *impact).count();
         out.push(html!(
-            "<li>round {}: {}</li>",
-            Html::number(*round),
-            name(board, persona)
+            "<li>round {}: {} <span class=\"kind\">{} dissent(s) logged, {} changed the outcome</span>",
+            Html::number(row.round),
+            Html::text(&row.persona),
+            Html::number(row.dissents.len()),
+            Html::number(changed)
         ));
+        if !row.dissents.is_empty() {
+            out.push_literal("<ul>");
+            for (text, impact) in &row.dissents {
+                out.push(html!(
+                    "<li>{}{}</li>",
+                    Html::text(&agon_extract::truncate_chars(text, 160)),
+                    Html::literal(if *impact { " <em>(taken in)</em>" } else { "" })
+                ));
+            }
+            out.push_literal("</ul>");
+        }
+        out.push_literal("</li>");
     }
     out.push_literal("</ul></section>");
 }
 
 /// The tool calls the agents made while they contributed.
-fn tool_calls(out: &mut Html, board: &Blackboard) {
-    if board.tool_calls().is_empty() {
+fn tool_calls(out: &mut Html, sections: &Sections) {
+    if sections.tool_calls.is_empty() {
         return;
     }
     out.push_literal("<section><h2>Tool calls</h2><ul>");
-    for c in board.tool_calls() {
-        let first = c
-            .result
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
+    for c in &sections.tool_calls {
         out.push(html!(
             "<li>{} ({}): <code>{}({})</code> {} {}</li>",
-            name(board, &c.persona),
-            Html::text(&c.turn.to_string()),
-            Html::text(&c.name),
-            Html::text(&c.arguments.to_string()),
+            Html::text(&c.persona),
+            Html::text(&c.turn),
+            Html::text(&c.tool),
+            Html::text(&c.arguments),
             Html::literal(if c.ok { "→" } else { "failed:" }),
-            Html::text(&agon_extract::truncate_chars(first, 200))
+            Html::text(&c.result)
         ));
     }
     out.push_literal("</ul></section>");

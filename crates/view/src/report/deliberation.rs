@@ -4,9 +4,10 @@
 
 use std::fmt::Write as _;
 
-use agon_core::{Blackboard, Reaction, SummaryScope};
+use agon_core::{Blackboard, SummaryScope};
 
 use crate::MemoryStats;
+use crate::sections::Sections;
 
 use super::{ReportOptions, cell, one_line, quote_block};
 
@@ -41,7 +42,7 @@ pub fn stats_markdown(bb: &Blackboard) -> String {
 }
 
 /// The body.
-pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
+pub(super) fn body(bb: &Blackboard, sections: &Sections, options: ReportOptions) -> String {
     let mut s = String::new();
     let topic = bb.topic().map_or("", |t| t.question.as_str());
     let _ = writeln!(s, "# Deliberation: {}\n", one_line(topic));
@@ -86,48 +87,38 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
     }
 
     s.push_str("## Decisions\n\n");
-    if bb.decisions().is_empty() {
+    if sections.decisions.is_empty() {
         s.push_str("_No decision was recorded._\n\n");
     }
-    for d in bb.decisions() {
-        let who: Vec<&str> = d.supporting.iter().map(|p| bb.persona_name(p)).collect();
+    for d in &sections.decisions {
         let _ = writeln!(
             s,
             "- **{}** {}: {} _(supported by {})_",
             d.id,
             one_line(&d.topic),
             one_line(&d.outcome),
-            who.join(", ")
+            d.supporting.join(", ")
         );
     }
     s.push('\n');
 
     s.push_str("## Proposals\n\n");
-    if bb.proposals().is_empty() {
+    if sections.proposals.is_empty() {
         s.push_str("_No proposal was made._\n\n");
     } else {
         s.push_str("| id | by | proposal | status | support | oppose | neutral |\n|---|---|---|---|---|---|---|\n");
     }
-    for p in bb.proposals() {
-        let with = |r: Reaction| {
-            let who: Vec<&str> = p
-                .reactions
-                .iter()
-                .filter(|(_, x)| **x == r)
-                .map(|(id, _)| bb.persona_name(id))
-                .collect();
-            cell(&who.join(", "))
-        };
+    for p in &sections.proposals {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} |",
             p.id,
-            cell(bb.persona_name(&p.proposer)),
+            cell(&p.by),
             cell(&p.content),
-            format!("{:?}", p.status).to_lowercase(),
-            with(Reaction::Support),
-            with(Reaction::Oppose),
-            with(Reaction::Neutral)
+            p.status,
+            cell(&p.support.join(", ")),
+            cell(&p.oppose.join(", ")),
+            cell(&p.neutral.join(", "))
         );
     }
     s.push('\n');

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use agon_core::{Blackboard, DialogueMessage, MessageKind, Persona, SummaryScope};
 
 use super::{ReportOptions, cell, one_line};
+use crate::sections::{Header, Sections};
 
 fn role(p: &Persona) -> &str {
     p.specialty.map_or("—", agon_core::AgentRole::as_str)
@@ -68,7 +69,12 @@ fn contribution(s: &mut String, bb: &Blackboard, m: &DialogueMessage, options: R
 }
 
 /// The report's dialectic body.
-pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
+pub(super) fn body(
+    bb: &Blackboard,
+    header: &Header,
+    sections: &Sections,
+    options: ReportOptions,
+) -> String {
     let mut s = String::new();
     let problem = bb.topic().map_or("(not started)", |t| t.question.as_str());
     let title = problem
@@ -111,10 +117,10 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         );
     }
     s.push('\n');
-    s.push_str(&super::rubric_line(bb));
+    s.push_str(&super::rubric_line(header));
 
     clarifications(&mut s, bb);
-    devils_advocates(&mut s, bb);
+    devils_advocates(&mut s, sections);
 
     s.push_str("## Rounds\n\n");
     let rounds = bb.current_round();
@@ -198,15 +204,15 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
         );
     }
 
-    requirements_matrix(&mut s, bb);
+    requirements_matrix(&mut s, sections);
     s.push_str("## Final Synthesis\n\n");
-    match bb.solution() {
+    match &sections.solution {
         None => s.push_str("No solution was synthesized.\n\n"),
         Some(sol) => {
             let _ = writeln!(
                 s,
                 "_By {} after round {}; confidence {}._\n",
-                bb.persona_name(&sol.synthesized_by),
+                sol.by,
                 sol.round,
                 sol.confidence.map_or_else(
                     || "not given (plain-text synthesis)".to_owned(),
@@ -215,138 +221,76 @@ pub(super) fn body(bb: &Blackboard, options: ReportOptions) -> String {
             );
             super::quoted(&mut s, &sol.description);
             s.push('\n');
-            for (title, items) in solution_lists(bb, sol) {
-                if !items.is_empty() {
-                    let _ = writeln!(s, "### {title}\n");
-                    for item in items {
-                        let _ = writeln!(s, "- {}", one_line(&item));
-                    }
-                    s.push('\n');
+            for (title, items) in &sol.lists {
+                let _ = writeln!(s, "### {title}\n");
+                for item in items {
+                    let _ = writeln!(s, "- {}", one_line(item));
                 }
+                s.push('\n');
+            }
+            if !sol.earlier.is_empty() {
+                s.push_str("### Earlier solutions\n\n");
+                for (round, confidence) in &sol.earlier {
+                    let _ = writeln!(
+                        s,
+                        "- after round {round}: confidence {}",
+                        confidence.map_or_else(|| "—".to_owned(), |c| c.to_string())
+                    );
+                }
+                s.push('\n');
             }
         }
-    }
-    if bb.solutions().len() > 1 {
-        s.push_str("### Earlier solutions\n\n");
-        for sol in &bb.solutions()[..bb.solutions().len() - 1] {
-            let _ = writeln!(
-                s,
-                "- after round {}: confidence {}",
-                sol.round,
-                sol.confidence
-                    .map_or_else(|| "—".to_owned(), |c| c.to_string())
-            );
-        }
-        s.push('\n');
     }
     s
 }
 
-/// The judge's verdict on requirement `id` in `sol`: `unmet`, `met? (no
-/// proposal covers it)` or `met`.
-pub(crate) fn judge_verdict(sol: &agon_core::Solution, id: &str) -> &'static str {
-    let listed = |list: &[String]| list.iter().any(|r| r == id);
-    if listed(&sol.unfulfilled_major_requirements) {
-        "unmet"
-    } else if listed(&sol.unverified_requirements) {
-        "met? (no proposal covers it)"
-    } else {
-        "met"
-    }
-}
-
 /// The Requirements section: each requirement × agent × round, from the
 /// ledger's coverage verdicts, and the judge's verdict on it.
-fn requirements_matrix(s: &mut String, bb: &Blackboard) {
-    let ledger = bb.requirements();
-    if ledger.requirements.is_empty() {
+fn requirements_matrix(s: &mut String, sections: &Sections) {
+    let Some(matrix) = &sections.requirements else {
         return;
-    }
-    let method = match ledger.method {
-        Some(agon_core::RequirementMethod::Keywords) => "dialectic's keyword inference",
-        _ => "the analysis model",
     };
     let _ = writeln!(
         s,
-        "## Requirements\n\nFound by {method}. Each cell is an agent's verdict per round \
-         (round 1 first): ✓ covers, ✗ weakens, · does not address (or not analysed).\n"
+        "## Requirements\n\nFound by {}. Each cell is an agent's verdict per round \
+         (round 1 first): ✓ covers, ✗ weakens, · does not address (or not analysed).\n",
+        matrix.found_by
     );
-    let agents: Vec<&agon_core::Persona> = bb.debaters().collect();
-    let rounds = bb.current_round();
     let mut header = String::from("| Requirement |");
     let mut rule = String::from("|---|");
-    for a in &agents {
-        let _ = write!(header, " {} |", a.name);
+    for a in &matrix.agents {
+        let _ = write!(header, " {a} |");
         rule.push_str("---|");
     }
-    let judged = bb.solution();
-    if judged.is_some() {
+    if matrix.judged {
         header.push_str(" Judge |");
         rule.push_str("---|");
     }
     let _ = writeln!(s, "{header}\n{rule}");
-    for r in &ledger.requirements {
+    for r in &matrix.rows {
         let _ = write!(
             s,
             "| {} ({}) {} |",
             r.id,
-            r.weight(),
+            r.weight,
             one_line(&r.text).replace('|', "/")
         );
-        for a in &agents {
-            let cells: String = (1..=rounds)
-                .map(|round| match ledger.verdict(&r.id, &a.id, round) {
-                    Some(c) if c.coverage.status == agon_core::CoverageStatus::Covers => '✓',
-                    Some(c) if c.coverage.status == agon_core::CoverageStatus::Weakens => '✗',
-                    _ => '·',
-                })
-                .collect();
+        for cells in &r.cells {
             let _ = write!(s, " {cells} |");
         }
-        if let Some(sol) = judged {
-            let _ = write!(s, " {} |", judge_verdict(sol, &r.id));
+        if let Some(verdict) = r.verdict {
+            let _ = write!(s, " {verdict} |");
         }
         s.push('\n');
     }
-    let uncovered: Vec<&str> = ledger.uncovered().map(|r| r.id.as_str()).collect();
-    if !uncovered.is_empty() && bb.coverage_tracked() {
+    if !matrix.uncovered.is_empty() {
         let _ = writeln!(
             s,
             "\nNo agent's latest proposal covers: {}.",
-            uncovered.join(", ")
+            matrix.uncovered.join(", ")
         );
     }
     s.push('\n');
-}
-
-/// A solution's lists, titled, in report order (empty ones included):
-/// trade-offs, recommendations, the unmet major requirements and those
-/// reported met that no proposal covers (as `R2: text`), open questions,
-/// and an older log's unfinished requirements.
-pub fn solution_lists(
-    bb: &Blackboard,
-    sol: &agon_core::Solution,
-) -> Vec<(&'static str, Vec<String>)> {
-    let ledger = bb.requirements();
-    let labelled =
-        |items: &[String]| -> Vec<String> { items.iter().map(|i| ledger.label(i)).collect() };
-    vec![
-        ("Trade-offs", sol.tradeoffs.clone()),
-        ("Recommendations", sol.recommendations.clone()),
-        (
-            "Unfulfilled major requirements",
-            labelled(&sol.unfulfilled_major_requirements),
-        ),
-        (
-            "Reported met, but no proposal covers them on the ledger",
-            labelled(&sol.unverified_requirements),
-        ),
-        ("Open questions", sol.open_questions.clone()),
-        (
-            "Unfinished requirements",
-            sol.unfinished_requirements.clone(),
-        ),
-    ]
 }
 
 fn clarifications(s: &mut String, bb: &Blackboard) {
@@ -382,39 +326,26 @@ fn clarifications(s: &mut String, bb: &Blackboard) {
 
 /// The devil's advocate of each round (drawn from the trust memory) and
 /// the critiques they wrote as such.
-fn devils_advocates(s: &mut String, bb: &Blackboard) {
-    if bb.devils_advocates().is_empty() {
+fn devils_advocates(s: &mut String, sections: &Sections) {
+    if sections.devils_advocates.is_empty() {
         return;
     }
     s.push_str("## Devil's advocates\n\n");
-    // The dissents each one logged in its round, as the trust memory
-    // records them (impact: whether the critique changed the outcome).
-    let dissents = bb
-        .debate()
-        .map(|d| agon_protocol::trust_harvest::dissents(bb, d))
-        .unwrap_or_default();
-    for (round, persona) in bb.devils_advocates() {
-        let name = bb.persona_name(persona);
-        let round_id = bb
-            .debate()
-            .map(|d| format!("{d}/round_{round}"))
-            .unwrap_or_default();
-        let logged: Vec<_> = dissents
-            .iter()
-            .filter(|d| d.agent == name && d.round_id == round_id)
-            .collect();
-        let changed = logged.iter().filter(|d| d.impact).count();
+    for row in &sections.devils_advocates {
+        let changed = row.dissents.iter().filter(|(_, impact)| *impact).count();
         let _ = writeln!(
             s,
-            "- Round {round}: {name}, drawn from the trust memory; {} dissent(s) logged, {changed} changed the outcome",
-            logged.len()
+            "- Round {}: {}, drawn from the trust memory; {} dissent(s) logged, {changed} changed the outcome",
+            row.round,
+            row.persona,
+            row.dissents.len()
         );
-        for d in logged {
+        for (text, impact) in &row.dissents {
             let _ = writeln!(
                 s,
                 "  - {}{}",
-                super::cell(&agon_extract::truncate_chars(&d.text, 160)),
-                if d.impact { " _(taken in)_" } else { "" }
+                super::cell(&agon_extract::truncate_chars(text, 160)),
+                if *impact { " _(taken in)_" } else { "" }
             );
         }
     }

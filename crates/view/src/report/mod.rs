@@ -11,217 +11,27 @@ mod metrics;
 
 pub use deliberation::{is_deliberation, stats_markdown};
 
-pub(crate) use dialectic::judge_verdict;
-pub use dialectic::solution_lists;
 pub use metrics::{compare_markdown, metrics_markdown};
+
+pub use crate::sections::solution_lists;
 
 use std::fmt::Write as _;
 
-use agon_core::{Blackboard, DialogueMessage, MessageKind, ReflectionTrigger};
+use agon_core::{Blackboard, DialogueMessage, MessageKind};
+
+pub use crate::empty::{EmptySections, ReportOptions, empty_sections};
+pub use crate::json::json;
+pub(crate) use crate::json::json_of;
+use crate::sections::{Header, InRound, Relation, Sections, StepRow, Usage};
 
 /// The line naming the rubric the debate was judged by (empty without
 /// one), as the reports print it.
-pub(crate) fn rubric_line(bb: &Blackboard) -> String {
-    bb.rubric().map_or_else(String::new, |r| {
+pub(crate) fn rubric_line(header: &Header) -> String {
+    header.rubric.as_ref().map_or_else(String::new, |r| {
         format!(
             "Judged by rubric `{}` v{}: {}.\n\n",
-            r.name,
-            r.version,
-            r.names()
+            r.name, r.version, r.criteria
         )
-    })
-}
-
-/// How much the report shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReportOptions {
-    /// Show each contribution's model, latency and tokens.
-    pub verbose: bool,
-    /// The debate's reflection threshold (from its configuration), so an
-    /// empty reflections section can say how close the trigger came.
-    pub reflection_threshold: Option<u32>,
-}
-
-/// Why sections of the report are empty: each field holds the reason
-/// for its section, `None` when the section has content (or, for the
-/// structured-only sections, in a dialectic debate).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct EmptySections {
-    /// The position ledger.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ledger: Option<String>,
-    /// Reflections.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reflections: Option<String>,
-    /// Crux cards.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crux_cards: Option<String>,
-    /// Closing statements.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub closings: Option<String>,
-    /// The judge's synthesis.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub synthesis: Option<String>,
-}
-
-/// The weights of the reflection trigger, as the report explains them.
-fn trigger_weights() -> String {
-    use agon_core::EpistemicWeights as W;
-    format!(
-        "disagreements ×{}, concessions ×{}, shifts ×{}",
-        W::DISAGREEMENT,
-        W::CONCESSION,
-        W::SHIFT
-    )
-}
-
-/// Why the sections of `bb`'s report that have nothing to show are empty.
-pub fn empty_sections(bb: &Blackboard, options: ReportOptions) -> EmptySections {
-    use agon_core::{AnalysisPart, StepId};
-    let failed = |of: fn(&StepId) -> bool| bb.warnings().iter().filter(|w| of(&w.step)).count();
-    let not_reached =
-        || format!("not reached yet (the debate is {:?})", bb.status()).to_lowercase();
-    let mut out = EmptySections::default();
-    if bb
-        .positions()
-        .values()
-        .all(|p| p.overall_stance.is_empty() && p.aspects.is_empty() && p.concessions.is_empty())
-    {
-        let analyses = failed(|s| {
-            matches!(
-                s,
-                StepId::Analysis {
-                    part: AnalysisPart::Combined | AnalysisPart::Position,
-                    ..
-                }
-            )
-        });
-        out.ledger = Some(if analyses > 0 {
-            format!("no position recorded: {analyses} analysis step(s) failed (see Warnings)")
-        } else if bb.analyzed_turns().is_empty() {
-            "no position recorded: no message was analysed".to_owned()
-        } else {
-            "no position recorded: the analyses found no stance to record".to_owned()
-        });
-    }
-    if is_dialectic(bb) || is_deliberation(bb) {
-        return out;
-    }
-    if bb.reflections().is_empty() {
-        let weight = bb.weight_since_reflection();
-        let trigger = options.reflection_threshold.map(ReflectionTrigger::new);
-        out.reflections = Some(if failed(|s| matches!(s, StepId::Reflection(_))) > 0 {
-            "no reflection: the reflection step failed (see Warnings)".to_owned()
-        } else {
-            match trigger {
-                Some(t) if t.fires_at(weight) => format!(
-                    "no reflection: the trigger reached {weight} of {} only after the last aspect closed (it is checked when an aspect closes)",
-                    t.threshold
-                ),
-                Some(t) => format!(
-                    "no reflection: the trigger reached {weight} of {0} ({1}; it fires above {0})",
-                    t.threshold,
-                    trigger_weights()
-                ),
-                None => format!(
-                    "no reflection: the trigger reached {weight} ({}), not above its threshold",
-                    trigger_weights()
-                ),
-            }
-        });
-    }
-    if bb.crux_cards().is_empty() {
-        out.crux_cards = Some(if bb.claims().is_empty() {
-            "no crux card: no claim was contested strongly enough to open".to_owned()
-        } else if failed(|s| matches!(s, StepId::CruxCard(_))) > 0 {
-            format!(
-                "no crux card: {} card step(s) failed (see Warnings)",
-                failed(|s| matches!(s, StepId::CruxCard(_)))
-            )
-        } else if bb.status() == agon_core::DebateStatus::Finished {
-            "no crux card: no crux room reached its card".to_owned()
-        } else {
-            format!("no crux card yet: {}", not_reached())
-        });
-    }
-    let has = |kind: MessageKind| bb.messages().iter().any(|m| m.kind == kind);
-    if !has(MessageKind::Closing) {
-        let skipped = bb.skipped_turns(|t| matches!(t, agon_core::TurnKey::Closing { .. }));
-        out.closings = Some(if skipped > 0 {
-            format!("no closing: {skipped} closing turn(s) were skipped (see Warnings)")
-        } else {
-            format!("no closing: {}", not_reached())
-        });
-    }
-    if !has(MessageKind::Synthesis) {
-        let judged = bb
-            .personas()
-            .iter()
-            .any(|p| p.role == agon_core::PersonaRole::Judge);
-        out.synthesis = Some(if !judged {
-            "no synthesis: synthesis is off for this debate".to_owned()
-        } else if bb.skipped_turns(|t| *t == agon_core::TurnKey::Synthesis) > 0 {
-            "no synthesis: the judge's turn was skipped (see Warnings)".to_owned()
-        } else {
-            format!("no synthesis: {}", not_reached())
-        });
-    }
-    out
-}
-
-/// The report as JSON: the same sections as the markdown (personas,
-/// aspects, the position ledger, claims, crux cards, reflections, round
-/// records, closings, synthesis or solution, warnings, repairs, usage with
-/// totals) and, for each empty section, why it is empty.
-pub fn json(bb: &Blackboard, options: ReportOptions) -> serde_json::Value {
-    let messages = |kind: MessageKind| -> Vec<&DialogueMessage> {
-        bb.messages().iter().filter(|m| m.kind == kind).collect()
-    };
-    let total = bb.usage_total();
-    serde_json::json!({
-        "debate": bb.debate(),
-        "protocol": protocol_name(bb),
-        "deliberation": is_deliberation(bb).then(|| serde_json::json!({
-            "stats": crate::MemoryStats::of(bb),
-            "summaries": bb.summaries(),
-            "decisions": bb.decisions(),
-            "proposals": bb.proposals(),
-        })),
-        "topic": bb.topic(),
-        "status": bb.status(),
-        "started_at": bb.started_at(),
-        "personas": bb.personas(),
-        "aspects": bb.aspects(),
-        "ledger": bb.positions(),
-        "claims": bb.claims(),
-        "crux_cards": bb.crux_cards(),
-        "reflections": bb.reflections(),
-        "round_records": bb.rounds(),
-        "openings": messages(MessageKind::Opening),
-        "closings": messages(MessageKind::Closing),
-        "synthesis": messages(MessageKind::Synthesis).last(),
-        "solution": bb.solution(),
-        "requirements": (!bb.requirements().requirements.is_empty()).then(|| bb.requirements()),
-        "devils_advocates": bb.devils_advocates(),
-        "transcript": bb.messages(),
-        "moderator_notes": bb.notes(),
-        "user_feedback": bb.user_feedback(),
-        "paused": bb.is_paused(),
-        "warnings": bb.warnings(),
-        "repairs": bb.repairs(),
-        "citations": bb.citations(),
-        "tool_calls": bb.tool_calls(),
-        "usage": bb.usage(),
-        "totals": {
-            "calls": total.calls,
-            "input_tokens": total.input_tokens,
-            "output_tokens": total.output_tokens,
-            "cached_input_tokens": total.cached_input_tokens,
-            "cache_write_tokens": total.cache_write_tokens,
-            "cost_usd": total.cost_micro_usd as f64 / 1e6,
-            "unpriced": total.unpriced,
-        },
-        "empty_sections": empty_sections(bb, options),
     })
 }
 
@@ -339,26 +149,36 @@ pub fn markdown(bb: &Blackboard) -> String {
 /// (start → end stance, concessions, shifts), claims and crux cards,
 /// reflections, warnings, repairs, usage and cost.
 pub fn markdown_with(bb: &Blackboard, options: ReportOptions) -> String {
-    let empty = empty_sections(bb, options);
+    render(bb, &Header::of(bb), &Sections::of(bb, options), options)
+}
+
+/// The report of `bb` from its computed header and sections.
+pub(crate) fn render(
+    bb: &Blackboard,
+    header: &Header,
+    sections: &Sections,
+    options: ReportOptions,
+) -> String {
     let deliberation = is_deliberation(bb);
     let mut s = if is_dialectic(bb) {
-        dialectic::body(bb, options)
+        dialectic::body(bb, header, sections, options)
     } else if deliberation {
-        deliberation::body(bb, options)
+        deliberation::body(bb, sections, options)
     } else {
-        structured_body(bb, &empty)
+        structured_body(bb, header, sections)
     };
     if !(is_dialectic(bb) || deliberation)
         || !bb.analyzed_turns().is_empty()
-        || !bb.claims().is_empty()
+        || !sections.claims.is_empty()
     {
-        ledger_and_claims(&mut s, bb, &empty);
+        ledger_and_claims(&mut s, bb, sections);
     }
-    tail(&mut s, bb);
+    tail(&mut s, bb, sections);
     without_html(s)
 }
 
-fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
+fn structured_body(bb: &Blackboard, header: &Header, sections: &Sections) -> String {
+    let empty = &sections.empty;
     let mut s = String::new();
     let topic = bb.topic().map_or("(not started)", |t| t.question.as_str());
     let _ = writeln!(s, "# {topic}\n");
@@ -385,7 +205,7 @@ fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
         );
     }
     s.push('\n');
-    s.push_str(&rubric_line(bb));
+    s.push_str(&rubric_line(header));
 
     let openings: Vec<&DialogueMessage> = bb
         .messages()
@@ -418,15 +238,19 @@ fn structured_body(bb: &Blackboard, empty: &EmptySections) -> String {
             }
             quote_block(&mut s, bb, m);
         }
-        if let Some(r) = bb.rounds().iter().find(|r| r.aspect == aspect.id) {
+        if let Some(r) = sections
+            .round_records
+            .iter()
+            .find(|r| r.aspect == aspect.label)
+        {
             let _ = writeln!(s, "**Round record.** {}\n", one_line(&r.summary));
-            for (p, take) in &r.takes {
-                let _ = write!(s, "- {}: {}", bb.persona_name(p), one_line(&take.position));
+            for take in &r.takes {
+                let _ = write!(s, "- {}: {}", take.persona, one_line(&take.position));
                 if !take.key_argument.is_empty() {
                     let _ = write!(s, " — {}", one_line(&take.key_argument));
                 }
-                if !take.evidence_cited.is_empty() {
-                    let _ = write!(s, " (evidence: {})", take.evidence_cited.join("; "));
+                if !take.evidence.is_empty() {
+                    let _ = write!(s, " (evidence: {})", take.evidence.join("; "));
                 }
                 s.push('\n');
             }
@@ -459,90 +283,84 @@ fn capitalized(text: &str) -> String {
         .unwrap_or_default()
 }
 
-fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
+fn ledger_and_claims(s: &mut String, bb: &Blackboard, sections: &Sections) {
+    let empty = &sections.empty;
     s.push_str("## Position ledger\n\n");
     if let Some(why) = &empty.ledger {
         let _ = writeln!(s, "_{}_\n", capitalized(why));
     }
     s.push_str("| Persona | Start stance | End stance | Concessions | Shifts | Agreements | Disagreements |\n|---|---|---|---|---|---|---|\n");
-    for p in bb.debaters() {
-        let Some(st) = bb.position(&p.id) else {
-            continue;
-        };
-        let list = |items: Vec<String>| {
-            if items.is_empty() {
-                "—".to_owned()
-            } else {
-                cell(&items.join("; "))
-            }
-        };
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "—".to_owned()
+        } else {
+            cell(&items.join("; "))
+        }
+    };
+    let dated = |items: &[InRound]| {
+        list(
+            items
+                .iter()
+                .map(|n| format!("r{}: {}", n.round, n.text))
+                .collect(),
+        )
+    };
+    let related = |items: &[Relation]| {
+        list(
+            items
+                .iter()
+                .map(|r| format!("{} on {}", r.with, r.on))
+                .collect(),
+        )
+    };
+    for row in &sections.ledger {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} |",
-            p.name,
-            cell(&st.initial_stance),
-            cell(&st.overall_stance),
-            list(
-                st.concessions
-                    .iter()
-                    .map(|n| format!("r{}: {}", n.round, n.text))
-                    .collect()
-            ),
-            list(
-                st.shifts
-                    .iter()
-                    .map(|n| format!("r{}: {}", n.round, n.text))
-                    .collect()
-            ),
-            list(
-                st.agreements
-                    .iter()
-                    .map(|a| format!("{} on {}", bb.persona_name(&a.with), a.on))
-                    .collect()
-            ),
-            list(
-                st.disagreements
-                    .iter()
-                    .map(|d| format!("{} on {}", bb.persona_name(&d.with), d.on))
-                    .collect()
-            ),
+            row.persona,
+            cell(&row.start),
+            cell(&row.end),
+            dated(&row.concessions),
+            dated(&row.shifts),
+            related(&row.agreements),
+            related(&row.disagreements),
         );
     }
     s.push('\n');
 
     s.push_str("## Contested claims and crux cards\n\n");
-    if bb.claims().is_empty() {
+    if sections.claims.is_empty() {
         s.push_str("No claim was contested strongly enough to open.\n\n");
     } else if let Some(why) = &empty.crux_cards {
         let _ = writeln!(s, "_{}_\n", capitalized(why));
     }
-    for c in bb.claims() {
+    for c in &sections.claims {
         let _ = writeln!(
             s,
             "### {} — {} vs {} ({})\n\n\"{}\"\n",
             c.id,
-            bb.persona_name(&c.personas[0]),
-            bb.persona_name(&c.personas[1]),
-            c.status.label(),
+            c.between[0],
+            c.between[1],
+            c.status,
             one_line(&c.claim)
         );
-        if let Some(room) = &c.crux_room {
+        if let Some(room) = &c.room {
             let _ = writeln!(s, "Crux room `{room}`:\n");
-            for &i in bb.message_indices_for_room(room) {
+            for &i in &c.room_messages {
                 quote_block(s, bb, &bb.messages()[i]);
             }
         }
-        if let Some(res) = &c.resolution {
+        if let Some(res) = &c.outcome {
             let _ = writeln!(s, "Outcome: {}\n", one_line(res));
         }
     }
-    for card in bb.crux_cards() {
+    for card in &sections.crux_cards {
         let _ = writeln!(
             s,
             "**Crux card {}** — {} _({} disagreement, {})_\n",
             card.id,
             one_line(&card.question),
-            card.disagreement_type.label(),
+            card.kind,
             if card.resolved {
                 "resolved"
             } else {
@@ -553,8 +371,8 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
             let _ = writeln!(
                 s,
                 "- {}: **{}** — {} _Would change their mind: {}_",
-                bb.persona_name(&p.persona),
-                p.stance.label(),
+                p.persona,
+                p.stance,
                 one_line(&p.reasoning),
                 one_line(&p.falsifier)
             );
@@ -565,13 +383,13 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
     if let Some(why) = &empty.reflections {
         let _ = writeln!(s, "## Reflections\n\n_{}_\n", capitalized(why));
     }
-    if !bb.reflections().is_empty() {
+    if !sections.reflections.is_empty() {
         s.push_str("## Reflections\n\n");
-        for r in bb.reflections() {
+        for r in &sections.reflections {
             let _ = writeln!(
                 s,
                 "- ({}, importance {}, round {}) {}",
-                r.kind.label(),
+                r.kind,
                 r.importance,
                 r.round,
                 one_line(&r.content)
@@ -583,47 +401,31 @@ fn ledger_and_claims(s: &mut String, bb: &Blackboard, empty: &EmptySections) {
 
 /// Each persona's sources as cited (`[E:ID]`, the file, the passage), and
 /// the citations that named no chunk of its corpus.
-fn sources_cited(s: &mut String, bb: &Blackboard) {
-    if bb.citations().is_empty() {
+fn sources_cited(s: &mut String, sections: &Sections) {
+    if sections.sources.is_empty() {
         return;
     }
-    s.push_str(
-        "## Sources cited
-
-",
-    );
-    for persona in bb.personas() {
-        let cited = bb.sources_cited(&persona.id);
-        let rejected: Vec<&str> = bb
-            .citations()
-            .iter()
-            .filter(|c| c.persona == persona.id)
-            .flat_map(|c| c.rejected.iter().map(String::as_str))
-            .collect();
-        if cited.is_empty() && rejected.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            s,
-            "### {}
-",
-            persona.name
-        );
-        for e in cited {
+    s.push_str("## Sources cited\n\n");
+    for row in &sections.sources {
+        let _ = writeln!(s, "### {}\n", row.persona);
+        for (id, source, passage) in &row.cited {
             let _ = writeln!(
                 s,
-                "- `[E:{}]` {}: \"{}\"",
-                e.id,
-                one_line(&e.source),
-                one_line(&e.passage)
+                "- `[E:{id}]` {}: \"{}\"",
+                one_line(source),
+                one_line(passage)
             );
         }
-        if !rejected.is_empty() {
-            let ids: Vec<String> = rejected.iter().map(|id| format!("`[E:{id}]`")).collect();
+        if !row.rejected.is_empty() {
+            let ids: Vec<String> = row
+                .rejected
+                .iter()
+                .map(|id| format!("`[E:{id}]`"))
+                .collect();
             let _ = writeln!(
                 s,
                 "- Rejected (no such chunk in {}'s corpus): {}",
-                persona.name,
+                row.persona,
                 ids.join(", ")
             );
         }
@@ -633,42 +435,44 @@ fn sources_cited(s: &mut String, bb: &Blackboard) {
 
 /// Every tool call: who, in which turn, the tool and its arguments, and
 /// what it returned (its first line) or why it failed.
-fn tool_calls(s: &mut String, bb: &Blackboard) {
-    if bb.tool_calls().is_empty() {
+fn tool_calls(s: &mut String, sections: &Sections) {
+    if sections.tool_calls.is_empty() {
         return;
     }
     let _ = writeln!(
         s,
         "## Tool calls\n\n{} call(s) by the agents while they contributed.\n",
-        bb.tool_calls().len()
+        sections.tool_calls.len()
     );
-    for c in bb.tool_calls() {
-        let first = c
-            .result
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
+    for c in &sections.tool_calls {
         let _ = writeln!(
             s,
             "- {} ({}): `{}({})` {} {}",
-            bb.persona_name(&c.persona),
+            c.persona,
             c.turn,
-            c.name,
+            c.tool,
             c.arguments,
             if c.ok { "→" } else { "failed:" },
-            one_line(&first.chars().take(200).collect::<String>())
+            one_line(&c.result)
         );
     }
     s.push('\n');
 }
 
-fn tail(s: &mut String, bb: &Blackboard) {
+fn step_rows(s: &mut String, rows: &[StepRow]) {
+    for r in rows {
+        let _ = writeln!(s, "- {} {}: {}", r.step, r.subject, one_line(&r.text));
+    }
+    s.push('\n');
+}
+
+fn tail(s: &mut String, bb: &Blackboard, sections: &Sections) {
     budget(s, bb);
-    tool_calls(s, bb);
-    sources_cited(s, bb);
-    if !bb.notes().is_empty() {
+    tool_calls(s, sections);
+    sources_cited(s, sections);
+    if !sections.notes.is_empty() {
         s.push_str("## Moderator notes\n\nShown to every agent from the next context on.\n\n");
-        for n in bb.notes() {
+        for n in &sections.notes {
             let by = n
                 .author
                 .as_deref()
@@ -682,46 +486,30 @@ fn tail(s: &mut String, bb: &Blackboard) {
         }
         s.push('\n');
     }
-    if !bb.warnings().is_empty() {
+    if !sections.warnings.is_empty() {
         let _ = writeln!(
             s,
             "## Warnings\n\n{} optional step(s) failed; the debate continued.\n",
-            bb.warnings().len()
+            sections.warnings.len()
         );
-        for w in bb.warnings() {
-            let _ = writeln!(
-                s,
-                "- {} {}: {}",
-                w.step.name(),
-                subject(&w.step),
-                one_line(&w.reason)
-            );
-        }
-        s.push('\n');
+        step_rows(s, &sections.warnings);
     }
-
-    if !bb.repairs().is_empty() {
-        let notes: usize = bb.repairs().iter().map(|r| r.notes.len()).sum();
+    if !sections.repairs.is_empty() {
+        let notes: usize = sections.repairs.iter().map(|r| r.notes).sum();
         let _ = writeln!(
             s,
             "## Repairs\n\nValidation repaired {} model output(s) ({notes} note(s)) before they were recorded.\n",
-            bb.repairs().len()
+            sections.repairs.len()
         );
-        for r in bb.repairs() {
-            let _ = writeln!(
-                s,
-                "- {} {}: {}",
-                r.step.name(),
-                subject(&r.step),
-                one_line(&r.notes.join("; "))
-            );
-        }
-        s.push('\n');
+        step_rows(s, &sections.repairs);
     }
+    usage(s, &sections.usage);
+}
 
-    let total = bb.usage_total();
+fn usage(s: &mut String, usage: &Usage) {
+    let total = &usage.total;
     // The prompt-cache columns appear once a provider reported cache use.
-    let cached = total.cached_input_tokens + total.cache_write_tokens > 0;
+    let cached = usage.cached();
     let cache_cells = |u: &agon_core::UsageTotals| {
         if cached {
             format!(" {} | {} |", u.cached_input_tokens, u.cache_write_tokens)
@@ -734,22 +522,23 @@ fn tail(s: &mut String, bb: &Blackboard) {
     } else {
         "## Usage and cost\n\n| Role | Model | Calls | Input tokens | Output tokens | Cost |\n|---|---|---|---|---|---|\n"
     });
-    for (role, models) in bb.usage() {
-        for (model, u) in models {
-            let cost = if u.unpriced && u.cost_micro_usd == 0 {
-                "unpriced".to_owned()
-            } else {
-                format!("${:.4}", u.cost_micro_usd as f64 / 1e6)
-            };
-            let _ = writeln!(
-                s,
-                "| {role} | {model} | {} | {} | {} |{} {cost} |",
-                u.calls,
-                u.input_tokens,
-                u.output_tokens,
-                cache_cells(u)
-            );
-        }
+    for row in &usage.rows {
+        let u = &row.totals;
+        let cost = if u.unpriced && u.cost_micro_usd == 0 {
+            "unpriced".to_owned()
+        } else {
+            format!("${:.4}", u.cost_micro_usd as f64 / 1e6)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |{} {cost} |",
+            row.role,
+            row.model,
+            u.calls,
+            u.input_tokens,
+            u.output_tokens,
+            cache_cells(u)
+        );
     }
     let _ = writeln!(
         s,
@@ -757,7 +546,7 @@ fn tail(s: &mut String, bb: &Blackboard) {
         total.calls,
         total.input_tokens,
         total.output_tokens,
-        cache_cells(&total),
+        cache_cells(total),
         total.cost_micro_usd as f64 / 1e6,
         if total.unpriced {
             " + unpriced (local) calls"
@@ -772,26 +561,14 @@ fn tail(s: &mut String, bb: &Blackboard) {
             100.0 * total.cached_input_tokens as f64 / total.input_tokens.max(1) as f64
         );
     }
-    s.push_str(&usage_split(bb));
+    s.push_str(&usage_split(usage));
 }
 
 /// One line splitting the input tokens by what they were for: the
 /// utterances, the memory (analyses; round records and reflections) and the
 /// rest, with the memory's cost as a multiple of the utterances'.
-fn usage_split(bb: &Blackboard) -> String {
-    use agon_protocol::ModelRole as R;
-    let input = |roles: &[R]| -> u64 {
-        bb.usage()
-            .iter()
-            .filter(|(role, _)| roles.iter().any(|r| r.as_str() == role.as_str()))
-            .flat_map(|(_, models)| models.values())
-            .map(|u| u.input_tokens)
-            .sum()
-    };
-    let utterances = input(&[R::Debater]);
-    let analysis = input(&[R::Extractor, R::Detector]);
-    let records = input(&[R::Reflector]);
-    let other = input(&[R::Crux, R::Judge]);
+fn usage_split(usage: &Usage) -> String {
+    let [utterances, analysis, records, other] = usage.by_purpose;
     if utterances + analysis + records + other == 0 {
         return String::new();
     }
@@ -806,14 +583,6 @@ fn usage_split(bb: &Blackboard) -> String {
     format!(
         "\nInput tokens by purpose: utterances {utterances} · analyses {analysis} · round records and reflections {records} · crux rooms, judge and summaries {other}{ratio} (embeddings run on the local embedder and are not metered).\n"
     )
-}
-
-/// What a step was about: its message, else its scope.
-fn subject(step: &agon_core::StepId) -> String {
-    step.message()
-        .map(ToString::to_string)
-        .or_else(|| step.scope())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
