@@ -112,33 +112,75 @@ fn test_features(llama_cpp: bool) -> &'static [&'static str] {
     }
 }
 
+/// The phases of a run and how long each took, printed as a table when
+/// the run ends (failed or not), so a slow phase shows.
+struct Phases {
+    done: Vec<(&'static str, std::time::Duration)>,
+    current: Option<(&'static str, std::time::Instant)>,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Self {
+            done: Vec::new(),
+            current: None,
+        }
+    }
+
+    /// Ends the current phase and starts `name`.
+    fn start(&mut self, name: &'static str) {
+        self.end();
+        println!("== {name}");
+        self.current = Some((name, std::time::Instant::now()));
+    }
+
+    fn end(&mut self) {
+        if let Some((name, started)) = self.current.take() {
+            self.done.push((name, started.elapsed()));
+        }
+    }
+}
+
+impl Drop for Phases {
+    fn drop(&mut self) {
+        self.end();
+        let total: f64 = self.done.iter().map(|(_, d)| d.as_secs_f64()).sum();
+        println!("\n| phase | seconds |\n|---|---|");
+        for (name, took) in &self.done {
+            println!("| {name} | {:.0} |", took.as_secs_f64());
+        }
+        println!("| **total** | {total:.0} |");
+    }
+}
+
 fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let features = test_features(llama_cpp);
-    println!("== cargo fmt --check");
+    let mut phases = Phases::new();
+    phases.start("cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
-    println!("== cargo clippy");
+    phases.start("cargo clippy");
     cmd!(
         sh,
         "cargo clippy --workspace --all-targets {features...} -- -D warnings"
     )
     .run()?;
-    println!("== doctests");
+    phases.start("doctests");
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.
     cmd!(sh, "cargo test --workspace {features...} --doc").run()?;
-    println!("== models");
+    phases.start("models");
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
-    println!("== browser");
+    phases.start("browser");
     let _browser = sh.push_env("AGON_BROWSER", browser::ensure(sh)?);
-    println!("== PostgreSQL");
+    phases.start("PostgreSQL");
     let pg = db::Postgres::new(root);
     let was_running = pg.running(sh);
     pg.start(sh)?;
     pg.drop_test_databases(sh)?;
     remove_test_scratch()?;
     let _url = sh.push_env("AGON_TEST_DATABASE_URL", pg.url());
-    println!("== tests");
+    phases.start("tests (build and run)");
     let nextest = cmd!(sh, "cargo nextest --version")
         .quiet()
         .ignore_stdout()

@@ -601,16 +601,11 @@ impl DebateConfig {
         };
         for (at, names, limit) in tools {
             for (j, tool) in names.iter().enumerate() {
-                if !crate::dialectic::TOOL_NAMES.contains(&tool.as_str()) {
-                    return bad(
-                        format!("{at}.tools[{j}]"),
-                        format!(
-                            "`{tool}` is not a tool Agon has ({})",
-                            crate::dialectic::TOOL_NAMES.join(", ")
-                        ),
-                    );
-                }
-                if tool != "context_search" && self.context_dir.is_none() {
+                let name = match tool.parse::<agon_core::ToolName>() {
+                    Ok(name) => name,
+                    Err(unknown) => return bad(format!("{at}.tools[{j}]"), unknown.to_string()),
+                };
+                if name.needs_context_dir() && self.context_dir.is_none() {
                     return bad(
                         format!("{at}.tools[{j}]"),
                         format!(

@@ -66,9 +66,6 @@ pub struct AgentConfig {
     pub tool_call_limit: Option<usize>,
 }
 
-/// The names of the tools agents may call (`agon-tools` has them).
-pub const TOOL_NAMES: [&str; 3] = ["context_search", "list_files", "file_read"];
-
 /// Tool calls per contribution when an agent sets no limit.
 pub const DEFAULT_TOOL_CALL_LIMIT: usize = 10;
 
@@ -384,13 +381,10 @@ impl DialecticConfig {
         }
         for (i, a) in self.agents.iter().enumerate() {
             for (j, tool) in a.tools.iter().enumerate() {
-                if !TOOL_NAMES.contains(&tool.as_str()) {
+                if let Err(unknown) = tool.parse::<agon_core::ToolName>() {
                     return bad(
                         format!("dialectic.agent[{i}].tools[{j}]"),
-                        format!(
-                            "`{tool}` is not a tool Agon has ({})",
-                            TOOL_NAMES.join(", ")
-                        ),
+                        unknown.to_string(),
                     );
                 }
             }

@@ -170,7 +170,7 @@ fn agent(
             .into_iter()
             .map(|t| t.name)
             .filter(|name| {
-                let known = crate::dialectic::TOOL_NAMES.contains(&name.as_str());
+                let known = name.parse::<agon_core::ToolName>().is_ok();
                 if !known {
                     warnings.push(format!(
                         "{file}: {field}.tools: `{name}` is not a tool Agon has; skipped"

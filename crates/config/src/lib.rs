@@ -38,9 +38,7 @@ pub use debate::{
     PersonaConfig, ProtocolKind, TemperatureConfig, TrustConfig, TurnMode, default_personas,
 };
 pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
-pub use dialectic::{
-    AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TOOL_NAMES, TerminationKind,
-};
+pub use dialectic::{AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TerminationKind};
 pub use dialectic_json::from_dialectic_json;
 pub use error::ConfigError;
 pub use overrides::{

@@ -407,8 +407,9 @@ pub enum DebateEvent {
     /// Model usage of one run of the debate (one event per role and model,
     /// appended when a run stops; a resumed debate adds its own).
     UsageRecorded {
-        /// The model role ("debater", "extractor", …).
-        role: String,
+        /// The model role ("debater", "extractor", …; another name is
+        /// kept as written).
+        role: crate::UsageRole,
         /// The model id.
         model: String,
         /// Calls made.

@@ -45,6 +45,7 @@ mod position;
 mod protocol;
 mod reflection;
 mod requirement;
+mod role;
 mod round;
 pub mod rubric;
 mod serde_flags;
@@ -52,6 +53,7 @@ mod solution;
 mod steering;
 mod step;
 mod summary;
+mod tool;
 mod trigger;
 mod trust;
 
@@ -82,10 +84,12 @@ pub use requirement::{
     Coverage, CoverageRecord, CoverageStatus, MAX_REQUIREMENTS, Requirement, RequirementLedger,
     RequirementMethod, RequirementSource,
 };
+pub use role::{ModelRole, UnknownModelRole, UsageRole};
 pub use round::{PersonaTake, RoundRecord};
 pub use solution::Solution;
 pub use steering::{MAX_NOTE_CHARS, ModeratorNote};
 pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
-pub use summary::{DebateSummary, MessageSpan, SummaryScope};
+pub use summary::{DebateSummary, MessageSpan, SummaryMethod, SummaryScope};
+pub use tool::{ToolName, UnknownTool};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};
 pub use trust::{LOW_TRUST, TrustStanding};

@@ -56,8 +56,9 @@ pub struct DebateSummary {
     pub before_chars: usize,
     /// Characters of the output.
     pub after_chars: usize,
-    /// Strategy name (e.g. "length-based", "rolling").
-    pub method: String,
+    /// How it was made ("length-based", "rolling"; another name is kept
+    /// as written).
+    pub method: SummaryMethod,
     /// The round at whose start it was made (perspective summaries) or
     /// whose synthesis it serves (the judge's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,4 +77,73 @@ pub struct DebateSummary {
     pub model: Option<String>,
     /// When it was recorded.
     pub time: DateTime<Utc>,
+}
+
+/// How a summary was made: dialectic's length-based summaries (each
+/// agent's perspective, the judge's), a deliberation's rolling summary, or
+/// a name a configuration or another writer gave (kept as written). Stored
+/// as its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryMethod {
+    /// dialectic's `length-based` summarization (the default).
+    LengthBased,
+    /// A deliberation's rolling summary of the messages it folds.
+    Rolling,
+    /// Any other name (a configuration's own, an older log's).
+    Other(String),
+}
+
+impl SummaryMethod {
+    /// Its name, as stored.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::LengthBased => "length-based",
+            Self::Rolling => "rolling",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+impl From<&str> for SummaryMethod {
+    fn from(name: &str) -> Self {
+        match name {
+            "length-based" => Self::LengthBased,
+            "rolling" => Self::Rolling,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for SummaryMethod {
+    fn from(name: String) -> Self {
+        Self::from(name.as_str())
+    }
+}
+
+impl std::fmt::Display for SummaryMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SummaryMethod {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SummaryMethod {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+impl JsonSchema for SummaryMethod {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SummaryMethod".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
 }

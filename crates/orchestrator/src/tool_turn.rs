@@ -38,7 +38,7 @@ pub(crate) struct Answered {
 }
 
 /// The tools `names` for `speak`'s agent.
-fn toolbox(
+async fn toolbox(
     shared: &Shared,
     ctx: &RunCtx,
     speak: &Speak,
@@ -54,7 +54,10 @@ fn toolbox(
         None => None,
     };
     let memory = ctx.memory.as_ref().map(|m| (m, &shared.debate));
-    ToolBox::build(names, dir.as_ref(), memory).map_err(failure)
+    shared
+        .read(|board| ToolBox::build(names, dir.as_ref(), memory, board))
+        .await
+        .map_err(failure)
 }
 
 /// `output` cut to `max_chars` characters, saying so.
@@ -85,7 +88,7 @@ pub(crate) async fn answer(
     limit: usize,
     abort: &tokio_util::sync::CancellationToken,
 ) -> Result<ToolTurn, OrchestratorError> {
-    let tools = toolbox(shared, ctx, speak, names)?;
+    let tools = toolbox(shared, ctx, speak, names).await?;
     let specs: Vec<ToolSpec> = tools
         .tools()
         .iter()

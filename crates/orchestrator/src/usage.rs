@@ -15,7 +15,7 @@ fn events(usage: BTreeMap<UsageScope, ScopeUsage>) -> Vec<DebateEvent> {
     usage
         .into_iter()
         .map(|(scope, u)| DebateEvent::UsageRecorded {
-            role: scope.role,
+            role: scope.role.into(),
             model: scope.model.unwrap_or_default(),
             calls: u.calls,
             input_tokens: u.usage.input_tokens,

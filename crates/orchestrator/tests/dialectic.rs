@@ -250,7 +250,7 @@ async fn long_perspectives_are_summarized_at_the_start_of_a_round() {
     );
     for s in bb.summaries() {
         assert!(s.after_chars <= 120 && s.before_chars >= 300, "{s:?}");
-        assert_eq!(s.method, "length-based");
+        assert_eq!(s.method, agon_core::SummaryMethod::LengthBased);
         assert!(s.latency_ms.is_some() && s.tokens.is_some() && s.model.is_some());
         let expected = if s.scope == SummaryScope::Judge {
             30
@@ -787,4 +787,45 @@ async fn an_agent_reads_a_file_of_the_context_dir_and_cites_it() {
         md.contains("- System Architect (proposal/1/agent-architect): `file_read({\"path\":\"limits.md\"})` → Per client: 100 requests"),
         "{md}"
     );
+}
+
+/// dialectic's `context_search` with the vector memory off (as in its own
+/// `debate-config_context_search_no_history.json`): the tool searches the
+/// debate's messages, and the debate runs as dialectic's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_search_without_the_memory_searches_what_was_said() {
+    let mut config = dialectic_config(1);
+    assert!(!config.memory.enabled);
+    for a in &mut config.dialectic.agents {
+        if a.role == "architect" {
+            a.tools = vec!["context_search".into()];
+            a.tool_call_limit = Some(2);
+        }
+    }
+    config.validate_tools("test").unwrap();
+    let (models, _) = scripted(Duration::ZERO);
+    let orch = agon_app::orchestrator_for(sqlite().await);
+    let id = orch.create(&config).await.unwrap();
+    let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
+    assert_eq!(outcome, RunOutcome::Finished);
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    let calls = bb.tool_calls();
+    // The proposal, two critiques and the refinement each searched once.
+    assert_eq!(calls.len(), 4, "{calls:#?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.name == "context_search" && c.ok && c.persona.as_str() == "agent-architect"),
+        "{calls:#?}"
+    );
+    // Before anyone spoke there was nothing to find; once the proposals
+    // were in, the search found them by their words.
+    assert_eq!(calls[0].result, "(nothing said so far matches)");
+    assert!(
+        calls[1..]
+            .iter()
+            .all(|c| c.result.starts_with("(round 1, ")),
+        "{calls:#?}"
+    );
+    assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
 }

@@ -414,7 +414,7 @@ impl Dialectic {
                     round,
                     phase: Phase::PerspectiveSummary,
                     max_chars: rules.settings.max_length,
-                    method: rules.settings.method.clone(),
+                    method: rules.settings.method.as_str().into(),
                     prompt: rules.prompt.clone(),
                 };
                 (!done
@@ -483,7 +483,7 @@ impl Dialectic {
             round,
             phase: Phase::JudgeSummary { round },
             max_chars: rules.settings.max_length,
-            method: rules.settings.method.clone(),
+            method: rules.settings.method.as_str().into(),
             prompt: rules.prompt.clone(),
         };
         let done = board

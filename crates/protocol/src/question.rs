@@ -3,10 +3,9 @@
 //! they make and the answers that come back. What each call's prompt is and
 //! what its answers become is in [`crate::ask`].
 
-use std::fmt;
-
 use agon_context::Phase;
 use agon_context::prompts::Prompt;
+pub use agon_core::ModelRole;
 use agon_core::{ClaimId, CruxRoomId, MessageSpan, PersonaId, StepId, SummaryScope};
 use agon_trust::AgentMemory;
 use serde_json::Value;
@@ -14,58 +13,6 @@ use serde_json::Value;
 use crate::clarify::Asked;
 use crate::extract::{ModelFailure, ModelOutput};
 use crate::turn::{AspectSource, Speak, Start, SummaryJob};
-
-/// What a model call is for: which of the debate's models answers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModelRole {
-    /// Debaters' utterances (openings, takes, crux turns, closings).
-    Debater,
-    /// Position extraction (and the combined disagreement judgement).
-    Extractor,
-    /// Separate disagreement detection.
-    Detector,
-    /// Round records and reflections.
-    Reflector,
-    /// Crux convergence checks and cards.
-    Crux,
-    /// Aspect decomposition and synthesis.
-    Judge,
-    /// A listening agent's "should I respond?" (deliberation, seed 002):
-    /// the cheap model (default: the extractor's).
-    Evaluator,
-}
-
-impl ModelRole {
-    /// Every role.
-    pub const ALL: [ModelRole; 7] = [
-        ModelRole::Debater,
-        ModelRole::Extractor,
-        ModelRole::Detector,
-        ModelRole::Reflector,
-        ModelRole::Crux,
-        ModelRole::Judge,
-        ModelRole::Evaluator,
-    ];
-
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debater => "debater",
-            Self::Extractor => "extractor",
-            Self::Detector => "detector",
-            Self::Reflector => "reflector",
-            Self::Crux => "crux",
-            Self::Judge => "judge",
-            Self::Evaluator => "evaluator",
-        }
-    }
-}
-
-impl fmt::Display for ModelRole {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How large an assembled context may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -249,7 +249,7 @@ mod tests {
             round: 2,
             phase: Phase::PerspectiveSummary,
             max_chars: 10,
-            method: "perspective".into(),
+            method: "length-based".into(),
             prompt: None,
         }
     }

@@ -145,8 +145,8 @@ pub struct SummaryJob {
     pub phase: Phase,
     /// Longest summary kept, in characters.
     pub max_chars: usize,
-    /// The strategy's name, recorded with the summary.
-    pub method: String,
+    /// The strategy, recorded with the summary.
+    pub method: agon_core::SummaryMethod,
     /// The user's summary prompt, if any (`{content}` receives the text).
     pub prompt: Option<String>,
 }

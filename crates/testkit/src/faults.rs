@@ -3,7 +3,10 @@
 //! and, on a seeded schedule, with one of the faults real providers
 //! produce. Every request draws from one seeded generator in arrival
 //! order, so a run with the same seed and the same call order meets the
-//! same faults.
+//! same faults. A plan ([`FaultServer::start_planned`]) puts named faults
+//! into the first requests of their kind (a streamed answer cut mid-way, a
+//! truncated JSON answer) in place of their draw, so a run surely meets
+//! them; [`FaultStats::met`] lists every fault injected.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -79,13 +82,88 @@ impl Fault {
     }
 }
 
+/// Which requests a planned fault waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// A streamed answer (`"stream": true`): a cut here breaks a stream
+    /// mid-way.
+    Streamed,
+    /// A structured answer (`response_format` set): a cut here is a
+    /// truncated JSON answer.
+    Structured,
+    /// Any other request.
+    Plain,
+}
+
+impl Target {
+    /// What `request` asks for.
+    fn of(request: &Value) -> Self {
+        if request["stream"] == json!(true) {
+            Self::Streamed
+        } else if !request["response_format"].is_null() {
+            Self::Structured
+        } else {
+            Self::Plain
+        }
+    }
+
+    /// A short name for logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Streamed => "streamed",
+            Self::Structured => "structured",
+            Self::Plain => "plain",
+        }
+    }
+}
+
+/// A fault the server injects into the next request of its target, before
+/// any drawn fault: a plan makes sure a run meets the faults it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Planned {
+    /// Which request it waits for.
+    pub target: Target,
+    /// What it does to it.
+    pub fault: Fault,
+}
+
+/// One fault the server injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Met {
+    /// The request's number (1 is the first).
+    pub request: u64,
+    /// What the request asked for.
+    pub target: Target,
+    /// The fault.
+    pub fault: Fault,
+    /// Whether a plan put it there (else it was drawn).
+    pub planned: bool,
+}
+
+impl std::fmt::Display for Met {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{} {} {}{}",
+            self.request,
+            self.target.name(),
+            self.fault.name(),
+            if self.planned { " (planned)" } else { "" }
+        )
+    }
+}
+
 /// What the server saw and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultStats {
     /// Requests received.
     pub requests: u64,
+    /// Requests received, by what they asked for.
+    pub requests_by: BTreeMap<Target, u64>,
     /// Faults injected, by kind.
     pub faults: BTreeMap<Fault, u64>,
+    /// Every fault injected, in order.
+    pub met: Vec<Met>,
 }
 
 impl FaultStats {
@@ -93,12 +171,48 @@ impl FaultStats {
     pub fn injected(&self) -> u64 {
         self.faults.values().sum()
     }
+
+    /// Whether a request of `target` met `fault`.
+    pub fn met(&self, target: Target, fault: Fault) -> bool {
+        self.met
+            .iter()
+            .any(|m| m.target == target && m.fault == fault)
+    }
 }
 
 struct Schedule {
     rate: f64,
     rng: fastrand::Rng,
+    plan: Vec<Planned>,
     stats: FaultStats,
+}
+
+impl Schedule {
+    /// The fault for the next request, which asks for `target`: the first
+    /// planned one waiting for it, else a draw.
+    fn next(&mut self, target: Target) -> Option<Fault> {
+        self.stats.requests += 1;
+        *self.stats.requests_by.entry(target).or_default() += 1;
+        let planned = self.plan.iter().position(|p| p.target == target);
+        let (fault, planned) = match planned {
+            Some(i) => (Some(self.plan.remove(i).fault), true),
+            None => (
+                (self.rng.f64() < self.rate)
+                    .then(|| Fault::ALL[self.rng.usize(..Fault::ALL.len())]),
+                false,
+            ),
+        };
+        if let Some(fault) = fault {
+            *self.stats.faults.entry(fault).or_default() += 1;
+            self.stats.met.push(Met {
+                request: self.stats.requests,
+                target,
+                fault,
+                planned,
+            });
+        }
+        fault
+    }
 }
 
 /// The fault-injecting server.
@@ -119,11 +233,23 @@ impl FaultServer {
     /// requests (0.0–1.0), drawn with `seed`. `stall` is how long a slow
     /// or stalled answer hangs (longer than the client's timeout).
     pub async fn start(rate: f64, seed: u64, stall: Duration) -> std::io::Result<Self> {
+        Self::start_planned(rate, seed, stall, Vec::new()).await
+    }
+
+    /// [`FaultServer::start`], with `plan`'s faults injected first, each
+    /// into the next request of its target.
+    pub async fn start_planned(
+        rate: f64,
+        seed: u64,
+        stall: Duration,
+        plan: Vec<Planned>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/v1", listener.local_addr()?);
         let schedule = Arc::new(Mutex::new(Schedule {
             rate: rate.clamp(0.0, 1.0),
             rng: fastrand::Rng::with_seed(seed),
+            plan,
             stats: FaultStats::default(),
         }));
         let shared = Arc::clone(&schedule);
@@ -148,10 +274,14 @@ impl FaultServer {
         &self.url
     }
 
-    /// Changes the fault rate from now on (0.0: a healthy provider).
+    /// Changes the fault rate from now on (0.0: a healthy provider; the
+    /// faults still planned are dropped too).
     pub fn set_rate(&self, rate: f64) {
         if let Ok(mut s) = self.schedule.lock() {
             s.rate = rate.clamp(0.0, 1.0);
+            if s.rate == 0.0 {
+                s.plan.clear();
+            }
         }
     }
 
@@ -208,15 +338,10 @@ async fn serve(
     let Some(request) = read_request(&mut socket).await? else {
         return Ok(());
     };
-    let fault = {
-        let mut s = schedule.lock().map_err(|_| std::io::ErrorKind::Other)?;
-        s.stats.requests += 1;
-        let fault = (s.rng.f64() < s.rate).then(|| Fault::ALL[s.rng.usize(..Fault::ALL.len())]);
-        if let Some(f) = fault {
-            *s.stats.faults.entry(f).or_default() += 1;
-        }
-        fault
-    };
+    let fault = schedule
+        .lock()
+        .map_err(|_| std::io::ErrorKind::Other)?
+        .next(Target::of(&request));
     let error = |status: &str, message: &str| {
         let body = json!({"error": {"message": message, "type": "server_error"}}).to_string();
         format!("{}{body}", head(status, "application/json", body.len(), ""))

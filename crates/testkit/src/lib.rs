@@ -143,9 +143,21 @@ fn markdown_path(text: &str) -> Option<&str> {
         .find(|w| w.ends_with(".md") && w.len() > 3)
 }
 
+/// What the scripted model searches the debate for: the first eight words
+/// of five letters or more of the prompt.
+fn search_query(user: &str) -> String {
+    user.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 5)
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The scripted turn of an agent with tools: when `file_read` is offered,
 /// the prompt names a Markdown file and nothing was read yet, read it;
-/// otherwise answer (citing the first line a read returned, if any).
+/// when `context_search` is offered and the prompt names no file, search
+/// the debate once; otherwise answer (citing the first line a read
+/// returned, if any).
 /// `result` is the text of the last tool result in the conversation.
 fn tool_turn(
     purpose: Option<&str>,
@@ -155,9 +167,14 @@ fn tool_turn(
     known: &[String],
 ) -> Value {
     let offers_read = system.contains("- file_read:") || system.contains("\"file_read\"");
+    let offers_search =
+        system.contains("- context_search:") || system.contains("\"context_search\"");
     match (result, markdown_path(user)) {
         (None, Some(path)) if offers_read => {
             json!({"tool": "file_read", "arguments": {"path": path}})
+        }
+        (None, None) if offers_search => {
+            json!({"tool": "context_search", "arguments": {"query": search_query(user)}})
         }
         _ => {
             json!({"tool": "none", "answer": answer_after_tools(purpose, system, user, result, known)})
@@ -198,9 +215,17 @@ pub fn reply(
     if schema == Some("tool_turn") {
         // The constrained-JSON tool turn: the last tool result is written
         // out as `Tool NAME returned:` in the conversation.
-        let result = user
-            .rsplit_once("Tool file_read returned:\n")
-            .map(|(_, r)| r);
+        let result = [
+            "Tool file_read returned:\n",
+            "Tool context_search returned:\n",
+        ]
+        .into_iter()
+        .filter_map(|marker| {
+            user.rsplit_once(marker)
+                .map(|(before, r)| (before.len(), r))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, r)| r);
         return tool_turn(purpose, system, user, result, known).to_string();
     }
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");

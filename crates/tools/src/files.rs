@@ -40,7 +40,7 @@ impl ListFiles {
 #[async_trait]
 impl TypedTool for ListFiles {
     type Args = ListFilesArgs;
-    const NAME: &'static str = "list_files";
+    const NAME: &'static str = agon_core::ToolName::ListFiles.as_str();
     const DESCRIPTION: &'static str = "List the files and directories of a directory in the debate's context directory (paths relative to it; directories end with /).";
 
     async fn run(&self, args: ListFilesArgs) -> Result<String, ToolError> {
@@ -113,7 +113,7 @@ impl FileRead {
 #[async_trait]
 impl TypedTool for FileRead {
     type Args = FileReadArgs;
-    const NAME: &'static str = "file_read";
+    const NAME: &'static str = agon_core::ToolName::FileRead.as_str();
     const DESCRIPTION: &'static str =
         "Read a text file of the debate's context directory (path relative to it; at most 64 KiB).";
 

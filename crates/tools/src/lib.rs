@@ -3,7 +3,8 @@
 //! schema is generated ([`TypedTool`]), and the first tools:
 //!
 //! - [`ContextSearch`] (`context_search`): the debate's own memory,
-//!   through Agon's recall;
+//!   through Agon's recall; with the memory off, [`TranscriptSearch`]
+//!   (BM25 over the debate's messages, as dialectic searches its history);
 //! - [`ListFiles`] (`list_files`) and [`FileRead`] (`file_read`): confined
 //!   to a [`ContextDir`]; a path that escapes it (`..`, an absolute path, a
 //!   symlink pointing out) is refused, reads are size-limited.
@@ -18,10 +19,12 @@ mod files;
 mod search;
 mod tool;
 mod toolbox;
+mod transcript;
 
 pub use context_dir::ContextDir;
 pub use error::ToolError;
 pub use files::{FileRead, FileReadArgs, ListFiles, ListFilesArgs, MAX_LISTED, MAX_READ_BYTES};
 pub use search::{ContextSearch, ContextSearchArgs};
 pub use tool::{Tool, ToolOutput, TypedTool};
-pub use toolbox::{DEFAULT_CALL_LIMIT, TOOL_NAMES, ToolBox};
+pub use toolbox::{DEFAULT_CALL_LIMIT, ToolBox};
+pub use transcript::{HIT_CHARS, TranscriptSearch};

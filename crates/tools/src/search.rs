@@ -40,13 +40,13 @@ impl ContextSearch {
 #[async_trait]
 impl TypedTool for ContextSearch {
     type Args = ContextSearchArgs;
-    const NAME: &'static str = "context_search";
+    const NAME: &'static str = agon_core::ToolName::ContextSearch.as_str();
     const DESCRIPTION: &'static str = "Search what this debate has remembered so far (positions, reflections, crux cards, important messages) for a query.";
 
     async fn run(&self, args: ContextSearchArgs) -> Result<String, ToolError> {
         if args.query.trim().is_empty() {
             return Err(ToolError::Arguments {
-                tool: "context_search".into(),
+                tool: Self::NAME.into(),
                 reason: "the query is empty".into(),
             });
         }

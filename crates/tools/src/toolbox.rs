@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agon_core::DebateId;
+use agon_core::{Blackboard, DebateId, ToolName};
 use agon_memory::Memory;
 
 use crate::context_dir::ContextDir;
@@ -10,9 +10,7 @@ use crate::error::ToolError;
 use crate::files::{FileRead, ListFiles};
 use crate::search::ContextSearch;
 use crate::tool::Tool;
-
-/// The tools Agon has, by name.
-pub const TOOL_NAMES: [&str; 3] = ["context_search", "list_files", "file_read"];
+use crate::transcript::TranscriptSearch;
 
 /// Tool calls an agent may make per phase when its config sets no limit
 /// (dialectic's `toolCallLimit` default).
@@ -31,13 +29,15 @@ impl std::fmt::Debug for ToolBox {
 }
 
 impl ToolBox {
-    /// The tools `names` names: the file tools need `context_dir`,
-    /// `context_search` needs the debate's `memory`. An unknown name, or a
-    /// tool that cannot be built, is an error naming it.
+    /// The tools `names` names: the file tools need `context_dir`;
+    /// `context_search` searches the debate's `memory` when it has one, else
+    /// the messages of `board` (the debate as it stands). An unknown name,
+    /// or a tool that cannot be built, is an error naming it.
     pub fn build(
         names: &[String],
         context_dir: Option<&ContextDir>,
         memory: Option<(&Memory, &DebateId)>,
+        board: &Blackboard,
     ) -> Result<Self, ToolError> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for name in names {
@@ -45,28 +45,26 @@ impl ToolBox {
                 name: name.clone(),
                 reason: reason.to_owned(),
             };
-            let tool: Arc<dyn Tool> = match name.as_str() {
-                "list_files" => {
+            let known: ToolName = name
+                .parse()
+                .map_err(|e: agon_core::UnknownTool| unavailable(&e.to_string()))?;
+            let tool: Arc<dyn Tool> = match known {
+                ToolName::ListFiles => {
                     Arc::new(ListFiles::new(context_dir.cloned().ok_or_else(|| {
                         unavailable("needs a context directory (--context-dir)")
                     })?))
                 }
-                "file_read" => {
+                ToolName::FileRead => {
                     Arc::new(FileRead::new(context_dir.cloned().ok_or_else(|| {
                         unavailable("needs a context directory (--context-dir)")
                     })?))
                 }
-                "context_search" => {
-                    let (memory, debate) =
-                        memory.ok_or_else(|| unavailable("needs the vector memory (memory on)"))?;
-                    Arc::new(ContextSearch::new(memory.clone(), debate.clone()))
-                }
-                _ => {
-                    return Err(unavailable(&format!(
-                        "not a tool Agon has (it has {})",
-                        TOOL_NAMES.join(", ")
-                    )));
-                }
+                ToolName::ContextSearch => match memory {
+                    Some((memory, debate)) => {
+                        Arc::new(ContextSearch::new(memory.clone(), debate.clone()))
+                    }
+                    None => Arc::new(TranscriptSearch::of(board)),
+                },
             };
             if !tools.iter().any(|t| t.name() == tool.name()) {
                 tools.push(tool);

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use agon_core::{DebateId, PersonaId};
+use agon_core::{
+    Blackboard, DebateEvent, DebateId, DialogueMessage, MessageKind, Persona, PersonaId, Topic,
+};
 use agon_memory::{InMemoryIndex, Memory, MemoryKind, MemoryMeta, RetrievalConfig};
 use agon_tools::{ContextDir, FileRead, ListFiles, MAX_READ_BYTES, Tool, ToolBox, ToolError};
 use serde_json::json;
@@ -190,7 +192,8 @@ async fn context_search_recalls_the_debates_memories_and_the_toolbox_names_what_
     let names: Vec<String> = ["context_search", "list_files", "file_read"]
         .map(String::from)
         .to_vec();
-    let tools = ToolBox::build(&names, Some(&dir), Some((&memory, &debate))).unwrap();
+    let board = Blackboard::new();
+    let tools = ToolBox::build(&names, Some(&dir), Some((&memory, &debate)), &board).unwrap();
     assert_eq!(tools.names(), ["context_search", "list_files", "file_read"]);
     let out = tools
         .get("context_search")
@@ -211,14 +214,97 @@ async fn context_search_recalls_the_debates_memories_and_the_toolbox_names_what_
         .await;
     assert!(!empty.ok && empty.content.contains("the query is empty"));
     // What a config names that cannot be built is an error naming it.
-    let err = ToolBox::build(&["file_read".into()], None, None).unwrap_err();
+    let err = ToolBox::build(&["file_read".into()], None, None, &board).unwrap_err();
     assert!(
         matches!(err, ToolError::Unavailable { .. }) && err.to_string().contains("--context-dir"),
         "{err}"
     );
-    let err = ToolBox::build(&["web_search".into()], Some(&dir), None).unwrap_err();
+    let err = ToolBox::build(&["web_search".into()], Some(&dir), None, &board).unwrap_err();
     assert!(
         err.to_string().contains("web_search") && err.to_string().contains("file_read"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn without_the_memory_context_search_finds_what_was_said_in_the_debate() {
+    // dialectic's `context_search` searches the debate's history; with the
+    // vector memory off Agon searches the messages themselves (BM25).
+    let at = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+    let mut board = Blackboard::new();
+    board
+        .apply(&DebateEvent::DebateStarted {
+            debate: "d-2".into(),
+            topic: Topic::new("How should the API limit its clients?"),
+            aspects: vec![],
+            personas: vec![
+                Persona::debater("arch", "Ada", "architect", "plain"),
+                Persona::debater("perf", "Bo", "performance", "plain"),
+            ],
+            time: at,
+            protocol: Some(agon_core::ProtocolKind::Dialectic),
+        })
+        .unwrap();
+    for (i, (who, text)) in [
+        (
+            "arch",
+            "A token bucket per client, refilled 100 times a second.",
+        ),
+        (
+            "perf",
+            "Redis INCR with a one-second expiry keeps the hot path at one round trip.",
+        ),
+        (
+            "arch",
+            "Audit every rejection to the log, with the client id and the reason.",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let message = DialogueMessage {
+            id: format!("m{}", i + 1).into(),
+            persona: who.into(),
+            kind: MessageKind::Proposal,
+            aspect: None,
+            round: 1,
+            miniround: None,
+            crux_room: None,
+            content: text.into(),
+            time: at,
+            reply_to: None,
+            meta: None,
+        };
+        board
+            .apply(&DebateEvent::MessageAppended { message })
+            .unwrap();
+    }
+    let tools = ToolBox::build(&["context_search".into()], None, None, &board).unwrap();
+    let search = tools.get("context_search").unwrap();
+    assert!(
+        search.description().contains("said in this debate"),
+        "{}",
+        search.description()
+    );
+    let out = search.call(json!({"query": "redis expiry", "k": 1})).await;
+    assert!(out.ok, "{}", out.content);
+    assert_eq!(
+        out.content,
+        "(round 1, proposal, Bo) Redis INCR with a one-second expiry keeps the hot path at one round trip."
+    );
+    let two = search.call(json!({"query": "client", "k": 5})).await;
+    assert_eq!(two.content.lines().count(), 2, "{}", two.content);
+    assert!(
+        two.content.lines().all(|l| l.contains("Ada")),
+        "{}",
+        two.content
+    );
+    let none = search.call(json!({"query": "kubernetes"})).await;
+    assert!(
+        none.ok && none.content == "(nothing said so far matches)",
+        "{}",
+        none.content
+    );
+    let empty = search.call(json!({"query": "  "})).await;
+    assert!(!empty.ok && empty.content.contains("the query is empty"));
 }

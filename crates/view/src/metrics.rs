@@ -127,7 +127,7 @@ pub struct DebateMetrics {
     /// Per debater, in debate order.
     pub personas: Vec<PersonaMetrics>,
     /// Tokens per usage role.
-    pub usage: BTreeMap<String, RoleTokens>,
+    pub usage: BTreeMap<agon_core::UsageRole, RoleTokens>,
     /// Tokens of the memory-keeping roles ([`MEMORY_ROLES`]).
     pub memory_tokens: u64,
     /// Tokens of the debaters' utterances.
@@ -197,7 +197,7 @@ pub fn replay_with_metrics(
     let mut contradictions: BTreeMap<PersonaId, usize> = BTreeMap::new();
     let (mut evidence_reuse, mut evidence_reuse_others, mut analysed) = (0usize, 0usize, 0usize);
     let mut failed: HashSet<MessageId> = HashSet::new();
-    let mut usage: BTreeMap<String, RoleTokens> = BTreeMap::new();
+    let mut usage: BTreeMap<agon_core::UsageRole, RoleTokens> = BTreeMap::new();
     for event in events {
         match event {
             DebateEvent::MessageAppended { message } => {

@@ -806,11 +806,11 @@ fn sources(bb: &Blackboard) -> Vec<SourcesRow> {
 }
 
 fn usage(bb: &Blackboard) -> Usage {
-    use agon_protocol::ModelRole as R;
+    use agon_core::ModelRole as R;
     let input = |roles: &[R]| -> u64 {
         bb.usage()
             .iter()
-            .filter(|(role, _)| roles.iter().any(|r| r.as_str() == role.as_str()))
+            .filter(|(role, _)| role.model_role().is_some_and(|r| roles.contains(&r)))
             .flat_map(|(_, models)| models.values())
             .map(|u| u.input_tokens)
             .sum()
@@ -821,7 +821,7 @@ fn usage(bb: &Blackboard) -> Usage {
             .iter()
             .flat_map(|(role, models)| {
                 models.iter().map(move |(model, totals)| UsageRow {
-                    role: role.clone(),
+                    role: role.to_string(),
                     model: model.clone(),
                     totals: *totals,
                 })

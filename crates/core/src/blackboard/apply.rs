@@ -567,7 +567,7 @@ impl Blackboard {
                 cache_write_tokens,
                 cost_micro_usd,
             } => {
-                require_text(role, "role", "usage_recorded")?;
+                require_text(role.as_str(), "role", "usage_recorded")?;
                 let totals = self
                     .data
                     .usage

@@ -168,7 +168,7 @@ struct BlackboardData {
     #[serde(default)]
     analyzed: Vec<AnalyzedTurn>,
     #[serde(default)]
-    usage: BTreeMap<String, BTreeMap<String, UsageTotals>>,
+    usage: BTreeMap<crate::UsageRole, BTreeMap<String, UsageTotals>>,
     weight_since_reflection: u32,
     events_applied: u64,
 }
@@ -655,7 +655,7 @@ impl Blackboard {
     }
 
     /// Model usage by role, then model, summed over every run of the debate.
-    pub fn usage(&self) -> &BTreeMap<String, BTreeMap<String, UsageTotals>> {
+    pub fn usage(&self) -> &BTreeMap<crate::UsageRole, BTreeMap<String, UsageTotals>> {
         &self.data.usage
     }
 

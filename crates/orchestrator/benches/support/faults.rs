@@ -17,7 +17,7 @@ use agon_config::DebateConfig;
 use agon_core::Blackboard;
 use agon_llm::{HttpConfig, OpenAiChat, OpenAiConfig, PriceTable, StructuredOutput};
 use agon_orchestrator::{Models, RunControl, RunOutcome};
-use agon_testkit::faults::{FaultServer, FaultStats};
+use agon_testkit::faults::{FaultServer, FaultStats, Planned};
 
 /// The protocols, small.
 pub const PROTOCOLS: [&str; 3] = ["structured", "dialectic", "deliberation"];
@@ -91,7 +91,9 @@ fn http() -> HttpConfig {
     }
 }
 
-fn models(url: &str) -> Models {
+/// The models of a run: the real OpenAI-compatible client against `url`,
+/// with the short timeouts and backoffs of [`http`].
+pub fn models(url: &str) -> Models {
     let mut config = OpenAiConfig::local("faulty", url, "stub");
     config.structured = StructuredOutput::JsonSchema;
     config.http = http();
@@ -113,12 +115,29 @@ fn warnings(events: &[agon_core::DebateEvent]) -> usize {
 /// Runs `protocol` against a provider faulting `rate` of its requests
 /// (seed `seed`) on a fresh SQLite store in `dir`.
 pub async fn run(protocol: &'static str, rate: f64, seed: u64, dir: &std::path::Path) -> Outcome {
-    let server = FaultServer::start(rate, seed, Duration::from_millis(1500))
+    run_planned(protocol, rate, seed, Vec::new(), dir).await
+}
+
+/// [`run`], with `plan`'s faults injected first (each into the next
+/// request of its target).
+pub async fn run_planned(
+    protocol: &'static str,
+    rate: f64,
+    seed: u64,
+    plan: Vec<Planned>,
+    dir: &std::path::Path,
+) -> Outcome {
+    let planned = !plan.is_empty();
+    let server = FaultServer::start_planned(rate, seed, Duration::from_millis(1500), plan)
         .await
         .expect("the fault server starts");
     let url = format!(
         "sqlite://{}",
-        dir.join(format!("{protocol}-{seed}.db")).display()
+        dir.join(format!(
+            "{protocol}-{seed}{}.db",
+            if planned { "-planned" } else { "" }
+        ))
+        .display()
     );
     let orch = agon_app::orchestrator_for(agon_store::open(&url).await.expect("the store opens"));
     let id = orch
