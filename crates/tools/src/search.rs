@@ -21,6 +21,20 @@ pub struct ContextSearchArgs {
     pub k: Option<usize>,
 }
 
+impl ContextSearchArgs {
+    /// How many hits to return (`k`, 1-10, default 5); an empty query is
+    /// refused.
+    pub(crate) fn hits(&self) -> Result<usize, ToolError> {
+        if self.query.trim().is_empty() {
+            return Err(ToolError::Arguments {
+                tool: agon_core::ToolName::ContextSearch.as_str().into(),
+                reason: "the query is empty".into(),
+            });
+        }
+        Ok(self.k.unwrap_or(5).clamp(1, 10))
+    }
+}
+
 /// Searches what the debate remembers (positions, reflections, crux
 /// cards, important messages) with Agon's scored recall: one line a hit,
 /// `(round N, KIND, PERSONA) TEXT`.
@@ -44,13 +58,7 @@ impl TypedTool for ContextSearch {
     const DESCRIPTION: &'static str = "Search what this debate has remembered so far (positions, reflections, crux cards, important messages) for a query.";
 
     async fn run(&self, args: ContextSearchArgs) -> Result<String, ToolError> {
-        if args.query.trim().is_empty() {
-            return Err(ToolError::Arguments {
-                tool: Self::NAME.into(),
-                reason: "the query is empty".into(),
-            });
-        }
-        let k = args.k.unwrap_or(5).clamp(1, 10);
+        let k = args.hits()?;
         let filter = MemoryFilter {
             debate: Some(self.debate.clone()),
             ..MemoryFilter::default()

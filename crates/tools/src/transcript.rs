@@ -61,13 +61,7 @@ impl TypedTool for TranscriptSearch {
     const DESCRIPTION: &'static str = "Search what has been said in this debate so far (every message, by its words) for a query.";
 
     async fn run(&self, args: ContextSearchArgs) -> Result<String, ToolError> {
-        if args.query.trim().is_empty() {
-            return Err(ToolError::Arguments {
-                tool: Self::NAME.into(),
-                reason: "the query is empty".into(),
-            });
-        }
-        let k = args.k.unwrap_or(5).clamp(1, 10);
+        let k = args.hits()?;
         let hits = self.index.search(&args.query, k, |_| true);
         if hits.is_empty() {
             return Ok("(nothing said so far matches)".into());
