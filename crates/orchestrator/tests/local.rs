@@ -127,14 +127,13 @@ async fn debate_on(store: Arc<dyn EventStore>) {
     assert!(report::markdown(&bb).contains("## Position ledger"));
 }
 
+/// One real end-to-end structured debate on the local model, as there is
+/// one per protocol (the store does not depend on the model: the debates on
+/// PostgreSQL run the scripted model, in `load`, `scenario`, `trust` and
+/// `evidence`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_debate_on_the_local_model_with_sqlite() {
     debate_on(support::sqlite().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_small_debate_on_the_local_model_with_postgres() {
-    debate_on(support::postgres().await).await;
 }
 
 /// A short dialectic debate on the local model: 2 agents, 1 round (2
