@@ -171,12 +171,36 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
     // Memory off: the contributions alone.
     let bare = dialectic_setup::run_with(false, false, false, false, Duration::ZERO).await;
     near(bare.total(), 44_679, 0.02, "dialectic total, analysis off");
-    // What the memory costs against the contributions it analyses.
+    // What the memory costs against the contributions it analyses: net
+    // (the whole run with the analysis against the run without it, which
+    // pays its perspective summaries in calls of their own) and gross (the
+    // analyses' prompts alone against the contributions' prompts).
     let memory = (on.total() - bare.total()) as f64 / bare.total() as f64;
     assert!(memory <= 0.20, "memory ÷ contributions {memory:.3}");
+    near(
+        (memory * 1000.0).round() as u64,
+        181,
+        0.10,
+        "memory ÷ contributions, net (per mille)",
+    );
+    let contributions: u64 = ["proposal", "critique", "refinement"]
+        .iter()
+        .map(|p| phases[*p].1)
+        .sum();
+    let gross = phases["analysis"].1 as f64 / contributions as f64;
+    near(
+        (gross * 1000.0).round() as u64,
+        GROSS_PER_MILLE,
+        0.05,
+        "memory ÷ contributions, gross (per mille)",
+    );
 }
 
-/// docs/benchmarks.md: ~1,900-word answers, every contribution read whole,
+/// The analyses' prompt tokens per thousand of the contributions' prompt
+/// tokens, in the defaults run (docs/benchmarks.md).
+const GROSS_PER_MILLE: u64 = 454;
+
+/// docs/benchmarks.md: 2,483-word answers, every contribution read whole,
 /// in calls of at most `analysis_batch_chars` (24,000) characters: one
 /// message each at this length, so no analysis prompt outgrows a small
 /// model's window; the call reading an agent's refinement writes its

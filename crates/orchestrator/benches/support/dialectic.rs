@@ -2,7 +2,7 @@
 //! (which prints it) and the headline-number tests (which check it): a
 //! stub OpenAI-compatible server answers every utterance and summary with
 //! a fixed design text (~214 o200k tokens, the answer length of dialectic
-//! 0.1.0's reference run; the long variant ~1,900 words), 3 agents
+//! 0.1.0's reference run; the long variant 2,483 words, 2,821 tokens), 3 agents
 //! (architect, performance, KISS), 5 rounds, the problem of
 //! `examples/dialectic/kata1.md`; every request's prompt counted with
 //! tiktoken o200k at the server (system + user, including the JSON Schema
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 pub const DIALECTIC_TOKENS: u64 = 66_305;
 /// … and without summarization.
 pub const DIALECTIC_TOKENS_NO_SUMMARY: u64 = 75_302;
-/// dialectic 0.1.0's prompt tokens on the same setup with the ~1,900-word
+/// dialectic 0.1.0's prompt tokens on the same setup with the 2,483-word
 /// answers, its default summarization on.
 pub const DIALECTIC_TOKENS_LONG: u64 = 389_208;
 
@@ -48,7 +48,7 @@ pub fn answer(long: bool) -> String {
     if !long {
         return PARAGRAPH.to_owned();
     }
-    // ~1,900 words: the paragraph thirteen times, numbered so no two are equal.
+    // 2,483 words (2,821 o200k tokens): the paragraph thirteen times, numbered so no two are equal.
     (1..=13)
         .map(|i| format!("Part {i}. {PARAGRAPH}"))
         .collect::<Vec<_>>()
