@@ -45,7 +45,9 @@ async fn every_protocol_survives_a_provider_that_faults_a_fifth_of_its_calls() {
 }
 
 /// The faults that used to end debates, surely met: every protocol's first
-/// streamed answer is cut mid-way, its second streamed answer stalls, and
+/// streamed answer is cut mid-way, a streamed answer three requests later
+/// stalls (a turn is generated three times at most: the gap keeps the two
+/// planned faults off one turn), and
 /// its first structured answer is truncated JSON (a protocol that asks for
 /// structured answers: the small deliberation, memory off, asks for none),
 /// on top of a fifth of the requests faulting at random. Every debate finishes in its first run (no
@@ -55,18 +57,14 @@ async fn every_protocol_survives_a_provider_that_faults_a_fifth_of_its_calls() {
 async fn every_protocol_finishes_without_a_resume_after_cut_streams_stalls_and_truncated_json() {
     let dir = tempfile::tempdir().unwrap();
     let plan = vec![
-        Planned {
-            target: Target::Streamed,
-            fault: Fault::Truncated,
-        },
+        Planned::next(Target::Streamed, Fault::Truncated),
+        // Three streamed requests later: not the regenerated turn's.
         Planned {
             target: Target::Streamed,
             fault: Fault::Stall,
+            skip: 3,
         },
-        Planned {
-            target: Target::Structured,
-            fault: Fault::Truncated,
-        },
+        Planned::next(Target::Structured, Fault::Truncated),
     ];
     for protocol in PROTOCOLS {
         let healthy = run(protocol, 0.0, 1, dir.path()).await;
@@ -189,10 +187,7 @@ async fn a_stream_that_breaks_off_is_generated_again_and_only_the_second_answer_
         planned_transcript(Vec::new(), dir.path(), "healthy").await;
     assert_eq!(none.met.len(), 0);
     assert!(healthy_discard.is_none(), "{healthy_discard:?}");
-    let cut = vec![Planned {
-        target: Target::Streamed,
-        fault: Fault::Truncated,
-    }];
+    let cut = vec![Planned::next(Target::Streamed, Fault::Truncated)];
     let (broken, partial, discarded, stats) = planned_transcript(cut, dir.path(), "cut").await;
     assert_eq!(stats.met.len(), 1, "{:?}", stats.met);
     assert!(stats.met(Target::Streamed, Fault::Truncated));

@@ -117,14 +117,30 @@ impl Target {
     }
 }
 
-/// A fault the server injects into the next request of its target, before
-/// any drawn fault: a plan makes sure a run meets the faults it names.
+/// A fault the server injects into a request of its target, in place of
+/// that request's draw: a plan makes sure a run meets the faults it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Planned {
     /// Which request it waits for.
     pub target: Target,
     /// What it does to it.
     pub fault: Fault,
+    /// Requests of its target to let pass first (drawn as usual), counted
+    /// once the plan's earlier faults for that target were injected: with
+    /// a gap, two planned stream faults rarely hit the same turn (a turn
+    /// is generated at most three times).
+    pub skip: u32,
+}
+
+impl Planned {
+    /// `fault` in the next request of `target`.
+    pub fn next(target: Target, fault: Fault) -> Self {
+        Self {
+            target,
+            fault,
+            skip: 0,
+        }
+    }
 }
 
 /// One fault the server injected.
@@ -193,8 +209,15 @@ impl Schedule {
     fn next(&mut self, target: Target) -> Option<Fault> {
         self.stats.requests += 1;
         *self.stats.requests_by.entry(target).or_default() += 1;
-        let planned = self.plan.iter().position(|p| p.target == target);
-        let (fault, planned) = match planned {
+        let due = match self.plan.iter_mut().find(|p| p.target == target) {
+            Some(p) if p.skip > 0 => {
+                p.skip -= 1;
+                None
+            }
+            Some(_) => self.plan.iter().position(|p| p.target == target),
+            None => None,
+        };
+        let (fault, planned) = match due {
             Some(i) => (Some(self.plan.remove(i).fault), true),
             None => (
                 (self.rng.f64() < self.rate)
