@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 /// What a model call is for: which of the debate's models answers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -82,7 +82,8 @@ pub struct UnknownModelRole(pub String);
 /// imported file), kept as written so no usage is lost. Stored as its name;
 /// compared, ordered and hashed by it (so a map keyed by it is looked up
 /// by name).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
 pub enum UsageRole {
     /// One of Agon's model roles.
     Model(ModelRole),
@@ -165,15 +166,12 @@ impl Ord for UsageRole {
     }
 }
 
-impl Serialize for UsageRole {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for UsageRole {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+impl From<UsageRole> for String {
+    fn from(role: UsageRole) -> Self {
+        match role {
+            UsageRole::Model(role) => role.as_str().to_owned(),
+            UsageRole::Other(name) => name,
+        }
     }
 }
 

@@ -83,7 +83,8 @@ pub struct DebateSummary {
 /// agent's perspective, the judge's), a deliberation's rolling summary, or
 /// a name a configuration or another writer gave (kept as written). Stored
 /// as its name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
 pub enum SummaryMethod {
     /// dialectic's `length-based` summarization (the default).
     LengthBased,
@@ -126,15 +127,12 @@ impl std::fmt::Display for SummaryMethod {
     }
 }
 
-impl Serialize for SummaryMethod {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for SummaryMethod {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+impl From<SummaryMethod> for String {
+    fn from(method: SummaryMethod) -> Self {
+        match method {
+            SummaryMethod::Other(name) => name,
+            known => known.as_str().to_owned(),
+        }
     }
 }
 

@@ -209,13 +209,12 @@ impl Schedule {
     fn next(&mut self, target: Target) -> Option<Fault> {
         self.stats.requests += 1;
         *self.stats.requests_by.entry(target).or_default() += 1;
-        let due = match self.plan.iter_mut().find(|p| p.target == target) {
-            Some(p) if p.skip > 0 => {
-                p.skip -= 1;
+        let due = match self.plan.iter().position(|p| p.target == target) {
+            Some(i) if self.plan[i].skip > 0 => {
+                self.plan[i].skip -= 1;
                 None
             }
-            Some(_) => self.plan.iter().position(|p| p.target == target),
-            None => None,
+            due => due,
         };
         let (fault, planned) = match due {
             Some(i) => (Some(self.plan.remove(i).fault), true),

@@ -3,6 +3,8 @@
 //! off still gives its agents the tool; one with the memory on searches
 //! the memory instead ([`crate::ContextSearch`]).
 
+use std::sync::OnceLock;
+
 use async_trait::async_trait;
 
 use agon_core::{Blackboard, ToolName};
@@ -26,31 +28,42 @@ struct Said {
 
 /// Searches the messages of the debate so far by their words (BM25, the
 /// lexical half of Agon's recall): one line a hit, `(round N, KIND,
-/// SPEAKER) TEXT`, best first, each cut at [`HIT_CHARS`] characters.
+/// SPEAKER) TEXT`, best first, each cut at [`HIT_CHARS`] characters. The
+/// index is built at the first search, so a turn that never searches pays
+/// only for the copy of the messages.
 #[derive(Debug)]
 pub struct TranscriptSearch {
     said: Vec<Said>,
-    index: Bm25,
+    index: OnceLock<Bm25>,
 }
 
 impl TranscriptSearch {
     /// Searching every message `board` holds now.
     pub fn of(board: &Blackboard) -> Self {
-        let mut index = Bm25::new();
         let said = board
             .messages()
             .iter()
-            .map(|m| {
-                index.add(&m.content);
-                Said {
-                    round: m.round,
-                    kind: m.kind.label().to_owned(),
-                    speaker: board.persona_name(&m.persona).to_owned(),
-                    text: m.content.split_whitespace().collect::<Vec<_>>().join(" "),
-                }
+            .map(|m| Said {
+                round: m.round,
+                kind: m.kind.label().to_owned(),
+                speaker: board.persona_name(&m.persona).to_owned(),
+                text: m.content.split_whitespace().collect::<Vec<_>>().join(" "),
             })
             .collect();
-        Self { said, index }
+        Self {
+            said,
+            index: OnceLock::new(),
+        }
+    }
+
+    fn index(&self) -> &Bm25 {
+        self.index.get_or_init(|| {
+            let mut index = Bm25::new();
+            for s in &self.said {
+                index.add(&s.text);
+            }
+            index
+        })
     }
 }
 
@@ -62,7 +75,7 @@ impl TypedTool for TranscriptSearch {
 
     async fn run(&self, args: ContextSearchArgs) -> Result<String, ToolError> {
         let k = args.hits()?;
-        let hits = self.index.search(&args.query, k, |_| true);
+        let hits = self.index().search(&args.query, k, |_| true);
         if hits.is_empty() {
             return Ok("(nothing said so far matches)".into());
         }

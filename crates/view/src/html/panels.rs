@@ -279,7 +279,7 @@ pub(super) fn panels_html(view: &DebateView) -> Html {
     out
 }
 
-/// `items` joined by `; `, each escaped.
+/// `items`, each escaped.
 fn texts<'a>(items: impl IntoIterator<Item = &'a String>) -> Vec<Html> {
     items.into_iter().map(|t| Html::text(t)).collect()
 }

@@ -7,17 +7,12 @@ use std::fmt::Write as _;
 use agon_core::{Blackboard, SummaryScope};
 
 use crate::MemoryStats;
-use crate::sections::Sections;
+use crate::sections::{Header, Sections};
 
 use super::{ReportOptions, cell, one_line, quote_block};
 
 /// Messages quoted at the end of the body (all of them with `verbose`).
 const LATEST_MESSAGES: usize = 12;
-
-/// Whether the debate ran the deliberation protocol ([`Blackboard::protocol`]).
-pub fn is_deliberation(bb: &Blackboard) -> bool {
-    bb.protocol() == agon_core::ProtocolKind::Deliberation
-}
 
 /// The statistics as a markdown table.
 pub fn stats_markdown(bb: &Blackboard) -> String {
@@ -42,9 +37,14 @@ pub fn stats_markdown(bb: &Blackboard) -> String {
 }
 
 /// The body.
-pub(super) fn body(bb: &Blackboard, sections: &Sections, options: ReportOptions) -> String {
+pub(super) fn body(
+    bb: &Blackboard,
+    header: &Header,
+    sections: &Sections,
+    options: ReportOptions,
+) -> String {
     let mut s = String::new();
-    let topic = bb.topic().map_or("", |t| t.question.as_str());
+    let topic = header.topic.as_deref().unwrap_or("");
     let _ = writeln!(s, "# Deliberation: {}\n", one_line(topic));
     let cast: Vec<String> = bb
         .debaters()

@@ -76,21 +76,15 @@ pub(super) fn body(
     options: ReportOptions,
 ) -> String {
     let mut s = String::new();
-    let problem = bb.topic().map_or("(not started)", |t| t.question.as_str());
+    let problem = header.topic.as_deref().unwrap_or("(not started)");
     let title = problem
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or(problem);
     let _ = writeln!(s, "# {}\n", one_line(title).trim_start_matches('#').trim());
-    if let Some(id) = bb.debate() {
-        let _ = write!(s, "Debate `{id}` (dialectic)");
-        if let Some(t) = bb.started_at() {
-            let _ = write!(s, ", started {}", t.format("%Y-%m-%d %H:%M UTC"));
-        }
-        let _ = writeln!(s, ", status: {:?}{}.\n", bb.status(), super::feedback(bb));
-    }
+    s.push_str(&super::status_line(header, " (dialectic)"));
     let _ = writeln!(s, "## Problem Description\n\n{}\n", problem.trim());
-    if let Some(ctx) = bb.topic().and_then(|t| t.context.as_deref()) {
+    if let Some(ctx) = &header.context {
         let _ = writeln!(s, "### Context\n\n{}\n", ctx.trim());
     }
 

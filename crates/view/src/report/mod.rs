@@ -9,11 +9,9 @@ mod deliberation;
 mod dialectic;
 mod metrics;
 
-pub use deliberation::{is_deliberation, stats_markdown};
+pub use deliberation::stats_markdown;
 
 pub use metrics::{compare_markdown, metrics_markdown};
-
-pub use crate::sections::solution_lists;
 
 use std::fmt::Write as _;
 
@@ -35,24 +33,25 @@ pub(crate) fn rubric_line(header: &Header) -> String {
     })
 }
 
-/// The protocol's name: `structured`, `dialectic` or `deliberation`
-/// ([`Blackboard::protocol`]).
-pub fn protocol_name(bb: &Blackboard) -> &'static str {
-    bb.protocol().as_str()
-}
-
-/// Whether the debate ran the dialectic protocol.
-pub fn is_dialectic(bb: &Blackboard) -> bool {
-    bb.protocol() == agon_core::ProtocolKind::Dialectic
-}
-
-/// ", user feedback: up (+1)" when a person rated the outcome.
-pub(crate) fn feedback(bb: &Blackboard) -> &'static str {
-    match bb.user_feedback() {
+/// The line under the title: "Debate `ID`{kind}, started …, status: …"
+/// with a person's rating when there is one; empty before the debate
+/// started.
+pub(crate) fn status_line(header: &Header, kind: &str) -> String {
+    let Some(id) = &header.debate else {
+        return String::new();
+    };
+    let started = header.started_at.map_or_else(String::new, |t| {
+        format!(", started {}", t.format("%Y-%m-%d %H:%M UTC"))
+    });
+    let feedback = match header.feedback {
         Some(1) => ", user feedback: up (+1)",
         Some(_) => ", user feedback: down (-1)",
         None => "",
-    }
+    };
+    format!(
+        "Debate `{id}`{kind}{started}, status: {:?}{feedback}.\n\n",
+        header.status
+    )
 }
 
 fn one_line(text: &str) -> String {
@@ -159,15 +158,13 @@ pub(crate) fn render(
     sections: &Sections,
     options: ReportOptions,
 ) -> String {
-    let deliberation = is_deliberation(bb);
-    let mut s = if is_dialectic(bb) {
-        dialectic::body(bb, header, sections, options)
-    } else if deliberation {
-        deliberation::body(bb, sections, options)
-    } else {
-        structured_body(bb, header, sections)
+    use agon_core::ProtocolKind;
+    let mut s = match header.protocol {
+        ProtocolKind::Dialectic => dialectic::body(bb, header, sections, options),
+        ProtocolKind::Deliberation => deliberation::body(bb, header, sections, options),
+        ProtocolKind::Structured => structured_body(bb, header, sections),
     };
-    if !(is_dialectic(bb) || deliberation)
+    if header.protocol == ProtocolKind::Structured
         || !bb.analyzed_turns().is_empty()
         || !sections.claims.is_empty()
     {
@@ -180,16 +177,10 @@ pub(crate) fn render(
 fn structured_body(bb: &Blackboard, header: &Header, sections: &Sections) -> String {
     let empty = &sections.empty;
     let mut s = String::new();
-    let topic = bb.topic().map_or("(not started)", |t| t.question.as_str());
+    let topic = header.topic.as_deref().unwrap_or("(not started)");
     let _ = writeln!(s, "# {topic}\n");
-    if let Some(id) = bb.debate() {
-        let _ = write!(s, "Debate `{id}`");
-        if let Some(t) = bb.started_at() {
-            let _ = write!(s, ", started {}", t.format("%Y-%m-%d %H:%M UTC"));
-        }
-        let _ = writeln!(s, ", status: {:?}{}.\n", bb.status(), feedback(bb));
-    }
-    if let Some(ctx) = bb.topic().and_then(|t| t.context.as_deref()) {
+    s.push_str(&status_line(header, ""));
+    if let Some(ctx) = &header.context {
         let _ = writeln!(s, "{ctx}\n");
     }
 
