@@ -16,6 +16,7 @@ mod eval;
 mod failure;
 mod live;
 mod memory;
+mod profile;
 mod queue;
 mod report_file;
 mod retention;

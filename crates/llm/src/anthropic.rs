@@ -246,6 +246,7 @@ impl AnthropicChat {
                     .get("stop_reason")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                timing: None,
             },
             tool_input,
         ))
@@ -422,6 +423,7 @@ impl ChatModel for AnthropicChat {
                             .and_then(Value::as_str)
                             .map(str::to_owned),
                         model: None,
+                        timing: None,
                     }),
                     "message_stop" => Some(Ok(Step::Done)),
                     "error" => Some(Err(ProviderError::Server {

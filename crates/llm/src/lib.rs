@@ -50,10 +50,10 @@ pub use secret::ApiKey;
 pub use spec::{ModelSpec, SpecError};
 pub use traits::{ChatModel, ChatStream, Embedder, check_embedding_inputs, json_tool_turn};
 pub use types::{
-    ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse, JsonSchema, Role,
-    ToolCall, ToolResult, ToolSpec, ToolTurn, Usage, is_token_limit_finish,
+    CallTiming, ChatChunk, ChatMessage, ChatRequest, ChatResponse, InputType, JsonResponse,
+    JsonSchema, Role, ToolCall, ToolResult, ToolSpec, ToolTurn, Usage, is_token_limit_finish,
 };
-pub use usage::{Metered, Price, PriceTable, ScopeUsage, UsageLedger, UsageScope};
+pub use usage::{Metered, ModelTime, Price, PriceTable, ScopeUsage, UsageLedger, UsageScope};
 
 #[cfg(feature = "http")]
 pub use anthropic::{ANTHROPIC_API_KEY, AnthropicChat, AnthropicConfig};

@@ -231,6 +231,7 @@ impl OpenAiChat {
                 .get("finish_reason")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            timing: None,
         })
     }
 
@@ -398,6 +399,7 @@ impl ChatModel for OpenAiChat {
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 model: None,
+                timing: None,
             }))
         });
         Ok(until_done(steps, self.provider(), "[DONE]"))

@@ -273,6 +273,30 @@ pub struct ChatResponse {
     /// Why generation stopped, as the provider said it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// Where the model's own time went, when it says (the in-process
+    /// models do; a remote provider's latency is all the caller sees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CallTiming>,
+}
+
+/// A call's compute time, split the way a local model spends it: reading
+/// the prompt (the part a prefix cache spares) and generating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CallTiming {
+    /// Time spent on the prompt.
+    pub prompt: Duration,
+    /// Time spent generating.
+    pub generation: Duration,
+}
+
+impl Add for CallTiming {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Self {
+            prompt: self.prompt + rhs.prompt,
+            generation: self.generation + rhs.generation,
+        }
+    }
 }
 
 /// The result of [`crate::ChatModel::complete_json`]: a value that validates
@@ -309,6 +333,10 @@ pub struct ChatChunk {
     /// chain names the model it fell back to on the final chunk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where the model's own time went, on the final chunk, when it says
+    /// (as [`ChatResponse::timing`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CallTiming>,
 }
 
 /// A named JSON Schema for structured output.

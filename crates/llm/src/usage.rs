@@ -128,6 +128,43 @@ pub struct ScopeUsage {
     pub cost_usd: f64,
     /// Calls whose model has no price (not in `cost_usd`).
     pub unpriced_calls: u64,
+    /// Where the calls' time went.
+    #[serde(default)]
+    pub time: ModelTime,
+}
+
+/// The time of a scope's calls: their wall time as the caller waited
+/// (queueing and retries included), and, for models that report it, the
+/// compute spent on prompts and on generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelTime {
+    /// Wall time of the calls, summed (calls that overlap count twice).
+    pub wall: std::time::Duration,
+    /// Compute the models reported, summed.
+    pub compute: crate::types::CallTiming,
+}
+
+impl ModelTime {
+    /// These times less `earlier` ones (never below zero).
+    pub fn minus(&self, earlier: &ModelTime) -> ModelTime {
+        ModelTime {
+            wall: self.wall.saturating_sub(earlier.wall),
+            compute: crate::types::CallTiming {
+                prompt: self.compute.prompt.saturating_sub(earlier.compute.prompt),
+                generation: self
+                    .compute
+                    .generation
+                    .saturating_sub(earlier.compute.generation),
+            },
+        }
+    }
+}
+
+impl std::ops::AddAssign for ModelTime {
+    fn add_assign(&mut self, rhs: ModelTime) {
+        self.wall += rhs.wall;
+        self.compute = self.compute + rhs.compute;
+    }
 }
 
 impl ScopeUsage {
@@ -138,6 +175,7 @@ impl ScopeUsage {
             usage: self.usage.saturating_sub(&earlier.usage),
             cost_usd: (self.cost_usd - earlier.cost_usd).max(0.0),
             unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
+            time: self.time.minus(&earlier.time),
         }
     }
 }
@@ -205,11 +243,23 @@ impl UsageLedger {
 
     /// Records one call of `model` under `scope`.
     pub fn record(&self, scope: impl Into<UsageScope>, model: &str, usage: Usage) {
+        self.record_timed(scope, model, usage, ModelTime::default());
+    }
+
+    /// Records one call of `model` under `scope`, with its time.
+    pub fn record_timed(
+        &self,
+        scope: impl Into<UsageScope>,
+        model: &str,
+        usage: Usage,
+        time: ModelTime,
+    ) {
         let price = self.prices.price(model);
         if let Ok(mut totals) = self.totals.lock() {
             let entry = totals.entry(scope.into()).or_default();
             entry.calls += 1;
             entry.usage += usage;
+            entry.time += time;
             match price {
                 Some(price) => entry.cost_usd += price.cost(usage),
                 None => entry.unpriced_calls += 1,
@@ -260,6 +310,7 @@ impl UsageLedger {
                 acc.usage += s.usage;
                 acc.cost_usd += s.cost_usd;
                 acc.unpriced_calls += s.unpriced_calls;
+                acc.time += s.time;
                 acc
             })
     }
@@ -333,10 +384,14 @@ impl Metered {
             response.finish_reason.as_deref(),
         );
         telemetry::record_output(span, output);
-        self.ledger.record(
+        self.ledger.record_timed(
             self.scope_of(&response.model),
             &response.model,
             response.usage,
+            ModelTime {
+                wall: response.latency,
+                compute: response.timing.unwrap_or_default(),
+            },
         );
     }
 
@@ -414,6 +469,7 @@ impl ChatModel for Metered {
             .inspect_err(|e| telemetry::record_error(&span, e))?;
         let metered = self.clone();
         let model = self.inner.model_id().to_owned();
+        let started = std::time::Instant::now();
         let mut text = String::new();
         // The span lives as long as the stream: it ends with the last
         // chunk, which carries the usage.
@@ -435,9 +491,15 @@ impl ChatModel for Metered {
                         usage,
                         chunk.finish_reason.as_deref(),
                     );
-                    metered
-                        .ledger
-                        .record(metered.scope_of(answered), answered, usage);
+                    metered.ledger.record_timed(
+                        metered.scope_of(answered),
+                        answered,
+                        usage,
+                        ModelTime {
+                            wall: started.elapsed(),
+                            compute: chunk.timing.unwrap_or_default(),
+                        },
+                    );
                 }
             }
             Err(e) => telemetry::record_error(&span, e),

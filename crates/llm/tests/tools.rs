@@ -224,6 +224,7 @@ impl ChatModel for JsonOnly {
                 provider: "json-only".into(),
                 model: "json-only".into(),
                 finish_reason: Some("stop".into()),
+                timing: None,
             },
             value,
             repaired: false,

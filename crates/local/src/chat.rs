@@ -320,7 +320,7 @@ impl LocalChat {
         };
         let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
-        for _ in 0..max_tokens {
+        while generated.len() < max_tokens {
             let vocab = logits.len();
             let mut row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
@@ -345,12 +345,26 @@ impl LocalChat {
                 finish = "stop".to_owned();
                 break;
             }
+            // The token, then those the grammar forces after it (a JSON
+            // key, its quotes and colon): one forward pass reads them all,
+            // as it reads a prompt, instead of one pass each.
+            let mut step = vec![next];
             if let Some(matcher) = matcher.as_mut() {
                 matcher
                     .consume_token(next)
                     .map_err(|e| inference(format!("grammar rejected token {next}: {e}")))?;
+                let room = max_tokens.saturating_sub(generated.len() + 1);
+                let mut forced = matcher.compute_ff_tokens();
+                forced.truncate(room);
+                if !forced.is_empty() {
+                    matcher.consume_tokens(&forced).map_err(|e| {
+                        inference(format!("grammar rejected its own forced tokens: {e}"))
+                    })?;
+                    stats.forced_tokens += forced.len();
+                    step.extend(forced);
+                }
             }
-            generated.push(next);
+            generated.extend_from_slice(&step);
             let decoded = engine
                 .tokenizer
                 .decode(&generated, true)
@@ -360,10 +374,7 @@ impl LocalChat {
                 finish = "stop".to_owned();
                 break;
             }
-            logits = engine
-                .model
-                .forward(&mut cache, &[next])
-                .map_err(inference)?;
+            logits = engine.model.forward(&mut cache, &step).map_err(inference)?;
         }
         stats.generated_tokens = generated.len();
         stats.generation_time = generation_started.elapsed();

@@ -10,7 +10,7 @@ use super::PROVIDER;
 use agon_llm::ChatStream;
 use agon_llm::ProviderError;
 use agon_llm::json::{Attempt, extract_json, structured};
-use agon_llm::{ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
+use agon_llm::{CallTiming, ChatChunk, ChatRequest, ChatResponse, JsonResponse, JsonSchema, Usage};
 
 /// One generation: the text, the finish reason and its timings.
 /// Timings of one generation, for benchmarks.
@@ -26,9 +26,20 @@ pub struct GenerationStats {
     pub generated_tokens: usize,
     /// Time spent generating.
     pub generation_time: Duration,
+    /// Of the generated tokens, those a grammar forced (read in one pass
+    /// with the token before them).
+    pub forced_tokens: usize,
 }
 
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
+
+/// Where a generation's compute time went.
+fn timing(stats: &GenerationStats) -> CallTiming {
+    CallTiming {
+        prompt: stats.prompt_time,
+        generation: stats.generation_time,
+    }
+}
 
 fn usage(stats: &GenerationStats) -> Usage {
     // The prefix checkpoint is the local model's prompt cache: the
@@ -52,6 +63,7 @@ fn response(
         prompt_tokens = stats.prompt_tokens,
         cached_tokens = stats.reused_tokens,
         generated_tokens = stats.generated_tokens,
+        forced_tokens = stats.forced_tokens,
         prompt_ms = stats.prompt_time.as_millis() as u64,
         generation_ms = stats.generation_time.as_millis() as u64,
         "local generation"
@@ -59,6 +71,7 @@ fn response(
     ChatResponse {
         content: text,
         usage: usage(&stats),
+        timing: Some(timing(&stats)),
         latency: started.elapsed(),
         provider: PROVIDER.to_owned(),
         model: model.to_owned(),
@@ -233,6 +246,7 @@ fn send_end(sender: &ChunkSender, outcome: Outcome) {
         usage: Some(usage(&stats)),
         finish_reason: Some(finish),
         model: None,
+        timing: Some(timing(&stats)),
     }));
 }
 

@@ -157,3 +157,40 @@ async fn the_local_model_takes_a_constrained_tool_turn() {
         more => panic!("one call at most per JSON turn: {more:?}"),
     }
 }
+
+/// The tokens a grammar forces (a JSON key with its quotes and colon) are
+/// read in one forward pass with the token before them; the output is the
+/// same valid JSON, and the response says where the time went.
+#[tokio::test]
+async fn forced_json_tokens_are_read_in_one_pass_and_timed() {
+    let schema = agon_llm::JsonSchema {
+        name: "city".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "maxLength": 20},
+                "country": {"type": "string", "maxLength": 20},
+                "population_in_millions": {"type": "integer"}
+            },
+            "required": ["city", "country", "population_in_millions"]
+        }),
+    };
+    let req = request("Name a large city in Europe as JSON.", 60);
+    let (text, _, stats) = chat().generate_json_blocking(&req, &schema).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for key in ["city", "country", "population_in_millions"] {
+        assert!(value.get(key).is_some(), "{text}");
+    }
+    assert!(
+        stats.forced_tokens >= 6 && stats.forced_tokens < stats.generated_tokens,
+        "the keys are forced: {stats:?}"
+    );
+    let response = chat().complete_json(req, &schema).await.unwrap();
+    let timing = response
+        .response
+        .timing
+        .expect("a local model times its calls");
+    assert!(
+        timing.prompt > std::time::Duration::ZERO && timing.generation > std::time::Duration::ZERO
+    );
+}

@@ -194,6 +194,7 @@ impl ChatModel for Broken {
                 usage: None,
                 finish_reason: Some("stop".into()),
                 model: None,
+                timing: None,
             };
             return Ok(Box::pin(futures::stream::iter(vec![Ok(chunk)])));
         }

@@ -955,6 +955,7 @@ impl ScriptedModel {
             provider: "scripted".into(),
             model: "scripted".into(),
             finish_reason: Some("stop".into()),
+            timing: None,
         }
     }
 }
@@ -1010,6 +1011,7 @@ impl ChatModel for ScriptedModel {
                     usage: None,
                     finish_reason: None,
                     model: None,
+                    timing: None,
                 })
             })
             .collect();
@@ -1018,6 +1020,7 @@ impl ChatModel for ScriptedModel {
             usage: Some(response.usage),
             finish_reason: Some("stop".into()),
             model: None,
+            timing: None,
         }));
         Ok(Box::pin(futures::stream::iter(chunks)))
     }
@@ -1157,6 +1160,7 @@ impl<M: ChatModel> ChatModel for TailedModel<M> {
                     usage: None,
                     finish_reason: None,
                     model: None,
+                    timing: None,
                 }),
             );
         }

@@ -143,14 +143,21 @@ async fn run(
     let display = live::spawn(orch.subscribe(), &board, view.quiet, verbose, bars);
     // Every run of one debate (the first and each resume) is in the same
     // trace: the run's span hangs under one derived from the debate id.
+    let baseline = models.ledger().snapshot();
+    let started = std::time::Instant::now();
     let outcome = {
         use tracing::Instrument as _;
         orch.run(id, &models, control)
             .instrument(app.runtime().run_span(id))
             .await
     };
+    let wall = started.elapsed();
     interrupts.abort();
     display.finish().await;
+    eprintln!(
+        "\n{}",
+        crate::profile::time_profile(wall, &models.ledger().since(&baseline))
+    );
     match outcome? {
         RunOutcome::Finished => {
             let options = ReportOptions {

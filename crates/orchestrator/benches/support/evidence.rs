@@ -427,6 +427,7 @@ impl<M: ChatModel> ChatModel for Prompts<M> {
                 usage: None,
                 finish_reason: None,
                 model: None,
+                timing: None,
             }),
         );
         Ok(Box::pin(futures::stream::iter(chunks)))

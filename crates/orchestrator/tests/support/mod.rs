@@ -258,6 +258,7 @@ impl agon_llm::ChatModel for Canned {
             provider: "canned".into(),
             model: "canned".into(),
             finish_reason: None,
+            timing: None,
         })
     }
     async fn complete_json(
