@@ -129,13 +129,15 @@ mod tests {
             "{profile}"
         );
         assert!(
-            profile
-                .contains("  debater          3     4.0 s     1.2 s       2.2 s         300 / 30\n"),
+            profile.contains(
+                "  debater          3     4.0 s     1.2 s       2.2 s         300 / 30\n"
+            ),
             "{profile}"
         );
         assert!(
-            profile
-                .contains("  extractor        3     6.0 s     2.0 s       3.8 s         300 / 30\n"),
+            profile.contains(
+                "  extractor        3     6.0 s     2.0 s       3.8 s         300 / 30\n"
+            ),
             "{profile}"
         );
     }
@@ -146,8 +148,9 @@ mod tests {
         let profile = time_profile(Duration::from_secs(3), &scopes);
         assert!(profile.starts_with("Time: 3.0 s in all\n"), "{profile}");
         assert!(
-            profile
-                .contains("  judge            1     2.5 s         -           -         100 / 10\n"),
+            profile.contains(
+                "  judge            1     2.5 s         -           -         100 / 10\n"
+            ),
             "{profile}"
         );
     }

@@ -119,11 +119,34 @@ impl RetrievalConfig {
     }
 }
 
-/// The recall query of a turn: what is discussed plus the message being
-/// answered (the latest message of someone else in the turn's scope),
+/// The recall query of a turn: what is discussed plus the latest message
+/// of someone else in the turn's scope before the board's newest message,
 /// with its speaker's name (`NAME: MESSAGE`), so memories that mention that
 /// persona match.
+///
+/// The newest message is left out of the query: the turn's view shows it
+/// whole (RECENT EXCHANGE, the room's exchange), and without it the query
+/// is known one turn ahead ([`next_recall_query`]), so the orchestrator
+/// embeds it while the turn before waits on its model and the recall
+/// costs the turn only its search.
 pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+    recall_query_upto(bb, persona, phase, bb.messages().len().saturating_sub(1))
+}
+
+/// The recall query `persona`'s turn in `phase` will ask once one more
+/// message is on the board ([`recall_query`] then): the query to embed
+/// ahead, while that message is being written.
+pub fn next_recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+    recall_query_upto(bb, persona, phase, bb.messages().len())
+}
+
+/// [`recall_query`] reading the messages before index `upto`.
+fn recall_query_upto(
+    bb: &Blackboard,
+    persona: &PersonaId,
+    phase: &Phase,
+    upto: usize,
+) -> Option<String> {
     // A phase whose view has no RELEVANT EARLIER CONTEXT section (a
     // deliberation turn, a listening bid, the judge's phases) would pay
     // for an embedding and a search and drop the result.
@@ -134,7 +157,7 @@ pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Opti
     if !shows_memories {
         return None;
     }
-    turn_query(bb, persona, phase)
+    turn_query(bb, persona, phase, upto)
 }
 
 /// The query for EVIDENCE from `persona`'s corpus in `phase`: what is
@@ -158,12 +181,13 @@ pub fn evidence_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Op
         let problem = bb.topic().map(|t| t.question.as_str()).unwrap_or_default();
         return Some(format!("{problem}\n{}", proposal.content));
     }
-    turn_query(bb, persona, phase)
+    turn_query(bb, persona, phase, bb.messages().len())
 }
 
 /// What a turn is about (the aspect, the claim, the topic) and the latest
-/// message of someone else in its scope, as `NAME: MESSAGE`.
-fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
+/// message of someone else in its scope among the messages before index
+/// `upto`, as `NAME: MESSAGE`.
+fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase, upto: usize) -> Option<String> {
     let (subject, scope): (String, Vec<usize>) = match phase {
         Phase::Opening => (
             bb.topic()
@@ -201,6 +225,7 @@ fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<Str
     let answered = scope
         .iter()
         .rev()
+        .filter(|&&i| i < upto)
         .map(|&i| &bb.messages()[i])
         .find(|m| &m.persona != persona)
         .map(|m| {
@@ -231,10 +256,12 @@ mod tests {
             miniround: 1,
         };
         let query = recall_query(&bb, &me, &phase).unwrap();
+        let newest = bb.messages().len() - 1;
         let answered = bb
             .message_indices_for_aspect(&AspectId::new("horizon"))
             .iter()
             .rev()
+            .filter(|&&i| i < newest)
             .map(|&i| &bb.messages()[i])
             .find(|m| m.persona != me)
             .unwrap();
@@ -245,6 +272,33 @@ mod tests {
             "{query}"
         );
         assert_eq!(recall_query(&bb, &me, &Phase::Opening), None);
+    }
+
+    /// The query a turn asks is the one embedded ahead while the message
+    /// before it was being written.
+    #[test]
+    fn the_next_turns_query_is_known_before_the_message_it_follows() {
+        let mut bb = Blackboard::new();
+        let events = agon_testkit::synthetic::debate(3, 30);
+        let phase = Phase::Take {
+            aspect: AspectId::new("horizon"),
+            miniround: 1,
+        };
+        let me = PersonaId::new("p0");
+        let mut checked = 0;
+        let mut ahead = None;
+        for event in events {
+            let appends_message = matches!(event, agon_core::DebateEvent::MessageAppended { .. });
+            if appends_message {
+                ahead = next_recall_query(&bb, &me, &phase);
+            }
+            bb.apply(&event).unwrap();
+            if appends_message && bb.messages().len() > 1 {
+                assert_eq!(recall_query(&bb, &me, &phase), ahead);
+                checked += 1;
+            }
+        }
+        assert!(checked > 10, "{checked}");
     }
 
     #[test]

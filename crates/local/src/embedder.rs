@@ -2,7 +2,7 @@
 //! batched, mean pooling over the attention mask, L2-normalized.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
@@ -24,11 +24,13 @@ struct Bert {
     tokenizer: Tokenizer,
 }
 
-/// An in-process sentence embedder. One loaded model, shared; each call
-/// runs on a blocking thread so it never stalls the async runtime.
+/// An in-process sentence embedder. One loaded model, shared without a
+/// lock (its forward pass only reads the weights): each call runs on a
+/// blocking thread of its own, so a short recall query never waits behind
+/// a batch of memories being written; it never stalls the async runtime.
 #[derive(Clone)]
 pub struct LocalEmbedder {
-    bert: Arc<Mutex<Bert>>,
+    bert: Arc<Bert>,
     model_id: String,
     dimensions: usize,
     max_batch: usize,
@@ -89,7 +91,7 @@ impl LocalEmbedder {
         let model = BertModel::load(vb, &config)
             .map_err(|e| invalid(&weights, format!("not a BERT model: {e}")))?;
         Ok(Self {
-            bert: Arc::new(Mutex::new(Bert { model, tokenizer })),
+            bert: Arc::new(Bert { model, tokenizer }),
             model_id: dir
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -102,13 +104,10 @@ impl LocalEmbedder {
 
     /// Embeds one batch synchronously (on the calling thread).
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
-        let bert = self
-            .bert
-            .lock()
-            .map_err(|_| inference("the model lock is poisoned"))?;
+        let bert = &self.bert;
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.max_batch) {
-            out.extend(embed_batch(&bert, batch)?);
+            out.extend(embed_batch(bert, batch)?);
         }
         Ok(out)
     }

@@ -46,6 +46,7 @@ mod memory;
 pub mod names;
 mod open;
 mod postgres;
+mod query_cache;
 mod record;
 mod score;
 mod space;
@@ -78,5 +79,8 @@ pub use score::{
 };
 pub use sqlite::SqliteMemory;
 pub use text::Analyzer;
-pub use turn::{Citations, EVIDENCE_PASSAGES, check_citations, evidence_passages, recall_labelled};
+pub use turn::{
+    Citations, EVIDENCE_PASSAGES, check_citations, evidence_passages, recall_labelled,
+    recall_turn_ahead,
+};
 pub use writer::{MemoryMsg, Warn, spawn_writer};

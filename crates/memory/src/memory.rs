@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agon_llm::{Embedder, InputType};
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,7 @@ use crate::error::MemoryError;
 use crate::harvest::MemoryDraft;
 use crate::index::MemoryIndex;
 use crate::names::{NamedQuery, split_names_as};
+use crate::query_cache::Recent;
 use crate::record::{EmbeddingSpace, MemoryFilter, MemoryRecord};
 use crate::score::{MAX_RESULTS, RetrievalConfig, ScoredMemory, ScoringInput, fuse, score};
 
@@ -50,6 +52,36 @@ pub struct Memory {
     embedder: Arc<dyn Embedder>,
     space: EmbeddingSpace,
     config: RetrievalConfig,
+    /// What recent recalls computed ([`Memory::recall_ahead`]).
+    recent: Arc<RecentRecalls>,
+}
+
+/// Recent recalls' results and their queries' embeddings, with the write
+/// generation a result is valid for.
+#[derive(Debug)]
+struct RecentRecalls {
+    /// Bumped after every write through this memory: a result kept from
+    /// an earlier generation is computed again.
+    generation: AtomicU64,
+    /// Recall key → (generation when computed, result).
+    results: Recent<(u64, Recall)>,
+    /// A query's dense text → its normalized embedding (valid whatever
+    /// was written since).
+    vectors: Recent<Vec<f32>>,
+    /// A debate's id → its topic and start (they never change).
+    debates: Recent<crate::DebateInfo>,
+}
+
+impl Default for RecentRecalls {
+    fn default() -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            // A debate's next few turns, several debates at once.
+            results: Recent::new(32),
+            vectors: Recent::new(64),
+            debates: Recent::new(256),
+        }
+    }
 }
 
 impl std::fmt::Debug for Memory {
@@ -79,6 +111,7 @@ impl Memory {
             embedder,
             space,
             config,
+            recent: Arc::default(),
         })
     }
 
@@ -156,7 +189,39 @@ impl Memory {
             .zip(vectors)
             .map(|(d, embedding)| d.into_record(embedding))
             .collect();
-        self.index.insert(records).await
+        let stored = self.index.insert(records).await;
+        self.wrote();
+        stored
+    }
+
+    /// The topic and start of each debate of `ids` that the index knows,
+    /// looked up once per debate (they never change).
+    pub async fn debate_infos(
+        &self,
+        ids: &[agon_core::DebateId],
+    ) -> Result<Vec<crate::DebateInfo>, MemoryError> {
+        let mut known = Vec::new();
+        let mut missing = Vec::new();
+        for id in ids {
+            match self.recent.debates.get(id.as_str()) {
+                Some(info) => known.push(info),
+                None if !missing.contains(id) => missing.push(id.clone()),
+                None => {}
+            }
+        }
+        if !missing.is_empty() {
+            for info in self.index.debates(&missing).await? {
+                self.recent.debates.put(info.debate.as_str(), info.clone());
+                known.push(info);
+            }
+        }
+        Ok(known)
+    }
+
+    /// Marks every recall result kept so far as out of date (after a
+    /// write through this memory).
+    pub(crate) fn wrote(&self) {
+        self.recent.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The best `k` memories for `query` under `filter`: the names of the
@@ -185,6 +250,44 @@ impl Memory {
     /// as its id is.
     #[tracing::instrument(level = "debug", name = "recall", skip_all, fields(k))]
     pub async fn recall_aliased(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        k: usize,
+        aliases: &[(agon_core::PersonaId, Vec<String>)],
+    ) -> Result<Recall, MemoryError> {
+        let key = format!("{}\u{0}{filter:?}\u{0}{k}\u{0}{aliases:?}", query.trim());
+        let generation = self.recent.generation.load(Ordering::SeqCst);
+        if let Some((kept, recall)) = self.recent.results.get(&key)
+            && kept == generation
+        {
+            return Ok(recall);
+        }
+        let recall = self.search_aliased(query, filter, k, aliases).await?;
+        self.recent.results.put(&key, (generation, recall.clone()));
+        Ok(recall)
+    }
+
+    /// Computes `query`'s recall ahead of the turn that will ask it (the
+    /// same filter, `k` and names): kept, it is that turn's result unless
+    /// something is written through this memory in between. Called while
+    /// the turn before waits on its model, it takes the embedding and the
+    /// search off the critical path. Another process's writes in between
+    /// are not seen: the result is then as of the turn before.
+    pub async fn recall_ahead(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        k: usize,
+        aliases: &[(agon_core::PersonaId, Vec<String>)],
+    ) -> Result<(), MemoryError> {
+        self.recall_aliased(query, filter, k, aliases)
+            .await
+            .map(|_| ())
+    }
+
+    /// [`Memory::recall_aliased`] without the kept results.
+    async fn search_aliased(
         &self,
         query: &str,
         filter: &MemoryFilter,
@@ -226,24 +329,9 @@ impl Memory {
                 notes,
             });
         }
-        let (mut names, mut owners) = (personas.clone(), personas.clone());
-        for (persona, other_names) in aliases {
-            if personas.iter().any(|p| p == persona.as_str()) {
-                for name in other_names.iter().filter(|n| !n.trim().is_empty()) {
-                    names.push(name.clone());
-                    owners.push(persona.as_str().to_owned());
-                }
-            }
-        }
+        let (names, owners) = names_and_owners(&personas, aliases);
         let named = split_names_as(query, &names, &owners);
-        let mut vectors = self
-            .embed(std::slice::from_ref(&named.dense), InputType::Query)
-            .await?;
-        let mut qv = vectors.pop().unwrap_or_default();
-        crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
-            what: format!("query embedding from {}", self.space.model),
-            reason,
-        })?;
+        let qv = self.query_vector(&named.dense).await?;
         let config = RetrievalConfig {
             k,
             candidates: self.config.candidates.max(k),
@@ -259,6 +347,22 @@ impl Memory {
             }
         }
         Ok(Recall { memories, notes })
+    }
+
+    /// The normalized embedding of a recall query's dense text: kept from
+    /// an earlier recall, or embedded now (and kept).
+    async fn query_vector(&self, dense: &str) -> Result<Vec<f32>, MemoryError> {
+        if let Some(vector) = self.recent.vectors.get(dense) {
+            return Ok(vector);
+        }
+        let mut vectors = self.embed(&[dense.to_owned()], InputType::Query).await?;
+        let mut qv = vectors.pop().unwrap_or_default();
+        crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
+            what: format!("query embedding from {}", self.space.model),
+            reason,
+        })?;
+        self.recent.vectors.put(dense, qv.clone());
+        Ok(qv)
     }
 
     /// Fusion and scoring for a query already split by persona names
@@ -321,6 +425,7 @@ impl Memory {
             embedder,
             space,
             config: RetrievalConfig::default(),
+            recent: Arc::default(),
         };
         let mut done = 0;
         loop {
@@ -337,4 +442,22 @@ impl Memory {
             progress(done);
         }
     }
+}
+
+/// The names a query is split by: every persona under the filter, and the
+/// other names (`aliases`) of those among them, each with its owner.
+fn names_and_owners(
+    personas: &[String],
+    aliases: &[(agon_core::PersonaId, Vec<String>)],
+) -> (Vec<String>, Vec<String>) {
+    let (mut names, mut owners) = (personas.to_vec(), personas.to_vec());
+    for (persona, other_names) in aliases {
+        if personas.iter().any(|p| p == persona.as_str()) {
+            for name in other_names.iter().filter(|n| !n.trim().is_empty()) {
+                names.push(name.clone());
+                owners.push(persona.as_str().to_owned());
+            }
+        }
+    }
+    (names, owners)
 }

@@ -12,6 +12,39 @@ use agon_core::{DebateEvent, DebateId, DialogueMessage, PersonaId};
 
 use crate::{DebateInfo, Memory, MemoryError, MemoryFilter, MemoryKind};
 
+/// Recalls for `persona`'s coming turn ahead of it (the filter, `k` and
+/// names [`recall_labelled`] will use), so that the turn finds its result
+/// kept ([`Memory::recall_ahead`]): called while the turn before it waits
+/// on its model.
+pub async fn recall_turn_ahead(
+    memory: &Memory,
+    debate: &DebateId,
+    persona: &PersonaId,
+    aliases: Vec<String>,
+    query: &str,
+    cross_debate: bool,
+) -> Result<(), MemoryError> {
+    let filter = turn_filter(debate, persona, cross_debate);
+    memory
+        .recall_ahead(
+            query,
+            &filter,
+            memory.config().k,
+            &[(persona.clone(), aliases)],
+        )
+        .await
+}
+
+/// The memories a turn of `persona` may recall: its own, of this debate
+/// or (`cross_debate`) of every debate.
+fn turn_filter(debate: &DebateId, persona: &PersonaId, cross_debate: bool) -> MemoryFilter {
+    MemoryFilter {
+        persona: Some(persona.clone()),
+        debate: (!cross_debate).then(|| debate.clone()),
+        ..MemoryFilter::default()
+    }
+}
+
 /// Recalls `persona`'s memories for `query` and labels them: memories of
 /// this debate by round, of earlier debates by topic and date. `aliases`
 /// are the persona's other names (its display name, a role agent's
@@ -24,11 +57,7 @@ pub async fn recall_labelled(
     query: &str,
     cross_debate: bool,
 ) -> Result<Vec<RetrievedMemory>, MemoryError> {
-    let filter = MemoryFilter {
-        persona: Some(persona.clone()),
-        debate: (!cross_debate).then(|| debate.clone()),
-        ..MemoryFilter::default()
-    };
+    let filter = turn_filter(debate, persona, cross_debate);
     let aliases = [(persona.clone(), aliases)];
     let recall = memory
         .recall_aliased(query, &filter, memory.config().k, &aliases)
@@ -45,8 +74,7 @@ pub async fn recall_labelled(
         HashMap::new()
     } else {
         memory
-            .index()
-            .debates(&others)
+            .debate_infos(&others)
             .await?
             .into_iter()
             .map(|i| (i.debate.clone(), i))

@@ -159,3 +159,109 @@ async fn names_are_a_field_and_hits_come_with_their_neighbours() {
         assert_eq!(unique.len(), 5);
     }
 }
+
+/// An embedder that counts the texts it embeds.
+struct Counting {
+    inner: LocalEmbedder,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Embedder for Counting {
+    async fn embed(
+        &self,
+        texts: &[String],
+        input: agon_llm::InputType,
+    ) -> Result<Vec<Vec<f32>>, agon_llm::ProviderError> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts, input).await
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+}
+
+/// A recall done ahead of its turn is that turn's result, with nothing
+/// embedded or searched again; a write in between makes the turn search
+/// again (its query's embedding is still kept), so it sees what was
+/// written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recall_done_ahead_is_the_turns_result_until_a_write() {
+    use agon_core::{DebateId, PersonaId};
+    use agon_memory::{InMemoryIndex, Memory, MemoryFilter, MemoryKind, MemoryMeta};
+    use chrono::{TimeZone, Utc};
+    use std::sync::atomic::Ordering;
+
+    let counting = Arc::new(Counting {
+        inner: LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")),
+        texts: Default::default(),
+    });
+    let embedder: Arc<dyn Embedder> = counting.clone();
+    let memory = Memory::open(
+        Arc::new(InMemoryIndex::new()),
+        embedder,
+        RetrievalConfig::default(),
+    )
+    .await
+    .unwrap();
+    let draft = |i: usize, text: &str| MemoryMeta {
+        id: format!("d/{i}"),
+        debate: DebateId::new("d"),
+        persona: PersonaId::new("mara"),
+        content: text.to_owned(),
+        kind: MemoryKind::Message,
+        importance: 5,
+        round: 1,
+        created: Utc.timestamp_opt(1_700_000_000 + i as i64, 0).unwrap(),
+    };
+    memory
+        .remember(vec![
+            draft(1, "Congestion pricing cut traffic in Stockholm by a fifth."),
+            draft(2, "Pedestrian zones raised retail rents in Copenhagen."),
+        ])
+        .await
+        .unwrap();
+    let filter = MemoryFilter {
+        persona: Some(PersonaId::new("mara")),
+        ..MemoryFilter::default()
+    };
+    let query = "What did congestion pricing do to traffic?";
+    let before = counting.texts.load(Ordering::SeqCst);
+    memory.recall_ahead(query, &filter, 5, &[]).await.unwrap();
+    assert_eq!(
+        counting.texts.load(Ordering::SeqCst),
+        before + 1,
+        "the query, embedded ahead"
+    );
+    let kept = memory.recall_aliased(query, &filter, 5, &[]).await.unwrap();
+    assert_eq!(
+        counting.texts.load(Ordering::SeqCst),
+        before + 1,
+        "nothing embedded at the turn"
+    );
+    assert_eq!(kept.memories[0].memory.id, "d/1");
+    assert_eq!(kept.memories.len(), 2);
+    // A write in between: the turn searches again and sees it.
+    memory
+        .remember(vec![draft(
+            3,
+            "Congestion pricing in London cut traffic by 30 percent.",
+        )])
+        .await
+        .unwrap();
+    let written = counting.texts.load(Ordering::SeqCst);
+    let fresh = memory.recall_aliased(query, &filter, 5, &[]).await.unwrap();
+    assert_eq!(fresh.memories.len(), 3, "{fresh:#?}");
+    assert_eq!(
+        counting.texts.load(Ordering::SeqCst),
+        written,
+        "the query's embedding is kept across the write"
+    );
+}

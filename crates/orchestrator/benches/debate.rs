@@ -2,10 +2,13 @@
 //!
 //! A stub model behind a local OpenAI-compatible HTTP server answers every
 //! call after a fixed 50 ms. A 3-persona × 3-aspect × 3-miniround debate runs
-//! on it (SQLite store). Reported: wall time ÷ (utterances × 50 ms), prompt
-//! tokens of each utterance call against its message index (must stay flat:
-//! bounded by the context budget), and calls by role. The last line is
-//! `overhead ratio: X`.
+//! on it (SQLite store), as a user's default debate runs: with the vector
+//! memory on (the embedded MiniLM, its index in the store's database), and,
+//! interleaved with it round by round, with the memory off. Reported: wall
+//! time ÷ (utterances × 50 ms) for each, prompt tokens of each utterance
+//! call against its message index (must stay flat: bounded by the context
+//! budget), and calls by role. The last line is `overhead ratio: X`, the
+//! median with the memory on.
 
 #![allow(
     missing_docs,
@@ -73,7 +76,23 @@ async fn run() {
     let store = agon_store::open(&format!("sqlite://{}", dir.join("bench.db").display()))
         .await
         .unwrap();
-    let orch = agon_app::orchestrator_for(store);
+    let orch = agon_app::orchestrator_for(store.clone());
+    let memory_url = format!("sqlite://{}", dir.join("bench.db").display());
+    let embedder: std::sync::Arc<dyn agon_llm::Embedder> =
+        std::sync::Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let memory_index = agon_memory::open(&memory_url).await.unwrap();
+    // A memory opened afresh for each debate, as `agon debate` opens it:
+    // nothing recalled for one debate is kept for the next.
+    let with_memory = || async {
+        let memory = agon_memory::Memory::open(
+            std::sync::Arc::clone(&memory_index),
+            std::sync::Arc::clone(&embedder),
+            config.memory.retrieval,
+        )
+        .await
+        .unwrap();
+        agon_app::orchestrator_for(store.clone()).with_memory(memory)
+    };
     let models = agon_app::models_from_config(
         &config,
         &ModelFactory::new(),
@@ -82,32 +101,59 @@ async fn run() {
     )
     .unwrap();
 
-    // One warm-up debate (connections, tokenizer tables), then the measured ones.
+    // One warm-up round (connections, tokenizer tables, the embedder), then
+    // three measured ones; each round runs the debate with the memory off
+    // and on, in alternating order.
     let mut ratios = Vec::new();
+    let mut ratios_off = Vec::new();
     let mut last = None;
     for run in 0..4 {
-        server.reset().await;
-        wiremock::Mock::given(wiremock::matchers::method("POST"))
-            .respond_with(Stub(delay()))
-            .mount(&server)
-            .await;
-        let id = orch.create(&config).await.unwrap();
-        let started = Instant::now();
-        orch.run(&id, &models, RunControl::default()).await.unwrap();
-        let wall = started.elapsed();
-        let (bb, _) = orch.store().load(&id).await.unwrap();
-        let utterances = bb.messages().len();
-        let ratio = wall.as_secs_f64() / (utterances as f64 * delay().as_secs_f64().max(1e-3));
-        if run > 0 {
-            println!(
-                "run {run}: {utterances} utterances in {:.0} ms → ratio {ratio:.3}",
-                wall.as_secs_f64() * 1e3
-            );
-            ratios.push(ratio);
+        let modes = if run % 2 == 1 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for memory_on in modes {
+            server.reset().await;
+            wiremock::Mock::given(wiremock::matchers::method("POST"))
+                .respond_with(Stub(delay()))
+                .mount(&server)
+                .await;
+            let fresh;
+            let orch = if memory_on {
+                fresh = with_memory().await;
+                &fresh
+            } else {
+                &orch
+            };
+            let id = orch.create(&config).await.unwrap();
+            let started = Instant::now();
+            orch.run(&id, &models, RunControl::default()).await.unwrap();
+            let wall = started.elapsed();
+            let (bb, _) = orch.store().load(&id).await.unwrap();
+            let utterances = bb.messages().len();
+            let ratio = wall.as_secs_f64() / (utterances as f64 * delay().as_secs_f64().max(1e-3));
+            if run > 0 {
+                println!(
+                    "run {run}, memory {}: {utterances} utterances in {:.0} ms → ratio {ratio:.3}",
+                    if memory_on { "on " } else { "off" },
+                    wall.as_secs_f64() * 1e3
+                );
+                if memory_on {
+                    ratios.push(ratio);
+                } else {
+                    ratios_off.push(ratio);
+                }
+            }
+            if memory_on {
+                last = Some(bb);
+            }
         }
-        last = Some(bb);
     }
     let bb = last.unwrap();
+    if !bb.warnings().is_empty() {
+        println!("warnings: {:?}", bb.warnings());
+    }
 
     let counter = TiktokenCounter::default();
     let mut tokens = Vec::new();
@@ -180,7 +226,12 @@ async fn run() {
             );
         }
     }
+    ratios_off.sort_by(f64::total_cmp);
+    println!(
+        "\noverhead ratio, memory off: {:.3}",
+        ratios_off[ratios_off.len() / 2]
+    );
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
-    println!("\noverhead ratio: {median:.3}");
+    println!("overhead ratio: {median:.3}");
 }

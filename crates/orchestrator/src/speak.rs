@@ -80,8 +80,12 @@ impl Speaker<'_> {
 
     /// What a turn's context shows besides the blackboard: recalled
     /// memories and evidence from the persona's corpus.
-    async fn extras_for(&self, speak: &Speak) -> Result<ContextExtras, OrchestratorError> {
-        let mut extras = self.memories_for(speak).await?;
+    async fn extras_for(
+        &self,
+        speak: &Speak,
+        lookahead: bool,
+    ) -> Result<ContextExtras, OrchestratorError> {
+        let mut extras = self.memories_for(speak, lookahead).await?;
         extras.evidence = self.evidence_for(speak).await?;
         Ok(extras)
     }
@@ -121,33 +125,89 @@ impl Speaker<'_> {
         }
     }
 
+    /// Recalls for the next turn in the background, while this turn waits
+    /// on its model, so the next turn finds its memories ready. A turn
+    /// whose recall was not done ahead (one the protocol could not plan
+    /// yet), or whose result a memory write made out of date, recalls
+    /// itself. A failure here costs nothing: that turn recalls and records
+    /// its own failure.
+    fn recall_ahead(
+        &self,
+        memory: &agon_memory::Memory,
+        ahead: Vec<(PersonaId, Vec<String>, String)>,
+    ) {
+        if ahead.is_empty() {
+            return;
+        }
+        let memory = memory.clone();
+        let debate = self.shared.debate.clone();
+        let cross_debate = self.ctx.settings.cross_debate;
+        tokio::spawn(async move {
+            for (persona, aliases, query) in ahead {
+                let _ = agon_memory::recall_turn_ahead(
+                    &memory,
+                    &debate,
+                    &persona,
+                    aliases,
+                    &query,
+                    cross_debate,
+                )
+                .await;
+            }
+        });
+    }
+
     /// Memories for a turn's context (none for the judge, phases without a
     /// query, or when memory is off); a failed recall is recorded and skipped.
-    async fn memories_for(&self, speak: &Speak) -> Result<ContextExtras, OrchestratorError> {
+    async fn memories_for(
+        &self,
+        speak: &Speak,
+        lookahead: bool,
+    ) -> Result<ContextExtras, OrchestratorError> {
         let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
             return Ok(ContextExtras::default());
         };
         if speak.voice == Voice::Judge {
             return Ok(ContextExtras::default());
         }
-        let (query, aliases) = self
+        let protocol = &self.ctx.protocol;
+        let (query, aliases, ahead) = self
             .shared
             .read(|bb| {
-                let aliases = bb.persona(&speak.persona).map_or_else(Vec::new, |p| {
-                    std::iter::once(p.name.clone())
-                        .chain(p.specialty.map(|r| r.as_str().to_owned()))
+                // The turn that runs alone next, planned on the board with
+                // this turn's message appended: its recall is done while
+                // this turn waits on its model.
+                let query = agon_context::recall_query(bb, &speak.persona, phase);
+                // Only a turn that recalls itself looks ahead (a copy of
+                // the board per turn is not for a 10,000-turn session,
+                // whose turns recall nothing).
+                let ahead: Vec<(PersonaId, Vec<String>, String)> = if lookahead && query.is_some() {
+                    let mut board = bb.clone();
+                    let next = agon_protocol::turns_after(
+                        protocol.as_ref(),
+                        &mut board,
+                        speak,
+                        chrono::Utc::now(),
+                    );
+                    next.iter()
+                        .filter(|t| t.voice != Voice::Judge)
+                        .filter_map(|t| {
+                            let phase = t.phase.as_ref()?;
+                            agon_context::recall_query(&board, &t.persona, phase)
+                                .map(|q| (t.persona.clone(), aliases_of(&board, &t.persona), q))
+                        })
                         .collect()
-                });
-                (
-                    agon_context::recall_query(bb, &speak.persona, phase),
-                    aliases,
-                )
+                } else {
+                    Vec::new()
+                };
+                (query, aliases_of(bb, &speak.persona), ahead)
             })
             .await;
+        self.recall_ahead(memory, ahead);
         let Some(query) = query else {
             return Ok(ContextExtras::default());
         };
-        match agon_memory::recall_labelled(
+        let recalled = agon_memory::recall_labelled(
             memory,
             &self.shared.debate,
             &speak.persona,
@@ -155,8 +215,8 @@ impl Speaker<'_> {
             &query,
             self.ctx.settings.cross_debate,
         )
-        .await
-        {
+        .await;
+        match recalled {
             Ok(memories) => Ok(ContextExtras {
                 memories,
                 ..ContextExtras::default()
@@ -176,8 +236,12 @@ impl Speaker<'_> {
 
     /// The prompt of a turn: the persona's system prompt and its assembled
     /// context (or, for the judge, the judge's brief).
-    async fn prompt_for(&self, speak: &Speak) -> Result<Prompt, OrchestratorError> {
-        let extras = self.extras_for(speak).await?;
+    async fn prompt_for(
+        &self,
+        speak: &Speak,
+        lookahead: bool,
+    ) -> Result<Prompt, OrchestratorError> {
+        let extras = self.extras_for(speak, lookahead).await?;
         let ctx = self.ctx;
         let words = ctx.settings.utterance_words;
         self.shared
@@ -226,7 +290,7 @@ impl Speaker<'_> {
 
     /// Generates, streams and appends one utterance.
     pub(crate) async fn speak(&self, speak: &Speak) -> Result<Spoken, OrchestratorError> {
-        let generated = self.generate_turn(speak).await?;
+        let generated = self.generate_turn(speak, true).await?;
         self.record(speak, generated).await
     }
 
@@ -241,14 +305,14 @@ impl Speaker<'_> {
     ) -> Result<Spoken, OrchestratorError> {
         let generated = futures::future::try_join_all(group.iter().map(|s| async move {
             let Some((at, limit)) = deadline else {
-                return self.generate_turn(s).await;
+                return self.generate_turn(s, false).await;
             };
             let late = tokio::time::Instant::now() >= at;
             let generated = if late {
                 // The round's time is already up: the turn is not started.
                 Err(())
             } else {
-                tokio::time::timeout_at(at, self.generate_turn(s))
+                tokio::time::timeout_at(at, self.generate_turn(s, false))
                     .await
                     .map_err(|_| ())
             };
@@ -273,14 +337,24 @@ impl Speaker<'_> {
         Ok(Spoken::Message)
     }
 
-    /// The model's utterance for a turn (retried once when empty).
-    async fn generate_turn(&self, speak: &Speak) -> Result<Generated, OrchestratorError> {
+    /// The model's utterance for a turn (retried once when empty);
+    /// `lookahead` for a turn that runs alone: the turn after it is
+    /// prepared while it waits on its model.
+    async fn generate_turn(
+        &self,
+        speak: &Speak,
+        lookahead: bool,
+    ) -> Result<Generated, OrchestratorError> {
         let span = tracing::info_span!("speak", debate = %self.shared.debate, turn = %speak.key);
-        self.generate_inner(speak).instrument(span).await
+        self.generate_inner(speak, lookahead).instrument(span).await
     }
 
-    async fn generate_inner(&self, speak: &Speak) -> Result<Generated, OrchestratorError> {
-        let prompt = self.prompt_for(speak).await?;
+    async fn generate_inner(
+        &self,
+        speak: &Speak,
+        lookahead: bool,
+    ) -> Result<Generated, OrchestratorError> {
+        let prompt = self.prompt_for(speak, lookahead).await?;
         let (name, others) = self
             .shared
             .read(|bb| {
@@ -647,4 +721,14 @@ const MAX_STREAM_RESTARTS: u32 = 2;
 /// truncated stream (never a refused key or a bad request).
 fn broke_off(error: &agon_llm::ProviderError) -> bool {
     error.is_retryable() || matches!(error, agon_llm::ProviderError::MalformedResponse { .. })
+}
+
+/// A persona's other names, taken out of a recall query as its id is: its
+/// display name and a role agent's role.
+fn aliases_of(bb: &agon_core::Blackboard, persona: &PersonaId) -> Vec<String> {
+    bb.persona(persona).map_or_else(Vec::new, |p| {
+        std::iter::once(p.name.clone())
+            .chain(p.specialty.map(|r| r.as_str().to_owned()))
+            .collect()
+    })
 }

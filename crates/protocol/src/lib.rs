@@ -30,6 +30,7 @@ pub mod crux;
 pub mod deliberation;
 mod dialectic;
 mod extract;
+mod lookahead;
 mod protocol;
 mod question;
 mod request;
@@ -53,6 +54,7 @@ pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{
     Converted, ExtractFailure, FailureKind, ModelFailure, ModelOutput, extract, step_failed,
 };
+pub use lookahead::turns_after;
 pub use protocol::{Protocol, background_over};
 pub use question::{
     Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, HumanAsk, Limits, ModelRole,

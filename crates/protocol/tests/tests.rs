@@ -9,6 +9,7 @@ mod ask;
 mod crux;
 mod deliberation;
 mod dialectic;
+mod lookahead;
 mod steer;
 mod structured;
 mod trust_harvest;

@@ -210,7 +210,9 @@ impl Memory {
         persona: &PersonaId,
         file: &str,
     ) -> Result<usize, MemoryError> {
-        self.index().delete_debate(&source_id(persona, file)).await
+        let removed = self.index().delete_debate(&source_id(persona, file)).await;
+        self.wrote();
+        removed
     }
 
     /// `persona`'s chunks among `hashes` (unknown ones left out): what a
