@@ -66,6 +66,12 @@ pub struct AssembledContext {
     pub sections: Vec<Section>,
     /// Token use per section, in shrink order (least important first).
     pub reports: Vec<SectionReport>,
+    /// Bytes at the start of `text` that other calls of the same round send
+    /// alike (the debate's and the round's material, before this call's
+    /// own sections), for phases whose calls share them
+    /// ([`Phase::shares_material`]); 0 otherwise. A provider with explicit
+    /// cache breakpoints marks where they end.
+    pub shared_prefix: usize,
     /// Tokens of `text` as counted by the assembler's counter.
     pub total_tokens: usize,
     /// The budget it was assembled for; `total_tokens <= budget` always.
@@ -175,7 +181,13 @@ impl<C: TokenCounter> Assembler<C> {
             s
         };
         let text = render(&sections);
+        let shared_prefix = if phase.shares_material() {
+            crate::section::shared_material_len(&sections)
+        } else {
+            0
+        };
         Ok(AssembledContext {
+            shared_prefix,
             reports: fitted
                 .iter()
                 .map(|f| SectionReport {
@@ -260,11 +272,7 @@ impl<C: TokenCounter> Assembler<C> {
                 ]
             }
             Phase::Propose { round } => vec![
-                dialectic::state(
-                    bb,
-                    Some(me),
-                    &format!("Round {round}: write your proposal."),
-                ),
+                dialectic::state(bb, None),
                 dialectic::clarifications(bb),
                 dialectic::requirements(bb),
                 dialectic::your_history(bb, me, Some(*round)),
@@ -273,16 +281,11 @@ impl<C: TokenCounter> Assembler<C> {
                 memories,
             ],
             Phase::Critique { round, target } => {
-                let target_name = bb.persona_name(target);
                 // The ledger of the one critiqued: where they stand, and
                 // what they and the critic disagree on.
                 let focus = bb.persona(target);
                 vec![
-                    dialectic::state(
-                        bb,
-                        Some(me),
-                        &format!("Round {round}: critique {target_name}'s proposal."),
-                    ),
+                    dialectic::state(bb, None),
                     dialectic::target_proposal(bb, target, *round),
                     dialectic::clarifications(bb),
                     dialectic::ledger(bb, sources::standings(bb, me, Scope::All, focus)),
@@ -291,11 +294,7 @@ impl<C: TokenCounter> Assembler<C> {
                 ]
             }
             Phase::Refine { round } => vec![
-                dialectic::state(
-                    bb,
-                    Some(me),
-                    &format!("Round {round}: refine your proposal."),
-                ),
+                dialectic::state(bb, None),
                 dialectic::own_proposal(bb, me, *round),
                 dialectic::critiques_received(bb, me, *round),
                 dialectic::clarifications(bb),
@@ -308,8 +307,9 @@ impl<C: TokenCounter> Assembler<C> {
             Phase::Judgement { round } => vec![
                 dialectic::state(
                     bb,
-                    None,
-                    &format!("You are the judge. Synthesize after round {round}."),
+                    Some(&format!(
+                        "You are the judge. Synthesize after round {round}."
+                    )),
                 ),
                 dialectic::clarifications(bb),
                 dialectic::requirements(bb),
@@ -319,7 +319,7 @@ impl<C: TokenCounter> Assembler<C> {
                 sources::crux_cards(bb, None),
             ],
             Phase::JudgeSummary { round } => vec![
-                dialectic::state(bb, None, &format!("Summarize round {round}.")),
+                dialectic::state(bb, Some(&format!("Summarize round {round}."))),
                 dialectic::final_round(bb, *round, false),
             ],
             Phase::Deliberate { turn } => vec![

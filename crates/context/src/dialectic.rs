@@ -36,8 +36,11 @@ fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
     bb.persona_name(id)
 }
 
-/// The problem, its context, and where the debate stands.
-pub(crate) fn state(bb: &Blackboard, me: Option<&Persona>, stage: &str) -> Draft {
+/// The problem and its context; for the judge's phases (`judge_stage`),
+/// the agents and the stage too. An agent's name, role and stage close its
+/// prompt instead (its role and task), so the state is the same for every
+/// agent: the start of the prefix their calls share.
+pub(crate) fn state(bb: &Blackboard, judge_stage: Option<&str>) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
     if let Some(topic) = bb.topic() {
         draft.push(format!("Problem: {}", topic.question.trim()));
@@ -45,20 +48,16 @@ pub(crate) fn state(bb: &Blackboard, me: Option<&Persona>, stage: &str) -> Draft
             draft.push(format!("Context: {}", context.trim()));
         }
     }
-    match me {
-        // An agent's system prompt names the others already.
-        Some(me) => draft.push(format!("You are {}. {stage}", me.name)),
-        None => {
-            let agents: Vec<String> = bb
-                .debaters()
-                .map(|p| match &p.specialty {
-                    Some(s) => format!("{} ({s})", p.name),
-                    None => p.name.clone(),
-                })
-                .collect();
-            draft.push(format!("Agents: {}", agents.join(", ")));
-            draft.push(stage.to_owned());
-        }
+    if let Some(stage) = judge_stage {
+        let agents: Vec<String> = bb
+            .debaters()
+            .map(|p| match &p.specialty {
+                Some(s) => format!("{} ({s})", p.name),
+                None => p.name.clone(),
+            })
+            .collect();
+        draft.push(format!("Agents: {}", agents.join(", ")));
+        draft.push(stage.to_owned());
     }
     draft
 }
@@ -229,16 +228,11 @@ pub(crate) fn target_proposal(bb: &Blackboard, target: &PersonaId, round: u32) -
     draft
 }
 
-/// The agent's own proposal of `round`.
+/// The agent's own proposal of `round`, shown as its critics were shown
+/// it (named, not "your"): the refinement's prompt then shares its prefix
+/// with the critiques of that proposal (provider prompt caches).
 pub(crate) fn own_proposal(bb: &Blackboard, me: &Persona, round: u32) -> Draft {
-    let mut draft = Draft::new(SectionKind::UnderReview);
-    if let Some(p) = round_message(bb, &me.id, &MessageKind::Proposal, round) {
-        draft.push(format!(
-            "Your proposal (round {round}):\n{}",
-            p.content.trim()
-        ));
-    }
-    draft
+    target_proposal(bb, &me.id, round)
 }
 
 /// The critiques the agent's proposal received in `round`, the most

@@ -127,6 +127,17 @@ impl Phase {
         )
     }
 
+    /// Whether this phase's calls start with material other calls of the
+    /// round send alike (the dialectic contributions: the problem, the
+    /// clarifications, the proposal under review and its critiques), so
+    /// that [`crate::AssembledContext::shared_prefix`] is worth marking.
+    pub fn shares_material(&self) -> bool {
+        matches!(
+            self,
+            Self::Propose { .. } | Self::Critique { .. } | Self::Refine { .. }
+        )
+    }
+
     /// Budget weights per section for this phase. A section's share is its
     /// weight over the sum of the weights of the sections that have content.
     pub fn shares(&self) -> &'static [(SectionKind, u32)] {

@@ -64,12 +64,19 @@ pub enum SectionKind {
 }
 
 impl SectionKind {
-    /// Every kind, in the order sections are rendered.
+    /// Every kind, in the order sections are rendered: what is fixed for
+    /// the whole debate first (the state, the clarifications and
+    /// requirements once settled), then what is fixed for a round (the
+    /// proposal under review and the critiques of it, the same for every
+    /// call that reads them), then what is this call's own. Calls that
+    /// read the same material share a prefix, which providers cache.
     pub const RENDER_ORDER: [SectionKind; 22] = [
         Self::DebateState,
         Self::ModeratorNotes,
         Self::Clarifications,
         Self::Requirements,
+        Self::UnderReview,
+        Self::CritiquesReceived,
         Self::TheDispute,
         Self::WhereEveryoneStands,
         Self::YourPosition,
@@ -86,8 +93,6 @@ impl SectionKind {
         Self::RelevantEarlierContext,
         Self::Evidence,
         Self::YourHistory,
-        Self::UnderReview,
-        Self::CritiquesReceived,
     ];
 
     /// Over budget, sections give up items in this order: the first kind
@@ -193,6 +198,41 @@ impl Section {
     }
 }
 
+impl SectionKind {
+    /// Whether the section shows material every call of a round reads
+    /// alike (the debate's state, notes, clarifications, requirements, the
+    /// proposal under review, the critiques of it): the layer rendered
+    /// first, before a call's own sections.
+    pub fn is_shared_material(self) -> bool {
+        matches!(
+            self,
+            Self::DebateState
+                | Self::ModeratorNotes
+                | Self::Clarifications
+                | Self::Requirements
+                | Self::UnderReview
+                | Self::CritiquesReceived
+        )
+    }
+}
+
+/// Bytes of [`render`]'s text that its leading shared-material sections
+/// take ([`SectionKind::is_shared_material`]): where a call's own sections
+/// begin, or the whole text's length when it has none.
+pub fn shared_material_len(sections: &[Section]) -> usize {
+    let mut ordered: Vec<&Section> = sections.iter().filter(|s| !s.items.is_empty()).collect();
+    ordered.sort_by_key(|s| s.kind.render_rank());
+    let mut len = 0;
+    for (i, section) in ordered.iter().enumerate() {
+        if !section.kind.is_shared_material() {
+            break;
+        }
+        // The blank line between sections belongs to what follows.
+        len += section.render().len() + if i > 0 { 2 } else { 0 };
+    }
+    len
+}
+
 /// Renders sections in [`SectionKind::RENDER_ORDER`], separated by a blank
 /// line. Empty sections are omitted. Pure: the same sections always give the
 /// same text.
@@ -226,6 +266,29 @@ mod tests {
             SectionKind::SHRINK_ORDER.last(),
             Some(&SectionKind::DebateState)
         );
+    }
+
+    #[test]
+    fn the_shared_material_is_a_prefix_of_the_rendered_text() {
+        let section = |kind, item: &str| Section {
+            kind,
+            items: vec![item.to_owned()],
+        };
+        let sections = vec![
+            section(SectionKind::YourHistory, "mine"),
+            section(SectionKind::UnderReview, "their proposal"),
+            section(SectionKind::DebateState, "Problem: p"),
+            section(SectionKind::WhereEveryoneStands, "standings"),
+        ];
+        let text = render(&sections);
+        let shared = shared_material_len(&sections);
+        assert!(text[..shared].ends_with("their proposal"), "{text}");
+        assert!(
+            text[shared..].starts_with("\n\n── WHERE EVERYONE STANDS"),
+            "{text}"
+        );
+        let only_shared = &sections[1..3];
+        assert_eq!(shared_material_len(only_shared), render(only_shared).len());
     }
 
     #[test]

@@ -66,6 +66,28 @@ fn system_blocks(system: &str, model: &str) -> Value {
     }
 }
 
+/// The first user message's content: the text as is, or, when the request
+/// marks a shared prefix ([`ChatRequest::shared_prefix`]) that is, with the
+/// system prompt before it, long enough to be cached, two text blocks with
+/// a cache breakpoint after the first. The system prompt is then cached
+/// with it (a breakpoint covers everything before it).
+fn first_user_blocks(request: &ChatRequest, content: &str, model: &str) -> Value {
+    let system = request.system.as_deref().map_or(0, str::len);
+    match request.shared_prefix {
+        Some(at)
+            if at < content.len()
+                && content.is_char_boundary(at)
+                && system + at >= cache_min_chars(model) =>
+        {
+            json!([
+                {"type": "text", "text": &content[..at], "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": &content[at..]},
+            ])
+        }
+        _ => json!(content),
+    }
+}
+
 /// Anthropic's usage object as [`Usage`]: `input_tokens` there counts only
 /// the uncached prompt tokens; the cache reads and writes are added to it
 /// (so the total is the whole prompt) and kept apart.
@@ -183,7 +205,12 @@ impl AnthropicChat {
             }
             let role = m.role.as_str();
             if m.tool_calls.is_empty() {
-                messages.push(json!({"role": role, "content": m.content}));
+                let content = if messages.is_empty() && m.role == crate::types::Role::User {
+                    first_user_blocks(request, &m.content, self.model_for(request))
+                } else {
+                    json!(m.content)
+                };
+                messages.push(json!({"role": role, "content": content}));
             } else {
                 let mut blocks: Vec<Value> = Vec::new();
                 if !m.content.is_empty() {

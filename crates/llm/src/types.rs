@@ -109,6 +109,14 @@ pub struct ChatRequest {
     /// sent to a provider; logs, traces and test models read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
+    /// Bytes at the start of the first user message that other calls send
+    /// alike (the material of the debate and the round, before this call's
+    /// own): a provider with explicit cache breakpoints (Anthropic) marks
+    /// where they end when the prefix is long enough to be cached. Never
+    /// sent as such; providers that cache prefixes by themselves (OpenAI)
+    /// need no mark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_prefix: Option<usize>,
 }
 
 impl ChatRequest {
@@ -125,12 +133,21 @@ impl ChatRequest {
             stop: Vec::new(),
             model: None,
             purpose: None,
+            shared_prefix: None,
         }
     }
 
     /// The same request with what it is for.
     pub fn with_purpose(mut self, purpose: impl Into<String>) -> Self {
         self.purpose = Some(purpose.into());
+        self
+    }
+
+    /// The same request with `bytes` of its first user message marked as
+    /// shared with other calls ([`ChatRequest::shared_prefix`]; 0 marks
+    /// nothing).
+    pub fn with_shared_prefix(mut self, bytes: usize) -> Self {
+        self.shared_prefix = (bytes > 0).then_some(bytes);
         self
     }
 

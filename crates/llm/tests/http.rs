@@ -80,6 +80,13 @@ fn request() -> ChatRequest {
         .with_max_tokens(200)
 }
 
+/// [`request`] asking `user`.
+fn request_with(user: &str) -> ChatRequest {
+    let mut request = request();
+    request.messages[0].content = user.to_owned();
+    request
+}
+
 async fn body_of(server: &MockServer, index: usize) -> Value {
     let requests = server.received_requests().await.unwrap();
     serde_json::from_slice(&requests[index].body).unwrap()
@@ -223,6 +230,49 @@ mod anthropic {
         model.complete(request()).await.unwrap();
         let body = body_of(&server, 2).await;
         assert_eq!(body["system"], "You are Theo, a macro trader.");
+    }
+
+    /// A call that marks the start of its user prompt as shared with other
+    /// calls (the debate's and the round's material) gets a cache
+    /// breakpoint there when, with the system prompt, it is long enough to
+    /// be cached; the call's own part follows in a second block. A short
+    /// shared start, or none, leaves the prompt a string.
+    #[tokio::test]
+    async fn a_long_shared_start_of_the_prompt_gets_a_cache_breakpoint() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json_fixture("anthropic_message.json")),
+            )
+            .mount(&server)
+            .await;
+        let model = anthropic(&server);
+        // Haiku caches from ~2,048 tokens: 9,000 characters is enough.
+        let shared = "Problem: grade programming assignments. ".repeat(225);
+        let own = "You are Theo. Round 2. Critique the proposal.";
+        let user = format!("{shared}\n\n{own}");
+        model
+            .complete(request_with(&user).with_shared_prefix(shared.len()))
+            .await
+            .unwrap();
+        let body = body_of(&server, 0).await;
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": shared, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": format!("\n\n{own}")},
+            ])
+        );
+        assert_eq!(body["system"], "You are Theo, a macro trader.");
+        // Too short to be cached, or not marked: a plain string.
+        model
+            .complete(request_with(&format!("Problem: short.\n\n{own}")).with_shared_prefix(15))
+            .await
+            .unwrap();
+        assert!(body_of(&server, 1).await["messages"][0]["content"].is_string());
+        model.complete(request_with(&user)).await.unwrap();
+        assert!(body_of(&server, 2).await["messages"][0]["content"].is_string());
     }
 
     #[tokio::test]

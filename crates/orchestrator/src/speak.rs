@@ -235,12 +235,14 @@ impl Speaker<'_> {
     }
 
     /// The prompt of a turn: the persona's system prompt and its assembled
-    /// context (or, for the judge, the judge's brief).
+    /// context (or, for the judge, the judge's brief), with the bytes at
+    /// the start of its user prompt that other calls of the round send
+    /// alike (0 when none are).
     async fn prompt_for(
         &self,
         speak: &Speak,
         lookahead: bool,
-    ) -> Result<Prompt, OrchestratorError> {
+    ) -> Result<(Prompt, usize), OrchestratorError> {
         let extras = self.extras_for(speak, lookahead).await?;
         let ctx = self.ctx;
         let words = ctx.settings.utterance_words;
@@ -255,12 +257,15 @@ impl Speaker<'_> {
                 let instruction = prompts::utterance_instruction(bb, persona, &speak.instruction);
                 if speak.voice == Voice::Judge {
                     let brief = prompts::judge_brief(bb, ctx.budget.total() * 4);
-                    return Ok(Prompt {
-                        system: speak.voice.system_prompt(bb, persona, words),
-                        user: format!("{brief}\n\n{instruction}"),
-                    });
+                    return Ok((
+                        Prompt {
+                            system: speak.voice.system_prompt(bb, persona, words),
+                            user: format!("{brief}\n\n{instruction}"),
+                        },
+                        0,
+                    ));
                 }
-                let (context, instruction) = match &speak.phase {
+                let (context, shared, instruction) = match &speak.phase {
                     Some(phase) => {
                         let assembled = ctx
                             .assembler
@@ -271,19 +276,22 @@ impl Speaker<'_> {
                                 source,
                             })?;
                         let instruction = assembled.instruction(instruction);
-                        (assembled.text, instruction)
+                        (assembled.text, assembled.shared_prefix, instruction)
                     }
-                    None => (String::new(), instruction),
+                    None => (String::new(), 0, instruction),
                 };
                 let system = speak.voice.system_prompt(bb, persona, words);
-                Ok(Prompt {
-                    system,
-                    user: if context.is_empty() {
-                        instruction
-                    } else {
-                        format!("{context}\n\n{instruction}")
+                Ok((
+                    Prompt {
+                        system,
+                        user: if context.is_empty() {
+                            instruction
+                        } else {
+                            format!("{context}\n\n{instruction}")
+                        },
                     },
-                })
+                    shared,
+                ))
             })
             .await
     }
@@ -354,7 +362,7 @@ impl Speaker<'_> {
         speak: &Speak,
         lookahead: bool,
     ) -> Result<Generated, OrchestratorError> {
-        let prompt = self.prompt_for(speak, lookahead).await?;
+        let (prompt, shared) = self.prompt_for(speak, lookahead).await?;
         let (name, others) = self
             .shared
             .read(|bb| {
@@ -372,7 +380,20 @@ impl Speaker<'_> {
         let model = self.ctx.models.get(role, Some(&speak.persona));
         let purpose = StepId::Utterance(speak.key.clone()).to_string();
         let request = |user: String| {
+            // The shared start is marked while the prompt still begins
+            // with it (a retry only adds to the end).
+            let shared = if prompt
+                .user
+                .as_bytes()
+                .get(..shared)
+                .is_some_and(|start| user.as_bytes().starts_with(start))
+            {
+                shared
+            } else {
+                0
+            };
             ChatRequest::new(user)
+                .with_shared_prefix(shared)
                 .with_system(prompt.system.clone())
                 .with_temperature(self.ctx.temperature_for(role, Some(&speak.persona)))
                 .with_max_tokens(self.ctx.settings.limits.utterance_max_tokens)

@@ -633,7 +633,7 @@ impl ChatModel for PausesAtProposals {
     }
     async fn stream(&self, r: ChatRequest) -> Result<ChatStream, ProviderError> {
         let user: String = r.messages.iter().map(|m| m.content.as_str()).collect();
-        if user.contains("write your proposal")
+        if user.contains("Propose your solution")
             && !self.paused.swap(true, std::sync::atomic::Ordering::SeqCst)
         {
             let pause = agon_orchestrator::RunRequest::Pause { by: None }.to_json();
@@ -828,4 +828,119 @@ async fn context_search_without_the_memory_searches_what_was_said() {
         "{calls:#?}"
     );
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
+}
+
+/// The scripted model, keeping each streamed contribution's request.
+#[derive(Debug)]
+struct KeepingRequests {
+    inner: ScriptedModel,
+    requests: std::sync::Mutex<Vec<ChatRequest>>,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for KeepingRequests {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        self.inner.complete(request).await
+    }
+    async fn complete_json(
+        &self,
+        request: ChatRequest,
+        schema: &JsonSchema,
+    ) -> Result<JsonResponse, ProviderError> {
+        self.inner.complete_json(request, schema).await
+    }
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
+        self.requests.lock().unwrap().push(request.clone());
+        self.inner.stream(request).await
+    }
+}
+
+/// Issue 53: a contribution's prompt runs from what the whole debate
+/// shares (the rules, the problem) to what the round shares (the proposal
+/// under review, the critiques of it) to the call's own (the agent's
+/// ledger, its role and task), and marks where the shared part ends. Every
+/// agent gets the same system prompt; the critiques of one proposal and
+/// the refinement that answers them start with the same text, up to the
+/// proposal under review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contributions_share_their_start_and_mark_where_it_ends() {
+    let model = Arc::new(KeepingRequests {
+        inner: ScriptedModel::new(Duration::ZERO),
+        requests: Default::default(),
+    });
+    let models = Models::uniform(model.clone(), PriceTable::with_defaults());
+    run(&dialectic_config(2), &models).await;
+    let requests = model.requests.lock().unwrap().clone();
+    let purpose = |r: &ChatRequest| r.purpose.clone().unwrap_or_default();
+    let systems: std::collections::BTreeSet<_> =
+        requests.iter().map(|r| r.system.clone()).collect();
+    assert_eq!(
+        systems.len(),
+        1,
+        "one system prompt for every agent: {systems:?}"
+    );
+    fn shared(r: &ChatRequest) -> &str {
+        let at = r
+            .shared_prefix
+            .unwrap_or_else(|| panic!("no shared start: {:?}", r.purpose));
+        &r.messages[0].content[..at]
+    }
+    // Round 2: the two critiques of the architect's proposal (their steps
+    // name the target, then the critic) and the architect's refinement.
+    let round2: Vec<&ChatRequest> = requests
+        .iter()
+        .filter(|r| purpose(r).contains("/2/"))
+        .collect();
+    let of_architect: Vec<&ChatRequest> = round2
+        .iter()
+        .copied()
+        .filter(|r| {
+            let p = purpose(r);
+            p.contains("critique/2/agent-architect/") || p.contains("refinement/2/agent-architect")
+        })
+        .collect();
+    assert_eq!(
+        of_architect.len(),
+        3,
+        "{:?}",
+        round2.iter().map(|r| purpose(r)).collect::<Vec<_>>()
+    );
+    let critique = shared(of_architect[0]);
+    assert!(
+        critique.contains("UNDER REVIEW")
+            && critique.contains("System Architect's proposal (round 2)"),
+        "{critique}"
+    );
+    assert!(
+        !critique.contains("You are"),
+        "the agent's own part comes after: {critique}"
+    );
+    for r in &of_architect[1..] {
+        let user = &r.messages[0].content;
+        let common = critique
+            .bytes()
+            .zip(user.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let review = critique.find("UNDER REVIEW").unwrap();
+        assert!(
+            common > review + 40,
+            "{} shares the proposal under review: {common}",
+            purpose(r)
+        );
+    }
+    for r in &requests {
+        let user = &r.messages[0].content;
+        assert!(
+            user[r.shared_prefix.unwrap_or(0)..].contains("You are"),
+            "{}",
+            purpose(r)
+        );
+    }
 }

@@ -28,7 +28,7 @@ impl Voice {
         match self {
             Self::Debater => agon_context::prompts::persona_system(board, persona, words),
             Self::Judge => agon_context::prompts::judge_system(board, words.max(150)),
-            Self::Agent => agon_context::prompts::dialectic::agent_system(board, persona, words),
+            Self::Agent => agon_context::prompts::dialectic::agent_system(board, words),
         }
     }
 }

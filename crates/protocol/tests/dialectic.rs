@@ -730,7 +730,7 @@ fn every_dialectic_prompt() {
     let mut out = String::new();
     out.push_str(&format!(
         "===== agent system =====\n{}\n",
-        p::agent_system(bb, arch, 150)
+        p::agent_system(bb, 150)
     ));
     out.push_str(&format!(
         "===== judge system =====\n{}\n",

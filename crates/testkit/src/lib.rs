@@ -473,11 +473,17 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
             )
         }
         TextWanted::Utterance => {
-            // A dialectic agent's system prompt names it after its brief
-            // ("\n\nYou are NAME, designing …"); a debater's is "You are NAME, in …".
+            // A debater's system prompt names it ("You are NAME, in …"), as
+            // the judge's does; a dialectic agent's prompt closes with its
+            // name and role ("You are NAME. BRIEF\n\nRound N. TASK").
             let name = between(system, "\n\nYou are ", ",")
                 .or_else(|| between(system, "\n\nYou are ", "."))
                 .or_else(|| between(system, "You are ", ","))
+                .or_else(|| {
+                    let round = user.rfind("\n\nRound ")?;
+                    let at = user[..round].rfind("You are ")?;
+                    between(&user[at..round], "You are ", ".")
+                })
                 .unwrap_or("The judge");
             let instruction = user.rsplit("\n\n").next().unwrap_or(user);
             let gist: String = instruction

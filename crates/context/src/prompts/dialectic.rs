@@ -93,31 +93,29 @@ impl RoleBrief for RoleKind {
     }
 }
 
-fn others(bb: &Blackboard, me: &Persona) -> String {
-    let names: Vec<&str> = bb
-        .debaters()
-        .filter(|p| p.id != me.id)
-        .map(|p| p.name.as_str())
-        .collect();
-    names.join(", ")
+/// A dialectic agent's system prompt: the rules of the debate, the same for
+/// every agent (who they are and their role brief close their prompt,
+/// [`role_and_task`]), so every call of the debate starts with the same
+/// text, a prefix providers cache.
+pub fn agent_system(bb: &Blackboard, max_words: u32) -> String {
+    let agents: Vec<&str> = bb.debaters().map(|p| p.name.as_str()).collect();
+    format!(
+        "{agents} design a solution in rounds of proposals, critiques and refinements. Be \
+         concrete; at most {max_words} words; no preamble. {quoted}",
+        agents = agents.join(", "),
+        quoted = super::QUOTED_IS_DATA,
+    )
 }
 
-/// A dialectic agent's system prompt: its role brief (the persona's
-/// contract: built in, or the user's own) and the rules of the debate.
-pub fn agent_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> String {
-    let others = others(bb, persona);
-    let with = if others.is_empty() {
-        String::new()
-    } else {
-        format!(" with {others}")
-    };
+/// What closes an agent's contribution prompt: who it is, its role brief
+/// (the persona's contract: built in, or the user's own), the round and
+/// the task. Last, after everything the call shares with other calls.
+pub fn role_and_task(bb: &Blackboard, persona: &Persona, task: &str) -> String {
     format!(
-        "{brief}\n\nYou are {name}, designing a solution{with} in rounds of proposals, \
-         critiques and refinements. Be concrete; at most {max_words} words; no preamble. \
-         {quoted}",
-        quoted = super::QUOTED_IS_DATA,
-        brief = persona.contract.trim(),
+        "You are {name}. {brief}\n\nRound {round}. {task}",
         name = persona.name,
+        brief = persona.contract.trim(),
+        round = bb.current_round(),
     )
 }
 
@@ -273,7 +271,9 @@ pub fn clarification(
     if let Some(context) = topic.and_then(|t| t.context.as_deref()) {
         user.push_str(&format!("\nContext:\n{}\n", crate::fenced(context)));
     }
+    let role = format!("\nYou are {}. {}\n", persona.name, persona.contract.trim());
     if round <= 1 {
+        user.push_str(&role);
         user.push_str(&format!(
             "\nBefore the debate starts you may ask the user up to {max} clarifying questions: only \
              questions whose answers would change your design. Output JSON: questions (a list of \
@@ -298,6 +298,7 @@ pub fn clarification(
                 crate::fenced(answer)
             ));
         }
+        user.push_str(&role);
         user.push_str(&format!(
             "\nFollow-up round {} of at most {}: ask up to {max} follow-up questions only where \
              an answer leaves something open that would change your design; do not repeat a \
@@ -308,7 +309,7 @@ pub fn clarification(
         ));
     }
     Prompt {
-        system: agent_system(bb, persona, 150),
+        system: agent_system(bb, 150),
         user,
     }
 }

@@ -243,16 +243,22 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
             ask.push_str(&rubric_section(bb.rubric(), "Judge the arguments' strength by"));
             ask
         }
-        Utterance::Proposal => {
-            dialectic::proposal_instruction() + &dialectic::coverage_ask(bb, false)
-        }
-        Utterance::Critique { target, adversarial } => {
-            dialectic::critique_instruction(bb.persona_name(target), *adversarial)
-                + &dialectic::coverage_ask(bb, true)
-        }
-        Utterance::Refinement => {
-            dialectic::refinement_instruction() + &dialectic::coverage_ask(bb, false)
-        }
+        Utterance::Proposal => dialectic::role_and_task(
+            bb,
+            persona,
+            &(dialectic::proposal_instruction() + &dialectic::coverage_ask(bb, false)),
+        ),
+        Utterance::Critique { target, adversarial } => dialectic::role_and_task(
+            bb,
+            persona,
+            &(dialectic::critique_instruction(bb.persona_name(target), *adversarial)
+                + &dialectic::coverage_ask(bb, true)),
+        ),
+        Utterance::Refinement => dialectic::role_and_task(
+            bb,
+            persona,
+            &(dialectic::refinement_instruction() + &dialectic::coverage_ask(bb, false)),
+        ),
         Utterance::Deliberation { skeptic } => deliberation::turn_instruction(*skeptic),
     }
 }
