@@ -48,7 +48,7 @@ fn sqlite(dir: &tempfile::TempDir, name: &str) -> String {
 }
 
 /// The memory in the SQLite file at `url`, with MiniLM.
-async fn memory(url: &str) -> Memory {
+async fn memory_at(url: &str) -> Memory {
     let embedder: Arc<dyn Embedder> =
         Arc::new(agon_local::LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
     let index = agon_memory::open(url).await.unwrap();
@@ -60,20 +60,37 @@ async fn memory(url: &str) -> Memory {
 async fn run() {
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite(&dir, "evidence.db");
-    let memory = memory(&url).await;
-    let (planted, chunks) = support::index(&memory).await;
+    let memory = memory_at(&url).await;
+    let (planted, chunks) = support::index(&memory, &support::TUNED).await;
     println!(
         "## Corpus evidence: {} personas × {chunks} chunks, {} planted facts\n",
         support::PERSONAS.len(),
         planted.len()
     );
     println!(
-        "| method | recall@1 | recall@3 (what EVIDENCE shows) | recall@5 | queries |\n|---|---|---|---|---|"
+        "| corpus | method | recall@1 | recall@3 (what EVIDENCE shows) | recall@5 | queries |\n|---|---|---|---|---|---|"
     );
-    for (name, row) in support::recall(&memory, &planted).await {
+    for (name, row) in support::recall(&memory, &support::TUNED, &planted).await {
         println!(
-            "| {name} | {:.2} | {:.2} | {:.2} | {} |",
-            row.at1, row.at3, row.at5, row.queries
+            "| {} | {name} | {:.2} | {:.2} | {:.2} | {} |",
+            support::TUNED.name,
+            row.at1,
+            row.at3,
+            row.at5,
+            row.queries
+        );
+    }
+    // The held-out corpus, in a store of its own.
+    let held_out = memory_at(&sqlite(&dir, "held-out.db")).await;
+    let (held_planted, _) = support::index(&held_out, &support::HELD_OUT).await;
+    for (name, row) in support::recall(&held_out, &support::HELD_OUT, &held_planted).await {
+        println!(
+            "| {} | {name} | {:.2} | {:.2} | {:.2} | {} |",
+            support::HELD_OUT.name,
+            row.at1,
+            row.at3,
+            row.at5,
+            row.queries
         );
     }
     let f = support::debate(&url, memory, &planted).await;
@@ -98,7 +115,7 @@ async fn local() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite(&dir, "local.db");
-    let memory = memory(&url).await;
+    let memory = memory_at(&url).await;
     for persona in &config.personas {
         let id = agon_core::PersonaId::new(persona.resolved_id());
         for path in &persona.corpus {

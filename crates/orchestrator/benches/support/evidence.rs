@@ -8,6 +8,12 @@
 //! other squares with other numbers, and the same square with other
 //! numbers (a forecast made before the vote); plus 24 posts on the
 //! persona's other themes.
+//!
+//! Two corpora of that shape: [`TUNED`] (the Altmarkt), on which the
+//! evidence search's BM25 share was chosen, and [`HELD_OUT`] (the
+//! Domplatz's low-traffic zone: other facts, other distractor squares,
+//! other themes and cities, other question wording), written afterwards
+//! and never tuned on, to tell whether the figures carry over.
 
 #![allow(
     dead_code,
@@ -27,6 +33,32 @@ use agon_llm::{ChatModel, ChatRequest, ChatStream, PriceTable, ProviderError};
 use agon_memory::corpus::{CorpusFormat, chunk, chunk_hash};
 use agon_memory::{Memory, MemoryFilter};
 use agon_orchestrator::{Models, RunControl};
+
+/// One benchmark corpus: the debate's aspects, each persona's facts, the
+/// distractor squares, and the posts on the personas' other themes.
+pub struct CorpusSet {
+    /// Its name in tables.
+    pub name: &'static str,
+    /// The square the planted facts are about.
+    place: &'static str,
+    /// The debate's aspects: label, description.
+    pub aspects: [(&'static str, &'static str); 3],
+    facts: [[Fact; 3]; 3],
+    other_places: [&'static str; 3],
+    filler: [[&'static str; 8]; 3],
+    filler_cities: [&'static str; 3],
+}
+
+/// The corpus the evidence search was tuned on (the Altmarkt).
+pub const TUNED: CorpusSet = CorpusSet {
+    name: "Altmarkt (tuned on)",
+    place: "Altmarkt",
+    aspects: ASPECTS,
+    facts: FACTS,
+    other_places: OTHER_PLACES,
+    filler: FILLER,
+    filler_cities: FILLER_CITIES,
+};
 
 /// The debate's aspects: label, description.
 pub const ASPECTS: [(&str, &str); 3] = [
@@ -182,29 +214,158 @@ const FILLER: [[&str; 8]; 3] = [
 
 const FILLER_CITIES: [&str; 3] = ["Ravensburg", "Lindau", "Weiden"];
 
+/// The corpus written after the tuning and never tuned on: the Domplatz's
+/// low-traffic zone.
+pub const HELD_OUT: CorpusSet = CorpusSet {
+    name: "Domplatz (held out)",
+    place: "Domplatz",
+    aspects: [
+        (
+            "Traffic",
+            "Bus speeds, deliveries and fire engines after the Domplatz low-traffic zone opened.",
+        ),
+        (
+            "Business",
+            "Restaurant seats, rents and market stalls after the Domplatz zone.",
+        ),
+        (
+            "Wellbeing",
+            "School journeys, injuries and enforcement after the Domplatz zone.",
+        ),
+    ],
+    facts: [
+        [
+            fact(
+                "Bus journeys across the {place} became {n} percent faster after the low-traffic zone opened.",
+                "18",
+                ["2", "5", "3", "11"],
+                "How much faster did buses cross the Domplatz after the zone opened?",
+                "Did public transport get quicker through the cathedral square once through-traffic was barred?",
+            ),
+            fact(
+                "Outdoor restaurant seats around the {place} grew from 300 to {n} within a year of the zone.",
+                "720",
+                ["340", "410", "380", "500"],
+                "How many outdoor restaurant seats are there around the Domplatz now?",
+                "Did cafés put out more tables near the cathedral once traffic was filtered?",
+            ),
+            fact(
+                "Children walking or cycling to school near the {place} rose to {n} percent after the zone.",
+                "64",
+                ["31", "38", "35", "45"],
+                "What share of children walk or cycle to school near the Domplatz?",
+                "Do more pupils get to class on foot or by bike since the cathedral square was filtered?",
+            ),
+        ],
+        [
+            fact(
+                "Delivery vans serving the {place} spent {n} minutes longer per round after the zone opened.",
+                "27",
+                ["4", "8", "6", "15"],
+                "How much longer are delivery rounds to the Domplatz?",
+                "What did the filter cost couriers in extra time per trip?",
+            ),
+            fact(
+                "Ground-floor rents on the {place} rose by {n} percent in the two years after the zone.",
+                "16",
+                ["2", "5", "3", "9"],
+                "Did ground-floor rents on the Domplatz rise after the zone?",
+                "Are shop leases on the cathedral square dearer since through-traffic stopped?",
+            ),
+            fact(
+                "Enforcement cameras for the {place} zone cost {n} million euros to install and run.",
+                "1.8",
+                ["0.3", "0.5", "0.4", "3.1"],
+                "What did the Domplatz enforcement cameras cost?",
+                "How much did the city pay for the plate-reading equipment that polices the filter?",
+            ),
+        ],
+        [
+            fact(
+                "Fire engines reached the {place} {n} seconds later on average until the bollards were made retractable.",
+                "35",
+                ["4", "9", "6", "70"],
+                "How much later did fire engines reach the Domplatz?",
+                "Were firefighters slowed getting to the cathedral square after the filter went in?",
+            ),
+            fact(
+                "The weekly farmers' market on the {place} added {n} stalls once cars were filtered out.",
+                "22",
+                ["3", "6", "4", "12"],
+                "How many stalls did the Domplatz farmers' market add?",
+                "Did more growers come to sell produce at the cathedral square once through-traffic ended?",
+            ),
+            fact(
+                "Pedestrian injuries on the {place} fell by {n} percent in the first two years of the zone.",
+                "44",
+                ["6", "12", "9", "20"],
+                "Did pedestrian injuries on the Domplatz fall?",
+                "Are fewer people on foot hurt in road collisions at the cathedral square since the filter?",
+            ),
+        ],
+    ],
+    other_places: ["Marktplatz", "Schlossplatz", "Bahnhofsvorplatz"],
+    filler: [
+        [
+            "{city} opened {n} new pocket parks in its old town.",
+            "Bike parking at {city} station grew to {n} spaces.",
+            "{city} lowered the speed limit to 30 on {n} streets.",
+            "A tram extension in {city} added {n} stops.",
+            "{city} repaved {n} squares with permeable stone.",
+            "Car-share cars in {city} number {n} this year.",
+            "{city} painted {n} new zebra crossings.",
+            "Benches on the high street of {city} went up to {n}.",
+        ],
+        [
+            "Parking fines in {city} brought in {n} thousand euros a month.",
+            "{city} businesses paid {n} euros a year for loading permits.",
+            "Retail footfall in {city} moved {n} percent year on year.",
+            "{city} spent {n} million euros on road maintenance.",
+            "Taxi fares in {city} rose {n} percent after the fuel levy.",
+            "Land values near {city} station rose {n} percent.",
+            "A {city} survey found {n} percent of shoppers arrive by car.",
+            "The tourism tax of {city} raised {n} million euros.",
+        ],
+        [
+            "Cycling injuries in {city} rose to {n} last year.",
+            "{city} recorded {n} days above the ozone limit.",
+            "Hospital parking in {city} costs {n} euros a day.",
+            "GP waiting times in {city} average {n} days.",
+            "{city} counted {n} hay-fever alerts in spring.",
+            "Obesity among ten-year-olds in {city} is {n} percent.",
+            "{city} has {n} ambulance stations.",
+            "Sleep complaints about traffic noise in {city} fell by {n}.",
+        ],
+    ],
+    filler_cities: ["Passau", "Bamberg", "Coburg"],
+};
+
 /// The personas of the benchmark: ids in [`FACTS`] order.
 pub const PERSONAS: [&str; 3] = ["mara", "theo", "priya"];
 
-/// One persona's corpus as JSON lines, and its planted facts (aspect
-/// index, text, question, paraphrase).
-pub fn corpus(persona: usize) -> (String, Vec<(usize, String, &'static str, &'static str)>) {
+/// One persona's corpus of `set` as JSON lines, and its planted facts
+/// (aspect index, text, question, paraphrase).
+pub fn corpus(
+    set: &CorpusSet,
+    persona: usize,
+) -> (String, Vec<(usize, String, &'static str, &'static str)>) {
     let mut posts: Vec<String> = Vec::new();
     let mut planted = Vec::new();
-    for (aspect, f) in FACTS[persona].iter().enumerate() {
+    for (aspect, f) in set.facts[persona].iter().enumerate() {
         let fill = |place: &str, n: &str| f.template.replace("{place}", place).replace("{n}", n);
-        let text = fill("Altmarkt", f.planted);
+        let text = fill(set.place, f.planted);
         posts.push(text.clone());
         planted.push((aspect, text, f.question, f.paraphrase));
-        for (place, n) in OTHER_PLACES.iter().zip(f.others) {
+        for (place, n) in set.other_places.iter().zip(f.others) {
             posts.push(fill(place, n));
         }
         posts.push(format!(
             "A forecast before the vote said: {}",
-            fill("Altmarkt", f.others[3])
+            fill(set.place, f.others[3])
         ));
     }
-    for (i, template) in FILLER[persona].iter().enumerate() {
-        for (j, city) in FILLER_CITIES.iter().enumerate() {
+    for (i, template) in set.filler[persona].iter().enumerate() {
+        for (j, city) in set.filler_cities.iter().enumerate() {
             posts.push(
                 template
                     .replace("{city}", city)
@@ -233,14 +394,14 @@ pub struct PlantedChunk {
     pub paraphrase: &'static str,
 }
 
-/// Indexes every persona's corpus; returns the planted chunks and the
-/// number of chunks per persona.
-pub async fn index(memory: &Memory) -> (Vec<PlantedChunk>, usize) {
+/// Indexes every persona's corpus of `set`; returns the planted chunks and
+/// the number of chunks per persona.
+pub async fn index(memory: &Memory, set: &CorpusSet) -> (Vec<PlantedChunk>, usize) {
     let mut out = Vec::new();
     let mut per_persona = 0;
     for (i, id) in PERSONAS.iter().enumerate() {
         let persona = PersonaId::new(*id);
-        let (jsonl, planted) = corpus(i);
+        let (jsonl, planted) = corpus(set, i);
         let chunks = chunk(&jsonl, CorpusFormat::JsonLines, "posts.jsonl").unwrap();
         per_persona = chunks.len();
         memory
@@ -274,8 +435,8 @@ pub struct RecallRow {
 
 /// The queries of a planted fact: the aspect as a take asks (`LABEL:
 /// description`), its question, and the question in other words.
-pub fn queries(p: &PlantedChunk) -> [String; 3] {
-    let (label, description) = ASPECTS[p.aspect];
+pub fn queries(set: &CorpusSet, p: &PlantedChunk) -> [String; 3] {
+    let (label, description) = set.aspects[p.aspect];
     [
         format!("{}: {}", label.to_uppercase(), description),
         p.question.to_owned(),
@@ -285,12 +446,16 @@ pub fn queries(p: &PlantedChunk) -> [String; 3] {
 
 /// Recall of dense search alone, of BM25 alone and of Agon's evidence
 /// search (each under the persona's corpus filter), in that order.
-pub async fn recall(memory: &Memory, planted: &[PlantedChunk]) -> [(&'static str, RecallRow); 3] {
+pub async fn recall(
+    memory: &Memory,
+    set: &CorpusSet,
+    planted: &[PlantedChunk],
+) -> [(&'static str, RecallRow); 3] {
     let mut rows = [RecallRow::default(); 3];
     for p in planted {
         let filter = MemoryFilter::corpus(p.persona.clone());
         let target = agon_memory::corpus::chunk_memory_id(&p.persona, &p.hash);
-        for q in queries(p) {
+        for q in queries(set, p) {
             let agon: Vec<String> = memory
                 .evidence(&p.persona, &q, 5)
                 .await
