@@ -14,6 +14,43 @@
 //! limit, a [`Fallback`] chain, structured output validated against its JSON
 //! Schema with one repair attempt, and usage/cost accounting
 //! ([`UsageLedger`], [`Metered`]). Keys live in [`ApiKey`], which never prints.
+//!
+//! One provider, streaming (here an OpenAI-compatible server on this machine
+//! stands in for the real endpoint; point `base_url` at
+//! `https://api.openai.com/v1`, Ollama's `http://127.0.0.1:11434/v1`, …):
+//!
+//! ```
+//! # #[cfg(feature = "http")]
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use agon_llm::{ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
+//! use futures::StreamExt;
+//! # let server = wiremock::MockServer::start().await;
+//! # wiremock::Mock::given(wiremock::matchers::method("POST"))
+//! #     .respond_with(wiremock::ResponseTemplate::new(200)
+//! #         .insert_header("content-type", "text/event-stream")
+//! #         .set_body_string(include_str!("../tests/fixtures/openai_stream.sse")))
+//! #     .mount(&server).await;
+//! # let base_url = format!("{}/v1", server.uri());
+//!
+//! // A keyless local server; `OpenAiConfig::openai` reads OPENAI_API_KEY.
+//! let config = OpenAiConfig::local("ollama", base_url, "llama3.2");
+//! let model = OpenAiChat::new(config)?;
+//! let request = ChatRequest::new("Should a treasury hold Bitcoin?")
+//!     .with_system("You are Theo, a macro trader.")
+//!     .with_max_tokens(200);
+//! let mut stream = model.stream(request).await?;
+//! let mut text = String::new();
+//! while let Some(chunk) = stream.next().await {
+//!     let chunk = chunk?;
+//!     text.push_str(&chunk.delta); // print it as it comes
+//!     if let Some(usage) = chunk.usage {
+//!         println!("\n{} prompt + {} generated tokens", usage.input_tokens, usage.output_tokens);
+//!     }
+//! }
+//! assert!(text.starts_with("Custody costs add up."));
+//! # Ok::<(), agon_llm::ProviderError>(())
+//! # }).unwrap();
+//! ```
 
 mod embed_spec;
 mod error;

@@ -18,19 +18,66 @@
 //!   unless asked for), searched by relevance for EVIDENCE.
 //! - **Harness** (module `locomo`, feature `locomo`): evidence recall on LoCoMo-format data.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! Remember and recall without the rest of Agon (an in-memory index and a
+//! toy embedder here; `agon_memory::open("sqlite:agon.db")` or a
+//! `postgres://` URL for a stored index, and any [`agon_llm::Embedder`]:
+//! the local MiniLM through `"local".parse::<agon_llm::EmbedderSpec>()`,
+//! Voyage, OpenAI-compatible):
+//!
+//! ```
 //! use std::sync::Arc;
-//! use agon_memory::{Memory, MemoryFilter, RetrievalConfig};
-//! let index = agon_memory::open("sqlite:agon.db").await?;
-//! // Any embedder: local MiniLM, Voyage, OpenAI-compatible.
-//! let embedder: Arc<dyn agon_llm::Embedder> = "local".parse::<agon_llm::EmbedderSpec>()?.build(&|k| std::env::var(k).ok())?;
-//! let memory = Memory::open(index, embedder, RetrievalConfig::default()).await?;
-//! let recall = memory.recall("car ban and air quality", &MemoryFilter::persona("mara"), 8).await?;
-//! for m in recall.memories {
-//!     println!("{:.2} {}", m.score, m.memory.content);
+//! use agon_core::{DebateId, PersonaId};
+//! use agon_memory::{InMemoryIndex, Memory, MemoryFilter, MemoryKind, MemoryMeta, RetrievalConfig};
+//!
+//! /// A toy embedder: how often each letter occurs.
+//! struct Letters;
+//! #[async_trait::async_trait]
+//! impl agon_llm::Embedder for Letters {
+//!     async fn embed(
+//!         &self,
+//!         texts: &[String],
+//!         _: agon_llm::InputType,
+//!     ) -> Result<Vec<Vec<f32>>, agon_llm::ProviderError> {
+//!         Ok(texts
+//!             .iter()
+//!             .map(|t| {
+//!                 let mut v = vec![0.1_f32; 26];
+//!                 for b in t.to_lowercase().bytes().filter(u8::is_ascii_lowercase) {
+//!                     v[usize::from(b - b'a')] += 1.0;
+//!                 }
+//!                 v
+//!             })
+//!             .collect())
+//!     }
+//!     fn dimensions(&self) -> usize { 26 }
+//!     fn max_batch(&self) -> usize { 64 }
+//!     fn model_id(&self) -> &str { "letters" }
 //! }
-//! # Ok(()) }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let memory = Memory::open(Arc::new(InMemoryIndex::new()), Arc::new(Letters), RetrievalConfig::default())
+//!     .await?;
+//! let said = |id: &str, text: &str| MemoryMeta {
+//!     id: id.into(),
+//!     debate: DebateId::new("d-1"),
+//!     persona: PersonaId::new("mara"),
+//!     content: text.into(),
+//!     kind: MemoryKind::Message,
+//!     importance: 5,
+//!     round: 1,
+//!     created: chrono::Utc::now(),
+//! };
+//! memory
+//!     .remember(vec![
+//!         said("d-1/1", "Air quality improved once the square closed to cars."),
+//!         said("d-1/2", "Shop takings fell in the first six months."),
+//!     ])
+//!     .await?;
+//! let filter = MemoryFilter { persona: Some(PersonaId::new("mara")), ..MemoryFilter::default() };
+//! let recall = memory.recall("What happened to air quality?", &filter, 1).await?;
+//! assert_eq!(recall.memories[0].memory.id, "d-1/1");
+//! # Ok::<(), agon_memory::MemoryError>(())
+//! # }).unwrap();
 //! ```
 
 mod bm25;

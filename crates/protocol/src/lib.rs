@@ -20,6 +20,65 @@
 //!
 //! This crate knows nothing of HTTP, SQL, async runtimes, files or the
 //! clock: times are passed in.
+//!
+//! Drive a planner yourself: you are the interpreter. Ask the protocol for
+//! the next step, do it (here: write the utterance by hand), append what it
+//! becomes, ask again. ([`Protocol::next`] is the plan as Agon's interpreter
+//! runs it: it reads the agents' trust and the rubric first, and holds a
+//! paused debate.)
+//!
+//! ```
+//! use agon_core::{Blackboard, DebateAspect, DebateEvent, Persona, ReflectionTrigger, Topic};
+//! use agon_protocol::{
+//!     AnalysisCadence, AspectSource, CruxRules, DetectionRules, Next, Protocol, Start, Step,
+//!     StructuredDebate, StructuredRules,
+//! };
+//!
+//! let personas = vec![
+//!     Persona::debater("mara", "Mara", "Urban planner.", "direct"),
+//!     Persona::debater("theo", "Theo", "Economist.", "dry"),
+//! ];
+//! let aspects = vec![DebateAspect::new("cost", "Cost", "Who pays, who gains.")];
+//! let protocol = StructuredDebate::new(StructuredRules {
+//!     start: Start {
+//!         topic: Topic::new("Should cities ban cars from their centres?"),
+//!         personas: personas.clone(),
+//!         cast: None,
+//!         aspects: AspectSource::Configured(aspects.clone()),
+//!         weigh_by_trust: false,
+//!     },
+//!     minirounds: 1,
+//!     crux: CruxRules::default(),
+//!     synthesis: false,
+//!     detection: DetectionRules::default(),
+//!     analysis: AnalysisCadence::Message,
+//!     reflection: ReflectionTrigger::new(15),
+//!     challenger: false,
+//! });
+//! let mut board = Blackboard::new();
+//! // What the start step records (the interpreter adds the id and time).
+//! board.apply(&DebateEvent::DebateStarted {
+//!     debate: "d-1".into(),
+//!     topic: Topic::new("Should cities ban cars from their centres?"),
+//!     aspects,
+//!     personas,
+//!     time: chrono::DateTime::UNIX_EPOCH,
+//!     protocol: None,
+//! })?;
+//! // The openings, one speaker at a time.
+//! for expected in ["mara", "theo"] {
+//!     let Next::Step(step) = protocol.plan(&board).next else { unreachable!() };
+//!     let Step::Speak(turn) = *step else { unreachable!() };
+//!     assert_eq!(turn.persona.as_str(), expected);
+//!     let said = format!("{expected}'s opening statement.");
+//!     let message = turn.message(&board, said, chrono::DateTime::UNIX_EPOCH);
+//!     board.apply(&DebateEvent::MessageAppended { message })?;
+//! }
+//! // Each opening now waits to be analysed: background work the plan
+//! // lists, which an interpreter runs beside the debate.
+//! assert!(!protocol.plan(&board).background.is_empty());
+//! # Ok::<(), agon_core::ApplyError>(())
+//! ```
 
 pub mod ask;
 pub mod background;
