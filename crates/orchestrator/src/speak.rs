@@ -178,10 +178,14 @@ impl Speaker<'_> {
                 // this turn's message appended: its recall is done while
                 // this turn waits on its model.
                 let query = agon_context::recall_query(bb, &speak.persona, phase);
-                // Only a turn that recalls itself looks ahead (a copy of
-                // the board per turn is not for a 10,000-turn session,
-                // whose turns recall nothing).
-                let ahead: Vec<(PersonaId, Vec<String>, String)> = if lookahead && query.is_some() {
+                // Not in a long session's turns (a copy of the board per
+                // turn is not for a 10,000-turn deliberation, whose turns
+                // recall nothing).
+                let long_session = matches!(
+                    phase,
+                    agon_context::Phase::Deliberate { .. } | agon_context::Phase::Listen { .. }
+                );
+                let ahead: Vec<(PersonaId, Vec<String>, String)> = if lookahead && !long_session {
                     let mut board = bb.clone();
                     let next = agon_protocol::turns_after(
                         protocol.as_ref(),
