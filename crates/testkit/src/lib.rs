@@ -480,9 +480,10 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
                 .or_else(|| between(system, "\n\nYou are ", "."))
                 .or_else(|| between(system, "You are ", ","))
                 .or_else(|| {
+                    // The paragraph before the round and task.
                     let round = user.rfind("\n\nRound ")?;
-                    let at = user[..round].rfind("You are ")?;
-                    between(&user[at..round], "You are ", ".")
+                    let start = user[..round].rfind("\n\n").map_or(0, |i| i + 2);
+                    between(&user[start..round], "You are ", ".")
                 })
                 .unwrap_or("The judge");
             let instruction = user.rsplit("\n\n").next().unwrap_or(user);
