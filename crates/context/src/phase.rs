@@ -127,6 +127,14 @@ impl Phase {
         )
     }
 
+    /// Whether a turn in this phase may plan the turn after it on a copy of
+    /// the board (to recall for it ahead): every phase but a long
+    /// session's turns, whose board grows to 10,000 messages and whose
+    /// turns recall nothing.
+    pub fn plans_ahead(&self) -> bool {
+        !matches!(self, Self::Deliberate { .. } | Self::Listen { .. })
+    }
+
     /// Whether this phase's calls start with material other calls of the
     /// round send alike (the dialectic contributions: the problem, the
     /// clarifications, the proposal under review and its critiques), so

@@ -178,32 +178,28 @@ impl Speaker<'_> {
                 // this turn's message appended: its recall is done while
                 // this turn waits on its model.
                 let query = agon_context::recall_query(bb, &speak.persona, phase);
-                // Not in a long session's turns (a copy of the board per
-                // turn is not for a 10,000-turn deliberation, whose turns
-                // recall nothing).
-                let long_session = matches!(
-                    phase,
-                    agon_context::Phase::Deliberate { .. } | agon_context::Phase::Listen { .. }
-                );
-                let ahead: Vec<(PersonaId, Vec<String>, String)> = if lookahead && !long_session {
-                    let mut board = bb.clone();
-                    let next = agon_protocol::turns_after(
-                        protocol.as_ref(),
-                        &mut board,
-                        speak,
-                        chrono::Utc::now(),
-                    );
-                    next.iter()
-                        .filter(|t| t.voice != Voice::Judge)
-                        .filter_map(|t| {
-                            let phase = t.phase.as_ref()?;
-                            agon_context::recall_query(&board, &t.persona, phase)
-                                .map(|q| (t.persona.clone(), aliases_of(&board, &t.persona), q))
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                // Not where the phase rules it out (a long session's
+                // board is too big to copy at every turn).
+                let ahead: Vec<(PersonaId, Vec<String>, String)> =
+                    if lookahead && phase.plans_ahead() {
+                        let mut board = bb.clone();
+                        let next = agon_protocol::turns_after(
+                            protocol.as_ref(),
+                            &mut board,
+                            speak,
+                            chrono::Utc::now(),
+                        );
+                        next.iter()
+                            .filter(|t| t.voice != Voice::Judge)
+                            .filter_map(|t| {
+                                let phase = t.phase.as_ref()?;
+                                agon_context::recall_query(&board, &t.persona, phase)
+                                    .map(|q| (t.persona.clone(), aliases_of(&board, &t.persona), q))
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                 (query, aliases_of(bb, &speak.persona), ahead)
             })
             .await;
