@@ -58,6 +58,8 @@ pub use dialectic::critiques_answered;
 pub use error::ContextError;
 pub use inert::{QUOTE_GUTTER, fenced, inert};
 pub use phase::Phase;
-pub use recall::{RetrievalConfig, evidence_query, next_recall_query, recall_query};
+pub use recall::{
+    RetrievalConfig, TurnRecall, evidence_query, next_recall_query, recall_query, turn_recall,
+};
 pub use section::{Section, SectionKind, render};
 pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

@@ -133,6 +133,32 @@ pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Opti
     recall_query_upto(bb, persona, phase, bb.messages().len().saturating_sub(1))
 }
 
+/// What a turn recalls with: whose memories, the persona's other names
+/// (taken out of the query as its id is) and the query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnRecall {
+    /// Whose memories.
+    pub persona: PersonaId,
+    /// Its display name and, for a role agent, its role.
+    pub aliases: Vec<String>,
+    /// The query ([`recall_query`]).
+    pub query: String,
+}
+
+/// `persona`'s recall in `phase` on `bb` ([`recall_query`] with the
+/// persona's other names), or `None` when the phase recalls nothing.
+pub fn turn_recall(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<TurnRecall> {
+    recall_query(bb, persona, phase).map(|query| TurnRecall {
+        persona: persona.clone(),
+        aliases: bb.persona(persona).map_or_else(Vec::new, |p| {
+            std::iter::once(p.name.clone())
+                .chain(p.specialty.map(|r| r.as_str().to_owned()))
+                .collect()
+        }),
+        query,
+    })
+}
+
 /// The recall query `persona`'s turn in `phase` will ask once one more
 /// message is on the board ([`recall_query`] then): the query to embed
 /// ahead, while that message is being written.

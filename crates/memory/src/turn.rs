@@ -6,32 +6,26 @@
 
 use std::collections::HashMap;
 
-use agon_context::{EvidencePassage, RetrievedMemory};
+use agon_context::{EvidencePassage, RetrievedMemory, TurnRecall};
 use agon_core::evidence::{CitedEvidence, cited_ids};
 use agon_core::{DebateEvent, DebateId, DialogueMessage, PersonaId};
 
 use crate::{DebateInfo, Memory, MemoryError, MemoryFilter, MemoryKind};
 
-/// Recalls for `persona`'s coming turn ahead of it (the filter, `k` and
-/// names [`recall_labelled`] will use), so that the turn finds its result
-/// kept ([`Memory::recall_ahead`]): called while the turn before it waits
-/// on its model.
+/// Recalls for a coming turn ahead of it (the filter, `k` and names
+/// [`recall_labelled`] will use), so that the turn finds its result kept
+/// ([`Memory::recall_ahead`]): called while the turn before it waits on its
+/// model.
 pub async fn recall_turn_ahead(
     memory: &Memory,
     debate: &DebateId,
-    persona: &PersonaId,
-    aliases: Vec<String>,
-    query: &str,
+    turn: &TurnRecall,
     cross_debate: bool,
 ) -> Result<(), MemoryError> {
-    let filter = turn_filter(debate, persona, cross_debate);
+    let filter = turn_filter(debate, &turn.persona, cross_debate);
+    let aliases = [(turn.persona.clone(), turn.aliases.clone())];
     memory
-        .recall_ahead(
-            query,
-            &filter,
-            memory.config().k,
-            &[(persona.clone(), aliases)],
-        )
+        .recall_ahead(&turn.query, &filter, memory.config().k, &aliases)
         .await
 }
 

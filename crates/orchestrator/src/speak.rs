@@ -131,11 +131,7 @@ impl Speaker<'_> {
     /// yet), or whose result a memory write made out of date, recalls
     /// itself. A failure here costs nothing: that turn recalls and records
     /// its own failure.
-    fn recall_ahead(
-        &self,
-        memory: &agon_memory::Memory,
-        ahead: Vec<(PersonaId, Vec<String>, String)>,
-    ) {
+    fn recall_ahead(&self, memory: &agon_memory::Memory, ahead: Vec<agon_context::TurnRecall>) {
         if ahead.is_empty() {
             return;
         }
@@ -143,16 +139,8 @@ impl Speaker<'_> {
         let debate = self.shared.debate.clone();
         let cross_debate = self.ctx.settings.cross_debate;
         tokio::spawn(async move {
-            for (persona, aliases, query) in ahead {
-                let _ = agon_memory::recall_turn_ahead(
-                    &memory,
-                    &debate,
-                    &persona,
-                    aliases,
-                    &query,
-                    cross_debate,
-                )
-                .await;
+            for turn in &ahead {
+                let _ = agon_memory::recall_turn_ahead(&memory, &debate, turn, cross_debate).await;
             }
         });
     }
@@ -171,48 +159,38 @@ impl Speaker<'_> {
             return Ok(ContextExtras::default());
         }
         let protocol = &self.ctx.protocol;
-        let (query, aliases, ahead) = self
+        let (recall, ahead) = self
             .shared
             .read(|bb| {
-                // The turn that runs alone next, planned on the board with
-                // this turn's message appended: its recall is done while
-                // this turn waits on its model.
-                let query = agon_context::recall_query(bb, &speak.persona, phase);
-                // Not where the phase rules it out (a long session's
-                // board is too big to copy at every turn).
-                let ahead: Vec<(PersonaId, Vec<String>, String)> =
-                    if lookahead && phase.plans_ahead() {
-                        let mut board = bb.clone();
-                        let next = agon_protocol::turns_after(
-                            protocol.as_ref(),
-                            &mut board,
-                            speak,
-                            chrono::Utc::now(),
-                        );
-                        next.iter()
-                            .filter(|t| t.voice != Voice::Judge)
-                            .filter_map(|t| {
-                                let phase = t.phase.as_ref()?;
-                                agon_context::recall_query(&board, &t.persona, phase)
-                                    .map(|q| (t.persona.clone(), aliases_of(&board, &t.persona), q))
-                            })
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                (query, aliases_of(bb, &speak.persona), ahead)
+                // The turn that runs alone next, planned on a copy of the
+                // board with this turn's message appended: its recall is
+                // done while this turn waits on its model (not where the
+                // phase rules it out: a long session's board is too big to
+                // copy at every turn).
+                let ahead = if lookahead && phase.plans_ahead() {
+                    let mut board = bb.clone();
+                    agon_protocol::recalls_after(
+                        protocol.as_ref(),
+                        &mut board,
+                        speak,
+                        chrono::Utc::now(),
+                    )
+                } else {
+                    Vec::new()
+                };
+                (agon_context::turn_recall(bb, &speak.persona, phase), ahead)
             })
             .await;
         self.recall_ahead(memory, ahead);
-        let Some(query) = query else {
+        let Some(recall) = recall else {
             return Ok(ContextExtras::default());
         };
         let recalled = agon_memory::recall_labelled(
             memory,
             &self.shared.debate,
-            &speak.persona,
-            aliases,
-            &query,
+            &recall.persona,
+            recall.aliases,
+            &recall.query,
             self.ctx.settings.cross_debate,
         )
         .await;
@@ -742,14 +720,4 @@ const MAX_STREAM_RESTARTS: u32 = 2;
 /// truncated stream (never a refused key or a bad request).
 fn broke_off(error: &agon_llm::ProviderError) -> bool {
     error.is_retryable() || matches!(error, agon_llm::ProviderError::MalformedResponse { .. })
-}
-
-/// A persona's other names, taken out of a recall query as its id is: its
-/// display name and a role agent's role.
-fn aliases_of(bb: &agon_core::Blackboard, persona: &PersonaId) -> Vec<String> {
-    bb.persona(persona).map_or_else(Vec::new, |p| {
-        std::iter::once(p.name.clone())
-            .chain(p.specialty.map(|r| r.as_str().to_owned()))
-            .collect()
-    })
 }

@@ -113,7 +113,7 @@ pub use dialectic::{Dialectic, DialecticRules, SummaryRules, Termination};
 pub use extract::{
     Converted, ExtractFailure, FailureKind, ModelFailure, ModelOutput, extract, step_failed,
 };
-pub use lookahead::turns_after;
+pub use lookahead::{recalls_after, turns_after};
 pub use protocol::{Protocol, background_over};
 pub use question::{
     Answer, AnswerForm, Answers, Ask, BudgetNeed, Call, ContextNeed, HumanAsk, Limits, ModelRole,

@@ -8,7 +8,7 @@
 use agon_core::{Blackboard, DebateEvent};
 use chrono::{DateTime, Utc};
 
-use crate::{Next, Protocol, Speak, Step};
+use crate::{Next, Protocol, Speak, Step, Voice};
 
 /// Protocol records (an aspect starts, a room opens) applied on the way to
 /// the next turn, at most.
@@ -52,4 +52,20 @@ pub fn turns_after(
         }
     }
     Vec::new()
+}
+
+/// The recalls of the turns [`turns_after`] plans (a judge's turn recalls
+/// nothing), each on the board that turn will start from: what the
+/// interpreter recalls ahead while `turn` waits on its model.
+pub fn recalls_after(
+    protocol: &dyn Protocol,
+    ahead: &mut Blackboard,
+    turn: &Speak,
+    time: DateTime<Utc>,
+) -> Vec<agon_context::TurnRecall> {
+    turns_after(protocol, ahead, turn, time)
+        .iter()
+        .filter(|t| t.voice != Voice::Judge)
+        .filter_map(|t| agon_context::turn_recall(ahead, &t.persona, t.phase.as_ref()?))
+        .collect()
 }
