@@ -68,4 +68,9 @@ pub enum RunOutcome {
     /// the debate is paused (a run without a step limit waits instead);
     /// a resume continues it.
     Paused,
+    /// A run in slices ran its [`RunControl::step_limit`] steps and the
+    /// debate goes on: its status is left `queued` (never `interrupted`,
+    /// so no reader takes the hand-over for an end), and the caller queues
+    /// the next slice.
+    SliceDone,
 }

@@ -134,7 +134,7 @@ impl Interpreter {
                         return Ok(RunOutcome::Stopped);
                     }
                     if step.is_stoppable() && steps_left == Some(0) {
-                        return Ok(RunOutcome::Stopped);
+                        return Ok(RunOutcome::SliceDone);
                     }
                     if let Some(left) = steps_left.as_mut() {
                         *left = left.saturating_sub(1);

@@ -316,7 +316,12 @@ impl Orchestrator {
             applier.abort();
             shared.close_memory(writer, finish).await;
             crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline).await?;
-            self.store.set_status(id, RunStatus::Interrupted).await?;
+            let status = if outcome == RunOutcome::SliceDone {
+                RunStatus::Queued
+            } else {
+                RunStatus::Interrupted
+            };
+            self.store.set_status(id, status).await?;
         } else {
             applier.abort();
             shared.close_memory(writer, true).await;

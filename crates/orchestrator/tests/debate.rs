@@ -153,6 +153,40 @@ async fn stopping_and_resuming_matches_an_uninterrupted_run() {
     }
 }
 
+/// A debate run one step at a time (as a worker's jobs run it) hands
+/// each slice over as `queued`, never `interrupted` (a page following it
+/// would take that for its end), and ends as the uninterrupted run does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_in_slices_hands_over_as_queued_and_matches_an_uninterrupted_run() {
+    let orch = agon_app::orchestrator_for(sqlite().await);
+    let reference = orch.create(&small_config()).await.unwrap();
+    orch.run(&reference, &scripted(), RunControl::default())
+        .await
+        .unwrap();
+    let (expected, _) = orch.store().load(&reference).await.unwrap();
+
+    let id = orch.create(&small_config()).await.unwrap();
+    let mut slices = 0;
+    loop {
+        let outcome = orch
+            .run(&id, &scripted(), RunControl::with_step_limit(1))
+            .await
+            .unwrap();
+        slices += 1;
+        let status = orch.store().debate(&id).await.unwrap().status;
+        if outcome == RunOutcome::Finished {
+            assert_eq!(status.as_str(), "finished");
+            break;
+        }
+        assert_eq!(outcome, RunOutcome::SliceDone, "slice {slices}");
+        assert_eq!(status.as_str(), "queued", "slice {slices}");
+        assert!(slices < 200, "the slices never end");
+    }
+    assert!(slices > 5, "one step a slice: {slices} slices");
+    let (bb, _) = orch.store().load(&id).await.unwrap();
+    assert_eq!(canonical(&bb), canonical(&expected));
+}
+
 /// A model that answers utterances with whitespace for one persona and
 /// malformed JSON for every structured call.
 struct Broken(ScriptedModel);

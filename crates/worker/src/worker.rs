@@ -145,11 +145,11 @@ impl WorkerState {
                 return Ok(());
             }
             // A stop request (API, page, `agon stop`): no next job.
-            RunOutcome::Stopped if control.stop.is_cancelled() => {
+            RunOutcome::Stopped => {
                 tracing::info!(debate = %id, "debate stopped on request; a resume queues it again");
                 return Ok(());
             }
-            RunOutcome::Stopped => {}
+            RunOutcome::SliceDone => {}
         }
         // The status and the next job commit together. The step's own
         // events were appended before: should this worker die in between,

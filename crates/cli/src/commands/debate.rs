@@ -173,7 +173,7 @@ async fn run(
             eprintln!("\nDebate {id} finished. Read it with: agon report {id}");
             Ok(ExitCode::SUCCESS)
         }
-        RunOutcome::Stopped | RunOutcome::Paused => {
+        RunOutcome::Stopped | RunOutcome::Paused | RunOutcome::SliceDone => {
             eprintln!("\nDebate {id} stopped; continue it with: agon resume {id}");
             Ok(ExitCode::from(130))
         }
