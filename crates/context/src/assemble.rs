@@ -329,6 +329,9 @@ impl<C: TokenCounter> Assembler<C> {
                 deliberation::proposals(bb),
                 deliberation::your_position(bb, me),
                 sources::open_disputes(bb, me),
+                // Memories are of messages the rolling summaries compressed
+                // (older than the verbatim window), so nothing shows twice.
+                memories,
                 deliberation::recent(
                     bb,
                     me,

@@ -59,7 +59,9 @@ pub use error::ContextError;
 pub use inert::{QUOTE_GUTTER, fenced, inert};
 pub use phase::Phase;
 pub use recall::{
-    RetrievalConfig, TurnRecall, evidence_query, next_recall_query, recall_query, turn_recall,
+    RecallScope, RetrievalConfig, SESSION_CANDIDATES, SESSION_LEXICAL_STANDOUT,
+    SESSION_MIN_SIMILARITY, SESSION_STANDOUT, TurnRecall, evidence_query, next_recall_query,
+    recall_query, session_recall_bar, session_words_stand_out, turn_recall,
 };
 pub use section::{Section, SectionKind, render};
 pub use tokens::{CachedCounter, Encoding, TiktokenCounter, TokenCounter};

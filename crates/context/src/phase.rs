@@ -242,6 +242,9 @@ impl Phase {
             Self::JudgeSummary { .. } => &[(DebateState, 6), (UnderReview, 94)],
             // Seed 001's split of an agent's view: 1k summary, 5k recent
             // (the system prompt's 2k is outside the assembled context).
+            // RELEVANT EARLIER CONTEXT (seed 001's long-term tier: what the
+            // summaries compressed, recalled when it matches the turn)
+            // takes its share only when a memory matched.
             Self::Deliberate { .. } => &[
                 (DebateState, 3),
                 (EarlierSummary, 15),
@@ -249,6 +252,7 @@ impl Phase {
                 (Proposals, 8),
                 (YourPosition, 5),
                 (OpenDisputes, 4),
+                (RelevantEarlierContext, 8),
                 (RecentExchange, 58),
             ],
             Self::Listen { .. } => &[

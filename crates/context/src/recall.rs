@@ -129,8 +129,83 @@ impl RetrievalConfig {
 /// is known one turn ahead ([`next_recall_query`]), so the orchestrator
 /// embeds it while the turn before waits on its model and the recall
 /// costs the turn only its search.
+///
+/// A long session's turn ([`Phase::Deliberate`]) is not planned ahead, so
+/// its query takes the newest message: the one it answers.
 pub fn recall_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Option<String> {
-    recall_query_upto(bb, persona, phase, bb.messages().len().saturating_sub(1))
+    let upto = if phase.plans_ahead() {
+        bb.messages().len().saturating_sub(1)
+    } else {
+        bb.messages().len()
+    };
+    recall_query_upto(bb, persona, phase, upto)
+}
+
+/// Whose memories a turn recalls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecallScope {
+    /// The persona's own memories: what it said, its positions, its
+    /// reflections and crux cards (of this debate, or of every debate
+    /// with cross-debate recall). A debate's turns.
+    Own,
+    /// Every participant's memories of this debate, shown only when one
+    /// matches the query closely ([`SESSION_MIN_SIMILARITY`]): the long
+    /// session's earlier messages, which the rolling summaries compressed
+    /// (seed 001's long-term tier). A deliberation's turns.
+    Session,
+}
+
+/// The cosine similarity (query to memory) a memory of a long session
+/// must reach to be shown, whatever the others score.
+pub const SESSION_MIN_SIMILARITY: f32 = 0.45;
+
+/// How many of a long session's best matches a turn looks at, by words
+/// and by meaning: the worst of them is the session's background for the
+/// query, which a memory must stand out from to be shown.
+pub const SESSION_CANDIDATES: usize = 32;
+
+/// How far above the background similarity (the worst of the
+/// [`SESSION_CANDIDATES`] best) a long session's memory must stand to be
+/// shown. A session's messages are all on its topic, so an ordinary
+/// turn's query resembles many of them about equally.
+pub const SESSION_STANDOUT: f32 = 0.2;
+
+/// How many times the background BM25 score (the worst of the
+/// [`SESSION_CANDIDATES`] best) the best must reach for a long session's
+/// turn to search by meaning at all.
+pub const SESSION_LEXICAL_STANDOUT: f32 = 1.5;
+
+/// Whether the words of a long session's query single out some memories:
+/// `scores` are its [`SESSION_CANDIDATES`] best BM25 scores (any order).
+/// No hit: no; fewer than 4 hits: yes (the words are rare in the
+/// session); else the best must be [`SESSION_LEXICAL_STANDOUT`] times the
+/// worst. A turn whose words do not stand out embeds nothing and searches
+/// nothing more: most turns pay nothing.
+pub fn session_words_stand_out(scores: &[f32]) -> bool {
+    let Some(best) = scores.iter().copied().reduce(f32::max) else {
+        return false;
+    };
+    if best <= 0.0 {
+        return false;
+    }
+    if scores.len() < 4 {
+        return true;
+    }
+    let background = scores.iter().copied().fold(f32::INFINITY, f32::min);
+    best >= background * SESSION_LEXICAL_STANDOUT
+}
+
+/// The similarity a long session's memory must reach to be shown, given
+/// the similarities of its [`SESSION_CANDIDATES`] best (any order): at
+/// least [`SESSION_MIN_SIMILARITY`] and, among 4 candidates or more,
+/// [`SESSION_STANDOUT`] above the worst of them. Below it a turn shows no
+/// RELEVANT EARLIER CONTEXT and pays no token for it.
+pub fn session_recall_bar(similarities: &[f32]) -> f32 {
+    if similarities.len() < 4 {
+        return SESSION_MIN_SIMILARITY;
+    }
+    let background = similarities.iter().copied().fold(f32::INFINITY, f32::min);
+    (background + SESSION_STANDOUT).max(SESSION_MIN_SIMILARITY)
 }
 
 /// What a turn recalls with: whose memories, the persona's other names
@@ -143,6 +218,8 @@ pub struct TurnRecall {
     pub aliases: Vec<String>,
     /// The query ([`recall_query`]).
     pub query: String,
+    /// Whose memories: the persona's own, or the whole session's.
+    pub scope: RecallScope,
 }
 
 /// `persona`'s recall in `phase` on `bb` ([`recall_query`] with the
@@ -156,6 +233,11 @@ pub fn turn_recall(bb: &Blackboard, persona: &PersonaId, phase: &Phase) -> Optio
                 .collect()
         }),
         query,
+        scope: if matches!(phase, Phase::Deliberate { .. }) {
+            RecallScope::Session
+        } else {
+            RecallScope::Own
+        },
     })
 }
 
@@ -243,16 +325,27 @@ fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase, upto: usize) 
                 .unwrap_or_default(),
             bb.message_indices_for_room(room).to_vec(),
         ),
+        // A long session's every message is on its topic: the message
+        // answered alone tells what to recall.
+        Phase::Deliberate { .. } => (String::new(), Vec::new()),
         _ => (
             bb.topic().map(|t| t.question.clone()).unwrap_or_default(),
-            (0..bb.messages().len()).collect(),
+            // The whole transcript (read from its end below).
+            Vec::new(),
         ),
     };
-    let answered = scope
-        .iter()
-        .rev()
-        .filter(|&&i| i < upto)
-        .map(|&i| &bb.messages()[i])
+    let scoped = matches!(
+        phase,
+        Phase::Opening | Phase::Take { .. } | Phase::CruxEntry { .. } | Phase::CruxExchange { .. }
+    );
+    let in_scope: Box<dyn Iterator<Item = usize> + '_> = if scoped {
+        Box::new(scope.iter().rev().copied())
+    } else {
+        Box::new((0..bb.messages().len()).rev())
+    };
+    let answered = in_scope
+        .filter(|&i| i < upto)
+        .map(|i| &bb.messages()[i])
         .find(|m| &m.persona != persona)
         .map(|m| {
             let speaker = bb
@@ -261,7 +354,11 @@ fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase, upto: usize) 
             format!("{speaker}: {}", m.content)
         })
         .unwrap_or_default();
-    let query = format!("{subject}\n{answered}");
+    let query = if subject.is_empty() {
+        answered
+    } else {
+        format!("{subject}\n{answered}")
+    };
     (!query.trim().is_empty()).then_some(query)
 }
 
@@ -269,6 +366,59 @@ fn turn_query(bb: &Blackboard, persona: &PersonaId, phase: &Phase, upto: usize) 
 mod tests {
     use super::*;
     use agon_core::AspectId;
+
+    #[test]
+    fn a_long_sessions_memory_is_shown_when_it_stands_out() {
+        // An ordinary turn: everything alike, nothing stands out.
+        let ordinary = [0.89, 0.87, 0.86, 0.86, 0.85, 0.85, 0.84, 0.80, 0.76];
+        let bar = session_recall_bar(&ordinary);
+        assert!(ordinary.iter().all(|&s| s < bar), "{bar}");
+        // A question about an old fact: the fact stands out.
+        let question = [0.73, 0.44, 0.39, 0.22, 0.21, 0.20, 0.19, 0.18];
+        let bar = session_recall_bar(&question);
+        assert!(question[0] >= bar && question[1] < bar, "{bar}");
+        // The words: an ordinary turn's best BM25 hits are alike; a
+        // question's best stands out.
+        assert!(!session_words_stand_out(&[
+            24.0, 22.0, 22.0, 21.0, 20.0, 19.0
+        ]));
+        assert!(session_words_stand_out(&[
+            41.8, 21.7, 17.9, 15.6, 15.4, 2.2
+        ]));
+        assert!(session_words_stand_out(&[3.0]));
+        assert!(!session_words_stand_out(&[]));
+        // Few candidates: only the floor.
+        assert_eq!(session_recall_bar(&[0.5, 0.9]), SESSION_MIN_SIMILARITY);
+        assert_eq!(session_recall_bar(&[]), SESSION_MIN_SIMILARITY);
+    }
+
+    #[test]
+    fn a_deliberation_turn_recalls_the_whole_session_with_the_message_it_answers() {
+        let mut bb = Blackboard::new();
+        for event in agon_testkit::synthetic::debate(3, 6) {
+            bb.apply(&event).unwrap();
+        }
+        let newest = bb.messages().last().unwrap().clone();
+        let other = bb
+            .messages()
+            .iter()
+            .map(|m| m.persona.clone())
+            .find(|p| *p != newest.persona)
+            .unwrap();
+        let recall = turn_recall(&bb, &other, &Phase::Deliberate { turn: 7 }).unwrap();
+        assert_eq!(recall.scope, RecallScope::Session);
+        let name = &bb.persona(&newest.persona).unwrap().name;
+        assert_eq!(recall.query, format!("{name}: {}", newest.content));
+        let take = Phase::Take {
+            aspect: agon_core::AspectId::new("horizon"),
+            miniround: 1,
+        };
+        assert_eq!(
+            turn_recall(&bb, &other, &take).unwrap().scope,
+            RecallScope::Own
+        );
+        assert_eq!(recall_query(&bb, &other, &Phase::Listen { turn: 7 }), None);
+    }
 
     #[test]
     fn the_query_names_the_speaker_of_the_message_answered() {
@@ -334,14 +484,11 @@ mod tests {
             bb.apply(&event).unwrap();
         }
         let me = PersonaId::new("p0");
-        for phase in [
-            Phase::Deliberate { turn: 4 },
-            Phase::Listen { turn: 4 },
-            Phase::PerspectiveSummary,
-        ] {
+        for phase in [Phase::Listen { turn: 4 }, Phase::PerspectiveSummary] {
             assert_eq!(recall_query(&bb, &me, &phase), None, "{}", phase.label());
         }
         assert!(recall_query(&bb, &me, &Phase::Closing).is_some());
+        assert!(recall_query(&bb, &me, &Phase::Deliberate { turn: 4 }).is_some());
     }
 
     #[test]

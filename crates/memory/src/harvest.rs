@@ -15,7 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use agon_core::{ApplyError, Blackboard, DebateEvent, DebateId, DialogueMessage, PersonaId};
+use agon_core::{
+    ApplyError, Blackboard, DebateEvent, DebateId, DialogueMessage, PersonaId, SummaryScope,
+};
 use chrono::{DateTime, Utc};
 
 use crate::index::DebateInfo;
@@ -27,6 +29,9 @@ pub const MESSAGE_THRESHOLD: u8 = 7;
 pub const CRUX_CARD_IMPORTANCE: u8 = 8;
 /// Longest memory text kept (characters).
 pub const MAX_CONTENT_CHARS: usize = 1_200;
+/// Importance of a long session's message remembered when a rolling
+/// summary compressed it (the middle of the scale: nothing judged it).
+pub const SESSION_MESSAGE_IMPORTANCE: u8 = 5;
 
 /// A memory before it is embedded: its metadata, turned into a
 /// [`MemoryRecord`](crate::MemoryRecord) by [`MemoryMeta::into_record`].
@@ -48,6 +53,11 @@ pub struct Harvester {
     last_time: Option<DateTime<Utc>>,
     /// The text of each persona's latest snapshot (unchanged ones are skipped).
     snapshots: BTreeMap<PersonaId, String>,
+    /// Messages before this index were remembered when a rolling summary
+    /// compressed them.
+    rolled: usize,
+    /// Messages already remembered (for their importance), not drafted again.
+    remembered: std::collections::HashSet<agon_core::MessageId>,
 }
 
 fn truncate(text: &str) -> String {
@@ -155,6 +165,7 @@ impl Harvester {
                     });
                     if importance >= MESSAGE_THRESHOLD {
                         out.push(self.message_draft(&m, importance));
+                        self.remembered.insert(m.id.clone());
                     }
                 }
                 self.flush_positions(&mut out);
@@ -176,6 +187,21 @@ impl Harvester {
                         reflection.round,
                     ));
                 }
+            }
+            // A long session's rolling summary compressed these messages
+            // out of the verbatim window: each is remembered whole, so a
+            // turn thousands of messages later can recall it (seed 001's
+            // long-term tier; seed 000 Phase 5).
+            DebateEvent::SummaryRecorded { summary } if summary.scope == SummaryScope::Rolling => {
+                self.flush_positions(&mut out);
+                let end = summary.span.end.min(self.board.messages().len());
+                for i in self.rolled.max(summary.span.start)..end {
+                    let m = &self.board.messages()[i];
+                    if !self.remembered.contains(&m.id) {
+                        out.push(self.message_draft(m, SESSION_MESSAGE_IMPORTANCE));
+                    }
+                }
+                self.rolled = self.rolled.max(end);
             }
             DebateEvent::CruxCardAdded { card } => {
                 self.flush_positions(&mut out);
@@ -423,6 +449,93 @@ mod tests {
                 .contains("Conceded: the covenant point")
         );
         assert!(matches!(quiet.kind, MessageKind::Take));
+    }
+
+    /// A rolling summary at event `i` of `events` covering `[start, end)`.
+    fn rolling(start: usize, end: usize) -> DebateEvent {
+        DebateEvent::SummaryRecorded {
+            summary: agon_core::DebateSummary {
+                scope: SummaryScope::Rolling,
+                span: agon_core::MessageSpan { start, end },
+                text: "The group weighed the options.".into(),
+                before_chars: 0,
+                after_chars: 0,
+                method: "rolling".into(),
+                round: None,
+                temperature_centi: None,
+                latency_ms: None,
+                tokens: None,
+                model: None,
+                time: agon_testkit::synthetic::small::t(5),
+            },
+        }
+    }
+
+    #[test]
+    fn a_rolling_summary_remembers_each_message_it_compressed_once() {
+        let (events, first, quiet) = first_message_and_a_quiet_one("The depot code is K-7431.");
+        let third = DialogueMessage {
+            id: "third".into(),
+            content: "Night buses need drivers.".into(),
+            ..quiet.clone()
+        };
+        let mut events = events;
+        events.extend([
+            DebateEvent::MessageAppended {
+                message: quiet.clone(),
+            },
+            rolling(0, 1),
+            DebateEvent::MessageAppended {
+                message: third.clone(),
+            },
+            // The next summary restates the whole span: only what is new
+            // is remembered.
+            rolling(0, 2),
+            rolling(0, 2),
+        ]);
+        let drafts = harvest(&events);
+        let messages: Vec<(&str, u8)> = drafts
+            .iter()
+            .filter(|d| d.kind == MemoryKind::Message)
+            .map(|d| (d.content.as_str(), d.importance))
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert!(messages[0].0.ends_with(&first.content), "{messages:?}");
+        assert!(messages[1].0.ends_with("The depot code is K-7431."));
+        assert!(
+            messages
+                .iter()
+                .all(|(_, i)| *i == SESSION_MESSAGE_IMPORTANCE)
+        );
+        // The message the window still shows verbatim is not remembered.
+        assert!(!messages.iter().any(|(c, _)| c.contains("Night buses")));
+    }
+
+    #[test]
+    fn a_message_remembered_for_its_importance_is_not_drafted_again() {
+        let (mut events, message, _) = first_message_and_a_quiet_one("unused");
+        events.extend([
+            DebateEvent::ConcessionRecorded {
+                persona: message.persona.clone(),
+                text: "the covenant point".into(),
+                round: 1,
+            },
+            DebateEvent::TurnAnalyzed {
+                message: message.id.clone(),
+                disagreements: vec![],
+                importance: Some(9),
+                contradiction: None,
+                window_end: true,
+            },
+            rolling(0, 1),
+        ]);
+        let drafts = harvest(&events);
+        let messages: Vec<u8> = drafts
+            .iter()
+            .filter(|d| d.kind == MemoryKind::Message)
+            .map(|d| d.importance)
+            .collect();
+        assert_eq!(messages, vec![9]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use agon_context::{EvidencePassage, RetrievedMemory, TurnRecall};
+use agon_context::{EvidencePassage, RecallScope, RetrievedMemory, TurnRecall};
 use agon_core::evidence::{CitedEvidence, cited_ids};
 use agon_core::{DebateEvent, DebateId, DialogueMessage, PersonaId};
 
@@ -22,40 +22,83 @@ pub async fn recall_turn_ahead(
     turn: &TurnRecall,
     cross_debate: bool,
 ) -> Result<(), MemoryError> {
-    let filter = turn_filter(debate, &turn.persona, cross_debate);
+    let filter = turn_filter(debate, turn, cross_debate);
     let aliases = [(turn.persona.clone(), turn.aliases.clone())];
     memory
         .recall_ahead(&turn.query, &filter, memory.config().k, &aliases)
         .await
 }
 
-/// The memories a turn of `persona` may recall: its own, of this debate
-/// or (`cross_debate`) of every debate.
-fn turn_filter(debate: &DebateId, persona: &PersonaId, cross_debate: bool) -> MemoryFilter {
-    MemoryFilter {
-        persona: Some(persona.clone()),
-        debate: (!cross_debate).then(|| debate.clone()),
-        ..MemoryFilter::default()
+/// The memories a turn may recall: the persona's own, of this debate or
+/// (`cross_debate`) of every debate; a long session's turn, every
+/// participant's memories of this debate.
+fn turn_filter(debate: &DebateId, turn: &TurnRecall, cross_debate: bool) -> MemoryFilter {
+    match turn.scope {
+        RecallScope::Own => MemoryFilter {
+            persona: Some(turn.persona.clone()),
+            debate: (!cross_debate).then(|| debate.clone()),
+            ..MemoryFilter::default()
+        },
+        RecallScope::Session => MemoryFilter {
+            debate: Some(debate.clone()),
+            ..MemoryFilter::default()
+        },
     }
 }
 
-/// Recalls `persona`'s memories for `query` and labels them: memories of
-/// this debate by round, of earlier debates by topic and date. `aliases`
-/// are the persona's other names (its display name, a role agent's
-/// role), taken out of the query as its id is.
+/// Recalls the memories of `turn` and labels them: memories of this
+/// debate by round, of earlier debates by topic and date, a long
+/// session's by when and by whom. The persona's other names (its display
+/// name, a role agent's role) are taken out of the query as its id is. A
+/// long session's turn ([`RecallScope::Session`]) keeps only the hits
+/// that stand out ([`agon_context::session_recall_bar`]), so most of its
+/// turns show none.
 pub async fn recall_labelled(
     memory: &Memory,
     debate: &DebateId,
-    persona: &PersonaId,
-    aliases: Vec<String>,
-    query: &str,
+    turn: &TurnRecall,
     cross_debate: bool,
 ) -> Result<Vec<RetrievedMemory>, MemoryError> {
-    let filter = turn_filter(debate, persona, cross_debate);
-    let aliases = [(persona.clone(), aliases)];
-    let recall = memory
-        .recall_aliased(query, &filter, memory.config().k, &aliases)
-        .await?;
+    let filter = turn_filter(debate, turn, cross_debate);
+    let aliases = [(turn.persona.clone(), turn.aliases.clone())];
+    // A long session's turn searches by meaning only when the words of
+    // its query single out a few memories (a BM25 search, no embedding):
+    // most of its turns pay nothing.
+    if turn.scope == RecallScope::Session {
+        let hits = memory
+            .index()
+            .lexical(&turn.query, &filter, agon_context::SESSION_CANDIDATES)
+            .await?;
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        if !agon_context::session_words_stand_out(&scores) {
+            return Ok(Vec::new());
+        }
+    }
+    let k = memory.config().k;
+    let recall = match turn.scope {
+        RecallScope::Own => {
+            memory
+                .recall_aliased(&turn.query, &filter, k, &aliases)
+                .await?
+        }
+        RecallScope::Session => {
+            // The session's background for the query: its best matches,
+            // of which the `k` best that stand out are kept.
+            let mut recall = memory
+                .recall_aliased(
+                    &turn.query,
+                    &filter,
+                    agon_context::SESSION_CANDIDATES.max(k),
+                    &aliases,
+                )
+                .await?;
+            let similarities: Vec<f32> = recall.memories.iter().map(|h| h.similarity).collect();
+            let bar = agon_context::session_recall_bar(&similarities);
+            recall.memories.retain(|hit| hit.similarity >= bar);
+            recall.memories.truncate(k);
+            recall
+        }
+    };
     // Each hit, then the memories around it (`Recall::expanded`): the
     // context assembler cuts from the end when its share runs out.
     let recalled = recall.expanded();
@@ -78,15 +121,14 @@ pub async fn recall_labelled(
         .into_iter()
         .map(|m| {
             let kind = match m.kind {
+                MemoryKind::Message if m.persona != turn.persona => "said",
                 MemoryKind::Message => "you said",
                 MemoryKind::Position => "your position",
                 MemoryKind::Reflection => "reflection",
                 MemoryKind::CruxCard => "crux card",
                 MemoryKind::Corpus => "your source",
             };
-            let label = if &m.debate == debate {
-                format!("round {}, {kind}", m.round)
-            } else {
+            let label = if &m.debate != debate {
                 match infos.get(&m.debate) {
                     Some(i) => format!(
                         "earlier debate \"{}\", {}, {kind}",
@@ -95,6 +137,15 @@ pub async fn recall_labelled(
                     ),
                     None => format!("earlier debate {}, {kind}", m.debate),
                 }
+            } else if turn.scope == RecallScope::Session {
+                // A long session's turns have no rounds: when it was said
+                // (the text names who said it).
+                format!(
+                    "earlier, {} UTC, {kind}",
+                    m.created.format("%Y-%m-%d %H:%M")
+                )
+            } else {
+                format!("round {}, {kind}", m.round)
             };
             RetrievedMemory {
                 label,

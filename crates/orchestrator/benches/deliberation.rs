@@ -73,9 +73,59 @@ fn main() {
     runtime.block_on(run());
 }
 
+/// `-- --planted`: facts said early (turns 100–500 of 10,000) and asked
+/// about late (5,000–9,800), with the vector memory on (the defaults)
+/// against summaries alone (memory off): how many reach the view of the
+/// turns that answer, and how many turns pay for a RELEVANT EARLIER
+/// CONTEXT section.
+async fn run_planted(turns: u32, delay: Duration, dir: &std::path::Path) {
+    let scale = |at: u32| (u64::from(at) * u64::from(turns) / 10_000) as u32;
+    let plants = support::plants(20, (scale(100), scale(500)), (scale(5_000), scale(9_800)));
+    println!(
+        "planted facts: {turns} turns, 4 agents, listen, long preset, model delay {} ms; \
+         {} facts said at turns {}–{}, asked at {}–{}",
+        delay.as_millis(),
+        plants.len(),
+        plants[0].said,
+        plants[plants.len() - 1].said,
+        plants[0].asked,
+        plants[plants.len() - 1].asked,
+    );
+    println!(
+        "| setup | facts shown | speaking turns with RELEVANT EARLIER CONTEXT | wall | ms per turn |"
+    );
+    println!("|---|---|---|---|---|");
+    for memory_on in [false, true] {
+        let run_dir = dir.join(if memory_on { "on" } else { "off" });
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let s = support::session_with(turns, delay, memory_on, &plants, &run_dir).await;
+        let (speaking, recalling) = s.recalling(1, turns);
+        println!(
+            "| {} | {} of {} | {recalling} of {speaking} ({:.2} %) | {:.1} s | {:.2} |",
+            if memory_on {
+                "vector memory on (defaults)"
+            } else {
+                "summaries alone (memory off)"
+            },
+            s.facts_shown(&plants),
+            plants.len(),
+            100.0 * recalling as f64 / speaking.max(1) as f64,
+            s.wall.as_secs_f64(),
+            s.wall.as_secs_f64() * 1e3 / f64::from(turns),
+        );
+    }
+}
+
 async fn run() {
     let turns = u32::try_from(arg("--turns", 10_000)).unwrap();
     let delay = Duration::from_millis(arg("--delay-ms", 0));
+    if std::env::args().any(|a| a == "--planted") {
+        let dir = std::env::temp_dir().join(format!("agon-bench-planted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        run_planted(turns, delay, &dir).await;
+        std::fs::remove_dir_all(&dir).ok();
+        return;
+    }
     let memory_on = !std::env::args().any(|a| a == "--no-memory");
     let dir = std::env::temp_dir().join(format!("agon-bench-deliberation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -185,12 +185,16 @@ impl Speaker<'_> {
         let Some(recall) = recall else {
             return Ok(ContextExtras::default());
         };
+        if recall.scope == agon_context::RecallScope::Session {
+            // A long session's turn recalls what the rolling summaries
+            // compressed: the writer stores it first (at a model's real
+            // pace it has already; with an instant model it may lag).
+            self.shared.flush_memory().await;
+        }
         let recalled = agon_memory::recall_labelled(
             memory,
             &self.shared.debate,
-            &recall.persona,
-            recall.aliases,
-            &recall.query,
+            &recall,
             self.ctx.settings.cross_debate,
         )
         .await;

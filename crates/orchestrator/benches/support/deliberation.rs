@@ -35,14 +35,82 @@ pub struct Seen {
     pub prompt: String,
 }
 
-/// The scripted model, reporting every prompt to the counting thread.
+/// A fact planted in the session: said at turn `said` (that turn's whole
+/// message), asked about at turn `asked` (that turn's whole message, which
+/// does not contain the code).
+#[derive(Debug, Clone)]
+pub struct Plant {
+    pub said: u32,
+    pub asked: u32,
+    pub code: String,
+    pub fact: String,
+    pub question: String,
+}
+
+/// What the planted facts are about (one subject each, so no two facts
+/// share their words).
+const SUBJECTS: [&str; 20] = [
+    "Harbour Street depot roof",
+    "Elm Road bridge bearings",
+    "tram line 4 signalling upgrade",
+    "ferry pier lighting",
+    "school street bollards",
+    "cargo bike subsidy pilot",
+    "Old Mill roundabout redesign",
+    "night bus driver overtime",
+    "ticket machine replacement at Central",
+    "bike parking tower at the station",
+    "bus lane cameras on Kingsway",
+    "snow clearance contract for cycle paths",
+    "electric bus charging at Northgate garage",
+    "pedestrian crossing near the hospital",
+    "park-and-ride shuttle from Westfield",
+    "accessible ramps on the river ferries",
+    "traffic light timing study on Queen Avenue",
+    "tram depot flood barrier",
+    "community transport minibuses for the villages",
+    "wayfinding signs in the old town",
+];
+
+/// `count` planted facts (at most 20): said evenly over turns
+/// `said.0..said.1`, asked evenly over turns `asked.0..asked.1`.
+pub fn plants(count: usize, said: (u32, u32), asked: (u32, u32)) -> Vec<Plant> {
+    let count = count.min(SUBJECTS.len());
+    let step = (said.1 - said.0) / count.max(1) as u32;
+    let asked_step = (asked.1 - asked.0) / count.max(1) as u32;
+    (0..count)
+        .map(|i| {
+            let subject = SUBJECTS[i];
+            let code = format!("{}-{}", (b'K' + i as u8 % 10) as char, 4_117 + 613 * i);
+            Plant {
+                said: said.0 + step * i as u32,
+                asked: asked.0 + asked_step * i as u32,
+                fact: format!(
+                    "For the record, the contractor quoted the {subject} at reference {code}, \
+                     and that quote holds until the end of next year."
+                ),
+                question: format!(
+                    "Before we vote on it: what did the contractor quote for the {subject}? \
+                     I cannot find the reference in my notes."
+                ),
+                code,
+            }
+        })
+        .collect()
+}
+
+/// The scripted model, reporting every prompt to the counting thread, and
+/// saying the planted facts and questions at their turns.
 pub struct Counting {
     inner: ScriptedModel,
     seen: mpsc::Sender<Seen>,
+    plants: Arc<Vec<Plant>>,
 }
 
 impl Counting {
-    fn report(&self, request: &ChatRequest, listen: bool) {
+    /// Reports the call; for a speaking turn where a plant says something,
+    /// what it says.
+    fn report(&self, request: &ChatRequest, listen: bool) -> Option<String> {
         let mut prompt = request.system.clone().unwrap_or_default();
         for m in &request.messages {
             prompt.push('\n');
@@ -62,6 +130,18 @@ impl Counting {
             .and_then(|t| t.parse().ok())
             .unwrap_or(0);
         let _ = self.seen.send(Seen { kind, turn, prompt });
+        if kind != Kind::Speak {
+            return None;
+        }
+        self.plants.iter().find_map(|p| {
+            if p.said == turn {
+                Some(p.fact.clone())
+            } else if p.asked == turn {
+                Some(p.question.clone())
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -74,8 +154,12 @@ impl ChatModel for Counting {
         "scripted"
     }
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.report(&request, false);
-        self.inner.complete(request).await
+        let planted = self.report(&request, false);
+        let mut response = self.inner.complete(request).await?;
+        if let Some(text) = planted {
+            response.content = text;
+        }
+        Ok(response)
     }
     async fn complete_json(
         &self,
@@ -86,8 +170,24 @@ impl ChatModel for Counting {
         self.inner.complete_json(request, schema).await
     }
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.report(&request, false);
-        self.inner.stream(request).await
+        use futures::StreamExt as _;
+        let planted = self.report(&request, false);
+        let stream = self.inner.stream(request).await?;
+        let Some(text) = planted else {
+            return Ok(stream);
+        };
+        // The planted text, then the scripted stream's last chunk (its
+        // usage and finish).
+        let last = stream.collect::<Vec<_>>().await.pop();
+        let chunks = std::iter::once(Ok(agon_llm::ChatChunk {
+            delta: text,
+            usage: None,
+            finish_reason: None,
+            model: None,
+            timing: None,
+        }))
+        .chain(last);
+        Ok(Box::pin(futures::stream::iter(chunks.collect::<Vec<_>>())))
     }
 }
 
@@ -107,6 +207,10 @@ fn persona(name: &str, contract: &str) -> PersonaConfig {
 /// A finished session: its configuration, id and store, the counted calls
 /// `(kind, turn, prompt tokens)` in arrival order, and its wall time.
 pub struct Session {
+    /// For each speaking call, in arrival order: its turn, whether its
+    /// view had a RELEVANT EARLIER CONTEXT section, and the planted codes
+    /// its prompt showed.
+    pub shown: Vec<(u32, bool, Vec<String>)>,
     /// The configuration run.
     pub config: DebateConfig,
     /// The debate's id.
@@ -128,6 +232,28 @@ impl Session {
             .fold((0, 0), |a, (_, _, n)| (a.0 + 1, a.1 + n))
     }
 
+    /// Of `plants`, how many were shown (their code in the prompt) in a
+    /// speaking call of the two turns after the one that asked about them.
+    pub fn facts_shown(&self, plants: &[Plant]) -> usize {
+        plants
+            .iter()
+            .filter(|p| {
+                self.shown.iter().any(|(turn, _, codes)| {
+                    (p.asked + 1..=p.asked + 2).contains(turn) && codes.contains(&p.code)
+                })
+            })
+            .count()
+    }
+
+    /// Speaking calls of turns `from..=to`, and how many of them had a
+    /// RELEVANT EARLIER CONTEXT section.
+    pub fn recalling(&self, from: u32, to: u32) -> (usize, usize) {
+        self.shown
+            .iter()
+            .filter(|(t, _, _)| (from..=to).contains(t))
+            .fold((0, 0), |a, (_, r, _)| (a.0 + 1, a.1 + usize::from(*r)))
+    }
+
     /// The prompt tokens of the speaking calls of turns `from..=to`, sorted.
     pub fn speaking(&self, from: u32, to: u32) -> Vec<usize> {
         let mut v: Vec<usize> = self
@@ -144,6 +270,17 @@ impl Session {
 /// Runs a `turns`-turn session in `dir` with the model answering after
 /// `delay`, vector memory (local MiniLM) on or off.
 pub async fn session(turns: u32, delay: Duration, memory_on: bool, dir: &Path) -> Session {
+    session_with(turns, delay, memory_on, &[], dir).await
+}
+
+/// [`session`] with `plants` said and asked at their turns.
+pub async fn session_with(
+    turns: u32,
+    delay: Duration,
+    memory_on: bool,
+    plants: &[Plant],
+    dir: &Path,
+) -> Session {
     let mut config = DebateConfig {
         protocol: ProtocolKind::Deliberation,
         topic: "How should the city spend its transport budget?".into(),
@@ -163,15 +300,33 @@ pub async fn session(turns: u32, delay: Duration, memory_on: bool, dir: &Path) -
     d.stop_on_consensus = false;
 
     let (tx, rx) = mpsc::channel::<Seen>();
+    let codes: Vec<String> = plants.iter().map(|p| p.code.clone()).collect();
     let counter = std::thread::spawn(move || {
         let tokens = TiktokenCounter::default();
-        rx.into_iter()
-            .map(|s| (s.kind, s.turn, tokens.count(&s.prompt)))
-            .collect::<Vec<_>>()
+        let mut shown = Vec::new();
+        let calls = rx
+            .into_iter()
+            .map(|s| {
+                if s.kind == Kind::Speak {
+                    shown.push((
+                        s.turn,
+                        s.prompt.contains("RELEVANT EARLIER CONTEXT"),
+                        codes
+                            .iter()
+                            .filter(|c| s.prompt.contains(c.as_str()))
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+                (s.kind, s.turn, tokens.count(&s.prompt))
+            })
+            .collect::<Vec<_>>();
+        (calls, shown)
     });
     let model = Arc::new(Counting {
         inner: ScriptedModel::new(delay).with_padding(80),
         seen: tx,
+        plants: Arc::new(plants.to_vec()),
     });
     let models = Models::uniform(model, PriceTable::with_defaults());
     let url = format!("sqlite://{}", dir.join("bench.db").display());
@@ -192,8 +347,9 @@ pub async fn session(turns: u32, delay: Duration, memory_on: bool, dir: &Path) -
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let wall = started.elapsed();
     drop(models);
-    let calls = counter.join().unwrap();
+    let (calls, shown) = counter.join().unwrap();
     Session {
+        shown,
         config,
         id,
         url,
