@@ -98,7 +98,8 @@ async fn run_planted(turns: u32, delay: Duration, dir: &std::path::Path) {
     for memory_on in [false, true] {
         let run_dir = dir.join(if memory_on { "on" } else { "off" });
         std::fs::create_dir_all(&run_dir).unwrap();
-        let s = support::session_with(turns, delay, memory_on, &plants, &run_dir).await;
+        let s = support::session_with(turns, delay, memory_on, &plants, support::PADDING, &run_dir)
+            .await;
         let (speaking, recalling) = s.recalling(1, turns);
         println!(
             "| {} | {} of {} | {recalling} of {speaking} ({:.2} %) | {:.1} s | {:.2} |",

@@ -270,15 +270,21 @@ impl Session {
 /// Runs a `turns`-turn session in `dir` with the model answering after
 /// `delay`, vector memory (local MiniLM) on or off.
 pub async fn session(turns: u32, delay: Duration, memory_on: bool, dir: &Path) -> Session {
-    session_with(turns, delay, memory_on, &[], dir).await
+    session_with(turns, delay, memory_on, &[], PADDING, dir).await
 }
 
-/// [`session`] with `plants` said and asked at their turns.
+/// Words of filler the scripted model appends to each turn (about 90
+/// words a turn: a realistic length).
+pub const PADDING: usize = 80;
+
+/// [`session`] with `plants` said and asked at their turns, and `padding`
+/// words of filler a turn.
 pub async fn session_with(
     turns: u32,
     delay: Duration,
     memory_on: bool,
     plants: &[Plant],
+    padding: usize,
     dir: &Path,
 ) -> Session {
     let mut config = DebateConfig {
@@ -324,7 +330,7 @@ pub async fn session_with(
         (calls, shown)
     });
     let model = Arc::new(Counting {
-        inner: ScriptedModel::new(delay).with_padding(80),
+        inner: ScriptedModel::new(delay).with_padding(padding),
         seen: tx,
         plants: Arc::new(plants.to_vec()),
     });
