@@ -14,7 +14,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -45,6 +45,16 @@ fn main() -> Result<()> {
                 "evidence",
             ],
         ),
+        ["bench", "deliberation", "--planted"] => {
+            models::fetch(&sh, &root)?;
+            let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
+            cmd!(
+                sh,
+                "cargo bench -p agon-orchestrator --bench deliberation -- --planted"
+            )
+            .run()?;
+            Ok(())
+        }
         ["bench", "fidelity", "--local"] => {
             models::fetch(&sh, &root)?;
             let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(&root)?);
