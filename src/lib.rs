@@ -23,6 +23,7 @@
 //! - `eval` (feature `eval`): dialectic's evaluation of a finished debate;
 //! - `app` (feature `app`): the application every front door shares;
 //! - `server` (feature `server`): the HTTP API, live streams and pages;
+//! - `mcp` (feature `mcp`): Agon as a Model Context Protocol server;
 //! - `worker` (feature `worker`): debates on a pool of workers over PostgreSQL.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -86,6 +87,10 @@ pub use agon_app as app;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub use agon_server as server;
+
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use agon_mcp as mcp;
 
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]

@@ -132,6 +132,11 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 120)]
         grace_secs: u64,
     },
+    /// Serve Agon over the Model Context Protocol on stdin and stdout, for
+    /// an MCP client (Claude Desktop, Claude Code, an IDE): tools to start
+    /// a debate, follow it, read its report, answer its questions, add a
+    /// note, recall and list debates (docs/mcp.md). Logs go to stderr.
+    Mcp,
     /// List stored debates (on PostgreSQL with workers: queued, running,
     /// retrying and failed jobs, with their worker).
     List,
@@ -304,6 +309,7 @@ impl Command {
                 | Self::Worker(_)
                 | Self::Submit(_)
                 | Self::Serve { .. }
+                | Self::Mcp
                 | Self::Resume { .. }
                 | Self::Eval(_)
                 | Self::Memory(_)

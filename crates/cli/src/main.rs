@@ -114,6 +114,13 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Serve { addr, grace_secs } => {
             serve::run(store, url, addr, std::time::Duration::from_secs(grace_secs)).await
         }
+        Command::Mcp => {
+            // The session ends when the client closes stdin; the debates it
+            // started stop at their next step and resume with `agon resume`.
+            agon_mcp::serve_stdio(app.clone()).await?;
+            app.shutdown(std::time::Duration::from_secs(30)).await;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Note { id, text, author } => commands::steer::note(&app, id, text, author).await,
         Command::Pause { id, by } => commands::steer::pause(&app, id, by).await,
         Command::Stop { id } => commands::steer::stop(&app, id).await,

@@ -2728,3 +2728,75 @@ async fn agon_fork_resumes_to_the_parents_end_and_parts_from_it_at_a_note() {
         stderr(&misplaced)
     );
 }
+
+/// `agon mcp` driven by a real MCP client (rmcp's, over the child's stdin
+/// and stdout): it lists Agon's tools, starts a debate from a TOML
+/// configuration on the stub provider and waits for it, reads its report,
+/// and the debate is in the store as `agon list` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_runs_a_debate_and_reads_its_report_through_agon_mcp() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+
+    let server = stub(Duration::ZERO).await;
+    let dir = temp_dir("mcp");
+    let toml = std::fs::read_to_string(config(dir.path(), &server.uri())).unwrap();
+    let mut command = tokio::process::Command::new(AGON);
+    command
+        .env(
+            "AGON_STORE",
+            format!("sqlite://{}", dir.path().join("agon.db").display()),
+        )
+        .env_remove("AGON_MODELS_DIR")
+        .current_dir(dir.path())
+        .arg("mcp");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 7, "{tools:?}");
+    let call = |name: &'static str, arguments: Value| {
+        let Value::Object(arguments) = arguments else {
+            panic!("an object")
+        };
+        CallToolRequestParams::new(name).with_arguments(arguments)
+    };
+    let text = |result: rmcp::model::CallToolResult| -> String {
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect()
+    };
+    let done = text(
+        client
+            .call_tool(call(
+                "start_debate",
+                serde_json::json!({"config_toml": toml, "wait": true}),
+            ))
+            .await
+            .unwrap(),
+    );
+    let first_line = done.lines().next().unwrap();
+    assert!(first_line.contains(": finished"), "{done}");
+    let id = first_line
+        .trim_start_matches("debate ")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let report = text(
+        client
+            .call_tool(call("debate_report", serde_json::json!({"id": id})))
+            .await
+            .unwrap(),
+    );
+    for name in ["Mara", "Theo", "Priya"] {
+        assert!(report.contains(name), "{name} in the report:\n{report}");
+    }
+    client.cancel().await.unwrap();
+    assert_eq!(only_debate(dir.path()), id);
+}

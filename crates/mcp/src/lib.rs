@@ -1,0 +1,396 @@
+//! Agon as a [Model Context Protocol](https://modelcontextprotocol.io)
+//! server: an adapter over the application (`agon-app`), as the CLI and
+//! the HTTP server are. An MCP client (Claude Desktop, Claude Code, an
+//! IDE, an agent framework) can start a debate, follow its progress, read
+//! its report, answer its clarifying questions, add a moderator's note,
+//! recall from the vector memory and list the debates.
+//!
+//! `agon mcp` serves it over stdio ([`serve_stdio`]); [`AgonMcp`] serves
+//! any rmcp transport.
+//!
+//! A tool's failure (an unknown debate, a finished one, a bad
+//! configuration, arguments of the wrong shape) is a tool result marked
+//! as an error whose text names what was wrong, so the calling model
+//! reads it and can try again.
+
+use std::time::Duration;
+
+use agon_app::App;
+use agon_config::{DebateConfig, Overrides, ProtocolKind};
+use agon_core::DebateId;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+mod text;
+
+/// How often a waiting `start_debate` reports progress.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// The MCP server over one application.
+#[derive(Clone)]
+pub struct AgonMcp {
+    app: App,
+    #[expect(dead_code, reason = "read by the code `tool_handler` generates")]
+    tool_router: ToolRouter<Self>,
+}
+
+impl std::fmt::Debug for AgonMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgonMcp").finish_non_exhaustive()
+    }
+}
+
+/// Serves `app` over stdin and stdout until the client closes them (the
+/// process's logs must go to stderr).
+pub async fn serve_stdio(app: App) -> Result<(), McpError> {
+    let service = AgonMcp::new(app)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError(format!("starting the MCP session on stdio: {e}")))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| McpError(format!("the MCP session on stdio ended with an error: {e}")))?;
+    Ok(())
+}
+
+/// A failure of the MCP session itself (not of a tool).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpError(pub String);
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for McpError {}
+
+/// `start_debate`'s arguments: a topic or a configuration, and the
+/// settings `agon debate`'s flags give.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartDebate {
+    /// The question to debate (with the defaults, or over `config_toml`).
+    pub topic: Option<String>,
+    /// A configuration file's text, TOML as `agon debate --config` reads it.
+    pub config_toml: Option<String>,
+    /// `structured`, `dialectic` or `deliberation`.
+    pub protocol: Option<ProtocolKind>,
+    /// One model spec for every role (`openai:gpt-4o-mini`, `local`, …).
+    pub model: Option<String>,
+    /// Dialectic: rounds.
+    pub rounds: Option<u32>,
+    /// Structured debate: minirounds per aspect.
+    pub minirounds: Option<u32>,
+    /// Deliberation: turns.
+    pub turns: Option<u32>,
+    /// Wait until the debate ends, reporting progress, and return its
+    /// report (default: return its id at once; ask `debate_status`).
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// Arguments naming one debate.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebateRef {
+    /// The debate's id.
+    pub id: String,
+}
+
+/// `debate_report`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportRequest {
+    /// The debate's id.
+    pub id: String,
+    /// `markdown` (default) or `json`.
+    #[serde(default)]
+    pub format: ReportFormat,
+}
+
+/// The form of a report.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportFormat {
+    /// Markdown, as `agon report` prints it.
+    #[default]
+    Markdown,
+    /// JSON, as `agon report --json` prints it.
+    Json,
+}
+
+/// `answer_questions`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answers {
+    /// The debate's id.
+    pub id: String,
+    /// One answer per question it waits on, in order (`""` for NA).
+    pub answers: Vec<String>,
+}
+
+/// `add_note`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    /// The debate's id.
+    pub id: String,
+    /// The note every agent's next context shows.
+    pub text: String,
+    /// Who writes it (default: the moderator).
+    pub author: Option<String>,
+}
+
+/// `recall`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    /// What to recall.
+    pub query: String,
+    /// Whose memories (a persona's name or id; everyone's without one).
+    pub persona: Option<String>,
+    /// Only this debate's memories.
+    pub debate: Option<String>,
+    /// How many (default 8).
+    pub k: Option<usize>,
+    /// The embedder the memories were written with (default `local`).
+    pub embedder: Option<String>,
+}
+
+fn text(t: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(t)])
+}
+
+fn failed(t: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(t)])
+}
+
+#[rmcp::tool_router]
+impl AgonMcp {
+    /// The server over `app`.
+    pub fn new(app: App) -> Self {
+        Self {
+            app,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Starts a debate in this process.
+    #[tool(
+        description = "Start a debate on a topic (or a TOML configuration) and run it. Returns its id at once; with wait=true, reports progress until it ends and returns its report. Protocols: structured (personas, aspects, crux rooms), dialectic (role agents propose, critique, refine; a judge synthesizes), deliberation (a long free-form session)."
+    )]
+    async fn start_debate(
+        &self,
+        Parameters(args): Parameters<StartDebate>,
+        meta: RequestMetaObject,
+        client: Peer<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let wait = args.wait;
+        let config = match config_of(args) {
+            Ok(config) => config,
+            Err(reason) => return Ok(failed(reason)),
+        };
+        let id = match self.app.start(&config).await {
+            Ok(id) => id,
+            Err(e) => return Ok(failed(e.to_string())),
+        };
+        if !wait {
+            return Ok(text(format!(
+                "Started debate {id}. Ask debate_status with id \"{id}\" for its progress, and \
+                 debate_report for its report once it has finished."
+            )));
+        }
+        let token = meta.get_progress_token();
+        let mut reported = u64::MAX;
+        loop {
+            let status = match text::status(&self.app, &id).await {
+                Ok(status) => status,
+                Err(e) => return Ok(failed(e.to_string())),
+            };
+            if let Some(token) = &token
+                && status.messages != reported
+            {
+                reported = status.messages;
+                let mut note =
+                    ProgressNotificationParam::new(token.clone(), status.messages as f64)
+                        .with_message(status.line());
+                if let Some(total) = status.planned {
+                    note = note.with_total(total as f64);
+                }
+                // A client gone away loses its progress, not the debate.
+                let _ = client.notify_progress(note).await;
+            }
+            if !self.app.runs_here(&id) {
+                return Ok(
+                    match text::report(&self.app, &id, ReportFormat::Markdown).await {
+                        Ok(report) => text(format!("{}\n\n{report}", status.line())),
+                        Err(e) => failed(e.to_string()),
+                    },
+                );
+            }
+            if let Some(questions) = status.questions.as_deref() {
+                return Ok(text(format!(
+                    "{}\n\nThe debate waits for answers to its clarifying questions; give them \
+                     with answer_questions (one per question, in order):\n{questions}",
+                    status.line()
+                )));
+            }
+            tokio::time::sleep(PROGRESS_EVERY).await;
+        }
+    }
+
+    /// A debate's status and progress.
+    #[tool(
+        description = "A debate's status (running, finished, …), its progress (phase, round or turn, messages so far) and the clarifying questions it waits on, if any."
+    )]
+    async fn debate_status(
+        &self,
+        Parameters(args): Parameters<DebateRef>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = DebateId::new(args.id);
+        Ok(match text::status(&self.app, &id).await {
+            Ok(status) => text(status.describe()),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// A debate's report.
+    #[tool(
+        description = "A debate's report: Markdown (default) or JSON. Works while it runs (what it has so far) and after it ends."
+    )]
+    async fn debate_report(
+        &self,
+        Parameters(args): Parameters<ReportRequest>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = DebateId::new(args.id);
+        Ok(match text::report(&self.app, &id, args.format).await {
+            Ok(report) => text(report),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// Answers the clarifying questions a debate waits on.
+    #[tool(
+        description = "Answer the clarifying questions a debate waits on: one answer per question, in the order debate_status lists them (\"\" for not applicable)."
+    )]
+    async fn answer_questions(
+        &self,
+        Parameters(args): Parameters<Answers>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = DebateId::new(args.id);
+        Ok(match self.app.answer(&id, args.answers).await {
+            Ok(posted) => text(format!(
+                "Answers recorded for debate {id} (request {}).",
+                posted.request
+            )),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// Adds a moderator's note.
+    #[tool(
+        description = "Add a moderator's note to a debate: every agent's next context shows it (a debate that runs nowhere now takes it when it runs again)."
+    )]
+    async fn add_note(
+        &self,
+        Parameters(args): Parameters<Note>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = DebateId::new(args.id);
+        Ok(match self.app.note(&id, args.text, args.author).await {
+            Ok(posted) => text(format!(
+                "Note queued for debate {id} (request {}).",
+                posted.request
+            )),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// Recalls from the vector memory.
+    #[tool(
+        description = "Recall from Agon's vector memory of past debates: the memories closest to a query, a persona's or everyone's, of one debate or all, with their scores."
+    )]
+    async fn recall(
+        &self,
+        Parameters(args): Parameters<RecallRequest>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let recalled = self
+            .app
+            .recall(
+                &args.query,
+                args.persona.as_deref(),
+                args.debate.as_deref(),
+                args.k.unwrap_or(8),
+                args.embedder.as_deref().unwrap_or("local"),
+            )
+            .await;
+        Ok(match recalled {
+            Ok(recall) => text(text::recall(&recall)),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// Lists the debates.
+    #[tool(
+        description = "List the stored debates, newest first: id, status, protocol, messages and topic."
+    )]
+    async fn list_debates(&self) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.app.store().list_debates().await {
+            Ok(debates) => text(text::list(&debates)),
+            Err(e) => failed(e.to_string()),
+        })
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for AgonMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("agon", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Agon runs multi-agent debates with a real memory. Start one with start_debate \
+                 (a topic is enough), follow it with debate_status, read it with debate_report.",
+            )
+    }
+}
+
+/// The configuration `args` ask for, validated as `agon debate` validates
+/// its flags; an error names the argument.
+fn config_of(args: StartDebate) -> Result<DebateConfig, String> {
+    let mut config = match args.config_toml.as_deref() {
+        Some(toml) => DebateConfig::from_toml(toml, "config_toml").map_err(|e| e.to_string())?,
+        None => {
+            // The protocol first, so the topic lands where that protocol
+            // keeps it (a dialectic problem), as `agon debate` does.
+            let mut config = DebateConfig::default();
+            if let Some(protocol) = args.protocol {
+                config.protocol = protocol;
+            }
+            config
+        }
+    };
+    if args.topic.is_none() && args.config_toml.is_none() {
+        return Err("start_debate: give a `topic` or a `config_toml`".into());
+    }
+    let mut overrides = Overrides {
+        protocol: args.protocol,
+        topic: args.topic,
+        model: args.model,
+        ..Overrides::default()
+    };
+    overrides.dialectic.rounds = args.rounds;
+    overrides.structured.minirounds = args.minirounds;
+    overrides.deliberation.turns = args.turns;
+    config
+        .apply(&overrides)
+        .map_err(|e| format!("start_debate: {e}"))?;
+    Ok(config)
+}
