@@ -67,7 +67,11 @@ impl Bm25 {
         terms.dedup();
         let docs = self.doc_len.len() as f32;
         let avg_len = (self.total_len as f32 / docs).max(1.0);
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Dense scores (every term's weight is above 0, so a 0 is a
+        // document not reached yet): a long session's query shares its
+        // common words with most documents.
+        let mut scores = vec![0.0f32; self.doc_len.len()];
+        let mut reached: Vec<u32> = Vec::new();
         for term in &terms {
             let Some(list) = self.postings.get(term) else {
                 continue;
@@ -81,12 +85,23 @@ impl Bm25 {
                 let tf = tf as f32;
                 let len = self.doc_len[doc as usize] as f32;
                 let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
-                *scores.entry(doc).or_default() += s;
+                let score = &mut scores[doc as usize];
+                if *score == 0.0 {
+                    reached.push(doc);
+                }
+                *score += s;
             }
         }
-        let mut ranked: Vec<(u32, f32)> = scores.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked.truncate(n);
+        let mut ranked: Vec<(u32, f32)> = reached
+            .into_iter()
+            .map(|doc| (doc, scores[doc as usize]))
+            .collect();
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if ranked.len() > n {
+            ranked.select_nth_unstable_by(n, order);
+            ranked.truncate(n);
+        }
+        ranked.sort_by(order);
         ranked
     }
 }
