@@ -18,15 +18,17 @@ use std::time::Duration;
 use agon_app::App;
 use agon_config::{DebateConfig, Overrides, ProtocolKind};
 use agon_core::DebateId;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 mod text;
 
@@ -37,8 +39,6 @@ pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 #[derive(Clone)]
 pub struct AgonMcp {
     app: App,
-    #[expect(dead_code, reason = "read by the code `tool_handler` generates")]
-    tool_router: ToolRouter<Self>,
 }
 
 impl std::fmt::Debug for AgonMcp {
@@ -166,6 +166,67 @@ pub struct RecallRequest {
     pub embedder: Option<String>,
 }
 
+/// `list_debates` takes no arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+/// The tools: name, description and the JSON schema of their arguments.
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "start_debate",
+            "Start a debate on a topic (or a TOML configuration) and run it. Returns its id at \
+             once; with wait=true, reports progress until it ends and returns its report. \
+             Protocols: structured (personas, aspects, crux rooms), dialectic (role agents \
+             propose, critique, refine; a judge synthesizes), deliberation (a long free-form \
+             session).",
+            schema_for_type::<StartDebate>(),
+        ),
+        Tool::new(
+            "debate_status",
+            "A debate's status (running, finished, …), its progress (phase, round or turn, \
+             messages so far) and the clarifying questions it waits on, if any.",
+            schema_for_type::<DebateRef>(),
+        ),
+        Tool::new(
+            "debate_report",
+            "A debate's report: Markdown (default) or JSON. Works while it runs (what it has \
+             so far) and after it ends.",
+            schema_for_type::<ReportRequest>(),
+        ),
+        Tool::new(
+            "answer_questions",
+            "Answer the clarifying questions a debate waits on: one answer per question, in \
+             the order debate_status lists them (\"\" for not applicable).",
+            schema_for_type::<Answers>(),
+        ),
+        Tool::new(
+            "add_note",
+            "Add a moderator's note to a debate: every agent's next context shows it (a \
+             debate that runs nowhere now takes it when it runs again).",
+            schema_for_type::<Note>(),
+        ),
+        Tool::new(
+            "recall",
+            "Recall from Agon's vector memory of past debates: the memories closest to a \
+             query, a persona's or everyone's, of one debate or all, with their scores.",
+            schema_for_type::<RecallRequest>(),
+        ),
+        Tool::new(
+            "list_debates",
+            "List the stored debates, newest first: id, status, protocol, messages and topic.",
+            schema_for_type::<NoArguments>(),
+        ),
+    ]
+}
+
+/// `request`'s arguments as `T`, or what was wrong with them.
+fn arguments<T: DeserializeOwned>(request: &CallToolRequestParams) -> Result<T, String> {
+    let value = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+    serde_json::from_value(value).map_err(|e| format!("{}: invalid arguments: {e}", request.name))
+}
+
 fn text(t: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(t)])
 }
@@ -174,47 +235,39 @@ fn failed(t: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(t)])
 }
 
-#[rmcp::tool_router]
 impl AgonMcp {
     /// The server over `app`.
     pub fn new(app: App) -> Self {
-        Self {
-            app,
-            tool_router: Self::tool_router(),
-        }
+        Self { app }
     }
 
     /// Starts a debate in this process.
-    #[tool(
-        description = "Start a debate on a topic (or a TOML configuration) and run it. Returns its id at once; with wait=true, reports progress until it ends and returns its report. Protocols: structured (personas, aspects, crux rooms), dialectic (role agents propose, critique, refine; a judge synthesizes), deliberation (a long free-form session)."
-    )]
     async fn start_debate(
         &self,
-        Parameters(args): Parameters<StartDebate>,
-        meta: RequestMetaObject,
-        client: Peer<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+        args: StartDebate,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let wait = args.wait;
         let config = match config_of(args) {
             Ok(config) => config,
-            Err(reason) => return Ok(failed(reason)),
+            Err(reason) => return failed(reason),
         };
         let id = match self.app.start(&config).await {
             Ok(id) => id,
-            Err(e) => return Ok(failed(e.to_string())),
+            Err(e) => return failed(e.to_string()),
         };
         if !wait {
-            return Ok(text(format!(
+            return text(format!(
                 "Started debate {id}. Ask debate_status with id \"{id}\" for its progress, and \
                  debate_report for its report once it has finished."
-            )));
+            ));
         }
-        let token = meta.get_progress_token();
+        let token = context.meta.get_progress_token();
         let mut reported = u64::MAX;
         loop {
             let status = match text::status(&self.app, &id).await {
                 Ok(status) => status,
-                Err(e) => return Ok(failed(e.to_string())),
+                Err(e) => return failed(e.to_string()),
             };
             if let Some(token) = &token
                 && status.messages != reported
@@ -227,101 +280,69 @@ impl AgonMcp {
                     note = note.with_total(total as f64);
                 }
                 // A client gone away loses its progress, not the debate.
-                let _ = client.notify_progress(note).await;
+                let _ = context.peer.notify_progress(note).await;
             }
             if !self.app.runs_here(&id) {
-                return Ok(
-                    match text::report(&self.app, &id, ReportFormat::Markdown).await {
-                        Ok(report) => text(format!("{}\n\n{report}", status.line())),
-                        Err(e) => failed(e.to_string()),
-                    },
-                );
+                return match text::report(&self.app, &id, ReportFormat::Markdown).await {
+                    Ok(report) => text(format!("{}\n\n{report}", status.line())),
+                    Err(e) => failed(e.to_string()),
+                };
             }
             if let Some(questions) = status.questions.as_deref() {
-                return Ok(text(format!(
+                return text(format!(
                     "{}\n\nThe debate waits for answers to its clarifying questions; give them \
                      with answer_questions (one per question, in order):\n{questions}",
                     status.line()
-                )));
+                ));
             }
             tokio::time::sleep(PROGRESS_EVERY).await;
         }
     }
 
     /// A debate's status and progress.
-    #[tool(
-        description = "A debate's status (running, finished, …), its progress (phase, round or turn, messages so far) and the clarifying questions it waits on, if any."
-    )]
-    async fn debate_status(
-        &self,
-        Parameters(args): Parameters<DebateRef>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn debate_status(&self, args: DebateRef) -> CallToolResult {
         let id = DebateId::new(args.id);
-        Ok(match text::status(&self.app, &id).await {
+        match text::status(&self.app, &id).await {
             Ok(status) => text(status.describe()),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 
     /// A debate's report.
-    #[tool(
-        description = "A debate's report: Markdown (default) or JSON. Works while it runs (what it has so far) and after it ends."
-    )]
-    async fn debate_report(
-        &self,
-        Parameters(args): Parameters<ReportRequest>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn debate_report(&self, args: ReportRequest) -> CallToolResult {
         let id = DebateId::new(args.id);
-        Ok(match text::report(&self.app, &id, args.format).await {
+        match text::report(&self.app, &id, args.format).await {
             Ok(report) => text(report),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 
     /// Answers the clarifying questions a debate waits on.
-    #[tool(
-        description = "Answer the clarifying questions a debate waits on: one answer per question, in the order debate_status lists them (\"\" for not applicable)."
-    )]
-    async fn answer_questions(
-        &self,
-        Parameters(args): Parameters<Answers>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn answer_questions(&self, args: Answers) -> CallToolResult {
         let id = DebateId::new(args.id);
-        Ok(match self.app.answer(&id, args.answers).await {
+        match self.app.answer(&id, args.answers).await {
             Ok(posted) => text(format!(
                 "Answers recorded for debate {id} (request {}).",
                 posted.request
             )),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 
     /// Adds a moderator's note.
-    #[tool(
-        description = "Add a moderator's note to a debate: every agent's next context shows it (a debate that runs nowhere now takes it when it runs again)."
-    )]
-    async fn add_note(
-        &self,
-        Parameters(args): Parameters<Note>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn add_note(&self, args: Note) -> CallToolResult {
         let id = DebateId::new(args.id);
-        Ok(match self.app.note(&id, args.text, args.author).await {
+        match self.app.note(&id, args.text, args.author).await {
             Ok(posted) => text(format!(
                 "Note queued for debate {id} (request {}).",
                 posted.request
             )),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 
     /// Recalls from the vector memory.
-    #[tool(
-        description = "Recall from Agon's vector memory of past debates: the memories closest to a query, a persona's or everyone's, of one debate or all, with their scores."
-    )]
-    async fn recall(
-        &self,
-        Parameters(args): Parameters<RecallRequest>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn recall(&self, args: RecallRequest) -> CallToolResult {
         let recalled = self
             .app
             .recall(
@@ -332,26 +353,74 @@ impl AgonMcp {
                 args.embedder.as_deref().unwrap_or("local"),
             )
             .await;
-        Ok(match recalled {
+        match recalled {
             Ok(recall) => text(text::recall(&recall)),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 
     /// Lists the debates.
-    #[tool(
-        description = "List the stored debates, newest first: id, status, protocol, messages and topic."
-    )]
-    async fn list_debates(&self) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.app.store().list_debates().await {
+    async fn list_debates(&self) -> CallToolResult {
+        match self.app.store().list_debates().await {
             Ok(debates) => text(text::list(&debates)),
             Err(e) => failed(e.to_string()),
-        })
+        }
     }
 }
 
-#[tool_handler]
 impl ServerHandler for AgonMcp {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = match request.name.as_ref() {
+            "start_debate" => match arguments(&request) {
+                Ok(args) => self.start_debate(args, &context).await,
+                Err(refused) => failed(refused),
+            },
+            "debate_status" => match arguments(&request) {
+                Ok(args) => self.debate_status(args).await,
+                Err(refused) => failed(refused),
+            },
+            "debate_report" => match arguments(&request) {
+                Ok(args) => self.debate_report(args).await,
+                Err(refused) => failed(refused),
+            },
+            "answer_questions" => match arguments(&request) {
+                Ok(args) => self.answer_questions(args).await,
+                Err(refused) => failed(refused),
+            },
+            "add_note" => match arguments(&request) {
+                Ok(args) => self.add_note(args).await,
+                Err(refused) => failed(refused),
+            },
+            "recall" => match arguments(&request) {
+                Ok(args) => self.recall(args).await,
+                Err(refused) => failed(refused),
+            },
+            "list_debates" => match arguments::<NoArguments>(&request) {
+                Ok(_) => self.list_debates().await,
+                Err(refused) => failed(refused),
+            },
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no tool `{other}` (list_tools names Agon's seven)"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("agon", env!("CARGO_PKG_VERSION")))
