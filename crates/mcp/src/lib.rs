@@ -227,12 +227,13 @@ fn arguments<T: DeserializeOwned>(request: &CallToolRequestParams) -> Result<T, 
     serde_json::from_value(value).map_err(|e| format!("{}: invalid arguments: {e}", request.name))
 }
 
-fn text(t: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(t)])
-}
+/// What a tool answers: its text, or what went wrong (a result marked as
+/// an error).
+type Answer = Result<String, String>;
 
-fn failed(t: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(t)])
+/// The text of an application error.
+fn said(e: impl std::fmt::Display) -> String {
+    e.to_string()
 }
 
 impl AgonMcp {
@@ -241,23 +242,37 @@ impl AgonMcp {
         Self { app }
     }
 
+    /// Runs the tool `request` names with its arguments.
+    async fn dispatch(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Answer {
+        match request.name.as_ref() {
+            "start_debate" => self.start_debate(arguments(request)?, context).await,
+            "debate_status" => self.debate_status(arguments(request)?).await,
+            "debate_report" => self.debate_report(arguments(request)?).await,
+            "answer_questions" => self.answer_questions(arguments(request)?).await,
+            "add_note" => self.add_note(arguments(request)?).await,
+            "recall" => self.recall(arguments(request)?).await,
+            _ => {
+                arguments::<NoArguments>(request)?;
+                self.list_debates().await
+            }
+        }
+    }
+
     /// Starts a debate in this process.
     async fn start_debate(
         &self,
         args: StartDebate,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> Answer {
         let wait = args.wait;
-        let config = match config_of(args) {
-            Ok(config) => config,
-            Err(reason) => return failed(reason),
-        };
-        let id = match self.app.start(&config).await {
-            Ok(id) => id,
-            Err(e) => return failed(e.to_string()),
-        };
+        let config = config_of(args)?;
+        let id = self.app.start(&config).await.map_err(said)?;
         if !wait {
-            return text(format!(
+            return Ok(format!(
                 "Started debate {id}. Ask debate_status with id \"{id}\" for its progress, and \
                  debate_report for its report once it has finished."
             ));
@@ -265,10 +280,7 @@ impl AgonMcp {
         let token = context.meta.get_progress_token();
         let mut reported = u64::MAX;
         loop {
-            let status = match text::status(&self.app, &id).await {
-                Ok(status) => status,
-                Err(e) => return failed(e.to_string()),
-            };
+            let status = text::status(&self.app, &id).await.map_err(said)?;
             if let Some(token) = &token
                 && status.messages != reported
             {
@@ -283,13 +295,13 @@ impl AgonMcp {
                 let _ = context.peer.notify_progress(note).await;
             }
             if !self.app.runs_here(&id) {
-                return match text::report(&self.app, &id, ReportFormat::Markdown).await {
-                    Ok(report) => text(format!("{}\n\n{report}", status.line())),
-                    Err(e) => failed(e.to_string()),
-                };
+                let report = text::report(&self.app, &id, ReportFormat::Markdown)
+                    .await
+                    .map_err(said)?;
+                return Ok(format!("{}\n\n{report}", status.line()));
             }
             if let Some(questions) = status.questions.as_deref() {
-                return text(format!(
+                return Ok(format!(
                     "{}\n\nThe debate waits for answers to its clarifying questions; give them \
                      with answer_questions (one per question, in order):\n{questions}",
                     status.line()
@@ -300,50 +312,45 @@ impl AgonMcp {
     }
 
     /// A debate's status and progress.
-    async fn debate_status(&self, args: DebateRef) -> CallToolResult {
-        let id = DebateId::new(args.id);
-        match text::status(&self.app, &id).await {
-            Ok(status) => text(status.describe()),
-            Err(e) => failed(e.to_string()),
-        }
+    async fn debate_status(&self, args: DebateRef) -> Answer {
+        let status = text::status(&self.app, &DebateId::new(args.id)).await;
+        Ok(status.map_err(said)?.describe())
     }
 
     /// A debate's report.
-    async fn debate_report(&self, args: ReportRequest) -> CallToolResult {
-        let id = DebateId::new(args.id);
-        match text::report(&self.app, &id, args.format).await {
-            Ok(report) => text(report),
-            Err(e) => failed(e.to_string()),
-        }
+    async fn debate_report(&self, args: ReportRequest) -> Answer {
+        text::report(&self.app, &DebateId::new(args.id), args.format)
+            .await
+            .map_err(said)
     }
 
     /// Answers the clarifying questions a debate waits on.
-    async fn answer_questions(&self, args: Answers) -> CallToolResult {
+    async fn answer_questions(&self, args: Answers) -> Answer {
         let id = DebateId::new(args.id);
-        match self.app.answer(&id, args.answers).await {
-            Ok(posted) => text(format!(
-                "Answers recorded for debate {id} (request {}).",
-                posted.request
-            )),
-            Err(e) => failed(e.to_string()),
-        }
+        let posted = self.app.answer(&id, args.answers).await.map_err(said)?;
+        Ok(format!(
+            "Answers recorded for debate {id} (request {}).",
+            posted.request
+        ))
     }
 
     /// Adds a moderator's note.
-    async fn add_note(&self, args: Note) -> CallToolResult {
+    async fn add_note(&self, args: Note) -> Answer {
         let id = DebateId::new(args.id);
-        match self.app.note(&id, args.text, args.author).await {
-            Ok(posted) => text(format!(
-                "Note queued for debate {id} (request {}).",
-                posted.request
-            )),
-            Err(e) => failed(e.to_string()),
-        }
+        let posted = self
+            .app
+            .note(&id, args.text, args.author)
+            .await
+            .map_err(said)?;
+        Ok(format!(
+            "Note queued for debate {id} (request {}).",
+            posted.request
+        ))
     }
 
     /// Recalls from the vector memory.
-    async fn recall(&self, args: RecallRequest) -> CallToolResult {
-        let recalled = self
+    async fn recall(&self, args: RecallRequest) -> Answer {
+        let recall = self
             .app
             .recall(
                 &args.query,
@@ -352,19 +359,15 @@ impl AgonMcp {
                 args.k.unwrap_or(8),
                 args.embedder.as_deref().unwrap_or("local"),
             )
-            .await;
-        match recalled {
-            Ok(recall) => text(text::recall(&recall)),
-            Err(e) => failed(e.to_string()),
-        }
+            .await
+            .map_err(said)?;
+        Ok(text::recall(&recall))
     }
 
     /// Lists the debates.
-    async fn list_debates(&self) -> CallToolResult {
-        match self.app.store().list_debates().await {
-            Ok(debates) => text(text::list(&debates)),
-            Err(e) => failed(e.to_string()),
-        }
+    async fn list_debates(&self) -> Answer {
+        let debates = self.app.store().list_debates().await.map_err(said)?;
+        Ok(text::list(&debates))
     }
 }
 
@@ -382,41 +385,15 @@ impl ServerHandler for AgonMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = match request.name.as_ref() {
-            "start_debate" => match arguments(&request) {
-                Ok(args) => self.start_debate(args, &context).await,
-                Err(refused) => failed(refused),
-            },
-            "debate_status" => match arguments(&request) {
-                Ok(args) => self.debate_status(args).await,
-                Err(refused) => failed(refused),
-            },
-            "debate_report" => match arguments(&request) {
-                Ok(args) => self.debate_report(args).await,
-                Err(refused) => failed(refused),
-            },
-            "answer_questions" => match arguments(&request) {
-                Ok(args) => self.answer_questions(args).await,
-                Err(refused) => failed(refused),
-            },
-            "add_note" => match arguments(&request) {
-                Ok(args) => self.add_note(args).await,
-                Err(refused) => failed(refused),
-            },
-            "recall" => match arguments(&request) {
-                Ok(args) => self.recall(args).await,
-                Err(refused) => failed(refused),
-            },
-            "list_debates" => match arguments::<NoArguments>(&request) {
-                Ok(_) => self.list_debates().await,
-                Err(refused) => failed(refused),
-            },
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!("no tool `{other}` (list_tools names Agon's seven)"),
-                    None,
-                ));
-            }
+        if !tools().iter().any(|t| t.name == request.name) {
+            return Err(ErrorData::invalid_params(
+                format!("no tool `{}` (list_tools names Agon's seven)", request.name),
+                None,
+            ));
+        }
+        let result = match self.dispatch(&request, &context).await {
+            Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer)]),
+            Err(failure) => CallToolResult::error(vec![ContentBlock::text(failure)]),
         };
         Ok(result.into())
     }
