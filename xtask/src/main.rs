@@ -5,16 +5,18 @@
 //! - `cargo xtask bench [core|context|store|store-size|scale|load|kill|faults|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
+//! - `cargo xtask mcp-servers` — install the MCP servers the tests run (npm);
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
 
 mod browser;
 mod db;
+mod mcp_servers;
 mod models;
 
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | mcp-servers | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -99,6 +101,10 @@ fn main() -> Result<()> {
         ["bench", which @ ..] => bench(&sh, &root, which),
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
+        ["mcp-servers"] => {
+            println!("{}", mcp_servers::ensure(&sh, &root)?.display());
+            Ok(())
+        }
         ["demo", rest @ ..] => demo(&sh, &root, rest),
         _ => bail!("{USAGE}"),
     }
@@ -181,6 +187,8 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     phases.start("models");
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
+    phases.start("MCP servers");
+    let _mcp = sh.push_env("AGON_MCP_SERVERS_DIR", mcp_servers::ensure(sh, root)?);
     phases.start("browser");
     let _browser = sh.push_env("AGON_BROWSER", browser::ensure(sh)?);
     phases.start("PostgreSQL");

@@ -342,6 +342,12 @@ pub struct DebateConfig {
     /// config file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_dir: Option<std::path::PathBuf>,
+    /// MCP servers whose tools participants may be granted (`tools =
+    /// ["files/read_text_file"]`): started when the debate runs, stopped
+    /// when the run ends. Only the CLI and operator-run workers start
+    /// them; the API refuses a configuration that declares one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_servers: BTreeMap<String, crate::mcp::McpServerConfig>,
     /// Aspects; when empty, a model decomposes the topic into `aspect_count`.
     pub aspects: Vec<AspectConfig>,
     /// Number of aspects to decompose into (when `aspects` is empty).
@@ -391,6 +397,16 @@ pub struct DebateConfig {
     pub prices: BTreeMap<String, agon_llm::Price>,
 }
 
+/// ` (it declares a, b)`, or nothing when `servers` is empty.
+fn declared(servers: &BTreeMap<String, crate::mcp::McpServerConfig>) -> String {
+    if servers.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+        format!(" (it declares {})", names.join(", "))
+    }
+}
+
 /// The default topic.
 pub const DEFAULT_TOPIC: &str = "Should cities ban private cars from their centres?";
 
@@ -433,6 +449,7 @@ impl Default for DebateConfig {
             topic: DEFAULT_TOPIC.into(),
             context: None,
             context_dir: None,
+            mcp_servers: BTreeMap::new(),
             aspects: Vec::new(),
             aspect_count: 3,
             minirounds: 3,
@@ -599,10 +616,25 @@ impl DebateConfig {
                 reason,
             })
         };
+        for (name, server) in &self.mcp_servers {
+            server.validate(name, file)?;
+        }
         for (at, names, limit) in tools {
             for (j, tool) in names.iter().enumerate() {
-                let name = match tool.parse::<agon_core::ToolName>() {
-                    Ok(name) => name,
+                let name = match tool.parse::<agon_core::ToolGrant>() {
+                    Ok(agon_core::ToolGrant::Builtin(name)) => name,
+                    Ok(agon_core::ToolGrant::Mcp { server, .. }) => {
+                        if !self.mcp_servers.contains_key(&server) {
+                            return bad(
+                                format!("{at}.tools[{j}]"),
+                                format!(
+                                    "`{tool}` names the MCP server `{server}`, which `mcp_servers` does not declare{}",
+                                    declared(&self.mcp_servers)
+                                ),
+                            );
+                        }
+                        continue;
+                    }
                     Err(unknown) => return bad(format!("{at}.tools[{j}]"), unknown.to_string()),
                 };
                 if name.needs_context_dir() && self.context_dir.is_none() {

@@ -381,7 +381,7 @@ impl DialecticConfig {
         }
         for (i, a) in self.agents.iter().enumerate() {
             for (j, tool) in a.tools.iter().enumerate() {
-                if let Err(unknown) = tool.parse::<agon_core::ToolName>() {
+                if let Err(unknown) = tool.parse::<agon_core::ToolGrant>() {
                     return bad(
                         format!("dialectic.agent[{i}].tools[{j}]"),
                         unknown.to_string(),

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::dialectic::{AgentConfig, TerminationKind};
+use crate::mcp::McpServerConfig;
 use crate::{ConfigError, DebateConfig, ProtocolKind};
 
 #[derive(Debug, Deserialize)]
@@ -34,9 +35,28 @@ struct SystemConfig {
     agents: Vec<JsonAgent>,
     judge: Option<JsonAgent>,
     debate: Option<JsonDebate>,
+    /// MCP servers, in the shape of Claude Desktop's `mcpServers`
+    /// (`command`, `args`, `env`; or `url` with `headersFromEnv`): agents
+    /// name their tools as `SERVER/TOOL`.
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, JsonMcpServer>,
     /// Keys Agon does not know: each one a warning, never silently dropped.
     #[serde(flatten)]
     other: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsonMcpServer {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers_from_env: BTreeMap<String, String>,
+    call_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,13 +184,15 @@ fn agent(
         summary_prompt_file: a.summary_prompt_path,
         enabled: a.enabled.unwrap_or(true),
         summarization: a.summarization.unwrap_or_default(),
-        // As dialectic does: an unknown tool is a warning, and skipped.
+        // As dialectic does: an unknown tool is a warning, and skipped
+        // (an MCP server's tool is checked against `mcpServers` with the
+        // rest of the configuration).
         tools: a
             .tools
             .into_iter()
             .map(|t| t.name)
             .filter(|name| {
-                let known = name.parse::<agon_core::ToolName>().is_ok();
+                let known = name.parse::<agon_core::ToolGrant>().is_ok();
                 if !known {
                     warnings.push(format!(
                         "{file}: {field}.tools: `{name}` is not a tool Agon has; skipped"
@@ -206,6 +228,21 @@ pub fn from_dialectic_json(
     unknown_keys(file, "", &system.other, &mut warnings);
     let mut config = DebateConfig {
         protocol: ProtocolKind::Dialectic,
+        mcp_servers: system
+            .mcp_servers
+            .into_iter()
+            .map(|(name, s)| {
+                let server = McpServerConfig {
+                    command: s.command,
+                    args: s.args,
+                    env: s.env,
+                    url: s.url,
+                    headers_from_env: s.headers_from_env,
+                    call_timeout_secs: s.call_timeout_secs,
+                };
+                (name, server)
+            })
+            .collect(),
         ..DebateConfig::default()
     };
     let d = &mut config.dialectic;
@@ -447,6 +484,44 @@ mod tests {
                 "x.json: judge.colour: not a key Agon knows; ignored",
                 "x.json: debate.speed: not a key Agon knows; ignored",
             ]
+        );
+    }
+
+    #[test]
+    fn mcp_servers_are_read_in_claude_desktops_shape_and_agents_name_their_tools() {
+        let text = r#"{
+          "mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+                      "env": {"NODE_OPTIONS": "--max-old-space-size=256"}},
+            "search": {"url": "https://mcp.example.com/mcp",
+                       "headersFromEnv": {"Authorization": "SEARCH_TOKEN"}, "callTimeoutSecs": 30}
+          },
+          "agents": [{"id": "a1", "name": "Arch", "role": "architect", "model": "gpt-4",
+                      "provider": "openai", "temperature": 0.5,
+                      "tools": [{"name": "files/read_text_file"}, {"name": "search/*"}]}]
+        }"#;
+        let (c, _) = from_dialectic_json(text, "x.json").unwrap();
+        assert_eq!(
+            c.dialectic.agents[0].tools,
+            ["files/read_text_file", "search/*"]
+        );
+        let files = &c.mcp_servers["files"];
+        assert_eq!(files.command.as_deref(), Some("npx"));
+        assert_eq!(files.args.len(), 3);
+        assert_eq!(files.env["NODE_OPTIONS"], "--max-old-space-size=256");
+        let search = &c.mcp_servers["search"];
+        assert_eq!(search.url.as_deref(), Some("https://mcp.example.com/mcp"));
+        assert_eq!(search.headers_from_env["Authorization"], "SEARCH_TOKEN");
+        assert_eq!(search.call_timeout(), std::time::Duration::from_secs(30));
+        c.validate("x.json").unwrap();
+        c.validate_tools("x.json").unwrap();
+        // A tool of an undeclared server is named with the servers declared.
+        let text = text.replace("search/*", "web/*");
+        let (c, _) = from_dialectic_json(&text, "x.json").unwrap();
+        assert_eq!(
+            c.validate_tools("x.json").unwrap_err().to_string(),
+            "x.json: field `dialectic.agent[0].tools[1]`: `web/*` names the MCP server `web`, \
+             which `mcp_servers` does not declare (it declares files, search)"
         );
     }
 }

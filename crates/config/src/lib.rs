@@ -26,6 +26,7 @@ mod dialectic;
 mod dialectic_json;
 mod error;
 mod load;
+mod mcp;
 mod overrides;
 mod resolved;
 
@@ -41,6 +42,7 @@ pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
 pub use dialectic::{AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TerminationKind};
 pub use dialectic_json::from_dialectic_json;
 pub use error::ConfigError;
+pub use mcp::{DEFAULT_MCP_CALL_TIMEOUT_SECS, McpServerConfig};
 pub use overrides::{
     DeliberationOverrides, DialecticOverrides, OVERRIDES_SOURCE, Overrides, StructuredOverrides,
 };

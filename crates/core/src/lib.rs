@@ -90,6 +90,6 @@ pub use solution::Solution;
 pub use steering::{MAX_NOTE_CHARS, ModeratorNote};
 pub use step::{AnalysisPart, StepId, StepIdError, TurnKey, TurnKeyError};
 pub use summary::{DebateSummary, MessageSpan, SummaryMethod, SummaryScope};
-pub use tool::{ToolName, UnknownTool};
+pub use tool::{ToolGrant, ToolName, UnknownTool, is_server_name, mcp_tool_name};
 pub use trigger::{EpistemicWeights, ReflectionTrigger};
 pub use trust::{LOW_TRUST, TrustStanding};

@@ -37,6 +37,8 @@ pub(crate) struct RunSettings {
     pub(crate) tools: HashMap<PersonaId, (Vec<String>, usize)>,
     /// The directory the file tools are confined to.
     pub(crate) context_dir: Option<std::path::PathBuf>,
+    /// The MCP servers the configuration declares, by name.
+    pub(crate) mcp_servers: std::collections::BTreeMap<String, agon_config::McpServerConfig>,
 }
 
 impl RunSettings {
@@ -57,6 +59,7 @@ impl RunSettings {
                 .map(|(persona, names, limit)| (persona, (names, limit)))
                 .collect(),
             context_dir: run.context_dir,
+            mcp_servers: config.mcp_servers.clone(),
         }
     }
 }
@@ -70,6 +73,8 @@ pub(crate) struct RunCtx {
     pub(crate) budget: ContextBudget,
     pub(crate) memory: Option<Memory>,
     pub(crate) memory_unavailable: Option<String>,
+    /// The run's MCP servers, when a participant is granted their tools.
+    pub(crate) mcp: Option<Arc<agon_tools::McpServers>>,
     /// The budget's check before every call.
     pub(crate) guard: Arc<crate::guard::BudgetGuard>,
     /// The usage ledger when the run began: a run records only its own usage.

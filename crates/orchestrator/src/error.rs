@@ -128,6 +128,16 @@ pub enum OrchestratorError {
         #[source]
         source: agon_tools::ToolError,
     },
+    /// The debate's MCP servers cannot be started, or one lacks a tool a
+    /// participant is granted: refused before the first turn.
+    #[error("debate `{debate}`: {source}")]
+    Mcp {
+        /// The debate.
+        debate: String,
+        /// The server and what is wrong.
+        #[source]
+        source: agon_tools::ToolError,
+    },
     /// A step's answers cannot become events (a call the debate cannot do
     /// without failed, or could not be made).
     #[error("debate `{debate}`: {source}")]
@@ -171,7 +181,8 @@ impl OrchestratorError {
             | Self::Budget { .. }
             | Self::StoredConfig { .. }
             | Self::Answers { .. }
-            | Self::Tools { .. } => ErrorKind::Config,
+            | Self::Tools { .. }
+            | Self::Mcp { .. } => ErrorKind::Config,
             Self::Model(_) | Self::Provider { .. } | Self::AspectPlan { .. } => ErrorKind::Provider,
             Self::Step {
                 source: agon_protocol::ConvertError::Model { .. },

@@ -23,6 +23,7 @@ mod error;
 mod guard;
 mod interpreter;
 mod lease;
+mod mcp_servers;
 mod models;
 mod orchestrator;
 mod shared;

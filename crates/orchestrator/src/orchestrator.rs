@@ -234,6 +234,15 @@ impl Orchestrator {
                 .await?;
             return Ok(RunOutcome::Finished);
         }
+        let settings = RunSettings::of(&config, run);
+        let mcp = match crate::mcp_servers::start(id, &settings).await {
+            Ok(mcp) => mcp,
+            Err(e) => {
+                self.store.set_status(id, RunStatus::Failed).await.ok();
+                self.store.release_lease(&lease).await.ok();
+                return Err(e);
+            }
+        };
         let memory = self.memory.clone().filter(|_| config.memory.enabled);
         let (memory_tx, memory_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared::new(
@@ -267,12 +276,13 @@ impl Orchestrator {
             .await;
         let ctx = Arc::new(RunCtx {
             protocol,
-            settings: RunSettings::of(&config, run),
+            settings,
             models: models.clone(),
             assembler: Assembler::new(CachedCounter::new(TiktokenCounter::default())),
             budget,
             memory,
             memory_unavailable,
+            mcp,
             guard: Arc::new(guard),
             usage_baseline: models.ledger().snapshot(),
             answerer: self.answerer.clone(),
@@ -294,9 +304,15 @@ impl Orchestrator {
             round_clock: std::sync::Mutex::new(None),
             started,
         };
+        let stop_mcp = || async {
+            if let Some(mcp) = &ctx.mcp {
+                mcp.stop().await;
+            }
+        };
         let outcome = match interpreter.drive().await {
             Ok(outcome) => outcome,
             Err(e) => {
+                stop_mcp().await;
                 applier.abort();
                 shared.close_memory(writer, false).await;
                 crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline)
@@ -313,6 +329,7 @@ impl Orchestrator {
             if finish {
                 interpreter.drain().await.ok();
             }
+            stop_mcp().await;
             applier.abort();
             shared.close_memory(writer, finish).await;
             crate::usage::record(&shared, &ctx.models, &ctx.usage_baseline).await?;
@@ -323,6 +340,7 @@ impl Orchestrator {
             };
             self.store.set_status(id, status).await?;
         } else {
+            stop_mcp().await;
             applier.abort();
             shared.close_memory(writer, true).await;
             let status = shared.read(finished_status).await;

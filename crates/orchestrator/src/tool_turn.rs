@@ -54,8 +54,9 @@ async fn toolbox(
         None => None,
     };
     let memory = ctx.memory.as_ref().map(|m| (m, &shared.debate));
+    let mcp = ctx.mcp.as_deref();
     shared
-        .read(|board| ToolBox::build(names, dir.as_ref(), memory, board))
+        .read(|board| ToolBox::build(names, dir.as_ref(), memory, mcp, board))
         .await
         .map_err(failure)
 }

@@ -15,6 +15,7 @@ mod headline;
 mod hostile;
 mod load;
 mod local;
+mod mcp;
 mod memory;
 #[path = "../benches/support/prefix.rs"]
 mod prefix;

@@ -133,6 +133,13 @@ impl NewDebate {
                 "config.context_dir and personas' corpus name files of the server: not accepted over the API (use `agon debate` or `agon corpus add` on the server)",
             ));
         }
+        if !config.mcp_servers.is_empty() {
+            let names: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
+            return Err(ApiError::bad_request(format!(
+                "config.mcp_servers ({}): MCP servers start programs or reach addresses from the server: not accepted over the API (use `agon debate` or a worker the operator starts)",
+                names.join(", ")
+            )));
+        }
         config
             .apply(&self.settings.clone().overrides())
             .map_err(|e| match e {

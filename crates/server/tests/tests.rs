@@ -1574,6 +1574,8 @@ async fn recall_reads_the_memories_debates_left() {
     assert!(none.text().await.unwrap().contains("no vector memory"));
 }
 
+/// Nor programs or addresses: a configuration declaring MCP servers (by
+/// command or by URL) is refused too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_cannot_name_files_of_the_server() {
     let base = start(Duration::ZERO, None).await;
@@ -1581,7 +1583,11 @@ async fn a_request_cannot_name_files_of_the_server() {
     with_dir["context_dir"] = json!("/etc");
     let mut with_corpus = config();
     with_corpus["personas"][0]["corpus"] = json!(["/etc/passwd"]);
-    for config in [with_dir, with_corpus] {
+    let mut with_command = dialectic_config(false);
+    with_command["mcp_servers"] = json!({"sh": {"command": "/bin/sh", "args": ["-c", "id"]}});
+    let mut with_url = dialectic_config(false);
+    with_url["mcp_servers"] = json!({"internal": {"url": "http://169.254.169.254/mcp"}});
+    for config in [with_dir, with_corpus, with_command, with_url] {
         let r = post(&base, "/api/debates", json!({ "config": config })).await;
         assert_eq!(r.status(), 400);
         assert!(

@@ -153,28 +153,56 @@ fn search_query(user: &str) -> String {
         .join(" ")
 }
 
-/// The scripted turn of an agent with tools: when `file_read` is offered,
-/// the prompt names a Markdown file and nothing was read yet, read it;
-/// when `context_search` is offered and the prompt names no file, search
-/// the debate once; otherwise answer (citing the first line a read
+/// The name of the offered tool (in `offers`, the tool list of a request or
+/// a system prompt listing them) that ends with `__SUFFIX`: an MCP
+/// server's tool, as models see it (`SERVER__TOOL`).
+fn offered_mcp_tool(offers: &str, suffix: &str) -> Option<String> {
+    let marker = format!("__{suffix}");
+    offers.match_indices(&marker).find_map(|(at, _)| {
+        let after = offers[at + marker.len()..].chars().next();
+        if !matches!(after, None | Some(':' | '"' | ' ' | '\n' | ',')) {
+            return None;
+        }
+        let start = offers[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |i| i + 1);
+        (start < at).then(|| offers[start..at + marker.len()].to_owned())
+    })
+}
+
+/// The scripted turn of an agent with tools: when a file reader
+/// (`file_read`, or an MCP server's `read_text_file`) is offered, the
+/// prompt names a Markdown file and nothing was read yet, read it; when
+/// `context_search` is offered and the prompt names no file, search the
+/// debate once; when an MCP server's `echo` is offered, echo the prompt's
+/// first words once; otherwise answer (citing the first line a read
 /// returned, if any).
-/// `result` is the text of the last tool result in the conversation.
+/// `result` is the last tool result in the conversation: the tool's name
+/// and its text.
 fn tool_turn(
     purpose: Option<&str>,
     system: &str,
     user: &str,
-    result: Option<&str>,
+    result: Option<(&str, &str)>,
     known: &[String],
 ) -> Value {
     let offers_read = system.contains("- file_read:") || system.contains("\"file_read\"");
     let offers_search =
         system.contains("- context_search:") || system.contains("\"context_search\"");
+    let mcp_read = offered_mcp_tool(system, "read_text_file");
+    let mcp_echo = offered_mcp_tool(system, "echo");
     match (result, markdown_path(user)) {
         (None, Some(path)) if offers_read => {
             json!({"tool": "file_read", "arguments": {"path": path}})
         }
+        (None, Some(path)) if mcp_read.is_some() => {
+            json!({"tool": mcp_read, "arguments": {"path": path}})
+        }
         (None, None) if offers_search => {
             json!({"tool": "context_search", "arguments": {"query": search_query(user)}})
+        }
+        (None, _) if mcp_echo.is_some() => {
+            json!({"tool": mcp_echo, "arguments": {"message": search_query(user)}})
         }
         _ => {
             json!({"tool": "none", "answer": answer_after_tools(purpose, system, user, result, known)})
@@ -182,22 +210,42 @@ fn tool_turn(
     }
 }
 
-/// A contribution that cites what a tool returned (its first line).
+/// A contribution that cites what a tool returned (its first line): a
+/// file's as `As PATH says: "…"`, an MCP tool's other than a file reader as
+/// `The tool TOOL said: "…"`.
 fn answer_after_tools(
     purpose: Option<&str>,
     system: &str,
     user: &str,
-    result: Option<&str>,
+    result: Option<(&str, &str)>,
     known: &[String],
 ) -> String {
     let text = reply(purpose, system, user, None, known);
-    match (
-        result.and_then(|r| r.lines().find(|l| !l.trim().is_empty())),
-        markdown_path(user),
-    ) {
-        (Some(line), Some(path)) => format!("{text} As {path} says: \"{}\"", line.trim()),
+    let first_line =
+        result.and_then(|(name, r)| Some((name, r.lines().find(|l| !l.trim().is_empty())?.trim())));
+    match (first_line, markdown_path(user)) {
+        (Some((_, line)), Some(path)) => format!("{text} As {path} says: \"{line}\""),
+        (Some((name, line)), None) if name.contains("__") => {
+            format!("{text} The tool {name} said: \"{line}\"")
+        }
         _ => text,
     }
+}
+
+/// The last tool result of a constrained-JSON tool turn, written out as
+/// `Tool NAME returned:` (or `failed:`) in the conversation: the name and
+/// the text after it.
+fn last_tool_result(user: &str) -> Option<(&str, &str)> {
+    [" returned:\n", " failed:\n"]
+        .into_iter()
+        .filter_map(|marker| {
+            let (before, after) = user.rsplit_once(marker)?;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let name = before[line_start..].strip_prefix("Tool ")?;
+            Some((before.len(), (name, after)))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, found)| found)
 }
 
 /// The scripted answer to a call: `schema` names the structured payload
@@ -215,18 +263,7 @@ pub fn reply(
     if schema == Some("tool_turn") {
         // The constrained-JSON tool turn: the last tool result is written
         // out as `Tool NAME returned:` in the conversation.
-        let result = [
-            "Tool file_read returned:\n",
-            "Tool context_search returned:\n",
-        ]
-        .into_iter()
-        .filter_map(|marker| {
-            user.rsplit_once(marker)
-                .map(|(before, r)| (before.len(), r))
-        })
-        .max_by_key(|(at, _)| *at)
-        .map(|(_, r)| r);
-        return tool_turn(purpose, system, user, result, known).to_string();
+        return tool_turn(purpose, system, user, last_tool_result(user), known).to_string();
     }
     let speaker = between(user, "Current position state for ", ":\n").unwrap_or("someone");
     let on = between(user, "just said (on \"", "\"):")
@@ -820,21 +857,38 @@ pub fn openai_reply(request: &Value) -> (&'static str, String) {
             .rev()
             .find(|m| m["role"] == "tool")
             .and_then(|m| m["content"].as_str());
+        let called = messages
+            .iter()
+            .rev()
+            .find_map(|m| m["tool_calls"][0]["function"]["name"].as_str())
+            .unwrap_or("file_read");
+        let result = result.map(|r| (called, r));
         let asked: String = messages
             .iter()
             .filter(|m| m["role"] == "user")
             .filter_map(|m| m["content"].as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        if result.is_none()
-            && offers.contains(&"file_read")
-            && let Some(path) = markdown_path(&asked)
+        let listed = offers.join(" ");
+        let path = markdown_path(&asked);
+        let call = if result.is_some() {
+            None
+        } else if let (true, Some(path)) = (offers.contains(&"file_read"), &path) {
+            Some(("file_read".to_owned(), json!({"path": path})))
+        } else if let (Some(tool), Some(path)) =
+            (offered_mcp_tool(&listed, "read_text_file"), &path)
         {
+            Some((tool, json!({"path": path})))
+        } else {
+            offered_mcp_tool(&listed, "echo")
+                .map(|tool| (tool, json!({"message": search_query(&asked)})))
+        };
+        if let Some((tool, arguments)) = call {
             let model = request["model"].as_str().unwrap_or("stub");
             let body = json!({"id": "c", "object": "chat.completion", "model": model,
                 "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
                     "tool_calls": [{"id": "call_1", "type": "function",
-                        "function": {"name": "file_read", "arguments": json!({"path": path}).to_string()}}]}}],
+                        "function": {"name": tool, "arguments": arguments.to_string()}}]}}],
                 "usage": {"prompt_tokens": asked.len() / 4, "completion_tokens": 10}});
             return ("application/json", body.to_string());
         }

@@ -31,6 +31,14 @@ pub enum ToolError {
     /// The debate's memory could not be searched.
     #[error("context_search failed: {0}")]
     Search(String),
+    /// An MCP server failed to start, lacks a tool, or a call to it failed.
+    #[error("MCP server `{server}`: {reason}")]
+    Mcp {
+        /// The server, as the configuration names it.
+        server: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// A config names a tool Agon does not have, or one it cannot build.
     #[error("tool {name:?}: {reason}")]
     Unavailable {

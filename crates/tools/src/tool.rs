@@ -38,10 +38,10 @@ impl ToolOutput {
 /// A tool an agent can call.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    /// Its name (`file_read`).
-    fn name(&self) -> &'static str;
+    /// Its name as the model calls it (`file_read`, `files__read_text_file`).
+    fn name(&self) -> &str;
     /// What it does, for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The JSON schema of its arguments (an object).
     fn parameters(&self) -> serde_json::Value;
     /// Runs it. Never fails: an error is an output with `ok: false`.
@@ -65,11 +65,11 @@ pub trait TypedTool: Send + Sync {
 
 #[async_trait]
 impl<T: TypedTool> Tool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         T::NAME
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         T::DESCRIPTION
     }
 

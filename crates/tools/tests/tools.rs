@@ -193,7 +193,7 @@ async fn context_search_recalls_the_debates_memories_and_the_toolbox_names_what_
         .map(String::from)
         .to_vec();
     let board = Blackboard::new();
-    let tools = ToolBox::build(&names, Some(&dir), Some((&memory, &debate)), &board).unwrap();
+    let tools = ToolBox::build(&names, Some(&dir), Some((&memory, &debate)), None, &board).unwrap();
     assert_eq!(tools.names(), ["context_search", "list_files", "file_read"]);
     let out = tools
         .get("context_search")
@@ -214,12 +214,12 @@ async fn context_search_recalls_the_debates_memories_and_the_toolbox_names_what_
         .await;
     assert!(!empty.ok && empty.content.contains("the query is empty"));
     // What a config names that cannot be built is an error naming it.
-    let err = ToolBox::build(&["file_read".into()], None, None, &board).unwrap_err();
+    let err = ToolBox::build(&["file_read".into()], None, None, None, &board).unwrap_err();
     assert!(
         matches!(err, ToolError::Unavailable { .. }) && err.to_string().contains("--context-dir"),
         "{err}"
     );
-    let err = ToolBox::build(&["web_search".into()], Some(&dir), None, &board).unwrap_err();
+    let err = ToolBox::build(&["web_search".into()], Some(&dir), None, None, &board).unwrap_err();
     assert!(
         err.to_string().contains("web_search") && err.to_string().contains("file_read"),
         "{err}"
@@ -279,7 +279,7 @@ async fn without_the_memory_context_search_finds_what_was_said_in_the_debate() {
             .apply(&DebateEvent::MessageAppended { message })
             .unwrap();
     }
-    let tools = ToolBox::build(&["context_search".into()], None, None, &board).unwrap();
+    let tools = ToolBox::build(&["context_search".into()], None, None, None, &board).unwrap();
     let search = tools.get("context_search").unwrap();
     assert!(
         search.description().contains("said in this debate"),
