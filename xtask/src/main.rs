@@ -1,6 +1,6 @@
 //! `cargo xtask`: Agon's developer workflows.
 //!
-//! - `cargo xtask test [--llama-cpp]`  — format check, clippy (warnings are errors), the whole
+//! - `cargo xtask test [--llama-cpp]`  — format check, one build linted by clippy (warnings are errors), the whole
 //!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
 //! - `cargo xtask bench [core|context|store|store-size|scale|load|kill|faults|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
@@ -174,10 +174,22 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let mut phases = Phases::new();
     phases.start("cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
-    phases.start("cargo clippy");
+    // One build serves clippy and the tests: clippy's driver compiles the
+    // workspace's own crates (its lints, then their code), as `cargo
+    // clippy` runs it for a check, so the dependencies are built once,
+    // for the tests, instead of checked for clippy and built again. Every
+    // target (tests, benches, examples) is linted, as `cargo clippy
+    // --all-targets -- -D warnings` lints them; the doctests and the suite
+    // below reuse the build (same wrapper, same flags).
+    phases.start("build, with clippy's lints (warnings are errors)");
+    let _wrapper = sh.push_env("RUSTC_WORKSPACE_WRAPPER", clippy_driver(sh)?);
+    let _clippy_args = sh.push_env(
+        "CLIPPY_ARGS",
+        "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+    );
     cmd!(
         sh,
-        "cargo clippy --workspace --all-targets {features...} -- -D warnings"
+        "cargo test --workspace --all-targets --no-run {features...}"
     )
     .run()?;
     phases.start("doctests");
@@ -218,6 +230,22 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         pg.stop(sh)?;
     }
     Ok(result?)
+}
+
+/// clippy's driver, from the toolchain that runs (the rustup proxy on
+/// `PATH` when the sysroot has none).
+fn clippy_driver(sh: &Shell) -> Result<std::path::PathBuf> {
+    let sysroot = cmd!(sh, "rustc --print sysroot").quiet().read()?;
+    let driver = std::path::Path::new(sysroot.trim()).join("bin/clippy-driver");
+    if driver.exists() {
+        return Ok(driver);
+    }
+    cmd!(sh, "clippy-driver --version")
+        .quiet()
+        .ignore_stdout()
+        .run()
+        .context("clippy-driver is missing from the toolchain (rustup component add clippy)")?;
+    Ok("clippy-driver".into())
 }
 
 /// Fetches the local models if missing, builds the CLI, and runs the demo

@@ -1,5 +1,6 @@
 //! `cargo xtask mcp-servers`: installs the MCP servers the tests run
-//! (`@modelcontextprotocol/server-filesystem` and `server-everything`, at
+//! (`@modelcontextprotocol/server-filesystem` and `server-everything`) and
+//! the MCP inspector whose command-line mode drives `agon mcp`, at
 //! the versions `xtask/mcp-servers/package-lock.json` pins) with the
 //! machine's npm into `target/mcp-servers`, and prints the directory of
 //! their executables, which `cargo xtask test` passes to the tests as
@@ -11,7 +12,11 @@ use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
 /// The executables the tests start.
-const SERVERS: [&str; 2] = ["mcp-server-filesystem", "mcp-server-everything"];
+const SERVERS: [&str; 3] = [
+    "mcp-server-filesystem",
+    "mcp-server-everything",
+    "mcp-inspector",
+];
 
 /// Installs the servers if needed; returns the directory of their
 /// executables.

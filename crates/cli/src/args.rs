@@ -131,6 +131,11 @@ pub(crate) enum Command {
         /// reach a step boundary and release their leases.
         #[arg(long, default_value_t = 120)]
         grace_secs: u64,
+        /// Serve Agon over the Model Context Protocol too, at `/mcp`
+        /// (streamable HTTP; the tools of `agon mcp`, behind the same
+        /// token as the API; docs/mcp.md).
+        #[arg(long)]
+        mcp: bool,
     },
     /// Serve Agon over the Model Context Protocol on stdin and stdout, for
     /// an MCP client (Claude Desktop, Claude Code, an IDE): tools to start

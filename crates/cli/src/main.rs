@@ -111,8 +111,13 @@ async fn main_inner(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Submit(args) => {
             queue::submit(&app, &url, args, dialectic::invoked_as_dialectic()).await
         }
-        Command::Serve { addr, grace_secs } => {
-            serve::run(store, url, addr, std::time::Duration::from_secs(grace_secs)).await
+        Command::Serve {
+            addr,
+            grace_secs,
+            mcp,
+        } => {
+            let grace = std::time::Duration::from_secs(grace_secs);
+            serve::run(store, url, addr, grace, mcp).await
         }
         Command::Mcp => {
             // The session ends when the client closes stdin; the debates it

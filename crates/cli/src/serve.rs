@@ -21,6 +21,7 @@ pub(crate) async fn run(
     url: String,
     addr: SocketAddr,
     grace: Duration,
+    mcp: bool,
 ) -> Result<ExitCode, Failure> {
     let token = match std::env::var("AGON_SERVER_TOKEN") {
         Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
@@ -39,8 +40,15 @@ pub(crate) async fn run(
         "Serving Agon on http://{local} (store {}); Ctrl-C to stop.",
         store.url()
     );
+    if mcp {
+        eprintln!("MCP (streamable HTTP): http://{local}/mcp");
+    }
     let app = crate::app(store, &url).await;
-    let server = Arc::new(Server::new(app, token));
+    let mut server = Server::new(app, token);
+    if mcp {
+        server = server.with_mcp(local.ip().is_loopback());
+    }
+    let server = Arc::new(server);
     // Debates other processes run (workers, on any machine) stream live:
     // the PostgreSQL store announces every append.
     if agon_worker::is_postgres(&url) {

@@ -2800,3 +2800,62 @@ async fn an_mcp_client_runs_a_debate_and_reads_its_report_through_agon_mcp() {
     client.cancel().await.unwrap();
     assert_eq!(only_debate(dir.path()), id);
 }
+
+/// The MCP inspector's command-line mode (`@modelcontextprotocol/inspector
+/// --cli`, from the npm registry, installed with the tests' MCP servers)
+/// starts `agon mcp`, runs a debate on the stub provider through
+/// `start_debate` and reads the list back; a bad call is an error result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_inspector_runs_a_debate_through_agon_mcp() {
+    let dir_of_servers = std::env::var("AGON_MCP_SERVERS_DIR")
+        .expect("AGON_MCP_SERVERS_DIR (`cargo xtask mcp-servers` installs the inspector)");
+    let inspector = Path::new(&dir_of_servers).join("mcp-inspector");
+    assert!(inspector.exists(), "{} is missing", inspector.display());
+    let server = stub(Duration::ZERO).await;
+    let dir = temp_dir("inspector");
+    let toml = std::fs::read_to_string(config(dir.path(), &server.uri())).unwrap();
+    let store = format!("sqlite://{}", dir.path().join("agon.db").display());
+    let inspect = |tool: &str, args: &[String]| {
+        let out = std::process::Command::new(&inspector)
+            .current_dir(dir.path())
+            .args(["--cli", "-e", &format!("AGON_STORE={store}"), AGON, "mcp"])
+            .args(["--method", "tools/call", "--tool-name", tool])
+            .args(
+                args.iter()
+                    .flat_map(|a| ["--tool-arg".to_owned(), a.clone()]),
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let text = result["content"][0]["text"].as_str().unwrap().to_owned();
+        (result["isError"] == true, text)
+    };
+    let (failed, done) = inspect(
+        "start_debate",
+        &[format!("config_toml={toml}"), "wait=true".to_owned()],
+    );
+    assert!(
+        !failed && done.lines().next().unwrap().contains(": finished"),
+        "{done}"
+    );
+    let id = done
+        .trim_start_matches("debate ")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (failed, listed) = inspect("list_debates", &[]);
+    assert!(
+        !failed && listed.starts_with(&format!("{id} · finished")),
+        "{listed}"
+    );
+    let (failed, said) = inspect("debate_status", &["id=nope".to_owned()]);
+    assert!(failed && said == "unknown debate `nope`", "{said}");
+    assert_eq!(only_debate(dir.path()), id);
+}

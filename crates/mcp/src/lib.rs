@@ -61,6 +61,33 @@ pub async fn serve_stdio(app: App) -> Result<(), McpError> {
     Ok(())
 }
 
+/// Agon over streamable HTTP: a tower service that answers MCP where it is
+/// mounted (`agon serve --mcp` mounts it at `/mcp`, behind the API's token
+/// and cross-site checks). Each session gets its own [`AgonMcp`] over the
+/// one `app`, so its debates run, stream and are steered as the server's
+/// own. `loopback`: the server listens on a loopback address, and only a
+/// loopback `Host` is accepted (against DNS rebinding); elsewhere the
+/// token guards every request. Cancelling `shutdown` ends every session.
+pub fn http_service(
+    app: App,
+    loopback: bool,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> rmcp::transport::StreamableHttpService<
+    AgonMcp,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    let mut config = rmcp::transport::StreamableHttpServerConfig::default();
+    config.cancellation_token = shutdown;
+    if !loopback {
+        config = config.disable_allowed_hosts();
+    }
+    rmcp::transport::StreamableHttpService::new(
+        move || Ok(AgonMcp::new(app.clone())),
+        std::sync::Arc::default(),
+        config,
+    )
+}
+
 /// A failure of the MCP session itself (not of a tool).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpError(pub String);

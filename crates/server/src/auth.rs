@@ -60,7 +60,11 @@ pub(crate) async fn guard(
         )
         .into_response();
     }
-    if request.method() != Method::GET && request.method() != Method::HEAD {
+    // An MCP client ends its session with a bodiless DELETE of `/mcp`: a
+    // method a cross-site page cannot send without a preflight this server
+    // never grants, so it needs no JSON body.
+    let ends_mcp_session = request.method() == Method::DELETE && request.uri().path() == "/mcp";
+    if request.method() != Method::GET && request.method() != Method::HEAD && !ends_mcp_session {
         let json = request
             .headers()
             .get(header::CONTENT_TYPE)

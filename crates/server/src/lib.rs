@@ -15,6 +15,9 @@
 //!   every agent's next context shows, pause and resume, stop; each one a
 //!   request recorded in the store (`agon_app`) that the run takes before
 //!   its next step, and an event of the debate's log;
+//! - Agon over the Model Context Protocol at `/mcp` (streamable HTTP),
+//!   when asked ([`Server::with_mcp`]; `agon serve --mcp`): the tools of
+//!   `agon mcp`, behind the same token;
 //! - the web pages (a debate list with a form to start one, and a page per
 //!   debate that follows it live), rendered from `agon_view`.
 //!
@@ -43,11 +46,17 @@ pub use auth::new_token;
 pub use error::ApiError;
 pub use state::Server;
 
-/// The whole router: the API behind the token and cross-site checks.
+/// The whole router: the API (and `/mcp`, when the server serves MCP)
+/// behind the token and cross-site checks.
 pub fn router(server: Arc<Server>) -> axum::Router {
-    routes::api(Arc::clone(&server))
-        .merge(openapi::routes())
-        .layer(axum::middleware::from_fn_with_state(server, auth::guard))
+    let mut routes = routes::api(Arc::clone(&server)).merge(openapi::routes());
+    if let Some((loopback, shutdown)) = &server.mcp {
+        routes = routes.route_service(
+            "/mcp",
+            agon_mcp::http_service(server.app.clone(), *loopback, shutdown.clone()),
+        );
+    }
+    routes.layer(axum::middleware::from_fn_with_state(server, auth::guard))
 }
 
 /// Whether an address needs a token: anything but loopback.
@@ -73,6 +82,7 @@ pub async fn serve_until(
     grace: std::time::Duration,
 ) -> std::io::Result<usize> {
     let app = server.app.clone();
+    let mcp_sessions = server.mcp.as_ref().map(|(_, shutdown)| shutdown.clone());
     let (close, closed) = tokio::sync::oneshot::channel::<()>();
     let mut serving = tokio::spawn(
         axum::serve(listener, router(server))
@@ -84,6 +94,9 @@ pub async fn serve_until(
     shutdown.await;
     tracing::info!("shutting down: stopping the runs of this process");
     let left = app.shutdown(grace).await;
+    if let Some(sessions) = mcp_sessions {
+        sessions.cancel();
+    }
     let _ = close.send(());
     match tokio::time::timeout(std::time::Duration::from_secs(1), &mut serving).await {
         Ok(Ok(served)) => served?,

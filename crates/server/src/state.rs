@@ -28,6 +28,9 @@ pub struct Server {
     pub(crate) store: Arc<dyn EventStore>,
     live: broadcast::Sender<(DebateId, Live)>,
     pub(crate) token: Option<String>,
+    /// `/mcp` (streamable HTTP) is served: whether the server listens on a
+    /// loopback address, and what ends its sessions.
+    pub(crate) mcp: Option<(bool, tokio_util::sync::CancellationToken)>,
 }
 
 impl Server {
@@ -71,7 +74,18 @@ impl Server {
             app,
             live,
             token,
+            mcp: None,
         }
+    }
+
+    /// Serves Agon over MCP's streamable HTTP at `/mcp` too (`agon serve
+    /// --mcp`), behind the same token and cross-site checks as the API;
+    /// `loopback`: the server listens on a loopback address, and the MCP
+    /// endpoint accepts only a loopback `Host` (against DNS rebinding).
+    #[must_use]
+    pub fn with_mcp(mut self, loopback: bool) -> Self {
+        self.mcp = Some((loopback, tokio_util::sync::CancellationToken::new()));
+        self
     }
 
     /// The application the server is an adapter of.

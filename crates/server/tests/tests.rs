@@ -1600,6 +1600,108 @@ async fn a_request_cannot_name_files_of_the_server() {
     }
 }
 
+/// `agon serve --mcp`: a real MCP client (rmcp's, over streamable HTTP at
+/// `/mcp`) starts a debate and waits for it, reads its report, and the
+/// debate is the server's own (the API lists it). The endpoint is behind
+/// the API's token: a client without it is refused, one with it served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_over_http_runs_a_debate_the_api_lists() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let token = agon_server::new_token().unwrap();
+    let app = App::new(
+        sqlite().await,
+        Arc::new(Scripted {
+            delay: Duration::ZERO,
+        }),
+    );
+    let base = serve(Server::new(app, Some(token.clone())).with_mcp(true)).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+            .auth_header(token.clone()),
+    );
+    let client = ().serve(transport).await.unwrap();
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(tools.contains(&"start_debate".to_owned()), "{tools:?}");
+    let text = |result: rmcp::model::CallToolResult| -> String {
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect()
+    };
+    let call = |name: &'static str, arguments: Value| {
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = arguments.as_object().cloned();
+        params
+    };
+    let done = text(
+        client
+            .call_tool(call(
+                "start_debate",
+                json!({"topic": "Design a rate limiter", "protocol": "dialectic", "rounds": 1, "wait": true}),
+            ))
+            .await
+            .unwrap(),
+    );
+    assert!(done.contains(": finished"), "{done}");
+    let id = done
+        .strip_prefix("debate ")
+        .and_then(|rest| rest.split(':').next())
+        .unwrap()
+        .to_owned();
+    let report = text(
+        client
+            .call_tool(call("debate_report", json!({"id": id})))
+            .await
+            .unwrap(),
+    );
+    assert!(
+        report.starts_with('#') && report.contains("rate limiter"),
+        "{report}"
+    );
+    let listed: Value = reqwest::Client::new()
+        .get(format!("{base}/api/debates"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        listed["debates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == id.as_str() && d["status"] == "finished"),
+        "{listed:#}"
+    );
+    client.cancel().await.unwrap();
+}
+
 /// A fresh database on the test PostgreSQL (`AGON_TEST_DATABASE_URL`,
 /// which `cargo xtask test` starts): its URL.
 async fn fresh_postgres(prefix: &str) -> String {
