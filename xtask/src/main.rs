@@ -192,6 +192,24 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         "cargo test --workspace --all-targets --no-run {features...}"
     )
     .run()?;
+    // Each layer builds and works on its own, default features off (no
+    // PostgreSQL, no local model, no layer above it): a crate that
+    // depends on it alone, built and tested by itself (its features
+    // resolved for it alone, not unified with the workspace's).
+    phases.start("downstream crates, each alone");
+    cmd!(sh, "cargo test -p downstream-memory-alone --features alone").run()?;
+    cmd!(sh, "cargo test -p downstream-context-alone").run()?;
+    // The published crates package: dependency versions, metadata, the
+    // files each one includes (not rebuilt from the tarballs: the build
+    // above is the check that they compile).
+    phases.start("cargo package");
+    cmd!(
+        sh,
+        "cargo package --workspace --no-verify --allow-dirty --quiet
+            --exclude agon-testkit --exclude xtask
+            --exclude downstream-memory-alone --exclude downstream-context-alone"
+    )
+    .run()?;
     phases.start("doctests");
     // nextest does not run doctests; run them first so the suite's summary
     // is the last thing printed.

@@ -18,7 +18,8 @@ pub(crate) fn memory_failure(e: MemoryError) -> Failure {
     let code = match &e {
         MemoryError::Database { .. }
         | MemoryError::Store(_)
-        | MemoryError::UnsupportedUrl { .. } => 5,
+        | MemoryError::UnsupportedUrl { .. }
+        | MemoryError::NotBuilt { .. } => 5,
         MemoryError::Embedding { .. } => 4,
         MemoryError::EmbedderMismatch { .. } => 3,
         MemoryError::Invalid { .. } | MemoryError::BadRecord { .. } => 2,

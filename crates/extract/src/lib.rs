@@ -32,7 +32,8 @@ pub use analysis::{
 pub use cast::{CastPersonaPayload, MAX_CAST, MAX_NAME_CHARS, PersonaCast};
 pub use crux::{CruxCardPayload, CruxPositionPayload};
 pub use dialectic::{
-    ClarifyingQuestions, ContributionUpdate, MAX_QUESTIONS, RoundAnalysis, SolutionPayload,
+    ClarifyingQuestions, ContributionUpdate, MAX_QUESTIONS, MIN_SUMMARY_CHARS, RoundAnalysis,
+    SolutionPayload,
 };
 pub use listen::{
     DecisionPayload, DeliberationDetection, ListenAnswer, MessageDetection, ReactionPayload,

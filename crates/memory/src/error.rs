@@ -53,6 +53,14 @@ pub enum MemoryError {
     /// The database could not be opened (see the store's error).
     #[error(transparent)]
     Store(#[from] agon_store::StoreError),
+    /// The URL names a backend this build leaves out (a crate feature).
+    #[error("`{url}` needs agon-memory's feature `{feature}`, which this build leaves out")]
+    NotBuilt {
+        /// The URL, password redacted.
+        url: String,
+        /// The feature.
+        feature: &'static str,
+    },
     /// The store's URL names no supported backend.
     #[error("unsupported memory store URL {url} (expected sqlite:PATH or postgres://…)")]
     UnsupportedUrl {

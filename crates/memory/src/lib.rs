@@ -92,6 +92,7 @@ pub mod locomo;
 mod memory;
 pub mod names;
 mod open;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod query_cache;
 mod record;
@@ -115,6 +116,7 @@ pub use index::{DebateInfo, MemoryIndex};
 pub use inmemory::InMemoryIndex;
 pub use memory::{Memory, Recall};
 pub use open::open;
+#[cfg(feature = "postgres")]
 pub use postgres::{EF_SEARCH, PgMemory};
 pub use record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryKind, MemoryMeta, MemoryRecord,

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::error::MemoryError;
 use crate::index::MemoryIndex;
+#[cfg(feature = "postgres")]
 use crate::postgres::PgMemory;
 use crate::sqlite::SqliteMemory;
 
@@ -14,7 +15,13 @@ pub async fn open(url: &str) -> Result<Arc<dyn MemoryIndex>, MemoryError> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteMemory::open(url).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PgMemory::connect(url).await?))
+        #[cfg(feature = "postgres")]
+        return Ok(Arc::new(PgMemory::connect(url).await?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(MemoryError::NotBuilt {
+            url: agon_store::redact_url(url),
+            feature: "postgres",
+        });
     } else {
         Err(MemoryError::UnsupportedUrl {
             url: agon_store::redact_url(url),

@@ -120,18 +120,21 @@ async fn dialectic_defaults_cost_what_the_docs_say() {
         0.02,
         "dialectic total, judge_impact off",
     );
-    // Its effect, +305 tokens, is smaller than the totals' ±2 % band, so it
-    // is checked as the difference of the two runs. How far background
-    // work got moves a run's total by up to ~200 tokens: 23 runs on
-    // 2026-11-27 gave 305 in 17 of them, and 190, 218, 227, 342, 383, 507;
-    // the tolerance is that spread with a margin, so a vanished effect
-    // (0 ± 200) or a tripled one fails.
-    let impact = on.total() as i64 - off.total() as i64;
-    eprintln!("HEADLINE judge_impact effect: {impact} (23 runs: 190-507, mode 305)");
-    assert!(
-        (150..=600).contains(&impact),
-        "judge_impact costs {impact} tokens; 23 runs gave 190-507 (docs/benchmarks.md)"
-    );
+    // Its effect is smaller than the totals' ±2 % band, and how far
+    // background work got moves a run's total by up to ~200 tokens (23
+    // runs of the totals' difference gave 190-507, and once 103 under
+    // load), so it is measured where it lives: the analyses, which ask for
+    // each critique's impact, and the judge, which reads it.
+    let judged = |run: &dialectic_setup::RunReport| -> i64 {
+        run.calls
+            .iter()
+            .filter(|c| matches!(c.phase, "analysis" | "judge"))
+            .map(|c| c.tokens as i64)
+            .sum()
+    };
+    let impact = judged(&on) - judged(&off);
+    eprintln!("HEADLINE judge_impact effect on the analyses and the judge: {impact}");
+    near(impact as u64, 305, 0.15, "judge_impact effect");
     // The devil's advocate (on by default): one critique a round argues
     // against its proposal as hard as honesty allows; the draws read the
     // trust memory and call no model.

@@ -137,8 +137,12 @@ async fn a_small_debate_on_the_local_model_with_sqlite() {
 }
 
 /// A short dialectic debate on the local model: 2 agents, 1 round (2
-/// proposals, 2 critiques, 2 refinements) and the judge's structured
-/// solution, every message analysed into the ledger.
+/// proposals, 2 critiques, 2 refinements), its analysis and the judge's
+/// structured solution, every message analysed into the ledger. (Two
+/// rounds, to see round 1's analysis write the agents' summaries, cost
+/// twice the time; the summaries' schema is checked on the local model in
+/// agon-local's `every_extraction_schema_validates_at_several_temperatures`,
+/// their wiring on the scripted model in `tests/dialectic.rs`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_dialectic_debate_on_the_local_model() {
     use agon_config::ProtocolKind;
@@ -151,14 +155,10 @@ async fn a_short_dialectic_debate_on_the_local_model() {
     };
     c.dialectic
         .select_roles(&[RoleKind::Architect, RoleKind::Kiss]);
-    // Two rounds, and summaries due from the first: round 1's analysis
-    // writes them on the real model.
-    c.dialectic.rounds = 2;
+    c.dialectic.rounds = 1;
     c.dialectic.answer_max_tokens = 24;
     c.dialectic.answer_words = 20;
     c.dialectic.context_tokens = 256;
-    c.dialectic.summarization.threshold = 1;
-    c.dialectic.summarization.max_length = 120;
     c.budget.structured_max_tokens = 300;
     c.memory.enabled = false;
     let orch = agon_app::orchestrator_for(support::sqlite().await);
@@ -171,52 +171,12 @@ async fn a_short_dialectic_debate_on_the_local_model() {
     let (bb, _) = orch.store().load(&id).await.unwrap();
     let count =
         |f: &dyn Fn(&MessageKind) -> bool| bb.messages().iter().filter(|m| f(&m.kind)).count();
-    assert_eq!(count(&|k| *k == MessageKind::Proposal), 4);
-    assert_eq!(count(&|k| matches!(k, MessageKind::Critique { .. })), 4);
-    assert_eq!(count(&|k| *k == MessageKind::Refinement), 4);
-    // Each agent's round-2 summary, written by round 1's analysis (no
-    // call of its own: no latency recorded), within its length.
-    let summaries: Vec<_> = bb
-        .summaries()
-        .iter()
-        .filter(|s| {
-            s.round == Some(2) && matches!(s.scope, agon_core::SummaryScope::Persona { .. })
-        })
-        .collect();
-    assert_eq!(summaries.len(), 2, "{:?}", bb.warnings());
-    for s in &summaries {
-        let agon_core::SummaryScope::Persona { persona } = &s.scope else {
-            unreachable!()
-        };
-        let name = bb.persona_name(persona);
-        // Written by the analysis (no call of its own, so no latency), or
-        // asked on its own because the analysis's entry was missing,
-        // which a repair note on the analysis says.
-        let missed = bb.repairs().iter().any(|r| {
-            r.notes
-                .iter()
-                .any(|n| n.contains(&format!("summaries: none for {name}")))
-        });
-        eprintln!(
-            "summary of {name} ({}): {:?}",
-            if s.latency_ms.is_none() {
-                "written by the analysis"
-            } else {
-                "its own call"
-            },
-            s.text
-        );
-        assert!(s.latency_ms.is_none() || missed, "{s:?}");
-        assert!(!s.text.trim().is_empty() && s.text.chars().count() <= 120);
-    }
+    assert_eq!(count(&|k| *k == MessageKind::Proposal), 2);
+    assert_eq!(count(&|k| matches!(k, MessageKind::Critique { .. })), 2);
+    assert_eq!(count(&|k| *k == MessageKind::Refinement), 2);
     for m in bb.messages() {
         assert!(!m.content.trim().is_empty());
         let meta = m.meta.as_ref().unwrap();
-        // A carried-over proposal repeats a refinement: no call of its
-        // own, and it is not analysed again.
-        if m.is_carried_proposal() {
-            continue;
-        }
         assert!(meta.input_tokens > 0 && meta.output_tokens > 0, "{meta:?}");
         assert!(
             bb.is_analyzed(&m.id),
@@ -250,13 +210,13 @@ async fn a_short_deliberation_on_the_local_model() {
     c.personas = tiny().personas;
     c.memory.enabled = false;
     let d = &mut c.deliberation;
-    // Ten turns: enough for two rolling summaries and every listening turn
-    // (the breadth of the protocol is the scripted model's, in
-    // tests/deliberation.rs).
-    d.turns = 10;
+    // Six turns: enough for a rolling summary (of turns 1-2 once four are
+    // said, two kept verbatim) and every listening turn (the breadth of the
+    // protocol is the scripted model's, in tests/deliberation.rs).
+    d.turns = 6;
     d.mode = TurnMode::Listen;
-    d.summary_every = Some(4);
-    d.keep_recent = Some(4);
+    d.summary_every = Some(2);
+    d.keep_recent = Some(2);
     d.total_tokens = Some(1_024);
     d.system_tokens = Some(256);
     d.summary_tokens = Some(64);
@@ -279,7 +239,7 @@ async fn a_short_deliberation_on_the_local_model() {
         .iter()
         .filter(|w| matches!(w.step, StepId::Utterance(TurnKey::Turn { .. })))
         .count();
-    assert_eq!(bb.messages().len() + skipped, 10, "{:?}", bb.warnings());
+    assert_eq!(bb.messages().len() + skipped, 6, "{:?}", bb.warnings());
     for m in bb.messages() {
         assert!(!m.content.trim().is_empty());
         assert_eq!(m.kind, MessageKind::Deliberation);
@@ -288,7 +248,7 @@ async fn a_short_deliberation_on_the_local_model() {
     }
     // Every listening turn has its bids (a failed evaluation is a decline
     // with its warning), and nobody speaks twice in a row.
-    for turn in 2..=10u32 {
+    for turn in 2..=6u32 {
         if let Some(bids) = bb.bids(turn) {
             assert_eq!(bids.len(), 1, "turn {turn}");
         }
@@ -310,7 +270,7 @@ async fn a_short_deliberation_on_the_local_model() {
         .count();
     assert!(spans.len() + failed >= 1, "{:?}", bb.warnings());
     for (i, span) in spans.iter().enumerate() {
-        assert_eq!(span.1 - span.0, 4);
+        assert_eq!(span.1 - span.0, 2);
         if i > 0 {
             assert_eq!(spans[i - 1].1, span.0);
         }

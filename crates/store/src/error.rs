@@ -15,6 +15,14 @@ pub enum StoreError {
         /// The URL, password redacted.
         url: String,
     },
+    /// The URL names a backend this build leaves out (a crate feature).
+    #[error("`{url}` needs agon-store's feature `{feature}`, which this build leaves out")]
+    NotBuilt {
+        /// The URL, password redacted.
+        url: String,
+        /// The feature.
+        feature: &'static str,
+    },
     /// The database could not be opened or reached.
     #[error("cannot open the store at {url}: {message}")]
     Unavailable {

@@ -57,6 +57,7 @@ pub mod lease;
 mod log;
 mod open;
 mod pool;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod sql;
 mod sqlite;
@@ -66,8 +67,11 @@ mod types;
 pub use error::{StoreError, redact_url};
 pub use log::{DebateLog, LogError, SnapshotPolicy};
 pub use open::open;
-pub use pool::{MigrationLock, postgres_pool, sqlite_migration_lock, sqlite_pool};
-pub use postgres::{APPENDS_CHANNEL, CONNECT_TIMEOUT, PgStore};
+#[cfg(feature = "postgres")]
+pub use pool::postgres_pool;
+pub use pool::{CONNECT_TIMEOUT, MigrationLock, sqlite_migration_lock, sqlite_pool};
+#[cfg(feature = "postgres")]
+pub use postgres::{APPENDS_CHANNEL, PgStore};
 pub use sqlite::{BUSY_TIMEOUT, SqliteStore};
 pub use store::{EventStore, RecordUpdate};
 pub use types::{

@@ -9,9 +9,12 @@ use std::str::FromStr;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+#[cfg(feature = "postgres")]
+use sqlx::Postgres;
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Pool, Postgres, Sqlite};
+use sqlx::{Pool, Sqlite};
 use tokio::sync::Mutex;
 
 use crate::error::{StoreError, redact_url};
@@ -26,6 +29,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 enum SharedPool {
     Sqlite(Pool<Sqlite>),
+    #[cfg(feature = "postgres")]
     Postgres(Pool<Postgres>),
 }
 
@@ -88,6 +92,7 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
 /// migrated; an unreachable server fails within [`CONNECT_TIMEOUT`],
 /// naming the URL (password redacted). Every caller asking for the same
 /// URL gets the same pool.
+#[cfg(feature = "postgres")]
 pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
     let mut pools = POOLS.lock().await;
     if let Some(SharedPool::Postgres(pool)) = pools.get(url)
@@ -124,6 +129,7 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
 /// connection (or rejects the login, or names an unknown database) fails at
 /// once with the driver's reason, instead of the pool retrying until its
 /// timeout and reporting only that it timed out.
+#[cfg(feature = "postgres")]
 async fn connect_once(
     options: &PgConnectOptions,
     shown: &str,
@@ -171,7 +177,13 @@ pub async fn sqlite_migration_lock(url: &str) -> Result<MigrationLock, StoreErro
     let options = SqliteConnectOptions::from_str(&normalized).map_err(unavailable(&shown))?;
     let filename = options.get_filename().to_path_buf();
     let name = filename.as_os_str().to_string_lossy();
-    if name.is_empty() || name == ":memory:" || normalized.contains("mode=memory") {
+    // sqlx names `sqlite::memory:` `file:sqlx-in-memory-N` (a shared-cache
+    // database in memory): no file, so no lock file beside it either.
+    if name.is_empty()
+        || name == ":memory:"
+        || name.starts_with("file:sqlx-in-memory-")
+        || normalized.contains("mode=memory")
+    {
         return Ok(MigrationLock { _file: None });
     }
     let mut lock_name = filename.as_os_str().to_owned();
@@ -219,5 +231,20 @@ fn migration_failed(shown: &str) -> impl Fn(sqlx::migrate::MigrateError) -> Stor
     move |e| StoreError::Migration {
         url: shown.to_owned(),
         message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    /// An in-memory database takes no lock file (none is left in the
+    /// working directory).
+    #[tokio::test]
+    async fn in_memory_databases_take_no_lock_file() {
+        for url in ["sqlite::memory:", "sqlite:file:x?mode=memory&cache=shared"] {
+            let lock = super::sqlite_migration_lock(url).await.unwrap();
+            assert!(lock._file.is_none(), "{url}");
+        }
     }
 }

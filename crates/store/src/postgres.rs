@@ -3,7 +3,6 @@
 use sqlx::{Pool, Postgres};
 
 use crate::error::StoreError;
-pub use crate::pool::CONNECT_TIMEOUT;
 
 /// An [`crate::EventStore`] in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -64,7 +63,7 @@ impl PgStore {
         Ok(rx)
     }
     /// Connects to `url` (`postgres://…`) and runs the migrations. An
-    /// unreachable server fails within [`CONNECT_TIMEOUT`], naming the URL
+    /// unreachable server fails within [`CONNECT_TIMEOUT`](crate::CONNECT_TIMEOUT), naming the URL
     /// (password redacted). Stores and memories of one URL share one pool
     /// ([`crate::postgres_pool`]).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {

@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use agon_extract::{
-    CruxCardPayload, Payload, PositionUpdate, ReflectionBatch, RoundRecordPayload, parse_payload,
+    CruxCardPayload, MIN_SUMMARY_CHARS, Payload, PositionUpdate, ReflectionBatch, RoundAnalysis,
+    RoundRecordPayload, parse_payload,
 };
 use agon_llm::json::SchemaValidator;
 use agon_llm::{ChatModel, ChatRequest, JsonSchema};
@@ -97,6 +98,37 @@ pub async fn every_extraction_schema_validates(model: &dyn ChatModel) {
         )
         .await;
         check::<CruxCardPayload>(model, "Write the crux card for Mara vs Theo as JSON.", t).await;
+    }
+    // A dialectic round's analysis that also writes two agents' perspective
+    // summaries (what round 1's analysis asks when their histories reached
+    // the summarization threshold): each summary is written, within its
+    // length.
+    let schema = JsonSchema::new(
+        RoundAnalysis::NAME,
+        RoundAnalysis::schema_with_summaries(
+            &RoundAnalysis::json_schema(),
+            &[("Mara".to_owned(), 120), ("Theo".to_owned(), 120)],
+        ),
+    );
+    let req = request(
+        &format!(
+            "{DEBATE}\n\nAnalyse this round as JSON: each contribution's update, and a summary \
+             of the debate so far from Mara's and from Theo's perspective."
+        ),
+        700,
+    );
+    let out = model
+        .complete_json(req, &schema)
+        .await
+        .unwrap_or_else(|e| panic!("round_analysis with summaries: {e}"));
+    let analysis = parse_payload::<RoundAnalysis>(out.value.clone())
+        .unwrap_or_else(|e| panic!("round_analysis: {e}: {}", out.value));
+    for name in ["Mara", "Theo"] {
+        let summary = &analysis.summaries[name];
+        assert!(
+            (MIN_SUMMARY_CHARS..=240).contains(&summary.chars().count()),
+            "{name}: {summary:?}"
+        );
     }
 }
 
