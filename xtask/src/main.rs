@@ -192,13 +192,19 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         "cargo test --workspace --all-targets --no-run {features...}"
     )
     .run()?;
-    // Each layer builds and works on its own, default features off (no
-    // PostgreSQL, no local model, no layer above it): a crate that
-    // depends on it alone, built and tested by itself (its features
-    // resolved for it alone, not unified with the workspace's).
-    phases.start("downstream crates, each alone");
-    cmd!(sh, "cargo test -p downstream-memory-alone --features alone").run()?;
-    cmd!(sh, "cargo test -p downstream-context-alone").run()?;
+    // Each layer builds and works without the layers above it, default
+    // features off (no PostgreSQL, no local model): crates that depend on
+    // agon-memory alone and on agon-context alone, built and tested
+    // without the rest of the workspace (their features resolved for the
+    // two of them, not unified with the workspace's; one build, as the
+    // context crate's graph is within the memory crate's).
+    phases.start("downstream crates, without the workspace");
+    cmd!(
+        sh,
+        "cargo test -p downstream-memory-alone -p downstream-context-alone
+            --features downstream-memory-alone/alone"
+    )
+    .run()?;
     // The published crates package: dependency versions, metadata, the
     // files each one includes (not rebuilt from the tarballs: the build
     // above is the check that they compile).
