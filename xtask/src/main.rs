@@ -6,6 +6,7 @@
 //! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask mcp-servers` — install the MCP servers the tests run (npm);
+//! - `cargo xtask doc` — the workspace's documentation, rustdoc's warnings (broken links) denied;
 //! - `cargo xtask demo` — a short debate on the local models (3 personas, 2 aspects, a crux room).
 
 mod browser;
@@ -16,7 +17,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | mcp-servers | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | mcp-servers | doc | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -101,6 +102,7 @@ fn main() -> Result<()> {
         ["bench", which @ ..] => bench(&sh, &root, which),
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
+        ["doc"] => doc(&sh),
         ["mcp-servers"] => {
             println!("{}", mcp_servers::ensure(&sh, &root)?.display());
             Ok(())
@@ -254,6 +256,16 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         pg.stop(sh)?;
     }
     Ok(result?)
+}
+
+/// `cargo doc --workspace --no-deps` with rustdoc's warnings denied (a
+/// broken intra-doc link, a link to a private item). Not part of `cargo
+/// xtask test`: rustdoc needs every dependency checked once more (cargo's
+/// check mode), ~3-4 min on 2 cores, which CI's 15 minutes do not hold.
+fn doc(sh: &Shell) -> Result<()> {
+    let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
+    cmd!(sh, "cargo doc --workspace --no-deps").run()?;
+    Ok(())
 }
 
 /// clippy's driver, from the toolchain that runs (the rustup proxy on

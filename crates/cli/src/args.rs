@@ -263,7 +263,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Memory(MemoryCommand),
     /// A persona's own corpus (essays, posts, papers): the sources it
-    /// argues from, shown as EVIDENCE while it speaks and cited as [E:id].
+    /// argues from, shown as EVIDENCE while it speaks and cited as `[E:id]`.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
     /// The agent trust memory (seed 003): trust, probation, dissents,

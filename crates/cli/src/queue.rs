@@ -26,7 +26,7 @@ pub(crate) struct WorkerArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     steps_per_job: u32,
     /// A provider rate limit every worker shares (repeatable):
-    /// PROVIDER=RATE[,RATE], a rate being N/s, N/min, Ntok/s or Ntok/min
+    /// `PROVIDER=RATE[,RATE]`, a rate being N/s, N/min, Ntok/s or Ntok/min
     /// (`openai=500/min,200000tok/min`; a provider key
     /// `openai-compatible@http://host/v1=5/s` limits one endpoint).
     #[arg(long = "rate-limit", value_name = "PROVIDER=RATE")]

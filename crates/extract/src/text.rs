@@ -53,7 +53,7 @@ pub fn content_words(text: &str) -> HashSet<String> {
         .collect()
 }
 
-/// Cleans the text fields of a payload: [`clean`] and its kin, plus, for a
+/// Cleans the text fields of a payload: `clean` and its kin, plus, for a
 /// cleaner made for a blackboard ([`Cleaner::for_board`]), the rejection
 /// of a text that is only a persona's name ("Theo", "Theo,") or the
 /// debate's question repeated. Validators that know the blackboard make

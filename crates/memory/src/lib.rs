@@ -1,6 +1,6 @@
 //! Agon's vector memory.
 //!
-//! - **What is remembered** ([`harvest`]): position snapshots when a
+//! - **What is remembered** ([`Harvester`]): position snapshots when a
 //!   persona's position changes, reflections, crux cards, and messages of
 //!   importance ≥ 7, as [`MemoryDraft`]s with deterministic ids.
 //! - **Indexes** ([`MemoryIndex`]): PostgreSQL + pgvector with HNSW
@@ -11,7 +11,7 @@
 //!   rank into N candidates, scored
 //!   `0.5·recency + 3.0·relevance + 2.0·importance + 0.25·speaker`
 //!   (relevance = `0.7·cos + 0.3·bm25`, min-max normalized; recency halves
-//!   every week), top K returned ([`score`]), each with its neighbouring
+//!   every week), top K returned ([`RetrievalConfig`]), each with its neighbouring
 //!   memories as context.
 //! - **Corpus** ([`corpus`]): a persona's own sources, chunked on their
 //!   structure, stored as [`MemoryKind::Corpus`] records (never returned

@@ -42,7 +42,7 @@ pub struct Call {
     pub role: ModelRole,
     /// Whose own model and temperature are used, when the persona has them.
     pub persona: Option<PersonaId>,
-    /// The assembled context handed to [`request`], if the prompt has one.
+    /// The assembled context handed to [`crate::ask::request`], if the prompt has one.
     pub context: Option<ContextNeed>,
 }
 
@@ -118,7 +118,7 @@ pub enum Answer {
     /// A text call's answer, or why it failed.
     Text(Result<TextAnswer, ModelFailure>),
     /// The call could not be made (its context could not be assembled,
-    /// or [`request`] had no prompt): why.
+    /// or [`crate::ask::request`] had no prompt): why.
     NotAsked(String),
 }
 
@@ -217,7 +217,7 @@ pub enum Ask {
 }
 
 impl Ask {
-    /// The calls, in the order their answers are passed to [`convert`].
+    /// The calls, in the order their answers are passed to [`crate::ask::convert`].
     pub fn calls(&self) -> Vec<Call> {
         match self {
             Self::Start(start) => {

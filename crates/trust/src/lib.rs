@@ -5,7 +5,7 @@
 //! probation and devil's-advocate selection computed from them, and the
 //! living rubric ([`rubric`]) that high-trust overrides may change. A
 //! debate reads only a snapshot of it: each agent's
-//! [`agon_core::TrustStanding`] and the current [`agon_core::Rubric`].
+//! [`agon_core::TrustStanding`] and the current `agon_core::Rubric`.
 //!
 //! Pure: times come from the caller (`now`), randomness from a seed, and
 //! embeddings from outside (as cosine similarities), so every formula is
@@ -388,7 +388,7 @@ impl AgentMemory {
 
     /// [`record_debate`](Self::record_debate) with the similarity the
     /// novelty is measured by (seed 003: the cosine of the two texts'
-    /// embeddings; [`word_cosine`](word_cosine)
+    /// embeddings; [`word_cosine`]
     /// without an embedder). `similarity(new, past)` is a cosine in
     /// [−1, 1]; [`dissent_depth`] clamps it.
     pub fn record_debate_with(
