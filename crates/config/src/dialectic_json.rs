@@ -39,24 +39,10 @@ struct SystemConfig {
     /// (`command`, `args`, `env`; or `url` with `headersFromEnv`): agents
     /// name their tools as `SERVER/TOOL`.
     #[serde(default)]
-    mcp_servers: BTreeMap<String, JsonMcpServer>,
+    mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Keys Agon does not know: each one a warning, never silently dropped.
     #[serde(flatten)]
     other: BTreeMap<String, serde_json::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct JsonMcpServer {
-    command: Option<String>,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    url: Option<String>,
-    #[serde(default)]
-    headers_from_env: BTreeMap<String, String>,
-    call_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -228,21 +214,7 @@ pub fn from_dialectic_json(
     unknown_keys(file, "", &system.other, &mut warnings);
     let mut config = DebateConfig {
         protocol: ProtocolKind::Dialectic,
-        mcp_servers: system
-            .mcp_servers
-            .into_iter()
-            .map(|(name, s)| {
-                let server = McpServerConfig {
-                    command: s.command,
-                    args: s.args,
-                    env: s.env,
-                    url: s.url,
-                    headers_from_env: s.headers_from_env,
-                    call_timeout_secs: s.call_timeout_secs,
-                };
-                (name, server)
-            })
-            .collect(),
+        mcp_servers: system.mcp_servers,
         ..DebateConfig::default()
     };
     let d = &mut config.dialectic;

@@ -12,7 +12,9 @@ use crate::error::ConfigError;
 pub const DEFAULT_MCP_CALL_TIMEOUT_SECS: u64 = 60;
 
 /// One MCP server: started by command over stdio, or reached by URL over
-/// streamable HTTP. Exactly one of `command` and `url`.
+/// streamable HTTP. Exactly one of `command` and `url`. dialectic's JSON
+/// spells the same fields in camel case (`headersFromEnv`,
+/// `callTimeoutSecs`), as Claude Desktop's `mcpServers` does.
 ///
 /// ```toml
 /// [mcp_servers.files]
@@ -41,11 +43,11 @@ pub struct McpServerConfig {
     /// HTTP headers sent to `url`, each read from an environment variable
     /// when the debate starts (header name → variable name), so no secret
     /// is stored with the debate.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", alias = "headersFromEnv")]
     pub headers_from_env: BTreeMap<String, String>,
     /// Seconds a tool call may take (default 60); a slower call is a
     /// failed call the model reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", alias = "callTimeoutSecs")]
     pub call_timeout_secs: Option<u64>,
 }
 

@@ -117,17 +117,6 @@ impl McpServers {
         Ok(started)
     }
 
-    /// The server names, in order.
-    pub fn names(&self) -> Vec<&str> {
-        self.servers.iter().map(|s| s.name.as_str()).collect()
-    }
-
-    /// The tools `server` lists, by the names the server gives them.
-    pub fn listed(&self, server: &str) -> Option<Vec<&str>> {
-        self.server(server)
-            .map(|s| s.tools.iter().map(|t| t.name.as_ref()).collect())
-    }
-
     fn server(&self, name: &str) -> Option<&Arc<Server>> {
         self.servers.iter().find(|s| s.name == name)
     }
