@@ -59,11 +59,13 @@ impl App {
             None => 0,
         };
         let memories = match memory {
-            Some(index) => index.delete_debate(id).await.map_err(|e| {
-                AppError::Unavailable(format!(
-                    "debate `{id}` is deleted but its memories are not ({e}); delete it again"
-                ))
-            })? as u64,
+            Some(index) => agon_memory::forget_debate(index.as_ref(), id)
+                .await
+                .map_err(|e| {
+                    AppError::Unavailable(format!(
+                        "debate `{id}` is deleted but its memories are not ({e}); delete it again"
+                    ))
+                })? as u64,
             None => 0,
         };
         Ok(Deleted { events, memories })

@@ -130,6 +130,15 @@ pub(crate) async fn recall(
             format!("{} · {}", m.memory.debate, m.memory.round),
             m.memory.content.replace('\n', " ")
         );
+        if let Some(s) = &m.successor {
+            println!(
+                "{:>45}  {:<10} {:<26} {}",
+                format!("(held until {})", s.until.format("%Y-%m-%d")),
+                "then",
+                format!("{} · {}", s.memory.debate, s.memory.round),
+                s.memory.content.replace('\n', " ")
+            );
+        }
         for c in &m.context {
             println!(
                 "{:>45}  {:<10} {:<26} {}",

@@ -602,10 +602,14 @@ async fn debates_remember_and_recall_prints_score_components() {
         ]),
         "{out}"
     );
-    // Hits, each followed by the memories around it, marked `(context)`.
+    // Hits, each followed by the memories around it, marked `(context)`,
+    // and a hit that no longer holds by what replaced it, `(held until …)`.
     let hits: Vec<&&str> = lines[1..]
         .iter()
-        .filter(|l| !l.trim_start().starts_with("(context)"))
+        .filter(|l| {
+            let l = l.trim_start();
+            !l.starts_with("(context)") && !l.starts_with("(held until")
+        })
         .collect();
     assert!((1..=3).contains(&hits.len()), "{out}");
     for row in hits {

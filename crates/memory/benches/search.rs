@@ -52,6 +52,7 @@ fn record(i: usize, v: Vec<f32>) -> MemoryRecord {
             .single()
             .unwrap_or_default(),
         embedding: v,
+        subject: None,
     }
 }
 

@@ -389,6 +389,7 @@ mod tests {
             round: 1,
             created: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
             embedding: v.iter().map(|x| x / norm).collect(),
+            subject: None,
         }
     }
 

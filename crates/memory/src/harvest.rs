@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 
 use crate::index::DebateInfo;
 use crate::record::{MemoryKind, MemoryMeta};
+use crate::validity::subject_key;
 
 /// Messages at or above this importance are remembered.
 pub const MESSAGE_THRESHOLD: u8 = 7;
@@ -38,11 +39,13 @@ pub const SESSION_MESSAGE_IMPORTANCE: u8 = 5;
 pub type MemoryDraft = MemoryMeta;
 
 /// What the position events of one analysis said about a persona.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Change {
     conceded_or_shifted: bool,
     evidence: bool,
     stance: bool,
+    /// Aspects the persona took a (new) position on.
+    positioned: Vec<agon_core::AspectId>,
 }
 
 /// Folds debate events into memory drafts.
@@ -51,8 +54,9 @@ pub struct Harvester {
     board: Blackboard,
     pending: BTreeMap<PersonaId, Change>,
     last_time: Option<DateTime<Utc>>,
-    /// The text of each persona's latest snapshot (unchanged ones are skipped).
-    snapshots: BTreeMap<PersonaId, String>,
+    /// The text of each persona's latest snapshot on each subject (the
+    /// topic, each aspect): unchanged ones are skipped.
+    snapshots: BTreeMap<(PersonaId, String), String>,
     /// Messages before this index were remembered when a rolling summary
     /// compressed them.
     rolled: usize,
@@ -129,6 +133,9 @@ impl Harvester {
                 let c = self.pending.entry(persona.clone()).or_default();
                 c.stance |= overall_stance.is_some();
                 c.evidence |= aspect.as_ref().is_some_and(|a| !a.evidence.is_empty());
+                if let Some(a) = aspect.as_ref().filter(|a| a.position.is_some()) {
+                    c.positioned.push(a.aspect.clone());
+                }
             }
             DebateEvent::ConcessionRecorded { persona, .. }
             | DebateEvent::ShiftRecorded { persona, .. } => {
@@ -145,10 +152,11 @@ impl Harvester {
                 message,
                 disagreements,
                 importance: rated,
+                contradiction,
                 ..
             } => {
                 if let Some(m) = self.board.message(message).cloned() {
-                    let change = self.pending.get(&m.persona).copied().unwrap_or_default();
+                    let change = self.pending.get(&m.persona).cloned().unwrap_or_default();
                     let disputed = disagreements
                         .iter()
                         .any(|d| d.personas.contains(&m.persona));
@@ -164,7 +172,9 @@ impl Harvester {
                         )
                     });
                     if importance >= MESSAGE_THRESHOLD {
-                        out.push(self.message_draft(&m, importance));
+                        let mut draft = self.message_draft(&m, importance);
+                        draft.subject = self.stance_subject(&m, &change, contradiction.is_some());
+                        out.push(draft);
                         self.remembered.insert(m.id.clone());
                     }
                 }
@@ -259,7 +269,38 @@ impl Harvester {
             importance,
             round,
             created: self.now(),
+            subject: None,
         }
+    }
+
+    /// The subject a message takes a stance on, when its analysis says it
+    /// does: its aspect when the speaker took a position on it, conceded,
+    /// shifted or contradicted itself there; the topic when the speaker's
+    /// overall stance changed (or it changed without an aspect). `None` for
+    /// a message that took no stance (evidence, a question): it never goes
+    /// out of date.
+    fn stance_subject(
+        &self,
+        m: &DialogueMessage,
+        change: &Change,
+        contradicted: bool,
+    ) -> Option<String> {
+        let changed = change.conceded_or_shifted || contradicted;
+        let aspect = m
+            .aspect
+            .as_ref()
+            .filter(|a| changed || change.positioned.contains(a));
+        if let Some(aspect) = aspect {
+            let label = self
+                .board
+                .aspect(aspect)
+                .map_or_else(|| aspect.to_string(), |a| a.label.clone());
+            return subject_key(&label);
+        }
+        if changed || change.stance {
+            return self.board.topic().and_then(|t| subject_key(&t.question));
+        }
+        None
     }
 
     fn message_draft(&self, m: &DialogueMessage, importance: u8) -> MemoryDraft {
@@ -289,47 +330,66 @@ impl Harvester {
     fn flush_positions(&mut self, out: &mut Vec<MemoryDraft>) {
         let pending = std::mem::take(&mut self.pending);
         let n = self.board.events_applied();
+        let topic = self
+            .board
+            .topic()
+            .and_then(|t| subject_key(&t.question))
+            .unwrap_or_default();
         for (persona, change) in pending {
             let Some(state) = self.board.position(&persona) else {
                 continue;
             };
             let name = self.board.persona_name(&persona).to_owned();
-            let mut text = format!(
-                "{name}'s position (round {}): {}",
-                state.last_updated_round,
+            let round = state.last_updated_round;
+            let importance = if change.conceded_or_shifted { 7 } else { 5 };
+            // The stance on the topic, with the latest concession and shift.
+            let mut stance = format!(
+                "{name}'s position (round {round}): {}",
                 state.overall_stance.trim()
             );
+            if let Some(c) = state.concessions.last() {
+                stance.push_str(&format!(" Conceded: {}", c.text.trim()));
+            }
+            if let Some(s) = state.shifts.last() {
+                stance.push_str(&format!(" Shifted: {}", s.text.trim()));
+            }
+            let mut snapshots = vec![(format!("position/{persona}/{n}"), topic.clone(), stance)];
+            // The position on each aspect, its subject the aspect's label
+            // (so the same aspect in a later debate continues it).
             for (aspect, pos) in &state.aspects {
                 let label = self
                     .board
                     .aspect(aspect)
                     .map(|a| a.label.clone())
                     .unwrap_or_else(|| aspect.to_string());
-                text.push_str(&format!(" On {label}: {}", pos.position.trim()));
+                let mut text = format!(
+                    "{name}'s position on {label} (round {round}): {}",
+                    pos.position.trim()
+                );
                 if !pos.evidence.is_empty() {
                     text.push_str(&format!(" (evidence: {})", pos.evidence.join("; ")));
                 }
+                let subject = subject_key(&label).unwrap_or_else(|| aspect.to_string());
+                snapshots.push((format!("position/{persona}/{n}/{aspect}"), subject, text));
             }
-            if let Some(c) = state.concessions.last() {
-                text.push_str(&format!(" Conceded: {}", c.text.trim()));
+            for (suffix, subject, text) in snapshots {
+                let text = truncate(&text);
+                let key = (persona.clone(), subject.clone());
+                if self.snapshots.get(&key) == Some(&text) {
+                    continue;
+                }
+                self.snapshots.insert(key, text.clone());
+                let mut draft = self.draft(
+                    suffix,
+                    persona.clone(),
+                    text,
+                    MemoryKind::Position,
+                    importance,
+                    round,
+                );
+                draft.subject = (!subject.is_empty()).then_some(subject);
+                out.push(draft);
             }
-            if let Some(s) = state.shifts.last() {
-                text.push_str(&format!(" Shifted: {}", s.text.trim()));
-            }
-            let text = truncate(&text);
-            if self.snapshots.get(&persona) == Some(&text) {
-                continue;
-            }
-            self.snapshots.insert(persona.clone(), text.clone());
-            let importance = if change.conceded_or_shifted { 7 } else { 5 };
-            out.push(self.draft(
-                format!("position/{persona}/{n}"),
-                persona,
-                text,
-                MemoryKind::Position,
-                importance,
-                state.last_updated_round,
-            ));
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The seam to vector stores: [`MemoryIndex`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use agon_core::DebateId;
+use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,7 @@ use crate::error::MemoryError;
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord,
 };
+use crate::record::Superseded;
 
 /// What recall shows about a debate a memory comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,4 +113,23 @@ pub trait MemoryIndex: Send + Sync {
     /// Sets the vectors of stored memories (normalized; NaN or zero vectors
     /// are refused with the memory's id).
     async fn set_embeddings(&self, items: Vec<(String, Vec<f32>)>) -> Result<(), MemoryError>;
+
+    /// Every memory of `persona` on `subject` ([`crate::subject_key`]), in
+    /// any order.
+    async fn on_subject(
+        &self,
+        persona: &PersonaId,
+        subject: &str,
+    ) -> Result<Vec<MemoryMeta>, MemoryError>;
+
+    /// Sets the validity of stored memories: closed by a later one
+    /// (`Some`), or current (`None`). Unknown ids are skipped.
+    async fn set_superseded(
+        &self,
+        items: Vec<(String, Option<Superseded>)>,
+    ) -> Result<(), MemoryError>;
+
+    /// The memories of `ids` that are closed, with what closed them
+    /// (current and unknown ones are left out).
+    async fn superseded(&self, ids: &[String]) -> Result<HashMap<String, Superseded>, MemoryError>;
 }

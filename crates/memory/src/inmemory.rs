@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agon_core::DebateId;
+use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use tokio::sync::RwLock;
 
@@ -15,12 +15,15 @@ use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
     prepare_batch,
 };
+use crate::record::Superseded;
 
 #[derive(Debug, Default)]
 struct State {
     space: Option<EmbeddingSpace>,
     index: Option<ExactIndex>,
     debates: HashMap<DebateId, DebateInfo>,
+    /// The closed memories, with what closed them.
+    superseded: HashMap<String, Superseded>,
 }
 
 /// An in-process, non-persistent memory index.
@@ -259,5 +262,43 @@ impl MemoryIndex for InMemoryIndex {
             index.set_embedding(&id, &v);
         }
         Ok(())
+    }
+    async fn on_subject(
+        &self,
+        persona: &PersonaId,
+        subject: &str,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        let state = self.state.read().await;
+        let Some(index) = state.index.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let filter = MemoryFilter::persona(persona.clone());
+        Ok(index
+            .matching(&filter, usize::MAX)
+            .into_iter()
+            .filter(|m| m.subject.as_deref() == Some(subject))
+            .collect())
+    }
+
+    async fn set_superseded(
+        &self,
+        items: Vec<(String, Option<Superseded>)>,
+    ) -> Result<(), MemoryError> {
+        let mut state = self.state.write().await;
+        for (id, superseded) in items {
+            match superseded {
+                Some(s) => state.superseded.insert(id, s),
+                None => state.superseded.remove(&id),
+            };
+        }
+        Ok(())
+    }
+
+    async fn superseded(&self, ids: &[String]) -> Result<HashMap<String, Superseded>, MemoryError> {
+        let state = self.state.read().await;
+        Ok(ids
+            .iter()
+            .filter_map(|id| state.superseded.get(id).map(|s| (id.clone(), s.clone())))
+            .collect())
     }
 }

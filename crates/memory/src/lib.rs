@@ -3,6 +3,10 @@
 //! - **What is remembered** ([`Harvester`]): position snapshots when a
 //!   persona's position changes, reflections, crux cards, and messages of
 //!   importance ≥ 7, as [`MemoryDraft`]s with deterministic ids.
+//! - **Validity** ([`validity`]): a memory of what a persona holds names its
+//!   subject; a later one on the same subject closes it (`superseded_by`),
+//!   and recall shows current memories first, a superseded one only with
+//!   its successor.
 //! - **Indexes** ([`MemoryIndex`]): PostgreSQL + pgvector with HNSW
 //!   ([`PgMemory`]); the embedded SQLite store with exact search in process
 //!   ([`SqliteMemory`] over [`ExactIndex`]); and [`InMemoryIndex`].
@@ -66,6 +70,7 @@
 //!     importance: 5,
 //!     round: 1,
 //!     created: chrono::Utc::now(),
+//!     subject: None,
 //! };
 //! memory
 //!     .remember(vec![
@@ -102,6 +107,7 @@ mod sql;
 mod sqlite;
 mod text;
 mod turn;
+pub mod validity;
 mod writer;
 
 pub use bm25::{B, Bm25, K1};
@@ -132,4 +138,5 @@ pub use turn::{
     Citations, EVIDENCE_PASSAGES, check_citations, evidence_passages, recall_labelled,
     recall_turn_ahead,
 };
+pub use validity::{Successor, Superseded, asks_about_change, forget_debate, rechain, subject_key};
 pub use writer::{MemoryMsg, Warn, spawn_writer};

@@ -472,6 +472,7 @@ async fn indexed(
             round: 0,
             created: *time,
             embedding,
+            subject: None,
         })
         .collect();
     index.insert(records).await?;

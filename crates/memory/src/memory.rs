@@ -45,6 +45,10 @@ impl Recall {
     }
 }
 
+/// How many replacements recall follows from a superseded memory to the
+/// one that holds now.
+const MAX_SUCCESSION_STEPS: usize = 16;
+
 /// Vector memory: a [`MemoryIndex`] bound to an [`Embedder`].
 #[derive(Clone)]
 pub struct Memory {
@@ -189,9 +193,29 @@ impl Memory {
             .zip(vectors)
             .map(|(d, embedding)| d.into_record(embedding))
             .collect();
+        let subjects: std::collections::BTreeSet<(agon_core::PersonaId, String)> = records
+            .iter()
+            .filter_map(|r| r.subject.clone().map(|s| (r.persona.clone(), s)))
+            .collect();
         let stored = self.index.insert(records).await;
+        // A memory on a subject closes the persona's earlier ones on it
+        // (or is born closed when a later one is already stored).
+        let rechained = match &stored {
+            Ok(_) => self.rechain(&subjects).await,
+            Err(_) => Ok(()),
+        };
         self.wrote();
-        stored
+        rechained.and(stored)
+    }
+
+    async fn rechain(
+        &self,
+        subjects: &std::collections::BTreeSet<(agon_core::PersonaId, String)>,
+    ) -> Result<(), MemoryError> {
+        for (persona, subject) in subjects {
+            crate::validity::rechain(self.index.as_ref(), persona, subject).await?;
+        }
+        Ok(())
     }
 
     /// The topic and start of each debate of `ids` that the index knows,
@@ -346,7 +370,80 @@ impl Memory {
                     .await?;
             }
         }
+        self.apply_validity(&mut memories, query, &qv).await?;
         Ok(Recall { memories, notes })
+    }
+
+    /// Validity ([`crate::validity`]): each superseded hit gets its
+    /// successor, current hits rank first (unless the query asks how
+    /// something changed, [`crate::asks_about_change`]: then the history
+    /// keeps its scored order), and superseded neighbours leave a hit's
+    /// context.
+    async fn apply_validity(
+        &self,
+        memories: &mut [ScoredMemory],
+        query: &str,
+        query_vector: &[f32],
+    ) -> Result<(), MemoryError> {
+        let ids: Vec<String> = memories
+            .iter()
+            .flat_map(|m| std::iter::once(&m.memory).chain(&m.context))
+            .map(|m| m.id.clone())
+            .collect();
+        let closed = self.index.superseded(&ids).await?;
+        if closed.is_empty() {
+            return Ok(());
+        }
+        let history = crate::validity::asks_about_change(query);
+        // Each closed hit's successor is the memory that holds now: the
+        // chain of replacements followed to its end.
+        let mut latest: std::collections::HashMap<String, String> = memories
+            .iter()
+            .filter_map(|m| Some((m.memory.id.clone(), closed.get(&m.memory.id)?.by.clone())))
+            .collect();
+        for _ in 0..MAX_SUCCESSION_STEPS {
+            let ends: Vec<String> = latest.values().cloned().collect();
+            let next = self.index.superseded(&ends).await?;
+            if next.is_empty() {
+                break;
+            }
+            for end in latest.values_mut() {
+                if let Some(s) = next.get(end.as_str()) {
+                    *end = s.by.clone();
+                }
+            }
+        }
+        let wanted: Vec<String> = latest.values().cloned().collect();
+        let found: std::collections::HashMap<String, crate::record::MemoryMeta> = self
+            .index
+            .fetch(&wanted, query_vector)
+            .await?
+            .into_iter()
+            .map(|c| (c.memory.id.clone(), c.memory))
+            .collect();
+        let successors: std::collections::HashMap<String, crate::record::MemoryMeta> = latest
+            .into_iter()
+            .filter_map(|(id, end)| Some((closed.get(&id)?.by.clone(), found.get(&end)?.clone())))
+            .collect();
+        for m in memories.iter_mut() {
+            if !history {
+                m.context.retain(|c| !closed.contains_key(&c.id));
+            }
+            m.successor = closed.get(&m.memory.id).and_then(|s| {
+                successors
+                    .get(&s.by)
+                    .map(|memory| crate::validity::Successor {
+                        until: s.until,
+                        memory: memory.clone(),
+                    })
+            });
+        }
+        if !history {
+            // A stable sort: current memories first, each group in its
+            // scored order.
+            memories.sort_by_key(|m| m.successor.is_some());
+        }
+        Ok(())
     }
 
     /// The normalized embedding of a recall query's dense text: kept from

@@ -18,7 +18,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agon_core::DebateId;
+use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use pgvector::Vector;
 use sqlx::postgres::PgRow;
@@ -32,6 +32,7 @@ use crate::record::{
 };
 use crate::sql::millis;
 use crate::text::Analyzer;
+use crate::record::Superseded;
 
 /// `hnsw.ef_search` used by every connection.
 pub const EF_SEARCH: u32 = 200;
@@ -44,7 +45,8 @@ pub struct PgMemory {
     analyzer: Analyzer,
 }
 
-const COLUMNS: &str = "id, debate_id, persona, content, kind, importance, round, created_at";
+const COLUMNS: &str =
+    "id, debate_id, persona, content, kind, importance, round, created_at, subject";
 
 crate::sql::shared_queries!(PgMemory, PgRow, i16, i32);
 
@@ -237,8 +239,8 @@ impl MemoryIndex for PgMemory {
             let terms = self.analyzer.terms(&r.content);
             let seq: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO memories \
-                 (id, debate_id, persona, content, kind, importance, round, created_at, doc_len, embedding) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+                 (id, debate_id, persona, content, kind, importance, round, created_at, doc_len, embedding, subject) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
                  ON CONFLICT (id) DO NOTHING RETURNING seq",
             )
             .bind(&r.id)
@@ -251,6 +253,7 @@ impl MemoryIndex for PgMemory {
             .bind(millis(r.created))
             .bind(terms.len() as i32)
             .bind(Vector::from(r.embedding.clone()))
+            .bind(r.subject.as_deref())
             .fetch_optional(&mut *tx)
             .await
             .map_err(self.db())?;
@@ -501,5 +504,23 @@ impl MemoryIndex for PgMemory {
         }
         tx.commit().await.map_err(self.db())?;
         Ok(())
+    }
+    async fn on_subject(
+        &self,
+        persona: &PersonaId,
+        subject: &str,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        self.subject_metas(persona, subject).await
+    }
+
+    async fn set_superseded(
+        &self,
+        items: Vec<(String, Option<Superseded>)>,
+    ) -> Result<(), MemoryError> {
+        self.write_superseded(items).await
+    }
+
+    async fn superseded(&self, ids: &[String]) -> Result<HashMap<String, Superseded>, MemoryError> {
+        self.read_superseded(ids).await
     }
 }

@@ -113,8 +113,22 @@ pub struct MemoryRecord {
     pub round: u32,
     /// When it happened.
     pub created: DateTime<Utc>,
+    /// What it records a persona holding a stance on ([`crate::subject_key`]
+    /// of a topic or an aspect), when it does: a later memory of the same
+    /// persona on the same subject supersedes it ([`crate::validity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     /// Its vector (unit length for cosine search).
     pub embedding: Vec<f32>,
+}
+
+/// When and by what a memory stopped holding ([`crate::validity`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Superseded {
+    /// The id of the memory that replaced it.
+    pub by: String,
+    /// When it stopped holding (the replacing memory's time).
+    pub until: DateTime<Utc>,
 }
 
 /// A memory without its vector: what searches return, and (as
@@ -138,6 +152,10 @@ pub struct MemoryMeta {
     pub round: u32,
     /// When it happened.
     pub created: DateTime<Utc>,
+    /// What it records a persona holding a stance on, when it does
+    /// ([`crate::validity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 impl MemoryMeta {
@@ -152,6 +170,7 @@ impl MemoryMeta {
             importance: self.importance,
             round: self.round,
             created: self.created,
+            subject: self.subject,
             embedding,
         }
     }
@@ -186,6 +205,7 @@ impl MemoryRecord {
             importance: self.importance,
             round: self.round,
             created: self.created,
+            subject: self.subject.clone(),
         }
     }
 

@@ -91,6 +91,10 @@ pub struct ScoredMemory {
     /// when [`RetrievalConfig::neighbours`] is above 0.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<MemoryMeta>,
+    /// When the memory no longer holds: what replaced it and when
+    /// ([`crate::validity`]); `None` for a current memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<crate::validity::Successor>,
 }
 
 /// Min-max normalization; every value 0.5 when all are equal.
@@ -164,6 +168,7 @@ pub fn score(candidates: Vec<ScoringInput>, config: &RetrievalConfig) -> Vec<Sco
                 lexical: c.lexical,
                 memory: c.memory,
                 context: Vec::new(),
+                successor: None,
             }
         })
         .collect();
@@ -194,6 +199,7 @@ mod tests {
             importance,
             round: 1,
             created: Utc.timestamp_opt(1_700_000_000, 0).unwrap() + Duration::minutes(minutes),
+            subject: None,
         }
     }
 

@@ -22,6 +22,7 @@ macro_rules! shared_queries {
                 importance: row.get::<$importance, _>("importance").clamp(1, 10) as u8,
                 round: row.get::<$round, _>("round").max(0) as u32,
                 created: $crate::sql::from_millis(row.get("created_at")),
+                subject: row.get("subject"),
             })
         }
 
@@ -61,13 +62,84 @@ macro_rules! shared_queries {
                 Ok(out)
             }
 
+            /// Every memory of `persona` on `subject`.
+            async fn subject_metas(
+                &self,
+                persona: &agon_core::PersonaId,
+                subject: &str,
+            ) -> Result<Vec<$crate::MemoryMeta>, $crate::MemoryError> {
+                let rows = sqlx::query(
+                    "SELECT id, debate_id, persona, content, kind, importance, round, created_at, subject \
+                     FROM memories WHERE persona = $1 AND subject = $2",
+                )
+                .bind(persona.as_str())
+                .bind(subject)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.db())?;
+                rows.iter().map(meta_of).collect()
+            }
+
+            /// Sets `superseded_by` and `valid_until` of each memory of
+            /// `items` (both NULL for a current one), in one transaction.
+            async fn write_superseded(
+                &self,
+                items: Vec<(String, Option<$crate::Superseded>)>,
+            ) -> Result<(), $crate::MemoryError> {
+                let mut tx = self.pool.begin().await.map_err(self.db())?;
+                for (id, superseded) in &items {
+                    sqlx::query(
+                        "UPDATE memories SET superseded_by = $1, valid_until = $2 WHERE id = $3",
+                    )
+                    .bind(superseded.as_ref().map(|s| s.by.as_str()))
+                    .bind(superseded.as_ref().map(|s| $crate::sql::millis(s.until)))
+                    .bind(id.as_str())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(self.db())?;
+                }
+                tx.commit().await.map_err(self.db())
+            }
+
+            /// The closed memories among `ids`, with what closed them.
+            async fn read_superseded(
+                &self,
+                ids: &[String],
+            ) -> Result<std::collections::HashMap<String, $crate::Superseded>, $crate::MemoryError>
+            {
+                use sqlx::Row;
+                let mut out = std::collections::HashMap::new();
+                for id in ids {
+                    let row = sqlx::query(
+                        "SELECT superseded_by, valid_until FROM memories \
+                         WHERE id = $1 AND superseded_by IS NOT NULL",
+                    )
+                    .bind(id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(self.db())?;
+                    if let Some(row) = row {
+                        out.insert(
+                            id.clone(),
+                            $crate::Superseded {
+                                by: row.get("superseded_by"),
+                                until: $crate::sql::from_millis(
+                                    row.get::<Option<i64>, _>("valid_until").unwrap_or_default(),
+                                ),
+                            },
+                        );
+                    }
+                }
+                Ok(out)
+            }
+
             /// Up to `limit` memories without a vector, oldest first.
             async fn unembedded_metas(
                 &self,
                 limit: usize,
             ) -> Result<Vec<$crate::MemoryMeta>, $crate::MemoryError> {
                 let rows = sqlx::query(
-                    "SELECT id, debate_id, persona, content, kind, importance, round, created_at \
+                    "SELECT id, debate_id, persona, content, kind, importance, round, created_at, subject \
                      FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT $1",
                 )
                 .bind(limit as i64)

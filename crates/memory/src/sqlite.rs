@@ -2,9 +2,9 @@
 //! process by [`ExactIndex`] (loaded on first use, then kept in step with the
 //! table by its sequence column, so other processes' inserts are seen).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use agon_core::DebateId;
+use agon_core::{DebateId, PersonaId};
 use async_trait::async_trait;
 use sqlx::{Row, SqlitePool};
 use tokio::sync::RwLock;
@@ -16,6 +16,7 @@ use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
 use crate::sql::millis;
+use crate::record::Superseded;
 
 /// Memories in a SQLite file (the same file as the debate store, or its own).
 #[derive(Debug)]
@@ -104,7 +105,7 @@ impl SqliteMemory {
             cache.generation = generation;
         }
         let rows = sqlx::query(
-            "SELECT seq, id, debate_id, persona, content, kind, importance, round, created_at, embedding \
+            "SELECT seq, id, debate_id, persona, content, kind, importance, round, created_at, subject, embedding \
              FROM memories WHERE seq > ? ORDER BY seq",
         )
         .bind(cache.seq)
@@ -159,8 +160,8 @@ impl MemoryIndex for SqliteMemory {
         for r in &records {
             let done = sqlx::query(
                 "INSERT OR IGNORE INTO memories \
-                 (id, debate_id, persona, content, kind, importance, round, created_at, embedding) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 (id, debate_id, persona, content, kind, importance, round, created_at, embedding, subject) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(&r.id)
             .bind(r.debate.as_str())
@@ -171,6 +172,7 @@ impl MemoryIndex for SqliteMemory {
             .bind(r.round as i64)
             .bind(millis(r.created))
             .bind(to_blob(&r.embedding))
+            .bind(r.subject.as_deref())
             .execute(&mut *tx)
             .await
             .map_err(self.db())?;
@@ -339,5 +341,23 @@ impl MemoryIndex for SqliteMemory {
             .map_err(self.db())?;
         tx.commit().await.map_err(self.db())?;
         Ok(())
+    }
+    async fn on_subject(
+        &self,
+        persona: &PersonaId,
+        subject: &str,
+    ) -> Result<Vec<MemoryMeta>, MemoryError> {
+        self.subject_metas(persona, subject).await
+    }
+
+    async fn set_superseded(
+        &self,
+        items: Vec<(String, Option<Superseded>)>,
+    ) -> Result<(), MemoryError> {
+        self.write_superseded(items).await
+    }
+
+    async fn superseded(&self, ids: &[String]) -> Result<HashMap<String, Superseded>, MemoryError> {
+        self.read_superseded(ids).await
     }
 }

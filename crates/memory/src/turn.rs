@@ -102,6 +102,12 @@ pub async fn recall_labelled(
     // Each hit, then the memories around it (`Recall::expanded`): the
     // context assembler cuts from the end when its share runs out.
     let recalled = recall.expanded();
+    // A memory that no longer holds is shown with what replaced it.
+    let successors: HashMap<&str, &crate::Successor> = recall
+        .memories
+        .iter()
+        .filter_map(|hit| Some((hit.memory.id.as_str(), hit.successor.as_ref()?)))
+        .collect();
     let others: Vec<DebateId> = recalled
         .iter()
         .map(|m| m.debate.clone())
@@ -147,10 +153,11 @@ pub async fn recall_labelled(
             } else {
                 format!("round {}, {kind}", m.round)
             };
-            RetrievedMemory {
-                label,
-                content: m.content.clone(),
-            }
+            let content = match successors.get(m.id.as_str()) {
+                Some(successor) => format!("{} [{}]", m.content, successor.note()),
+                None => m.content.clone(),
+            };
+            RetrievedMemory { label, content }
         })
         .collect())
 }

@@ -77,6 +77,7 @@ fn record(
         round: 2,
         created: Utc.timestamp_opt(1_750_000_000, 0).unwrap() + Duration::seconds(id.len() as i64),
         embedding: v.to_vec(),
+        subject: None,
     }
 }
 
@@ -417,6 +418,65 @@ async fn suite(index: Arc<dyn MemoryIndex>, record_debate: impl AsyncFnOnce(&Deb
         "{backend}: its words are gone from BM25"
     );
     assert_eq!(index.delete_debate(&"d1".into()).await.unwrap(), 0);
+
+    // Validity: a later memory of the same persona on the same subject
+    // closes the earlier one; deleting the later debate opens it again.
+    let on = |id: &str, debate: &str, minute: i64| MemoryRecord {
+        subject: Some("car ban".into()),
+        created: Utc.timestamp_opt(1_760_000_000, 0).unwrap() + Duration::minutes(minute),
+        ..record(
+            id,
+            "mara",
+            debate,
+            MemoryKind::Position,
+            "Mara's position on the car ban",
+            &[0.0, 1.0],
+        )
+    };
+    index
+        .insert(vec![on("v1/p", "v1", 0), on("v2/p", "v2", 60)])
+        .await
+        .unwrap();
+    let stored = index.on_subject(&"mara".into(), "car ban").await.unwrap();
+    assert_eq!(stored.len(), 2, "{backend}");
+    assert!(
+        stored
+            .iter()
+            .all(|m| m.subject.as_deref() == Some("car ban")),
+        "{backend}"
+    );
+    assert!(
+        index
+            .on_subject(&"mara".into(), "rates")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        agon_memory::rechain(index.as_ref(), &"mara".into(), "car ban")
+            .await
+            .unwrap(),
+        1
+    );
+    let ids = ["v1/p".to_owned(), "v2/p".to_owned(), "nope".to_owned()];
+    let closed = index.superseded(&ids).await.unwrap();
+    assert_eq!(closed.len(), 1, "{backend}: {closed:?}");
+    assert_eq!(closed["v1/p"].by, "v2/p", "{backend}");
+    assert_eq!(
+        closed["v1/p"].until,
+        Utc.timestamp_opt(1_760_000_000, 0).unwrap() + Duration::minutes(60),
+        "{backend}"
+    );
+    assert_eq!(
+        agon_memory::forget_debate(index.as_ref(), &"v2".into())
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        index.superseded(&ids).await.unwrap().is_empty(),
+        "{backend}: v1/p holds again"
+    );
 }
 
 /// Creates the debate in the event store at `url` (where the database

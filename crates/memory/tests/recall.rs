@@ -116,6 +116,7 @@ async fn names_are_a_field_and_hits_come_with_their_neighbours() {
             importance: 5,
             round: 1,
             created: start + Duration::seconds(30 * i as i64),
+            subject: None,
         })
         .collect();
     assert_eq!(memory.remember(drafts).await.unwrap(), 5);
@@ -220,6 +221,7 @@ async fn a_recall_done_ahead_is_the_turns_result_until_a_write() {
         importance: 5,
         round: 1,
         created: Utc.timestamp_opt(1_700_000_000 + i as i64, 0).unwrap(),
+        subject: None,
     };
     memory
         .remember(vec![

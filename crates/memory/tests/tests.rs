@@ -6,3 +6,4 @@ mod corpus;
 mod first_use;
 mod index;
 mod recall;
+mod validity;

@@ -185,6 +185,7 @@ async fn context_search_recalls_the_debates_memories_and_the_toolbox_names_what_
         importance: 6,
         round: 1,
         created: at,
+        subject: None,
     })
     .collect();
     memory.remember(drafts).await.unwrap();

@@ -103,6 +103,7 @@ pub fn drafts(
                 importance: CHUNK_IMPORTANCE,
                 round: c.position,
                 created: added + chrono::Duration::milliseconds(i64::from(c.position)),
+                subject: None,
             })
         })
         .collect()

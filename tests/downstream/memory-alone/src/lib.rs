@@ -67,6 +67,7 @@ pub fn line(session: &str, n: u32, agent: &str, text: &str) -> MemoryMeta {
         importance: 5,
         round: n,
         created: chrono::Utc::now(),
+        subject: None,
     }
 }
 
