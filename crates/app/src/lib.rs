@@ -43,6 +43,7 @@ mod steer;
 mod store_trust;
 pub mod trust;
 mod upkeep;
+mod view;
 
 use std::sync::Arc;
 use std::time::Duration;

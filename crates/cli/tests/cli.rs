@@ -375,9 +375,9 @@ fn bad_input_gets_clear_errors_and_distinct_exit_codes() {
         .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("mysql://nope"), "{}", stderr(&o));
-    // Unknown debate id.
+    // Unknown debate id: the application's one mapping (`AppError::exit_code`).
     let o = agon(dir, &["report", "d-missing"]);
-    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("d-missing"), "{}", stderr(&o));
     // A missing local model file names the command that fetches it.
     let o = agon(dir, &["debate", "--model", "local:/nonexistent.gguf"]);

@@ -87,14 +87,10 @@ pub(crate) async fn report(
     id: &DebateId,
     format: ReportFormat,
 ) -> Result<String, AppError> {
-    let (board, _) = app.store().load(id).await?;
+    let view = app.view(id, agon_view::ReportOptions::default()).await?;
     Ok(match format {
-        ReportFormat::Markdown => agon_view::report::markdown(&board),
-        ReportFormat::Json => serde_json::to_string_pretty(&agon_view::report::json(
-            &board,
-            agon_view::ReportOptions::default(),
-        ))
-        .unwrap_or_default(),
+        ReportFormat::Markdown => view.markdown(),
+        ReportFormat::Json => serde_json::to_string_pretty(&view.json()).unwrap_or_default(),
     })
 }
 
@@ -113,6 +109,9 @@ pub(crate) fn recall(recall: &agon_memory::Recall) -> String {
             m.round,
             m.content
         );
+        if let Some(successor) = &hit.successor {
+            let _ = writeln!(text, "   [{}]", successor.note());
+        }
     }
     if recall.memories.is_empty() {
         text.push_str("No memory matched.\n");

@@ -353,7 +353,15 @@ impl Harvester {
             if let Some(s) = state.shifts.last() {
                 stance.push_str(&format!(" Shifted: {}", s.text.trim()));
             }
-            let mut snapshots = vec![(format!("position/{persona}/{n}"), topic.clone(), stance)];
+            // Nothing to remember of the topic before a stance, a
+            // concession or a shift is recorded.
+            let said = !state.overall_stance.trim().is_empty()
+                || !state.concessions.is_empty()
+                || !state.shifts.is_empty();
+            let mut snapshots = Vec::new();
+            if said {
+                snapshots.push((format!("position/{persona}/{n}"), topic.clone(), stance));
+            }
             // The position on each aspect, its subject the aspect's label
             // (so the same aspect in a later debate continues it).
             for (aspect, pos) in &state.aspects {

@@ -8,10 +8,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
+use crate::record::Superseded;
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord,
 };
-use crate::record::Superseded;
 
 /// What recall shows about a debate a memory comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

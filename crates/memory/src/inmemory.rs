@@ -11,11 +11,11 @@ use tokio::sync::RwLock;
 use crate::error::MemoryError;
 use crate::exact::ExactIndex;
 use crate::index::{DebateInfo, MemoryIndex};
+use crate::record::Superseded;
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, normalize,
     prepare_batch,
 };
-use crate::record::Superseded;
 
 #[derive(Debug, Default)]
 struct State {

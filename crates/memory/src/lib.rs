@@ -138,5 +138,8 @@ pub use turn::{
     Citations, EVIDENCE_PASSAGES, check_citations, evidence_passages, recall_labelled,
     recall_turn_ahead,
 };
-pub use validity::{Successor, Superseded, asks_about_change, forget_debate, rechain, subject_key};
+pub use validity::{
+    StanceChange, Successor, Superseded, asks_about_change, forget_debate, rechain, stance_changes,
+    subject_key,
+};
 pub use writer::{MemoryMsg, Warn, spawn_writer};

@@ -26,13 +26,13 @@ use sqlx::{AssertSqlSafe, Executor, PgPool, Postgres, QueryBuilder, Row};
 
 use crate::error::MemoryError;
 use crate::index::{DebateInfo, MemoryIndex};
+use crate::record::Superseded;
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryKind, MemoryMeta, MemoryRecord,
     prepare_batch,
 };
 use crate::sql::millis;
 use crate::text::Analyzer;
-use crate::record::Superseded;
 
 /// `hnsw.ef_search` used by every connection.
 pub const EF_SEARCH: u32 = 200;

@@ -12,11 +12,11 @@ use tokio::sync::RwLock;
 use crate::error::MemoryError;
 use crate::exact::ExactIndex;
 use crate::index::{DebateInfo, MemoryIndex};
+use crate::record::Superseded;
 use crate::record::{
     Candidate, EmbeddingSpace, LexicalHit, MemoryFilter, MemoryMeta, MemoryRecord, prepare_batch,
 };
 use crate::sql::millis;
-use crate::record::Superseded;
 
 /// Memories in a SQLite file (the same file as the debate store, or its own).
 #[derive(Debug)]

@@ -130,6 +130,67 @@ pub async fn forget_debate(
     Ok(deleted)
 }
 
+/// A remembered position replaced by a later one across two debates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StanceChange {
+    /// The position that no longer holds.
+    pub before: MemoryMeta,
+    /// The position that replaced it (its time is when `before` stopped
+    /// holding).
+    pub after: MemoryMeta,
+}
+
+/// The changes of position across debates that involve `debate`: the
+/// earlier debates' positions its own replaced, and its own positions
+/// that later debates replaced, each subject's positions in time order
+/// ([`chain`] over the position memories alone, so a message on the
+/// subject does not split a change in two). Oldest first.
+pub async fn stance_changes(
+    index: &dyn MemoryIndex,
+    debate: &DebateId,
+) -> Result<Vec<StanceChange>, MemoryError> {
+    let filter = MemoryFilter {
+        debate: Some(debate.clone()),
+        kinds: vec![MemoryKind::Position],
+        ..MemoryFilter::default()
+    };
+    let subjects: BTreeSet<(PersonaId, String)> = index
+        .matching(&filter, usize::MAX)
+        .await?
+        .into_iter()
+        .filter_map(|m| m.subject.map(|s| (m.persona, s)))
+        .collect();
+    let mut out = Vec::new();
+    for (persona, subject) in &subjects {
+        let mut positions: Vec<MemoryMeta> = index
+            .on_subject(persona, subject)
+            .await?
+            .into_iter()
+            .filter(|m| m.kind == MemoryKind::Position)
+            .collect();
+        positions.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        // The last position each debate held on the subject, in time order.
+        let mut last: Vec<MemoryMeta> = Vec::new();
+        for m in positions {
+            match last.last_mut() {
+                Some(prev) if prev.debate == m.debate => *prev = m,
+                _ => last.push(m),
+            }
+        }
+        for pair in last.windows(2) {
+            let [before, after] = pair else { continue };
+            if &before.debate == debate || &after.debate == debate {
+                out.push(StanceChange {
+                    before: before.clone(),
+                    after: after.clone(),
+                });
+            }
+        }
+    }
+    out.sort_by_key(|c| c.after.created);
+    Ok(out)
+}
+
 /// Whether a recall query asks how something changed ("used to",
 /// "before", "changed", "previously", "no longer", …): such a query gets
 /// the history ranked as it scores, superseded memories included.

@@ -105,7 +105,10 @@ async fn eight_processes_open_a_new_sqlite_store_at_once() {
         let pool = agon_store::sqlite_pool(&url, agon_store::BUSY_TIMEOUT)
             .await
             .unwrap();
-        assert_eq!(migration_rows!(&pool), [store_migrations(), memory_migrations()]);
+        assert_eq!(
+            migration_rows!(&pool),
+            [store_migrations(), memory_migrations()]
+        );
     }
 }
 
@@ -127,6 +130,9 @@ async fn eight_processes_open_a_new_postgres_store_at_once() {
         let url = pg_url().await;
         open_at_once(&url).await;
         let pool = agon_store::postgres_pool(&url).await.unwrap();
-        assert_eq!(migration_rows!(&pool), [store_migrations(), memory_migrations()]);
+        assert_eq!(
+            migration_rows!(&pool),
+            [store_migrations(), memory_migrations()]
+        );
     }
 }

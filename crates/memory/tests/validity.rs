@@ -375,6 +375,26 @@ async fn changed_facts(embedder: Arc<Kept>, with_validity: bool) -> Shown {
         .iter()
         .filter(|hit| hit.successor.is_some())
         .count();
+    // What the report of the second debate shows: each position of the
+    // first it replaced, and each of its own the third replaced.
+    let changes = agon_memory::stance_changes(index.as_ref(), &DebateId::new("transport-1"))
+        .await
+        .expect("reads");
+    if with_validity {
+        let crossing = |a: &str, b: &str| {
+            changes
+                .iter()
+                .filter(|c| c.before.debate.as_str() == a && c.after.debate.as_str() == b)
+                .count()
+        };
+        // Four personas' positions on six aspects, and on the topic (whose
+        // wording differs from debate to debate: a subject of its own).
+        assert_eq!(crossing("transport-0", "transport-1"), 24, "{changes:#?}");
+        assert_eq!(crossing("transport-1", "transport-2"), 24, "{changes:#?}");
+        assert!(changes.iter().all(|c| c.before.subject == c.after.subject));
+    } else {
+        assert!(changes.is_empty(), "nothing has a subject: {changes:?}");
+    }
     shown
 }
 

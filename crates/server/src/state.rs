@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agon_app::{App, LocalRun};
 use agon_core::DebateId;
-use agon_orchestrator::{DebateUpdate, Orchestrator};
+use agon_orchestrator::DebateUpdate;
 use agon_store::EventStore;
 use tokio::sync::broadcast;
 
@@ -99,12 +99,6 @@ impl Server {
         self.live.subscribe()
     }
 
-    /// An orchestrator over the server's store (for creating debates and
-    /// reading their logs and configurations).
-    pub(crate) fn orchestrator(&self) -> Orchestrator {
-        self.app.orchestrator()
-    }
-
     /// The view of `id` from its stored log (what the reports, the pages
     /// and the JSON API render).
     pub(crate) async fn view(&self, id: &DebateId) -> Result<agon_view::DebateView, ApiError> {
@@ -118,21 +112,10 @@ impl Server {
         &self,
         id: &DebateId,
     ) -> Result<(agon_view::DebateView, u64), ApiError> {
-        let record = self.store.debate(id).await?;
-        let events = self.orchestrator().log(id).await?;
-        let seq = events.len() as u64;
-        let view = agon_view::DebateView::from_log(&events, agon_view::ReportOptions::default())
-            .map_err(|e| {
-                ApiError::internal(format!("debate `{id}`: the log does not replay: {e}"))
-            })?;
-        let view = match record.forked_from {
-            Some(from) => view.with_origin(agon_view::ForkOrigin {
-                debate: from.debate.to_string(),
-                seq: from.seq,
-            }),
-            None => view,
-        };
-        Ok((view, seq))
+        Ok(self
+            .app
+            .view_at(id, agon_view::ReportOptions::default())
+            .await?)
     }
 
     /// Wakes the live streams of `id`: another process (a worker on another

@@ -46,4 +46,4 @@ pub use empty::ReportOptions;
 pub use memory_stats::MemoryStats;
 pub use metrics::{DebateMetrics, PersonaMetrics, RoleTokens, debate_metrics, replay_with_metrics};
 pub use sections::*;
-pub use view::{DebateView, ForkOrigin};
+pub use view::{DebateView, ForkOrigin, RememberedChange};

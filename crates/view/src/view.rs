@@ -19,6 +19,28 @@ pub struct DebateView {
     metrics: DebateMetrics,
     options: ReportOptions,
     origin: Option<ForkOrigin>,
+    remembered: Vec<RememberedChange>,
+}
+
+/// A persona's position on a subject, remembered from one debate and
+/// replaced by its position in a later one (the vector memory's validity:
+/// the earlier memory is kept, closed when the later one was recorded).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RememberedChange {
+    /// The persona's display name.
+    pub persona: String,
+    /// What the position is about (the topic's or aspect's words).
+    pub subject: String,
+    /// The earlier position, as remembered.
+    pub before: String,
+    /// The debate it was held in.
+    pub before_debate: String,
+    /// When it stopped holding.
+    pub until: chrono::DateTime<chrono::Utc>,
+    /// The position that replaced it.
+    pub after: String,
+    /// The debate that recorded it.
+    pub after_debate: String,
 }
 
 /// Where a forked debate was copied from (its store record says it; the
@@ -43,6 +65,7 @@ impl DebateView {
             metrics,
             options,
             origin: None,
+            remembered: Vec::new(),
         })
     }
 
@@ -51,6 +74,20 @@ impl DebateView {
     pub fn with_origin(mut self, origin: ForkOrigin) -> Self {
         self.origin = Some(origin);
         self
+    }
+
+    /// The same view with the positions the vector memory holds of this
+    /// debate's personas across debates: earlier positions this debate
+    /// replaced, and its positions later debates replaced. Its reports
+    /// show them under "Positions across debates".
+    pub fn with_remembered(mut self, changes: Vec<RememberedChange>) -> Self {
+        self.remembered = changes;
+        self
+    }
+
+    /// The remembered changes of position ([`DebateView::with_remembered`]).
+    pub fn remembered(&self) -> &[RememberedChange] {
+        &self.remembered
     }
 
     /// Where the debate was forked from, if it is a fork.
@@ -105,7 +142,11 @@ impl DebateView {
                 ),
             );
         }
-        format!("{report}{}", report::metrics_markdown(&self.metrics))
+        format!(
+            "{report}{}{}",
+            remembered_markdown(&self.remembered),
+            report::metrics_markdown(&self.metrics)
+        )
     }
 
     /// The JSON report: the sections of [`DebateView::markdown`], each
@@ -116,6 +157,9 @@ impl DebateView {
         if let Some(origin) = &self.origin {
             json["forked_from"] = serde_json::to_value(origin).unwrap_or_default();
         }
+        if !self.remembered.is_empty() {
+            json["remembered_changes"] = serde_json::to_value(&self.remembered).unwrap_or_default();
+        }
         json
     }
 
@@ -123,4 +167,33 @@ impl DebateView {
     pub fn metrics_markdown(&self) -> String {
         report::metrics_markdown(&self.metrics)
     }
+}
+
+/// The "Positions across debates" section (empty without changes): each
+/// position quoted, so no text of a model can open a section, and every
+/// `<` escaped as the rest of the report's.
+fn remembered_markdown(changes: &[RememberedChange]) -> String {
+    use std::fmt::Write as _;
+    if changes.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "## Positions across debates\n\nFrom the vector memory: a position a later debate \
+         replaced is kept, closed when it was replaced.\n\n",
+    );
+    for c in changes {
+        let _ = writeln!(
+            s,
+            "**{}** on {}: held in debate `{}` until {}:",
+            c.persona,
+            c.subject,
+            c.before_debate,
+            c.until.format("%Y-%m-%d")
+        );
+        report::quoted(&mut s, &c.before);
+        let _ = writeln!(s, "\nthen, in debate `{}`:", c.after_debate);
+        report::quoted(&mut s, &c.after);
+        s.push('\n');
+    }
+    s.replace('<', "&lt;")
 }

@@ -242,3 +242,54 @@ fn the_requirements_matrix_and_the_judges_lists_reach_the_report_and_the_json() 
     let board = agon_core::Blackboard::replay(&events).unwrap();
     assert_eq!(board.solution().unwrap().unfinished_requirements, ["audit"]);
 }
+
+/// Positions the vector memory holds across debates reach the report
+/// (quoted, `<` escaped) and the JSON; without them there is no section.
+#[test]
+fn positions_across_debates_reach_the_report_and_the_json() {
+    use chrono::TimeZone;
+    let plain = DebateView::from_log(&log(), ReportOptions::default()).unwrap();
+    assert!(!plain.markdown().contains("Positions across debates"));
+    assert!(plain.json().get("remembered_changes").is_none());
+    let view = plain.with_remembered(vec![agon_view::RememberedChange {
+        persona: "Ada".into(),
+        subject: "ferry subsidy".into(),
+        before:
+            "Ada's position on Ferry subsidy (round 1): keep it <b>whole</b>.\n## not a heading"
+                .into(),
+        before_debate: "transport-0".into(),
+        until: chrono::Utc.with_ymd_and_hms(2026, 3, 10, 9, 1, 0).unwrap(),
+        after: "Ada's position on Ferry subsidy (round 1): end it.".into(),
+        after_debate: "transport-1".into(),
+    }]);
+    let md = view.markdown();
+    assert!(md.contains("## Positions across debates"), "{md}");
+    assert!(
+        md.contains("**Ada** on ferry subsidy: held in debate `transport-0` until 2026-03-10:"),
+        "{md}"
+    );
+    assert!(
+        md.contains("> Ada's position on Ferry subsidy (round 1): keep it &lt;b>whole&lt;/b>."),
+        "{md}"
+    );
+    assert!(
+        md.contains("> ## not a heading"),
+        "model text stays quoted: {md}"
+    );
+    assert!(
+        md.contains(
+            "then, in debate `transport-1`:\n> Ada's position on Ferry subsidy (round 1): end it."
+        ),
+        "{md}"
+    );
+    assert!(md.ends_with(&view.metrics_markdown()), "before the metrics");
+    let json = view.json();
+    assert_eq!(
+        json["remembered_changes"][0]["before_debate"],
+        "transport-0"
+    );
+    assert_eq!(
+        json["remembered_changes"][0]["until"],
+        "2026-03-10T09:01:00Z"
+    );
+}

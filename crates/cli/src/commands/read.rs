@@ -39,8 +39,7 @@ pub(crate) async fn show(
     let store = app.store();
     match what {
         Shown::Metrics => {
-            let view =
-                crate::view::view_of(&app.orchestrator(), &id, ReportOptions::default()).await?;
+            let view = app.view(&id, ReportOptions::default()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(view.metrics())?);
             } else {
@@ -57,8 +56,7 @@ pub(crate) async fn show(
             }
         }
         Shown::Blackboard if !json => {
-            let view =
-                crate::view::view_of(&app.orchestrator(), &id, ReportOptions::default()).await?;
+            let view = app.view(&id, ReportOptions::default()).await?;
             print!("{}", agon_view::terminal::board_summary(&view));
         }
         Shown::Default | Shown::Transcript | Shown::Blackboard => {
@@ -78,7 +76,6 @@ pub(crate) async fn show(
 /// `agon compare`: the metrics side by side; for two debates, where they
 /// part first.
 pub(crate) async fn compare(app: &App, ids: Vec<String>, json: bool) -> Result<ExitCode, Failure> {
-    let orch = app.orchestrator();
     let divergence = match ids.as_slice() {
         [a, b] => Some(
             app.divergence(&DebateId::new(a.clone()), &DebateId::new(b.clone()))
@@ -88,9 +85,9 @@ pub(crate) async fn compare(app: &App, ids: Vec<String>, json: bool) -> Result<E
     };
     let mut all = Vec::with_capacity(ids.len());
     for id in ids {
-        let view =
-            crate::view::view_of(&orch, &DebateId::new(id.clone()), ReportOptions::default())
-                .await?;
+        let view = app
+            .view(&DebateId::new(id.clone()), ReportOptions::default())
+            .await?;
         all.push((id, view.metrics().clone()));
     }
     if json {
@@ -172,7 +169,7 @@ pub(crate) async fn report(
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
-            let view = crate::view::view_of(&orch, &id, options).await?;
+            let view = app.view(&id, options).await?;
             if json {
                 serde_json::to_string_pretty(&view.json())?
             } else {
