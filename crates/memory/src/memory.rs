@@ -375,13 +375,14 @@ impl Memory {
     }
 
     /// Validity ([`crate::validity`]): each superseded hit gets its
-    /// successor, current hits rank first (unless the query asks how
-    /// something changed, [`crate::asks_about_change`]: then the history
-    /// keeps its scored order), and superseded neighbours leave a hit's
-    /// context.
+    /// successor; unless the query asks how something changed
+    /// ([`crate::asks_about_change`]: then the history keeps its scored
+    /// order), current hits rank first, a superseded hit is kept only when
+    /// its successor is not a hit and no better superseded hit shows the
+    /// same successor, and superseded neighbours leave a hit's context.
     async fn apply_validity(
         &self,
-        memories: &mut [ScoredMemory],
+        memories: &mut Vec<ScoredMemory>,
         query: &str,
         query_vector: &[f32],
     ) -> Result<(), MemoryError> {
@@ -439,6 +440,19 @@ impl Memory {
             });
         }
         if !history {
+            // One superseded hit per stance that holds now is enough to
+            // say it changed (its note shows the current one); and none
+            // when that current memory is a hit itself.
+            let shown: std::collections::HashSet<String> = memories
+                .iter()
+                .filter(|m| m.successor.is_none())
+                .map(|m| m.memory.id.clone())
+                .collect();
+            let mut noted = std::collections::HashSet::new();
+            memories.retain(|m| match &m.successor {
+                None => true,
+                Some(s) => !shown.contains(&s.memory.id) && noted.insert(s.memory.id.clone()),
+            });
             // A stable sort: current memories first, each group in its
             // scored order.
             memories.sort_by_key(|m| m.successor.is_some());

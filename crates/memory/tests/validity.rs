@@ -234,6 +234,9 @@ struct Shown {
     marked: usize,
     /// Superseded memories a question about change was shown.
     history: usize,
+    /// Memories shown in all, and their characters.
+    memories: usize,
+    chars: usize,
 }
 
 impl Shown {
@@ -321,6 +324,8 @@ async fn changed_facts(embedder: Arc<Kept>, with_validity: bool) -> Shown {
         stale_as_current: 0,
         marked: 0,
         history: 0,
+        memories: 0,
+        chars: 0,
     };
     for (s, (_, stances)) in SUBJECTS.iter().enumerate() {
         board
@@ -357,6 +362,11 @@ async fn changed_facts(embedder: Arc<Kept>, with_validity: bool) -> Shown {
             if stale {
                 shown.stale_as_current += 1;
             }
+            shown.memories += recalled.len();
+            shown.chars += recalled
+                .iter()
+                .map(|m| m.content.chars().count())
+                .sum::<usize>();
             shown.marked += recalled
                 .iter()
                 .filter(|m| m.content.contains(" [held until "))
@@ -416,7 +426,7 @@ async fn a_later_debate_is_shown_the_current_stance_and_no_stale_one_as_current(
     eprintln!(
         "changed facts, {} questions: with validity current {:.1} % stale-as-current {:.1} %; \
          append-only current {:.1} % stale-as-current {:.1} %; {} shown marked held-until, \
-         {} superseded for a question about change",
+         {} superseded for a question about change; memories shown {} ({} chars) against {} ({} chars)",
         with.asked,
         100.0 * with.current_share(),
         100.0 * with.stale_share(),
@@ -424,6 +434,10 @@ async fn a_later_debate_is_shown_the_current_stance_and_no_stale_one_as_current(
         100.0 * append_only.stale_share(),
         with.marked,
         with.history,
+        with.memories,
+        with.chars,
+        append_only.memories,
+        append_only.chars,
     );
     assert_eq!(with.asked, 24);
     // Targets of issue 54: current ≥ 95 %, stale shown as current ≤ 2 %.
