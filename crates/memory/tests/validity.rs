@@ -102,7 +102,7 @@ const TOPICS: [&str; 4] = [
 /// some never change, some change once, some twice.
 fn stance(p: usize, s: usize, d: usize) -> usize {
     let first = (p + s) % 3;
-    let changes = (p * 7 + s * 3) % 3; // 0, 1 or 2 changes
+    let changes = (p + 2 * s) % 3; // 0, 1 or 2 changes
     match (changes, d) {
         (0, _) | (_, 0) => first,
         (1, _) => (first + 1) % 3,
@@ -414,12 +414,12 @@ async fn a_later_debate_is_shown_the_current_stance_and_no_stale_one_as_current(
         inner: LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")),
         kept: Default::default(),
     });
-    // The plan changes a third of the stances between debates.
+    // The plan changes 16 of the 24 stances (some twice).
     let changed: usize = (0..4)
         .flat_map(|p| (0..6).map(move |s| (p, s)))
         .filter(|&(p, s)| stance(p, s, 0) != stance(p, s, 2) || stance(p, s, 0) != stance(p, s, 1))
         .count();
-    assert!((12..=18).contains(&changed), "{changed} of 24 change");
+    assert_eq!(changed, 16, "{changed} of 24 change");
 
     let with = changed_facts(embedder.clone(), true).await;
     let append_only = changed_facts(embedder, false).await;
@@ -457,12 +457,12 @@ async fn a_later_debate_is_shown_the_current_stance_and_no_stale_one_as_current(
         "{append_only:?}"
     );
     // The append-only baseline (docs/benchmarks.md quotes both): every
-    // current stance is shown too, and 7 of the 24 answers (29 %) show an
+    // current stance is shown too, and 11 of the 24 answers (46 %) show an
     // old stance as if it held. The MiniLM is exact on CPU, so the count is
     // fixed; the band allows for a retrieval tweak of one memory either way.
     assert!(append_only.current_share() >= 0.95, "{append_only:?}");
     assert!(
-        (6..=8).contains(&append_only.stale_as_current),
+        (10..=12).contains(&append_only.stale_as_current),
         "{append_only:?}"
     );
 }
