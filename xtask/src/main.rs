@@ -176,6 +176,13 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let mut phases = Phases::new();
     phases.start("cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
+    // The API docs, warnings denied, before the build: rustdoc needs the
+    // dependencies checked (cargo's check mode, which the test build below
+    // does not share), while the build scripts and proc-macros it compiles
+    // are the build's too. Without clippy's wrapper: rustdoc lints the docs,
+    // clippy lints the code in the build.
+    phases.start("API docs (rustdoc, warnings are errors)");
+    doc(sh)?;
     // One build serves clippy and the tests: clippy's driver compiles the
     // workspace's own crates (its lints, then their code), as `cargo
     // clippy` runs it for a check, so the dependencies are built once,
@@ -259,9 +266,9 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
 }
 
 /// `cargo doc --workspace --no-deps` with rustdoc's warnings denied (a
-/// broken intra-doc link, a link to a private item). Not part of `cargo
-/// xtask test`: rustdoc needs every dependency checked once more (cargo's
-/// check mode), ~3-4 min on 2 cores, which CI's 15 minutes do not hold.
+/// broken intra-doc link, a link to a private item, a missing doc where a
+/// crate warns of it). Part of `cargo xtask test`, and `cargo xtask doc`
+/// alone.
 fn doc(sh: &Shell) -> Result<()> {
     let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
     cmd!(sh, "cargo doc --workspace --no-deps").run()?;
