@@ -1560,6 +1560,16 @@ async fn recall_reads_the_memories_debates_left() {
         .map(|m| m["memory"]["persona"].as_str().unwrap())
         .collect();
     assert!(speakers.len() > 1, "{all}");
+    // Validity: positions name their subject (a later one on the same
+    // subject closes an earlier one: `successor` on a superseded hit).
+    assert!(
+        all["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["memory"]["kind"] == "position" && m["memory"]["subject"].is_string()),
+        "{all}"
+    );
 
     let empty = get(&base, "/api/recall?q=%20").await;
     assert_eq!(empty.status(), 400);
