@@ -212,10 +212,9 @@ impl Memory {
         &self,
         subjects: &std::collections::BTreeSet<(agon_core::PersonaId, String)>,
     ) -> Result<(), MemoryError> {
-        for (persona, subject) in subjects {
-            crate::validity::rechain(self.index.as_ref(), persona, subject).await?;
-        }
-        Ok(())
+        crate::validity::rechain_all(self.index.as_ref(), subjects)
+            .await
+            .map(|_| ())
     }
 
     /// The topic and start of each debate of `ids` that the index knows,
@@ -386,11 +385,16 @@ impl Memory {
         query: &str,
         query_vector: &[f32],
     ) -> Result<(), MemoryError> {
+        // Only a memory on a subject can have been closed.
         let ids: Vec<String> = memories
             .iter()
             .flat_map(|m| std::iter::once(&m.memory).chain(&m.context))
+            .filter(|m| m.subject.is_some())
             .map(|m| m.id.clone())
             .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
         let closed = self.index.superseded(&ids).await?;
         if closed.is_empty() {
             return Ok(());

@@ -109,18 +109,22 @@ macro_rules! shared_queries {
             {
                 use sqlx::Row;
                 let mut out = std::collections::HashMap::new();
-                for id in ids {
-                    let row = sqlx::query(
-                        "SELECT superseded_by, valid_until FROM memories \
-                         WHERE id = $1 AND superseded_by IS NOT NULL",
-                    )
-                    .bind(id.as_str())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(self.db())?;
-                    if let Some(row) = row {
+                for chunk in ids.chunks(200) {
+                    let placeholders: Vec<String> =
+                        (1..=chunk.len()).map(|i| format!("${i}")).collect();
+                    let sql = format!(
+                        "SELECT id, superseded_by, valid_until FROM memories \
+                         WHERE superseded_by IS NOT NULL AND id IN ({})",
+                        placeholders.join(", ")
+                    );
+                    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                    for id in chunk {
+                        query = query.bind(id.as_str());
+                    }
+                    let rows = query.fetch_all(&self.pool).await.map_err(self.db())?;
+                    for row in rows {
                         out.insert(
-                            id.clone(),
+                            row.get::<String, _>("id"),
                             $crate::Superseded {
                                 by: row.get("superseded_by"),
                                 until: $crate::sql::from_millis(

@@ -97,10 +97,32 @@ pub async fn rechain(
     persona: &PersonaId,
     subject: &str,
 ) -> Result<usize, MemoryError> {
-    let history = index.on_subject(persona, subject).await?;
-    let chain = chain(&history);
-    let closed = chain.iter().filter(|(_, s)| s.is_some()).count();
-    index.set_superseded(chain).await?;
+    let subjects = BTreeSet::from([(persona.clone(), subject.to_owned())]);
+    rechain_all(index, &subjects).await
+}
+
+/// [`rechain`] for several subjects at once: only the memories whose
+/// validity changes are written, in one write. Returns how many of the
+/// subjects' memories are closed.
+pub async fn rechain_all(
+    index: &dyn MemoryIndex,
+    subjects: &BTreeSet<(PersonaId, String)>,
+) -> Result<usize, MemoryError> {
+    let mut wanted = Vec::new();
+    for (persona, subject) in subjects {
+        let history = index.on_subject(persona, subject).await?;
+        wanted.extend(chain(&history));
+    }
+    let closed = wanted.iter().filter(|(_, s)| s.is_some()).count();
+    let ids: Vec<String> = wanted.iter().map(|(id, _)| id.clone()).collect();
+    let stored = index.superseded(&ids).await?;
+    let changed: Vec<(String, Option<Superseded>)> = wanted
+        .into_iter()
+        .filter(|(id, s)| stored.get(id) != s.as_ref())
+        .collect();
+    if !changed.is_empty() {
+        index.set_superseded(changed).await?;
+    }
     Ok(closed)
 }
 
@@ -124,9 +146,7 @@ pub async fn forget_debate(
         .filter_map(|m| m.subject.map(|s| (m.persona, s)))
         .collect();
     let deleted = index.delete_debate(debate).await?;
-    for (persona, subject) in &subjects {
-        rechain(index, persona, subject).await?;
-    }
+    rechain_all(index, &subjects).await?;
     Ok(deleted)
 }
 
