@@ -126,10 +126,15 @@ def bm25_of(ctx, k1, b, docs="docs"):
 
 def fused(ctx, q, share=0.35, k1=1.2, b=0.75, cos_key="cos", lex_norm="minmax", cos_norm="minmax",
           candidates=100, recency_w=0.0, half_life_days=None, rank_decay=None, rel_w=3.0, skip_names=False,
-          docs="docs", speaker_w=0.0):
+          docs="docs", speaker_w=0.0, feedback=None):
     bm = bm25_of(ctx, k1, b, docs)
     skip = ctx["speakers"] if skip_names else ()
     lex = bm.scores(q["terms"], skip)
+    if feedback:
+        # pseudo-relevance feedback: (terms, weight) from a first pass
+        terms, weight = feedback
+        extra = bm.scores(terms, skip)
+        lex = [a + weight * e for a, e in zip(lex, extra)]
     cos = q[cos_key]
     dense_top = top(cos, candidates)
     lex_top = [i for i in top(lex, candidates) if lex[i] > 0]
@@ -216,6 +221,38 @@ STEPS = {
                                            docs="bare", skip_names=True, speaker_w=0.25),
 }
 VARIANTS.update(STEPS)
+
+TODAY = dict(share=0.3, recency_w=0.5, half_life_days=7, cos_key="cos_nameless", docs="bare",
+             skip_names=True, speaker_w=0.25)
+
+
+def feedback_terms(ctx, q, first, hits, n_terms):
+    """The `n_terms` terms of the first pass's `hits` best turns with the
+    highest tf·idf, leaving out the question's own terms and the names."""
+    bm = bm25_of(ctx, 1.2, 0.75, "bare")
+    weight = Counter()
+    for i in first[:hits]:
+        for t, f in Counter(ctx["bare"][i]).items():
+            if t in ctx["speakers"] or t in q["terms"]:
+                continue
+            weight[t] += f * bm.idf.get(t, 0.0)
+    return [t for t, _ in weight.most_common(n_terms)]
+
+
+def prf(ctx, q, hits=3, n_terms=8, w=0.5, only_multi=False):
+    first = fused(ctx, q, **TODAY)
+    if only_multi and q["category"] != 1:
+        return first
+    terms = feedback_terms(ctx, q, first, hits, n_terms)
+    return fused(ctx, q, feedback=(terms, w), **TODAY)
+
+
+VARIANTS["today"] = lambda c, q: fused(c, q, **TODAY)
+for hits in (2, 3, 5):
+    for n_terms in (5, 10):
+        for w in (0.3, 0.6, 1.0):
+            VARIANTS[f"prf h{hits} t{n_terms} w{w}"] = (
+                lambda h, t, w: lambda c, q: prf(c, q, h, t, w))(hits, n_terms, w)
 
 
 def main():

@@ -201,16 +201,18 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         "cargo test --workspace --all-targets --no-run {features...}"
     )
     .run()?;
-    // Each layer builds and works without the layers above it, default
-    // features off (no PostgreSQL, no local model): crates that depend on
-    // agon-memory alone and on agon-context alone, built and tested
-    // without the rest of the workspace (their features resolved for the
-    // two of them, not unified with the workspace's; one build, as the
-    // context crate's graph is within the memory crate's).
+    // Each layer builds without the layers above it, default features off
+    // (no PostgreSQL, no local model): crates that depend on agon-memory
+    // alone and on agon-context alone, checked without the rest of the
+    // workspace (their features resolved for the two of them, not unified
+    // with the workspace's; `alone` asserts at compile time that
+    // agon-memory came without PostgreSQL). Their tests run in the suite
+    // below; `cargo test -p downstream-memory-alone --features alone` runs
+    // them built alone.
     phases.start("downstream crates, without the workspace");
     cmd!(
         sh,
-        "cargo test -p downstream-memory-alone -p downstream-context-alone
+        "cargo check --all-targets -p downstream-memory-alone -p downstream-context-alone
             --features downstream-memory-alone/alone"
     )
     .run()?;
@@ -271,7 +273,14 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
 /// alone.
 fn doc(sh: &Shell) -> Result<()> {
     let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
-    cmd!(sh, "cargo doc --workspace --no-deps").run()?;
+    // The crates a user reads: not the build tooling, the test kit or the
+    // downstream checks (their dependencies would be checked for nothing).
+    cmd!(
+        sh,
+        "cargo doc --workspace --no-deps --exclude xtask --exclude agon-testkit
+            --exclude downstream-memory-alone --exclude downstream-context-alone"
+    )
+    .run()?;
     Ok(())
 }
 

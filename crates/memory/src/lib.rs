@@ -121,7 +121,7 @@ pub use harvest::{
 pub use index::{DebateInfo, MemoryIndex};
 pub use inmemory::InMemoryIndex;
 pub use memory::{Memory, Recall};
-pub use open::open;
+pub use open::{WITH_POSTGRES, open};
 #[cfg(feature = "postgres")]
 pub use postgres::{EF_SEARCH, PgMemory};
 pub use record::{

@@ -8,6 +8,11 @@ use crate::index::MemoryIndex;
 use crate::postgres::PgMemory;
 use crate::sqlite::SqliteMemory;
 
+/// Whether this build of agon-memory has PostgreSQL + pgvector (its
+/// `postgres` feature, on by default). Without it a `postgres://` URL is
+/// [`MemoryError::NotBuilt`].
+pub const WITH_POSTGRES: bool = cfg!(feature = "postgres");
+
 /// Opens the memory tables next to the debate store at `url`:
 /// `sqlite:PATH` → the embedded index (exact search in process);
 /// `postgres://…` → pgvector (HNSW). Migrations run on open.

@@ -5,6 +5,15 @@
 
 use std::sync::Arc;
 
+// Built on its own (CI checks this crate without the rest of the workspace,
+// feature `alone`), agon-memory must come without PostgreSQL: a layer above
+// that pulled its `postgres` feature in fails this check at compile time.
+#[cfg(feature = "alone")]
+const _: () = assert!(
+    !agon_memory::WITH_POSTGRES,
+    "agon-memory was built with its `postgres` feature: something above it turned it on"
+);
+
 use agon_core::{DebateId, PersonaId};
 use agon_memory::{Memory, MemoryError, MemoryKind, MemoryMeta, RetrievalConfig};
 
