@@ -11,12 +11,8 @@ use crate::{App, AppError};
 impl App {
     /// The view of stored debate `id` (what the reports, the page and the
     /// JSON render) and the sequence of the last event it holds (where a
-    /// live stream picks up, so no event is shown twice or missed).
-    ///
-    /// With a vector memory ([`crate::Runtime::memory_index`]), the view
-    /// carries the personas' positions across debates
-    /// ([`DebateView::with_remembered`]); a memory that fails to answer
-    /// leaves them out (logged): the report never fails for it.
+    /// live stream picks up, so no event is shown twice or missed): the
+    /// log replayed once, and where the debate was forked from.
     pub async fn view_at(
         &self,
         id: &DebateId,
@@ -30,24 +26,16 @@ impl App {
                 debate: id.to_string(),
                 source,
             })?;
-        let view = match record.forked_from {
-            Some(from) => view.with_origin(ForkOrigin {
-                debate: from.debate.to_string(),
-                seq: from.seq,
-            }),
-            None => view,
-        };
-        let remembered = match self.runtime().memory_index().await {
-            Some(index) => match agon_memory::stance_changes(index.as_ref(), id).await {
-                Ok(changes) => remembered(&view, changes),
-                Err(e) => {
-                    tracing::warn!(debate = %id, error = %e, "reading the positions across debates failed");
-                    Vec::new()
-                }
-            },
-            None => Vec::new(),
-        };
-        Ok((view.with_remembered(remembered), seq))
+        Ok(match record.forked_from {
+            Some(from) => (
+                view.with_origin(ForkOrigin {
+                    debate: from.debate.to_string(),
+                    seq: from.seq,
+                }),
+                seq,
+            ),
+            None => (view, seq),
+        })
     }
 
     /// [`App::view_at`] without the sequence.
@@ -58,15 +46,48 @@ impl App {
     ) -> Result<DebateView, AppError> {
         self.view_at(id, options).await.map(|(view, _)| view)
     }
+
+    /// The view a report renders: [`App::view`] with the positions the
+    /// vector memory holds of its personas across debates
+    /// ([`App::with_remembered`]).
+    pub async fn report_view(
+        &self,
+        id: &DebateId,
+        options: ReportOptions,
+    ) -> Result<DebateView, AppError> {
+        let view = self.view(id, options).await?;
+        Ok(self.with_remembered(view, id).await)
+    }
+
+    /// `view` of debate `id` with its personas' positions across debates
+    /// ([`DebateView::with_remembered`]), when there is a vector memory
+    /// ([`crate::Runtime::memory_index`]). Only the reports ask (Markdown
+    /// and JSON): the pages, the streams and the metrics do not read the
+    /// memory. A memory that fails to answer leaves them out (logged):
+    /// the report never fails for it.
+    pub async fn with_remembered(&self, view: DebateView, id: &DebateId) -> DebateView {
+        let Some(index) = self.runtime().memory_index().await else {
+            return view;
+        };
+        match agon_memory::stance_changes(index.as_ref(), id).await {
+            Ok(changes) => {
+                let remembered = remembered(&view, changes);
+                view.with_remembered(remembered)
+            }
+            Err(e) => {
+                tracing::warn!(debate = %id, error = %e, "reading the positions across debates failed");
+                view
+            }
+        }
+    }
 }
 
 /// The changes as the view shows them: personas by name, and only those
-/// where the position itself changed (a later debate restating the same
-/// position replaces the memory, not the stance).
+/// where the position itself changed ([`agon_memory::StanceChange::changed`]).
 fn remembered(view: &DebateView, changes: Vec<agon_memory::StanceChange>) -> Vec<RememberedChange> {
     changes
         .into_iter()
-        .filter(|c| stance_of(&c.before.content) != stance_of(&c.after.content))
+        .filter(agon_memory::StanceChange::changed)
         .map(|c| RememberedChange {
             persona: view.board().persona_name(&c.before.persona).to_owned(),
             subject: c.before.subject.clone().unwrap_or_default(),
@@ -77,29 +98,4 @@ fn remembered(view: &DebateView, changes: Vec<agon_memory::StanceChange>) -> Vec
             after_debate: c.after.debate.to_string(),
         })
         .collect()
-}
-
-/// A remembered position without its round ("Ada's position on X (round
-/// 2): …" → "Ada's position on X: …").
-fn stance_of(content: &str) -> String {
-    match (content.find(" (round "), content.find("): ")) {
-        (Some(open), Some(close)) if open < close => {
-            format!("{}{}", &content[..open], &content[close + 1..])
-        }
-        _ => content.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stance_of;
-
-    #[test]
-    fn a_position_without_its_round() {
-        assert_eq!(
-            stance_of("Ada's position on Rates (round 2): Hold them. (evidence: a)"),
-            "Ada's position on Rates: Hold them. (evidence: a)"
-        );
-        assert_eq!(stance_of("no round here"), "no round here");
-    }
 }

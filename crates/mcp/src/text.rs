@@ -87,7 +87,9 @@ pub(crate) async fn report(
     id: &DebateId,
     format: ReportFormat,
 ) -> Result<String, AppError> {
-    let view = app.view(id, agon_view::ReportOptions::default()).await?;
+    let view = app
+        .report_view(id, agon_view::ReportOptions::default())
+        .await?;
     Ok(match format {
         ReportFormat::Markdown => view.markdown(),
         ReportFormat::Json => serde_json::to_string_pretty(&view.json()).unwrap_or_default(),

@@ -73,7 +73,7 @@ impl Successor {
 /// Returned in the order of `history`.
 pub fn chain(history: &[MemoryMeta]) -> Vec<(String, Option<Superseded>)> {
     let mut order: Vec<&MemoryMeta> = history.iter().collect();
-    order.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+    order.sort_by(|a, b| by_time(a, b));
     history
         .iter()
         .map(|m| {
@@ -160,6 +160,31 @@ pub struct StanceChange {
     pub after: MemoryMeta,
 }
 
+impl StanceChange {
+    /// Whether the position itself changed, not only its round (a later
+    /// debate restating the same position replaces the memory, not the
+    /// stance).
+    pub fn changed(&self) -> bool {
+        without_round(&self.before.content) != without_round(&self.after.content)
+    }
+}
+
+/// A remembered position without its round, as the harvester writes it
+/// ("Ada's position on X (round 2): …" → "Ada's position on X: …").
+fn without_round(content: &str) -> String {
+    match (content.find(" (round "), content.find("): ")) {
+        (Some(open), Some(close)) if open < close => {
+            format!("{}{}", &content[..open], &content[close + 1..])
+        }
+        _ => content.to_owned(),
+    }
+}
+
+/// Oldest first, then by id: the order validity follows.
+fn by_time(a: &MemoryMeta, b: &MemoryMeta) -> std::cmp::Ordering {
+    a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id))
+}
+
 /// The changes of position across debates that involve `debate`: the
 /// earlier debates' positions its own replaced, and its own positions
 /// that later debates replaced, each subject's positions in time order
@@ -188,7 +213,7 @@ pub async fn stance_changes(
             .into_iter()
             .filter(|m| m.kind == MemoryKind::Position)
             .collect();
-        positions.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        positions.sort_by(by_time);
         // The last position each debate held on the subject, in time order.
         let mut last: Vec<MemoryMeta> = Vec::new();
         for m in positions {
@@ -287,6 +312,15 @@ mod tests {
         assert_eq!(by("b2").as_deref(), Some("c"));
         assert_eq!(by("c"), None, "the latest is current");
         assert_eq!(chain[0].0, "c", "in the order given");
+    }
+
+    #[test]
+    fn a_position_without_its_round() {
+        assert_eq!(
+            without_round("Ada's position on Rates (round 2): Hold them. (evidence: a)"),
+            "Ada's position on Rates: Hold them. (evidence: a)"
+        );
+        assert_eq!(without_round("no round here"), "no round here");
     }
 
     #[test]

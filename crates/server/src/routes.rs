@@ -97,6 +97,7 @@ async fn view(
 ) -> Result<Json<api::DebateDetail>, ApiError> {
     let id = DebateId::new(id);
     let (view, last_seq) = server.view_at(&id).await?;
+    let view = server.app.with_remembered(view, &id).await;
     let record = server.store.debate(&id).await?;
     Ok(Json(api::DebateDetail {
         id: id.to_string(),
@@ -163,7 +164,9 @@ async fn report(
     query: Result<Query<ReportQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let view = server.view(&DebateId::new(id)).await?;
+    let id = DebateId::new(id);
+    let view = server.view(&id).await?;
+    let view = server.app.with_remembered(view, &id).await;
     Ok(match query.format {
         ReportFormat::Markdown => (
             [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],

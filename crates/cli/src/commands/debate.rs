@@ -164,7 +164,7 @@ async fn run(
                 verbose,
                 reflection_threshold: Some(config.reflection_threshold),
             };
-            let debate = app.view(id, options).await?;
+            let debate = app.report_view(id, options).await?;
             let outputs = dialectic::Outputs {
                 output: view.output.clone(),
                 report: view.report.clone(),

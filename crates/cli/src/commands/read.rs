@@ -169,7 +169,7 @@ pub(crate) async fn report(
                     .ok()
                     .map(|c| c.reflection_threshold),
             };
-            let view = app.view(&id, options).await?;
+            let view = app.report_view(&id, options).await?;
             if json {
                 serde_json::to_string_pretty(&view.json())?
             } else {
