@@ -3,7 +3,7 @@
 //! - `cargo xtask test [--llama-cpp]`  — format check, one build linted by clippy (warnings are errors), the whole
 //!   test suite (with `--llama-cpp`, also the llama.cpp backend, which needs cmake and libclang);
 //! - `cargo xtask bench [core|context|store|store-size|scale|load|kill|faults|local|debate|dialectic|fidelity|memory] | bench memory --dataset FILE | bench fidelity --local` — the criterion benchmarks and measurement runs (default: all);
-//! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches;
+//! - `cargo xtask db start|stop|url|status` — the embedded PostgreSQL used by tests and benches; `db fresh NAME` drops and creates the database NAME on it and prints its URL;
 //! - `cargo xtask models` — fetch and verify the local model files;
 //! - `cargo xtask mcp-servers` — install the MCP servers the tests run (npm);
 //! - `cargo xtask doc` — the workspace's documentation, rustdoc's warnings (broken links) denied;
@@ -17,7 +17,7 @@ mod models;
 use anyhow::{Context, Result, bail};
 use xshell::{Shell, cmd};
 
-const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | models | mcp-servers | doc | demo>";
+const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | db fresh NAME | models | mcp-servers | doc | demo>";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -100,6 +100,10 @@ fn main() -> Result<()> {
             Ok(())
         }
         ["bench", which @ ..] => bench(&sh, &root, which),
+        ["db", "fresh", name] => {
+            println!("{}", db::Postgres::new(&root).fresh_database(&sh, name)?);
+            Ok(())
+        }
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
         ["doc"] => doc(&sh),

@@ -8,6 +8,7 @@
 //! kernels; candle reads the file and builds the tokenizer.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -209,7 +210,7 @@ impl LocalChat {
         request: &ChatRequest,
         on_text: impl FnMut(&str),
     ) -> Result<(String, String, GenerationStats), ProviderError> {
-        self.generate(request, None, on_text)
+        self.generate(request, None, on_text, &AtomicBool::new(false))
     }
 
     /// Generates output constrained to `schema` (llguidance masks the logits
@@ -219,15 +220,25 @@ impl LocalChat {
         request: &ChatRequest,
         schema: &JsonSchema,
     ) -> Result<(String, String, GenerationStats), ProviderError> {
-        self.generate(request, Some(schema), |_| {})
+        self.generate(request, Some(schema), |_| {}, &AtomicBool::new(false))
     }
 
+    /// One generation; it ends early, with an error, once `cancelled` is
+    /// set (checked before the prompt is read and before every token).
     fn generate(
         &self,
         request: &ChatRequest,
         schema: Option<&JsonSchema>,
         mut on_text: impl FnMut(&str),
+        cancelled: &AtomicBool,
     ) -> Result<(String, String, GenerationStats), ProviderError> {
+        let check = || {
+            if cancelled.load(Ordering::Relaxed) {
+                Err(inference("cancelled: the caller stopped waiting"))
+            } else {
+                Ok(())
+            }
+        };
         request.validate()?;
         let mut engine = self
             .engine
@@ -273,6 +284,7 @@ impl LocalChat {
             ..GenerationStats::default()
         };
         let started = Instant::now();
+        check()?;
         // Reuse the checkpoint of this exact prefix, or compute and keep one.
         let mut cache = match engine.checkpoints.iter().position(|c| c.tokens == prefix) {
             Some(i) if !prefix.is_empty() => {
@@ -321,6 +333,7 @@ impl LocalChat {
         let mut text = output::GrowingText::new(stops);
         let mut finish = "length".to_owned();
         while generated.len() < max_tokens {
+            check()?;
             let vocab = logits.len();
             let mut row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
@@ -395,9 +408,26 @@ impl LocalGeneration for LocalChat {
         on_text: OnText,
     ) -> output::Outcome {
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.generate(&request, schema.as_ref(), on_text))
-            .await
-            .map_err(|e| inference(format!("the generation task failed: {e}")))?
+        // A caller that stops waiting (a stopped worker, an aborted turn, a
+        // timeout) drops this future: the generation then stops at its next
+        // token instead of holding the model, and the process, until done.
+        let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+        let cancelled = Arc::clone(&cancel.0);
+        tokio::task::spawn_blocking(move || {
+            this.generate(&request, schema.as_ref(), on_text, &cancelled)
+        })
+        .await
+        .map_err(|e| inference(format!("the generation task failed: {e}")))?
+    }
+}
+
+/// Sets its flag when dropped: the future of a generation holds one, so a
+/// generation learns that nobody waits for it any more.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -407,3 +437,66 @@ pub fn default_chat_path() -> PathBuf {
 }
 
 crate::output::local_chat_model!(LocalChat);
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use super::*;
+
+    fn counting() -> ChatRequest {
+        ChatRequest::new("Count from 1 to 50, separated by commas.")
+            .with_system("You are a concise assistant.")
+            .with_temperature(0.0)
+            .with_max_tokens(64)
+    }
+
+    /// A generation whose caller stopped waiting ends at its next token
+    /// (the real model: `cargo xtask models` fetches it).
+    #[test]
+    fn a_cancelled_generation_stops_at_its_next_token() {
+        let model = LocalChat::smollm2().unwrap_or_else(|e| panic!("{e}"));
+        let cancelled = AtomicBool::new(false);
+        let mut pieces = 0;
+        let err = model
+            .generate(
+                &counting(),
+                None,
+                |_| {
+                    pieces += 1;
+                    if pieces == 3 {
+                        cancelled.store(true, Ordering::Relaxed);
+                    }
+                },
+                &cancelled,
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("cancelled"), "{err}");
+        assert_eq!(pieces, 3, "no text after the cancellation");
+        // Cancelled before it starts: the prompt is not even read.
+        let err = model
+            .generate(
+                &counting(),
+                None,
+                |_| panic!("no text"),
+                &AtomicBool::new(true),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("cancelled"), "{err}");
+        // The model serves the next call as usual.
+        let (text, _, stats) = model.generate_blocking(&counting(), |_| {}).unwrap();
+        assert!(text.starts_with('1'), "{text:?}");
+        assert!(stats.generated_tokens > 3, "{stats:?}");
+    }
+
+    #[test]
+    fn dropping_the_guard_cancels() {
+        let flag = {
+            let guard = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+            let flag = Arc::clone(&guard.0);
+            assert!(!flag.load(Ordering::Relaxed));
+            flag
+        };
+        assert!(flag.load(Ordering::Relaxed));
+    }
+}
