@@ -104,7 +104,7 @@ fn missing_and_foreign_files_are_typed_errors() {
 }
 
 #[tokio::test]
-async fn every_extraction_schema_validates_at_several_temperatures() {
+async fn every_extraction_schema_validates_greedy_and_sampled() {
     support::every_extraction_schema_validates(chat()).await;
 }
 

@@ -117,7 +117,7 @@ mod structured {
     use super::chat;
 
     #[tokio::test]
-    async fn every_extraction_schema_validates_at_several_temperatures() {
+    async fn every_extraction_schema_validates_greedy_and_sampled() {
         super::support::every_extraction_schema_validates(chat()).await;
     }
 

@@ -141,7 +141,7 @@ async fn a_small_debate_on_the_local_model_with_sqlite() {
 /// structured solution, every message analysed into the ledger. (Two
 /// rounds, to see round 1's analysis write the agents' summaries, cost
 /// twice the time; the summaries' schema is checked on the local model in
-/// agon-local's `every_extraction_schema_validates_at_several_temperatures`,
+/// agon-local's `every_extraction_schema_validates_greedy_and_sampled`,
 /// their wiring on the scripted model in `tests/dialectic.rs`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_dialectic_debate_on_the_local_model() {
