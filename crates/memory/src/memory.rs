@@ -201,20 +201,13 @@ impl Memory {
         // A memory on a subject closes the persona's earlier ones on it
         // (or is born closed when a later one is already stored).
         let rechained = match &stored {
-            Ok(_) => self.rechain(&subjects).await,
+            Ok(_) => crate::validity::rechain_all(self.index.as_ref(), &subjects)
+                .await
+                .map(|_| ()),
             Err(_) => Ok(()),
         };
         self.wrote();
         rechained.and(stored)
-    }
-
-    async fn rechain(
-        &self,
-        subjects: &std::collections::BTreeSet<(agon_core::PersonaId, String)>,
-    ) -> Result<(), MemoryError> {
-        crate::validity::rechain_all(self.index.as_ref(), subjects)
-            .await
-            .map(|_| ())
     }
 
     /// The topic and start of each debate of `ids` that the index knows,
