@@ -78,11 +78,24 @@ pub async fn next_update(
 
 /// The running usage and cost, as the bars show it.
 pub fn usage_line(u: &agon_llm::ScopeUsage) -> String {
-    let cached = if u.usage.cached_input_tokens > 0 {
-        format!(" ({} cached)", u.usage.cached_input_tokens)
-    } else {
+    // What the prompt cache saved (or, when writes cost more than the
+    // reads saved, what it cost), at the models' cache rates.
+    let saving = u.cache_saving_usd();
+    let mut notes = Vec::new();
+    if u.usage.cached_input_tokens > 0 {
+        notes.push(format!("{} cached", u.usage.cached_input_tokens));
+    }
+    if saving >= 5e-5 {
+        notes.push(format!("${saving:.4} saved"));
+    } else if saving <= -5e-5 {
+        notes.push(format!("cache writes ${:.4} more", -saving));
+    }
+    let cached = if notes.is_empty() {
         String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
     };
+
     format!(
         "{} calls · {} in{cached} / {} out tokens · ${:.4}{}",
         u.calls,
@@ -217,4 +230,41 @@ pub fn spawn(
         main.finish_and_clear();
     });
     Display { task, done }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agon_llm::{PriceTable, Usage, UsageLedger};
+
+    #[test]
+    fn the_usage_line_says_what_the_cache_saved() {
+        let ledger = UsageLedger::new(PriceTable::with_defaults());
+        let usage = Usage {
+            cached_input_tokens: 800_000,
+            ..Usage::new(1_000_000, 0)
+        };
+        ledger.record("debater", "claude-sonnet-4-20250514", usage);
+        // 800k tokens at $0.30 instead of $3.00 per million: $2.16 saved.
+        assert_eq!(
+            usage_line(&ledger.total()),
+            "1 calls · 1000000 in (800000 cached, $2.1600 saved) / 0 out tokens · $0.8400"
+        );
+        let written = UsageLedger::new(PriceTable::with_defaults());
+        written.record(
+            "debater",
+            "claude-sonnet-4-20250514",
+            Usage {
+                cache_write_tokens: 1_000_000,
+                ..Usage::new(1_000_000, 0)
+            },
+        );
+        assert_eq!(
+            usage_line(&written.total()),
+            "1 calls · 1000000 in (cache writes $0.7500 more) / 0 out tokens · $3.7500"
+        );
+        let plain = UsageLedger::new(PriceTable::with_defaults());
+        plain.record("debater", "gpt-4o-mini", Usage::new(1_000, 10));
+        assert!(!usage_line(&plain.total()).contains('('));
+    }
 }

@@ -702,6 +702,12 @@ impl DebateConfig {
                     .collect();
                 let mut rules = d.rules(topic(), Some(detection), self.crux);
                 rules.start.weigh_by_trust = self.trust.weigh_feedback;
+                rules.analysis_batch_chars = d.analysis_batch_chars_for(
+                    self.models
+                        .extractor
+                        .as_deref()
+                        .unwrap_or(&self.models.default),
+                );
                 (
                     ProtocolConfig::Dialectic(rules),
                     RunConfig {
@@ -1130,6 +1136,56 @@ mod tests {
             deliberation.run.utterance_max_tokens,
             DeliberationConfig::default().answer_max_tokens
         );
+    }
+
+    /// The analysis reads a round of long answers in one call on the API
+    /// providers' large windows, and in calls of ~6K tokens where the
+    /// window may be small; a configured value wins.
+    #[test]
+    fn the_analysis_batch_is_sized_to_the_analysis_models_window() {
+        let batch = |default: &str, extractor: Option<&str>, configured: Option<usize>| {
+            let mut config = DebateConfig {
+                protocol: ProtocolKind::Dialectic,
+                ..DebateConfig::default()
+            };
+            config.models.default = default.into();
+            config.models.extractor = extractor.map(str::to_owned);
+            config.dialectic.analysis_batch_chars = configured;
+            let ProtocolConfig::Dialectic(rules) = config.resolve().protocol else {
+                panic!("not dialectic")
+            };
+            rules.analysis_batch_chars
+        };
+        use crate::dialectic::{
+            LARGE_WINDOW_ANALYSIS_BATCH_CHARS as LARGE, SMALL_WINDOW_ANALYSIS_BATCH_CHARS as SMALL,
+        };
+        assert_eq!(batch("local", None, None), SMALL);
+        assert_eq!(batch("anthropic:claude-sonnet-4-0", None, None), LARGE);
+        assert_eq!(batch("openai:gpt-4o,openrouter:x/y", None, None), LARGE);
+        assert_eq!(
+            batch("openai:gpt-4o,local", None, None),
+            SMALL,
+            "a fallback to the local model"
+        );
+        assert_eq!(
+            batch("openai-compatible:m@http://127.0.0.1:1/v1", None, None),
+            SMALL
+        );
+        assert_eq!(
+            batch("local", Some("openai:gpt-4o-mini"), None),
+            LARGE,
+            "the extractor's model decides"
+        );
+        assert_eq!(
+            batch("anthropic:claude-sonnet-4-0", Some("local"), None),
+            SMALL
+        );
+        assert_eq!(
+            batch("openai:gpt-4o", None, Some(0)),
+            0,
+            "configured: no limit"
+        );
+        assert_eq!(batch("openai:gpt-4o", None, Some(24_000)), 24_000);
     }
 
     #[test]

@@ -250,11 +250,13 @@ pub struct DialecticConfig {
     /// Off: the embeddings' cosine, or the words and ledger, judge.
     pub judge_impact: bool,
     /// Most characters of contributions one analysis call reads (0: no
-    /// limit; default 24,000, about 6K tokens, so a round's call fits an
-    /// 8K-token local model). A longer round is analysed in several calls;
-    /// a refinement whose critiques land in another call is not judged
-    /// for impact (the embeddings or the words and ledger judge it).
-    pub analysis_batch_chars: usize,
+    /// limit). A longer round is analysed in several calls; a refinement
+    /// whose critiques land in another call is not judged for impact (the
+    /// embeddings or the words and ledger judge it). Unset (the default):
+    /// sized to the analysis model's window, see
+    /// [`DialecticConfig::analysis_batch_chars_for`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis_batch_chars: Option<usize>,
     /// Track the problem's requirements on the ledger (dialectic 0.7): the
     /// analysis model reads them once before round 1 (dialectic's keyword
     /// inference without `analysis`), each round's analysis records which
@@ -296,7 +298,7 @@ impl Default for DialecticConfig {
             summary_prompt_file: None,
             analysis: true,
             judge_impact: true,
-            analysis_batch_chars: 24_000,
+            analysis_batch_chars: None,
             requirements: true,
             devil_advocate: true,
             crux_rooms: false,
@@ -307,7 +309,47 @@ impl Default for DialecticConfig {
     }
 }
 
+/// The default most characters of one analysis call when the analysis
+/// model's window may be small: about 6K tokens, so a round's call fits an
+/// 8K-token local model.
+pub const SMALL_WINDOW_ANALYSIS_BATCH_CHARS: usize = 24_000;
+
+/// The default most characters of one analysis call on Anthropic, OpenAI
+/// and OpenRouter, whose models read 128K tokens and more: about 50K
+/// tokens, so a round of long answers is read in one call.
+pub const LARGE_WINDOW_ANALYSIS_BATCH_CHARS: usize = 200_000;
+
 impl DialecticConfig {
+    /// Most characters of contributions one analysis call reads when the
+    /// analysis model is `extractor` (a model spec chain, as in
+    /// `[models]`): the configured value, else
+    /// [`LARGE_WINDOW_ANALYSIS_BATCH_CHARS`] when every model of the chain
+    /// is Anthropic, OpenAI or OpenRouter, and
+    /// [`SMALL_WINDOW_ANALYSIS_BATCH_CHARS`] otherwise (a local model; an
+    /// OpenAI-compatible server, whose window Agon cannot know; a spec that
+    /// does not parse, which validation reports). Fewer, larger calls read
+    /// the same contributions with fewer instructions: at ~2,500-word
+    /// answers, one call per round instead of one per contribution.
+    pub fn analysis_batch_chars_for(&self, extractor: &str) -> usize {
+        use agon_llm::ModelSpec;
+        if let Some(chars) = self.analysis_batch_chars {
+            return chars;
+        }
+        let large = crate::parse_chain(extractor).is_ok_and(|chain| {
+            chain.iter().all(|m| {
+                matches!(
+                    m,
+                    ModelSpec::Anthropic(_) | ModelSpec::OpenAi(_) | ModelSpec::OpenRouter(_)
+                )
+            })
+        });
+        if large {
+            LARGE_WINDOW_ANALYSIS_BATCH_CHARS
+        } else {
+            SMALL_WINDOW_ANALYSIS_BATCH_CHARS
+        }
+    }
+
     /// The agents that take part.
     pub fn enabled_agents(&self) -> impl Iterator<Item = &AgentConfig> {
         self.agents.iter().filter(|a| a.enabled)
@@ -532,7 +574,9 @@ impl DialecticConfig {
             judge_summary: summary_rules(&self.judge),
             analysis: if self.analysis { analysis } else { None },
             judge_impact: self.analysis && self.judge_impact,
-            analysis_batch_chars: self.analysis_batch_chars,
+            analysis_batch_chars: self
+                .analysis_batch_chars
+                .unwrap_or(SMALL_WINDOW_ANALYSIS_BATCH_CHARS),
             requirements: self.requirements,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),

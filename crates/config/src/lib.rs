@@ -39,7 +39,10 @@ pub use debate::{
     PersonaConfig, ProtocolKind, TemperatureConfig, TrustConfig, TurnMode, default_personas,
 };
 pub use deliberation::{DeliberationConfig, PatternsConfig, Preset};
-pub use dialectic::{AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, TerminationKind};
+pub use dialectic::{
+    AgentConfig, DEFAULT_TOOL_CALL_LIMIT, DialecticConfig, LARGE_WINDOW_ANALYSIS_BATCH_CHARS,
+    SMALL_WINDOW_ANALYSIS_BATCH_CHARS, TerminationKind,
+};
 pub use dialectic_json::from_dialectic_json;
 pub use error::ConfigError;
 pub use mcp::{DEFAULT_MCP_CALL_TIMEOUT_SECS, McpServerConfig};

@@ -429,6 +429,11 @@ pub enum DebateEvent {
         /// Cost in millionths of a US dollar, when the model is priced.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_micro_usd: Option<u64>,
+        /// What the same calls would have cost had no prompt cache served
+        /// or written any input, when the model is priced and the cache
+        /// changed the cost (against `cost_micro_usd`: what it saved).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_without_cache_micro_usd: Option<u64>,
     },
     /// A moderator posted a note that every agent's next context shows.
     NoteAdded {

@@ -51,6 +51,16 @@ impl Price {
         self
     }
 
+    /// The cost of `usage` had no prompt cache served or written any of
+    /// it: every input token at the input rate. Against [`Price::cost`]
+    /// it is what the cache saved (less, when writes cost more than reads
+    /// saved).
+    pub fn cost_without_cache(&self, usage: Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1e6
+    }
+
     /// The cost of `usage` at this price: uncached input, cache reads,
     /// cache writes and output, each at its rate.
     pub fn cost(&self, usage: Usage) -> f64 {
@@ -126,6 +136,10 @@ pub struct ScopeUsage {
     pub usage: Usage,
     /// Cost of the priced calls, USD.
     pub cost_usd: f64,
+    /// What the priced calls would have cost had no prompt cache served
+    /// or written any input, USD ([`Price::cost_without_cache`]).
+    #[serde(default)]
+    pub cost_without_cache_usd: f64,
     /// Calls whose model has no price (not in `cost_usd`).
     pub unpriced_calls: u64,
     /// Where the calls' time went.
@@ -168,12 +182,20 @@ impl std::ops::AddAssign for ModelTime {
 }
 
 impl ScopeUsage {
+    /// What prompt caching saved on the priced calls, USD: negative when
+    /// cache writes (Anthropic's 1.25×) cost more than the reads saved.
+    pub fn cache_saving_usd(&self) -> f64 {
+        self.cost_without_cache_usd - self.cost_usd
+    }
+
     /// These totals less `earlier` ones of the same scope (never below zero).
     pub fn minus(&self, earlier: &ScopeUsage) -> ScopeUsage {
         ScopeUsage {
             calls: self.calls.saturating_sub(earlier.calls),
             usage: self.usage.saturating_sub(&earlier.usage),
             cost_usd: (self.cost_usd - earlier.cost_usd).max(0.0),
+            cost_without_cache_usd: (self.cost_without_cache_usd - earlier.cost_without_cache_usd)
+                .max(0.0),
             unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
             time: self.time.minus(&earlier.time),
         }
@@ -261,7 +283,10 @@ impl UsageLedger {
             entry.usage += usage;
             entry.time += time;
             match price {
-                Some(price) => entry.cost_usd += price.cost(usage),
+                Some(price) => {
+                    entry.cost_usd += price.cost(usage);
+                    entry.cost_without_cache_usd += price.cost_without_cache(usage);
+                }
                 None => entry.unpriced_calls += 1,
             }
         }
@@ -309,6 +334,7 @@ impl UsageLedger {
                 acc.calls += s.calls;
                 acc.usage += s.usage;
                 acc.cost_usd += s.cost_usd;
+                acc.cost_without_cache_usd += s.cost_without_cache_usd;
                 acc.unpriced_calls += s.unpriced_calls;
                 acc.time += s.time;
                 acc
@@ -576,6 +602,21 @@ mod tests {
             ..Usage::new(1_000_000, 0)
         };
         assert!((gpt.cost(cached) - (0.6 * 2.50 + 0.4 * 1.25)).abs() < 1e-9);
+        // What the cache saved: the same input, uncached, less the cost.
+        assert!((sonnet.cost_without_cache(usage) - (3.00 + 0.15)).abs() < 1e-9);
+        let ledger = UsageLedger::new(table);
+        ledger.record("extractor", "claude-sonnet-4-20250514", usage);
+        ledger.record("extractor", "gpt-4o-2024-08-06", cached);
+        ledger.record("extractor", "mystery-model", cached);
+        let total = ledger.total();
+        let saved = (3.15 - expected) + (2.50 - (0.6 * 2.50 + 0.4 * 1.25));
+        assert!((total.cache_saving_usd() - saved).abs() < 1e-9, "{total:?}");
+        // Writes that cost more than the reads saved: a negative saving.
+        let written = Usage {
+            cache_write_tokens: 1_000_000,
+            ..Usage::new(1_000_000, 0)
+        };
+        assert!(sonnet.cost(written) > sonnet.cost_without_cache(written));
     }
 
     #[test]

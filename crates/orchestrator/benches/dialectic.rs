@@ -56,6 +56,19 @@ fn main() {
         ] {
             print_run(long, analysis, impact, requirements).await;
         }
+        // The long answers with the analysis batch the defaults give an
+        // Anthropic, OpenAI or OpenRouter analysis model (the stub is an
+        // OpenAI-compatible server, whose window the defaults cannot know).
+        let api = run_custom(true, Duration::from_millis(50), |c| {
+            c.dialectic.analysis_batch_chars =
+                Some(agon_config::LARGE_WINDOW_ANALYSIS_BATCH_CHARS);
+        })
+        .await;
+        println!(
+            "(next: the defaults as an API analysis model resolves them, analysis_batch_chars {})",
+            agon_config::LARGE_WINDOW_ANALYSIS_BATCH_CHARS
+        );
+        print_report(&api, true, true, true, true);
         // The defaults without the devil's advocate, for its cost.
         let tame = run_custom(false, Duration::from_millis(50), |c| {
             c.dialectic.devil_advocate = false;

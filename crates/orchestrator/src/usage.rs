@@ -23,6 +23,9 @@ fn events(usage: BTreeMap<UsageScope, ScopeUsage>) -> Vec<DebateEvent> {
             cached_input_tokens: u.usage.cached_input_tokens,
             cache_write_tokens: u.usage.cache_write_tokens,
             cost_micro_usd: (u.unpriced_calls < u.calls).then(|| (u.cost_usd * 1e6).round() as u64),
+            cost_without_cache_micro_usd: (u.unpriced_calls < u.calls
+                && u.usage.cached_input_tokens + u.usage.cache_write_tokens > 0)
+                .then(|| (u.cost_without_cache_usd * 1e6).round() as u64),
         })
         .collect()
 }

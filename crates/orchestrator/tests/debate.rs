@@ -515,6 +515,20 @@ async fn cached_prompt_tokens_are_priced_in_the_report() {
         )),
         "{md}"
     );
+    // What the cache saved: the cached tokens at the input rate less the
+    // cache rate (gpt-4o-mini writes nothing).
+    let saved = total.cached_input_tokens as f64 * (0.15 - 0.075) / 1e6;
+    assert!(
+        (total.cache_saving_micro_usd() as f64 / 1e6 - saved).abs() < 1e-5,
+        "{total:?}"
+    );
+    assert!(
+        md.contains(&format!(
+            "; the cache saved ${:.4} against the same input uncached",
+            total.cache_saving_micro_usd() as f64 / 1e6
+        )),
+        "{md}"
+    );
     assert!(
         md.contains("% of the input was read from a prompt cache"),
         "{md}"

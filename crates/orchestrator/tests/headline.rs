@@ -269,9 +269,8 @@ async fn dialectic_long_answers_cost_what_the_docs_say() {
     // reads, $3.75 cache writes per million), every cacheable prefix
     // cached, against dialectic's 389,208 uncached prompt tokens.
     let (plain, cached) = stability.projected_cost(3.00, 0.30, 3.75);
-    let dialectic = 389_208.0 * 3.00 / 1e6;
     near(
-        (1000.0 * cached / dialectic).round() as u64,
+        per_mille_of_dialectics_long_input(cached),
         COST_PER_MILLE_LONG,
         0.03,
         "input cost with caching per mille of dialectic's, long answers",
@@ -279,10 +278,80 @@ async fn dialectic_long_answers_cost_what_the_docs_say() {
     assert!(cached < plain, "{cached} < {plain}");
 }
 
+/// `cost` (USD) per thousand of dialectic's uncached input at Claude
+/// Sonnet 4's $3 per million, at the long answers (389,208 tokens).
+fn per_mille_of_dialectics_long_input(cost: f64) -> u64 {
+    let dialectic = 389_208.0 * 3.00 / 1e6;
+    (1000.0 * cost / dialectic).round() as u64
+}
+
 /// The input cost at Claude Sonnet 4's prices with every cacheable prefix
 /// cached, per thousand of dialectic's uncached input cost, at ~2,800-token
 /// answers (docs/benchmarks.md, "Prefix stability").
 const COST_PER_MILLE_LONG: u64 = 598;
+
+/// docs/benchmarks.md, "Prefix stability": the same long answers with the
+/// analysis batch the defaults give an Anthropic, OpenAI or OpenRouter
+/// analysis model (200,000 characters): each round read whole in one
+/// analysis call instead of one call per contribution, so the same
+/// contributions are read with a fifth of the instructions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialectic_long_answers_on_an_api_analysis_model_cost_what_the_docs_say() {
+    let api = dialectic_setup::run_custom(true, Duration::ZERO, |c| {
+        c.dialectic.analysis_batch_chars = Some(agon_config::LARGE_WINDOW_ANALYSIS_BATCH_CHARS);
+    })
+    .await;
+    let phases = api.by_phase();
+    let (calls, tokens, _) = phases["analysis"];
+    assert_eq!(calls, 5, "one analysis call per round: {phases:?}");
+    near(
+        tokens,
+        API_ANALYSIS_TOKENS_LONG,
+        0.02,
+        "analysis tokens, long answers, API window",
+    );
+    near(
+        api.total(),
+        API_TOTAL_LONG,
+        0.02,
+        "dialectic total, long answers, API window",
+    );
+    // Every contribution read (carried-over proposals repeat a refinement),
+    // every refinement judged for impact, every summary written.
+    let board = &api.board;
+    let unread: Vec<_> = board
+        .messages()
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.kind,
+                agon_core::MessageKind::Proposal
+                    | agon_core::MessageKind::Critique { .. }
+                    | agon_core::MessageKind::Refinement
+            ) && !m.is_carried_proposal()
+                && !board.is_analyzed(&m.id)
+        })
+        .map(|m| m.id.to_string())
+        .collect();
+    assert!(unread.is_empty(), "not analysed: {unread:?}");
+    assert_eq!(persona_summaries(board), 12);
+    assert_eq!(board.critique_impacts().len(), 30, "every critique judged");
+    let stability = api.stability();
+    let (_, cached) = stability.projected_cost(3.00, 0.30, 3.75);
+    near(
+        per_mille_of_dialectics_long_input(cached),
+        API_COST_PER_MILLE_LONG,
+        0.03,
+        "input cost with caching per mille of dialectic's, long answers, API window",
+    );
+}
+
+/// The analyses' prompt tokens in that run.
+const API_ANALYSIS_TOKENS_LONG: u64 = 146_531;
+/// Its prompt tokens.
+const API_TOTAL_LONG: u64 = 250_484;
+/// Its input cost with caching per thousand of dialectic's uncached.
+const API_COST_PER_MILLE_LONG: u64 = 523;
 
 #[path = "../benches/fidelity.rs"]
 mod fidelity_bench;

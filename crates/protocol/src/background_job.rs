@@ -18,6 +18,12 @@ use crate::extract::ModelOutput;
 use crate::question::ModelRole;
 use crate::step::{AnalysisMode, Background, BatchShape};
 
+/// Output tokens a round analysis may take for each message beyond its
+/// first: an entry (stance, agreement, disagreement, concession, shift,
+/// critiques taken in, requirements covered) is ~60-150 tokens, so the
+/// structured calls' limit, sized for one answer, would cut a round's.
+pub const OUTPUT_TOKENS_PER_ENTRY: u32 = 120;
+
 /// One structured call of a background job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobCall {
@@ -182,11 +188,16 @@ pub fn request(bb: &Blackboard, job: &Background) -> Option<JobRequest> {
                 schema,
                 analysis(&first(messages), AnalysisPart::Position),
             );
-            // As much room as the summaries' own calls would have had.
+            // Room for an entry per message beyond the first, and as much
+            // room as the summaries' own calls would have had.
+            let entries = u32::try_from(messages.len().saturating_sub(1)).unwrap_or(u32::MAX);
             call.extra_output_tokens = summaries
                 .iter()
                 .map(|j| u32::try_from(j.max_chars / 3 + 32).unwrap_or(u32::MAX))
-                .fold(0u32, u32::saturating_add);
+                .fold(
+                    entries.saturating_mul(OUTPUT_TOKENS_PER_ENTRY),
+                    u32::saturating_add,
+                );
             single(call)
         }
         Background::AnalyseBatch { messages, mode, .. } => {

@@ -688,6 +688,39 @@ fn a_long_round_is_analysed_in_several_calls_each_within_the_limit() {
     );
 }
 
+/// A round's analysis call has output room for an entry per message (the
+/// structured calls' limit is sized for one answer).
+#[test]
+fn a_round_analysis_has_output_room_for_every_entry() {
+    use agon_protocol::background_job::{OUTPUT_TOKENS_PER_ENTRY, request};
+    let mut r = rules(1);
+    r.analysis = Some(DetectionRules::default());
+    let mut s = sim(r, Script::default(), Lag::Lazy);
+    let mut largest = 0;
+    for _ in 0..10_000 {
+        for b in s.protocol.plan(&s.board).background {
+            if let agon_protocol::Background::AnalyseBatch {
+                messages,
+                summaries,
+                ..
+            } = &b
+                && summaries.is_empty()
+            {
+                let call = request(&s.board, &b).expect("a prompt").primary;
+                let entries = u32::try_from(messages.len()).unwrap() - 1;
+                assert_eq!(call.extra_output_tokens, OUTPUT_TOKENS_PER_ENTRY * entries);
+                largest = largest.max(messages.len());
+            }
+        }
+        if s.finished() {
+            break;
+        }
+        s.run(1);
+    }
+    assert!(s.finished());
+    assert_eq!(largest, 12, "round 1 in one call");
+}
+
 /// The messages of a board, for comparing transcripts.
 fn canonical_messages(board: &Blackboard) -> Vec<(String, String)> {
     board

@@ -63,6 +63,7 @@ pub(crate) fn json_of(bb: &Blackboard, sections: &Sections) -> serde_json::Value
             "cached_input_tokens": total.cached_input_tokens,
             "cache_write_tokens": total.cache_write_tokens,
             "cost_usd": total.cost_micro_usd as f64 / 1e6,
+            "cache_saving_usd": total.cache_saving_micro_usd() as f64 / 1e6,
             "unpriced": total.unpriced,
         },
         "empty_sections": &sections.empty,

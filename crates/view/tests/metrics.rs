@@ -40,6 +40,7 @@ fn usage(role: &str, input: u64, output: u64) -> DebateEvent {
         cached_input_tokens: 0,
         cache_write_tokens: 0,
         cost_micro_usd: None,
+        cost_without_cache_micro_usd: None,
     }
 }
 

@@ -566,6 +566,7 @@ impl Blackboard {
                 cached_input_tokens,
                 cache_write_tokens,
                 cost_micro_usd,
+                cost_without_cache_micro_usd,
             } => {
                 require_text(role.as_str(), "role", "usage_recorded")?;
                 let totals = self
@@ -581,7 +582,11 @@ impl Blackboard {
                 totals.cached_input_tokens += cached_input_tokens;
                 totals.cache_write_tokens += cache_write_tokens;
                 match cost_micro_usd {
-                    Some(c) => totals.cost_micro_usd += c,
+                    Some(c) => {
+                        totals.cost_micro_usd += c;
+                        totals.cost_without_cache_micro_usd +=
+                            cost_without_cache_micro_usd.unwrap_or(*c);
+                    }
                     None => totals.unpriced |= *calls > 0,
                 }
             }

@@ -84,8 +84,25 @@ pub struct UsageTotals {
     pub cache_write_tokens: u64,
     /// Cost in millionths of a US dollar (priced calls only).
     pub cost_micro_usd: u64,
+    /// What the priced calls would have cost without a prompt cache
+    /// (their cost where no cache changed it).
+    #[serde(default, skip_serializing_if = "crate::serde_flags::is_zero")]
+    pub cost_without_cache_micro_usd: u64,
     /// Whether some calls had no known price.
     pub unpriced: bool,
+}
+
+impl UsageTotals {
+    /// What prompt caching saved on the priced calls, in millionths of a
+    /// US dollar: negative when cache writes cost more than the reads
+    /// saved; 0 when nothing says (usage recorded before this was kept).
+    pub fn cache_saving_micro_usd(&self) -> i64 {
+        if self.cost_without_cache_micro_usd == 0 {
+            return 0;
+        }
+        i64::try_from(self.cost_without_cache_micro_usd).unwrap_or(i64::MAX)
+            - i64::try_from(self.cost_micro_usd).unwrap_or(i64::MAX)
+    }
 }
 
 /// Serializable state of the blackboard (the snapshot format).
@@ -670,6 +687,7 @@ impl Blackboard {
             total.cached_input_tokens += u.cached_input_tokens;
             total.cache_write_tokens += u.cache_write_tokens;
             total.cost_micro_usd += u.cost_micro_usd;
+            total.cost_without_cache_micro_usd += u.cost_without_cache_micro_usd;
             total.unpriced |= u.unpriced;
         }
         total

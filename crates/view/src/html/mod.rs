@@ -671,6 +671,19 @@ mod tests {
             cached_input_tokens: 0,
             cache_write_tokens: 0,
             cost_micro_usd: Some(12_000),
+            cost_without_cache_micro_usd: None,
+        });
+        // A provider that served 60 input tokens from its prompt cache.
+        log.push(DebateEvent::UsageRecorded {
+            role: "extractor".into(),
+            model: "c".into(),
+            calls: 1,
+            input_tokens: 100,
+            output_tokens: 10,
+            cached_input_tokens: 60,
+            cache_write_tokens: 0,
+            cost_micro_usd: Some(3_000),
+            cost_without_cache_micro_usd: Some(4_500),
         });
         log.push(DebateEvent::OutputRepaired {
             step: agon_core::StepId::MemorySetup,
@@ -699,6 +712,12 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<tr><td>ledger coverage</td>"), "{html}");
+        assert!(
+            html.contains(
+                "200 in (60 cached, $0.0015 saved by the prompt cache) / 30 out tokens · $0.0150"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

@@ -499,10 +499,29 @@ fn usage(out: &mut Html, usage: &Usage) {
         }
     };
     let total = &usage.total;
+    let saving = total.cache_saving_micro_usd();
+    let cached = if !usage.cached() {
+        Html::default()
+    } else if saving > 0 {
+        html!(
+            " ({} cached, ${} saved by the prompt cache)",
+            Html::number(total.cached_input_tokens),
+            Html::decimal(saving as f64 / 1e6, 4)
+        )
+    } else if saving < 0 {
+        html!(
+            " ({} cached, cache writes ${} more)",
+            Html::number(total.cached_input_tokens),
+            Html::decimal(-saving as f64 / 1e6, 4)
+        )
+    } else {
+        html!(" ({} cached)", Html::number(total.cached_input_tokens))
+    };
     out.push(html!(
-        "<section><h2>Usage</h2><p>{} calls · {} in / {} out tokens · {}{}</p><table>",
+        "<section><h2>Usage</h2><p>{} calls · {} in{} / {} out tokens · {}{}</p><table>",
         Html::number(total.calls),
         Html::number(total.input_tokens),
+        cached,
         Html::number(total.output_tokens),
         cost(total),
         Html::literal(if usage.complete {

@@ -546,9 +546,22 @@ fn usage(s: &mut String, usage: &Usage) {
         }
     );
     if cached {
+        let saving = total.cache_saving_micro_usd();
+        let effect = match saving.signum() {
+            1 => format!(
+                "; the cache saved ${:.4} against the same input uncached, {:.0} % of the cost",
+                saving as f64 / 1e6,
+                100.0 * saving as f64 / total.cost_without_cache_micro_usd.max(1) as f64
+            ),
+            -1 => format!(
+                "; cache writes cost ${:.4} more than the reads saved",
+                -saving as f64 / 1e6
+            ),
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
-            "\nInput tokens include the cached ones; cached input and cache writes are priced at the provider's cache rates ({:.0} % of the input was read from a prompt cache).",
+            "\nInput tokens include the cached ones; cached input and cache writes are priced at the provider's cache rates ({:.0} % of the input was read from a prompt cache{effect}).",
             100.0 * total.cached_input_tokens as f64 / total.input_tokens.max(1) as f64
         );
     }
@@ -625,6 +638,7 @@ mod tests {
                 cached_input_tokens: 0,
                 cache_write_tokens: 0,
                 cost_micro_usd: None,
+                cost_without_cache_micro_usd: None,
             })
             .unwrap();
         }
