@@ -255,6 +255,45 @@ for hits in (2, 3, 5):
                 lambda h, t, w: lambda c, q: prf(c, q, h, t, w))(hits, n_terms, w)
 
 
+def vectors(ctx):
+    """The turns' vectors (without the speaker), as a matrix."""
+    if "V" not in ctx:
+        import numpy as np
+        ctx["V"] = np.array([t["vector"] for t in ctx["sample"]["turns"]], dtype=np.float32)
+    return ctx["V"]
+
+
+def dense_prf(ctx, q, hits=3, alpha=0.5, only_multi=False, blend=None):
+    """Dense pseudo-relevance feedback (Rocchio): a second pass whose query
+    vector is the nameless question's plus `alpha` times the centroid of
+    the first pass's `hits` best turns. `blend`: the second pass's cosine
+    mixed with the first's at that weight instead of replacing it."""
+    import numpy as np
+    first = fused(ctx, q, **TODAY)
+    if only_multi and q["category"] != 1:
+        return first
+    V = vectors(ctx)
+    qv = np.array(q["vector_nameless"], dtype=np.float32)
+    q2 = qv + alpha * V[first[:hits]].mean(axis=0)
+    q2 /= np.linalg.norm(q2)
+    cos2 = V @ q2
+    if blend is not None:
+        cos2 = (1 - blend) * np.array(q["cos_nameless"], dtype=np.float32) + blend * cos2
+    second = dict(q)
+    second["cos_prf"] = cos2.tolist()
+    return fused(ctx, second, **{**TODAY, "cos_key": "cos_prf"})
+
+
+for hits in (1, 2, 3, 5):
+    for alpha in (0.3, 0.6, 1.0):
+        VARIANTS[f"dprf h{hits} a{alpha}"] = (
+            lambda h, a: lambda c, q: dense_prf(c, q, h, a))(hits, alpha)
+for hits in (2, 3):
+    for blend in (0.3, 0.5):
+        VARIANTS[f"dprf h{hits} a1.0 blend{blend}"] = (
+            lambda h, b: lambda c, q: dense_prf(c, q, h, 1.0, blend=b))(hits, blend)
+
+
 def main():
     dump = load(sys.argv[1])
     names = sys.argv[2:] or list(VARIANTS)

@@ -10,8 +10,10 @@
 //! `--candidates N` (override the retrieval defaults, for exploration);
 //! `--dump FILE` writes every question's raw signals instead (the analyzed
 //! terms of each turn and question, the cosine to every turn with and
-//! without the `SPEAKER:` prefix), one JSON line per sample, so fusion and
-//! scoring can be explored offline without embedding again.
+//! without the `SPEAKER:` prefix, the vectors of the turns without it and
+//! of the nameless question), one JSON line per sample, so fusion,
+//! scoring and dense feedback can be explored offline without embedding
+//! again.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -142,11 +144,12 @@ async fn write_dump(
             .collect();
         let nameless_v = embed_all(embedder, &nameless, InputType::Query).await?;
         let round = |x: f32| (x * 10_000.0).round() / 10_000.0;
+        let rounded = |v: &[f32]| -> Vec<f32> { v.iter().map(|x| round(*x)).collect() };
         let turns: Vec<serde_json::Value> = sample
             .turns
             .iter()
-            .zip(&full)
-            .map(|((t, time), text)| {
+            .zip(full.iter().zip(&bare_v))
+            .map(|((t, time), (text, vector))| {
                 serde_json::json!({
                     "id": t.dia_id,
                     "speaker": t.speaker,
@@ -154,6 +157,7 @@ async fn write_dump(
                     "tokens": counter.count(text),
                     "terms": analyzer.terms(text),
                     "text": text,
+                    "vector": rounded(vector),
                 })
             })
             .collect();
@@ -173,6 +177,7 @@ async fn write_dump(
                     "cos": cos(&full_v),
                     "cos_bare": cos(&bare_v),
                     "cos_nameless": bare_v.iter().map(|v| round(agon_memory::dot(nv, v))).collect::<Vec<f32>>(),
+                    "vector_nameless": rounded(nv),
                 })
             })
             .collect();
