@@ -700,14 +700,13 @@ impl DebateConfig {
                     .chain(std::iter::once(judge))
                     .filter_map(|p| Some((p.clone(), d.temperature_of(&p)?)))
                     .collect();
-                let mut rules = d.rules(topic(), Some(detection), self.crux);
+                let extractor = self
+                    .models
+                    .extractor
+                    .as_deref()
+                    .unwrap_or(&self.models.default);
+                let mut rules = d.rules(topic(), Some(detection), self.crux, extractor);
                 rules.start.weigh_by_trust = self.trust.weigh_feedback;
-                rules.analysis_batch_chars = d.analysis_batch_chars_for(
-                    self.models
-                        .extractor
-                        .as_deref()
-                        .unwrap_or(&self.models.default),
-                );
                 (
                     ProtocolConfig::Dialectic(rules),
                     RunConfig {

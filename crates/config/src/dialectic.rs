@@ -525,12 +525,15 @@ impl DialecticConfig {
     }
 
     /// The protocol's rules for the problem `topic` (`crux`: the room
-    /// sizes of the debate's `[crux]` table).
+    /// sizes of the debate's `[crux]` table; `extractor`: the analysis
+    /// model's spec chain, which sizes the analysis batch, see
+    /// [`DialecticConfig::analysis_batch_chars_for`]).
     pub fn rules(
         &self,
         topic: Topic,
         analysis: Option<DetectionRules>,
         crux: agon_protocol::CruxRules,
+        extractor: &str,
     ) -> DialecticRules {
         let agents: Vec<&AgentConfig> = self.enabled_agents().collect();
         let mut personas: Vec<Persona> = agents.iter().map(|a| a.persona(false)).collect();
@@ -574,9 +577,7 @@ impl DialecticConfig {
             judge_summary: summary_rules(&self.judge),
             analysis: if self.analysis { analysis } else { None },
             judge_impact: self.analysis && self.judge_impact,
-            analysis_batch_chars: self
-                .analysis_batch_chars
-                .unwrap_or(SMALL_WINDOW_ANALYSIS_BATCH_CHARS),
+            analysis_batch_chars: self.analysis_batch_chars_for(extractor),
             requirements: self.requirements,
             devil_advocate: self.devil_advocate,
             crux: self.crux_rooms.then_some(crux),

@@ -416,6 +416,7 @@ mod tests {
             agon_core::Topic::new("Model a library's loans"),
             None,
             agon_protocol::CruxRules::default(),
+            &c.models.default,
         );
         let persona = rules
             .start

@@ -56,9 +56,7 @@ impl Price {
     /// it is what the cache saved (less, when writes cost more than reads
     /// saved).
     pub fn cost_without_cache(&self, usage: Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input_per_mtok
-            + usage.output_tokens as f64 * self.output_per_mtok)
-            / 1e6
+        self.cost(Usage::new(usage.input_tokens, usage.output_tokens))
     }
 
     /// The cost of `usage` at this price: uncached input, cache reads,

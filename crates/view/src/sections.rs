@@ -352,6 +352,45 @@ impl Usage {
     pub fn cached(&self) -> bool {
         self.total.cached_input_tokens + self.total.cache_write_tokens > 0
     }
+
+    /// What the prompt cache did to the cost, once a provider reported
+    /// cache use.
+    pub fn cache_effect(&self) -> CacheEffect {
+        if !self.cached() {
+            return CacheEffect::None;
+        }
+        let saving = self.total.cache_saving_micro_usd();
+        match saving.signum() {
+            1 => CacheEffect::Saved {
+                usd: saving as f64 / 1e6,
+                share: saving as f64 / self.total.cost_without_cache_micro_usd.max(1) as f64,
+            },
+            -1 => CacheEffect::WritesCostMore {
+                usd: -saving as f64 / 1e6,
+            },
+            _ => CacheEffect::None,
+        }
+    }
+}
+
+/// What the prompt cache did to a debate's cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CacheEffect {
+    /// No cache use reported, or nothing known about its cost.
+    None,
+    /// The cache saved `usd` against the same input uncached, `share` of
+    /// what that would have cost.
+    Saved {
+        /// Dollars saved.
+        usd: f64,
+        /// Of the cost without the cache (0..1).
+        share: f64,
+    },
+    /// Cache writes cost `usd` more than the reads saved.
+    WritesCostMore {
+        /// Dollars more.
+        usd: f64,
+    },
 }
 
 /// Every section of a debate's view.

@@ -9,7 +9,7 @@
 use agon_core::{Blackboard, DialogueMessage, MessageKind};
 
 use super::{Html, name};
-use crate::sections::{InRound, Relation, Sections, StepRow, Usage};
+use crate::sections::{CacheEffect, InRound, Relation, Sections, StepRow, Usage};
 use crate::{DebateView, html};
 
 /// `parts` with `separator` (markup of the source) between them.
@@ -499,23 +499,20 @@ fn usage(out: &mut Html, usage: &Usage) {
         }
     };
     let total = &usage.total;
-    let saving = total.cache_saving_micro_usd();
-    let cached = if !usage.cached() {
-        Html::default()
-    } else if saving > 0 {
-        html!(
+    let cached_tokens = Html::number(total.cached_input_tokens);
+    let cached = match usage.cache_effect() {
+        _ if !usage.cached() => Html::default(),
+        CacheEffect::Saved { usd, .. } => html!(
             " ({} cached, ${} saved by the prompt cache)",
-            Html::number(total.cached_input_tokens),
-            Html::decimal(saving as f64 / 1e6, 4)
-        )
-    } else if saving < 0 {
-        html!(
+            cached_tokens,
+            Html::decimal(usd, 4)
+        ),
+        CacheEffect::WritesCostMore { usd } => html!(
             " ({} cached, cache writes ${} more)",
-            Html::number(total.cached_input_tokens),
-            Html::decimal(-saving as f64 / 1e6, 4)
-        )
-    } else {
-        html!(" ({} cached)", Html::number(total.cached_input_tokens))
+            cached_tokens,
+            Html::decimal(usd, 4)
+        ),
+        CacheEffect::None => html!(" ({} cached)", cached_tokens),
     };
     out.push(html!(
         "<section><h2>Usage</h2><p>{} calls · {} in{} / {} out tokens · {}{}</p><table>",

@@ -20,7 +20,7 @@ use agon_core::{Blackboard, DialogueMessage, MessageKind};
 pub use crate::empty::{EmptySections, ReportOptions, empty_sections};
 pub use crate::json::json;
 pub(crate) use crate::json::json_of;
-use crate::sections::{Header, InRound, Relation, Sections, StepRow, Usage};
+use crate::sections::{CacheEffect, Header, InRound, Relation, Sections, StepRow, Usage};
 
 /// The line naming the rubric the debate was judged by (empty without
 /// one), as the reports print it.
@@ -546,18 +546,15 @@ fn usage(s: &mut String, usage: &Usage) {
         }
     );
     if cached {
-        let saving = total.cache_saving_micro_usd();
-        let effect = match saving.signum() {
-            1 => format!(
-                "; the cache saved ${:.4} against the same input uncached, {:.0} % of the cost",
-                saving as f64 / 1e6,
-                100.0 * saving as f64 / total.cost_without_cache_micro_usd.max(1) as f64
+        let effect = match usage.cache_effect() {
+            CacheEffect::Saved { usd, share } => format!(
+                "; the cache saved ${usd:.4} against the same input uncached, {:.0} % of the cost",
+                100.0 * share
             ),
-            -1 => format!(
-                "; cache writes cost ${:.4} more than the reads saved",
-                -saving as f64 / 1e6
-            ),
-            _ => String::new(),
+            CacheEffect::WritesCostMore { usd } => {
+                format!("; cache writes cost ${usd:.4} more than the reads saved")
+            }
+            CacheEffect::None => String::new(),
         };
         let _ = writeln!(
             s,

@@ -1,10 +1,13 @@
 //! One utterance: recall memories, assemble the context, stream the model's
-//! answer to subscribers, clean it, and append it as a message.
+//! answer to subscribers, clean it, and append it as a message. What the
+//! context shows besides the blackboard (memories, evidence) is gathered
+//! in [`extras`].
+
+mod extras;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agon_context::ContextExtras;
 use agon_context::prompts::{self, Prompt};
 use agon_core::{MessageMeta, PersonaId, StepId, TurnKey};
 use agon_extract::clean_utterance;
@@ -76,144 +79,6 @@ pub(crate) struct Speaker<'a> {
 impl Speaker<'_> {
     fn debate(&self) -> String {
         self.shared.debate.to_string()
-    }
-
-    /// What a turn's context shows besides the blackboard: recalled
-    /// memories and evidence from the persona's corpus.
-    async fn extras_for(
-        &self,
-        speak: &Speak,
-        lookahead: bool,
-    ) -> Result<ContextExtras, OrchestratorError> {
-        let mut extras = self.memories_for(speak, lookahead).await?;
-        extras.evidence = self.evidence_for(speak).await?;
-        Ok(extras)
-    }
-
-    /// Passages of the speaker's corpus for a turn (none for the judge,
-    /// phases that show no evidence, a persona without a corpus, or when
-    /// memory is off); a failed search is recorded and skipped.
-    async fn evidence_for(
-        &self,
-        speak: &Speak,
-    ) -> Result<Vec<agon_context::EvidencePassage>, OrchestratorError> {
-        let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
-            return Ok(Vec::new());
-        };
-        if speak.voice == Voice::Judge {
-            return Ok(Vec::new());
-        }
-        let query = self
-            .shared
-            .read(|bb| agon_context::evidence_query(bb, &speak.persona, phase))
-            .await;
-        let Some(query) = query else {
-            return Ok(Vec::new());
-        };
-        match agon_memory::evidence_passages(memory, &speak.persona, &query).await {
-            Ok(found) => Ok(found),
-            Err(e) => {
-                self.shared
-                    .append(vec![agon_protocol::step_failed(
-                        StepId::MemoryRecall(speak.key.clone()),
-                        format!("evidence search failed: {e}"),
-                        chrono::Utc::now(),
-                    )])
-                    .await?;
-                Ok(Vec::new())
-            }
-        }
-    }
-
-    /// Recalls for the next turn in the background, while this turn waits
-    /// on its model, so the next turn finds its memories ready. A turn
-    /// whose recall was not done ahead (one the protocol could not plan
-    /// yet), or whose result a memory write made out of date, recalls
-    /// itself. A failure here costs nothing: that turn recalls and records
-    /// its own failure.
-    fn recall_ahead(&self, memory: &agon_memory::Memory, ahead: Vec<agon_context::TurnRecall>) {
-        if ahead.is_empty() {
-            return;
-        }
-        let memory = memory.clone();
-        let debate = self.shared.debate.clone();
-        let cross_debate = self.ctx.settings.cross_debate;
-        tokio::spawn(async move {
-            for turn in &ahead {
-                let _ = agon_memory::recall_turn_ahead(&memory, &debate, turn, cross_debate).await;
-            }
-        });
-    }
-
-    /// Memories for a turn's context (none for the judge, phases without a
-    /// query, or when memory is off); a failed recall is recorded and skipped.
-    async fn memories_for(
-        &self,
-        speak: &Speak,
-        lookahead: bool,
-    ) -> Result<ContextExtras, OrchestratorError> {
-        let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
-            return Ok(ContextExtras::default());
-        };
-        if speak.voice == Voice::Judge {
-            return Ok(ContextExtras::default());
-        }
-        let protocol = &self.ctx.protocol;
-        let (recall, ahead) = self
-            .shared
-            .read(|bb| {
-                // The turn that runs alone next, planned on a copy of the
-                // board with this turn's message appended: its recall is
-                // done while this turn waits on its model (not where the
-                // phase rules it out: a long session's board is too big to
-                // copy at every turn).
-                let ahead = if lookahead && phase.plans_ahead() {
-                    let mut board = bb.clone();
-                    agon_protocol::recalls_after(
-                        protocol.as_ref(),
-                        &mut board,
-                        speak,
-                        chrono::Utc::now(),
-                    )
-                } else {
-                    Vec::new()
-                };
-                (agon_context::turn_recall(bb, &speak.persona, phase), ahead)
-            })
-            .await;
-        self.recall_ahead(memory, ahead);
-        let Some(recall) = recall else {
-            return Ok(ContextExtras::default());
-        };
-        if recall.scope == agon_context::RecallScope::Session {
-            // A long session's turn recalls what the rolling summaries
-            // compressed: the writer stores it first (at a model's real
-            // pace it has already; with an instant model it may lag).
-            self.shared.flush_memory().await;
-        }
-        let recalled = agon_memory::recall_labelled(
-            memory,
-            &self.shared.debate,
-            &recall,
-            self.ctx.settings.cross_debate,
-        )
-        .await;
-        match recalled {
-            Ok(memories) => Ok(ContextExtras {
-                memories,
-                ..ContextExtras::default()
-            }),
-            Err(e) => {
-                self.shared
-                    .append(vec![agon_protocol::step_failed(
-                        StepId::MemoryRecall(speak.key.clone()),
-                        e,
-                        chrono::Utc::now(),
-                    )])
-                    .await?;
-                Ok(ContextExtras::default())
-            }
-        }
     }
 
     /// The prompt of a turn: the persona's system prompt and its assembled
