@@ -36,9 +36,11 @@ PAIRS = [
     ("Tim", "Deborah"), ("Jolene", "Rashid"),
 ]
 
+# Relative times; a "when" question's answer is the date it names by the
+# calendar (`event_date`).
 TIME_REFS = [
-    ("yesterday", 1), ("last weekend", 6), ("last Friday", 4), ("two weeks ago", 14),
-    ("this morning", 0), ("last month", 30), ("a few days ago", 3), ("last Sunday", 5),
+    "yesterday", "last weekend", "last Friday", "two weeks ago",
+    "this morning", "last month", "a few days ago", "last Sunday",
 ]
 
 # Each kind of episode: slot pools, then the texts. `{t}` is the relative
@@ -343,9 +345,37 @@ def filler(rng, topic_words=None):
     return " ".join(parts)
 
 
-def event_date(session_date, days_back):
-    day = session_date - datetime.timedelta(days=days_back)
+def day_text(day):
     return f"{day.day} {day.strftime('%B %Y')}"
+
+
+def latest_before(day, weekday):
+    """The latest `weekday` (Monday 0) strictly before `day`."""
+    back = (day.weekday() - weekday) % 7 or 7
+    return day - datetime.timedelta(days=back)
+
+
+def event_date(session_date, phrase):
+    """The date a relative time names, by the calendar, as an annotator
+    writes it (LoCoMo's answers resolve against the session's date)."""
+    day = session_date.date()
+    if phrase == "yesterday":
+        return day_text(day - datetime.timedelta(days=1))
+    if phrase == "this morning":
+        return day_text(day)
+    if phrase == "two weeks ago":
+        return day_text(day - datetime.timedelta(days=14))
+    if phrase == "last Friday":
+        return day_text(latest_before(day, 4))
+    if phrase == "last Sunday":
+        return day_text(latest_before(day, 6))
+    if phrase == "last weekend":
+        return "the weekend of " + day_text(latest_before(day, 6) - datetime.timedelta(days=1))
+    if phrase == "last month":
+        return (day.replace(day=1) - datetime.timedelta(days=1)).strftime("%B %Y")
+    if phrase == "a few days ago":
+        return "a few days before " + day_text(day)
+    raise ValueError(phrase)
 
 
 def conversation(index, a, b):
@@ -406,9 +436,9 @@ def conversation(index, a, b):
                     if values[slot] == earlier[slot] and len(pool) > 1:
                         values[slot] = rng.choice([v for v in pool if v != earlier[slot]])
             used.setdefault((who, kind_name), []).append(dict(values))
-            t, days_back = rng.choice(TIME_REFS)
+            t = rng.choice(TIME_REFS)
             values.update(s=who, o=other, t=t, t2=rng.choice(["this weekend", "lately"]),
-                          date=event_date(date, days_back))
+                          date=event_date(date, t))
             add(other, fmt(rng.choice(kind["opener"]), values))
             caption = None
             image = kind.get("image")

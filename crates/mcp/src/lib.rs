@@ -322,6 +322,9 @@ impl AgonMcp {
                 let _ = context.peer.notify_progress(note).await;
             }
             if !self.app.runs_here(&id) {
+                // The run may have ended after the status above was read:
+                // its final status is stored before it stops running here.
+                let status = text::status(&self.app, &id).await.map_err(said)?;
                 let report = text::report(&self.app, &id, ReportFormat::Markdown)
                     .await
                     .map_err(said)?;

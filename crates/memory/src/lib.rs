@@ -87,6 +87,7 @@
 
 mod bm25;
 pub mod corpus;
+pub mod dates;
 mod error;
 mod exact;
 mod harvest;

@@ -226,6 +226,39 @@ pub struct MethodReport {
     pub overall: Metrics,
     /// Retrieval latency of each question (ms), query embedding included.
     pub latencies_ms: Vec<f64>,
+    /// Temporal questions (category 2) whose reference answer is a date
+    /// (it names a year), and of them those whose answer is written in
+    /// the text this method shows within the token budget: Agon shows a
+    /// turn with the dates its relative times name
+    /// ([`crate::dates::annotated`]), the baselines as it was said, after
+    /// the day it was said.
+    pub dated: DatedAnswers,
+}
+
+/// How often the date a temporal question asks for is in the text shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DatedAnswers {
+    /// Temporal questions whose answer names a year.
+    pub questions: usize,
+    /// Of them, those whose answer the shown text holds (case ignored).
+    pub shown: usize,
+}
+
+impl DatedAnswers {
+    /// `shown / questions` (0 without questions).
+    pub fn share(&self) -> f64 {
+        self.shown as f64 / self.questions.max(1) as f64
+    }
+}
+
+/// The reference answer when it is a date: text naming a year (19xx or
+/// 20xx), lowercased.
+fn dated_answer(q: &Question) -> Option<String> {
+    let answer = q.answer.as_ref()?.as_str()?.trim().to_lowercase();
+    let names_a_year = answer
+        .split(|c: char| !c.is_ascii_digit())
+        .any(|n| n.len() == 4 && (n.starts_with("19") || n.starts_with("20")));
+    (q.category == 2 && names_a_year).then_some(answer)
 }
 
 impl MethodReport {
@@ -294,13 +327,43 @@ pub async fn evaluate(
         // content, the speaker as the memory's persona (a field).
         let labelled: Vec<String> = sample.turns.iter().map(|(t, _)| t.memory_text()).collect();
         let contents: Vec<String> = sample.turns.iter().map(|(t, _)| t.content()).collect();
-        let tokens: HashMap<String, usize> = sample
+        let plain_tokens: HashMap<&str, usize> = sample
             .turns
             .iter()
             .zip(&labelled)
-            .map(|((t, _), text)| (t.dia_id.clone(), counter.count(text)))
+            .map(|((t, _), text)| (t.dia_id.as_str(), counter.count(text)))
             .collect();
-        let memory = indexed(sample, &debate, labelled, &embedder, retrieval).await?;
+        // What a turn shows a reader within the budget: the baselines the
+        // turn as said after the day it was said (generously, without
+        // counting the date's tokens); Agon the turn with the dates its
+        // relative times name.
+        let plain: HashMap<&str, String> = sample
+            .turns
+            .iter()
+            .zip(&labelled)
+            .map(|((t, at), text)| {
+                let day = crate::dates::When::Day(at.date_naive());
+                (t.dia_id.as_str(), format!("({day}) {text}").to_lowercase())
+            })
+            .collect();
+        let dated: HashMap<&str, String> = sample
+            .turns
+            .iter()
+            .map(|(t, at)| {
+                let content = t.content();
+                let shown = crate::dates::annotated(&content, at.date_naive());
+                (t.dia_id.as_str(), format!("{}: {shown}", t.speaker))
+            })
+            .collect();
+        let dated_tokens: HashMap<&str, usize> = dated
+            .iter()
+            .map(|(id, text)| (*id, counter.count(text)))
+            .collect();
+        let dated: HashMap<&str, String> = dated
+            .into_iter()
+            .map(|(id, text)| (id, text.to_lowercase()))
+            .collect();
+        let memory = indexed(sample, &debate, labelled.clone(), &embedder, retrieval).await?;
         let index = Arc::clone(memory.index());
         let agon = indexed(sample, &debate, contents, &embedder, retrieval).await?;
         turns += sample.turns.len();
@@ -404,14 +467,30 @@ pub async fn evaluate(
                         .filter(|id| gold.contains(id.as_str()));
                     hit.count() as f64 / gold.len() as f64
                 };
+                let is_agon = method.name == "agon";
+                let (shown, cost) = if is_agon {
+                    (&dated, &dated_tokens)
+                } else {
+                    (&plain, &plain_tokens)
+                };
+                let answer = dated_answer(q);
+                let mut answer_shown = false;
                 let mut used = 0;
                 let mut in_budget = 0;
                 for id in &deeper {
-                    used += tokens.get(id).copied().unwrap_or(0);
+                    used += cost.get(id.as_str()).copied().unwrap_or(0);
                     if used > token_budget {
                         break;
                     }
                     in_budget += usize::from(gold.contains(id.as_str()));
+                    if let (Some(answer), Some(text)) = (&answer, shown.get(id.as_str())) {
+                        answer_shown |=
+                            gold.contains(id.as_str()) && text.contains(answer.as_str());
+                    }
+                }
+                if answer.is_some() {
+                    method.dated.questions += 1;
+                    method.dated.shown += usize::from(answer_shown);
                 }
                 let rb = in_budget as f64 / gold.len() as f64;
                 let (r5, r10) = (recall_at(5), recall_at(10));
@@ -524,6 +603,21 @@ impl Report {
                         m.name, x.questions
                     ));
                 }
+            }
+            out.push('\n');
+        }
+        let dated = self.methods.first().map_or(0, |m| m.dated.questions);
+        if dated > 0 {
+            out.push_str(&format!(
+                "temporal answers shown within the budget ({dated} questions whose answer is a date):"
+            ));
+            for m in &self.methods {
+                out.push_str(&format!(
+                    "  {} {:.3} ({})",
+                    m.name,
+                    m.dated.share(),
+                    m.dated.shown
+                ));
             }
             out.push('\n');
         }

@@ -48,7 +48,9 @@ fn turn_filter(debate: &DebateId, turn: &TurnRecall, cross_debate: bool) -> Memo
 
 /// Recalls the memories of `turn` and labels them: memories of this
 /// debate by round, of earlier debates by topic and date, a long
-/// session's by when and by whom. The persona's other names (its display
+/// session's by when and by whom; relative times in what was said
+/// ("yesterday", "last month") carry the date they name
+/// ([`crate::dates::annotated`]). The persona's other names (its display
 /// name, a role agent's role) are taken out of the query as its id is. A
 /// long session's turn ([`RecallScope::Session`]) keeps only the hits
 /// that stand out ([`agon_context::session_recall_bar`]), so most of its
@@ -153,9 +155,13 @@ pub async fn recall_labelled(
             } else {
                 format!("round {}, {kind}", m.round)
             };
+            // Relative times ("last Friday") resolved against the day the
+            // memory was said (a turn's filter names no kinds, so no corpus
+            // chunk, whose time is when it was read, comes back here).
+            let said = crate::dates::annotated(&m.content, m.created.date_naive());
             let content = match successors.get(m.id.as_str()) {
-                Some(successor) => format!("{} [{}]", m.content, successor.note()),
-                None => m.content.clone(),
+                Some(successor) => format!("{said} [{}]", successor.note()),
+                None => said.into_owned(),
             };
             RetrievedMemory { label, content }
         })

@@ -9,6 +9,19 @@ use agon_local::LocalEmbedder;
 use agon_memory::RetrievalConfig;
 use agon_memory::locomo::{evaluate, load};
 
+/// A memory over an in-process index, embedding with the real MiniLM.
+async fn minilm_memory() -> agon_memory::Memory {
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    agon_memory::Memory::open(
+        Arc::new(agon_memory::InMemoryIndex::new()),
+        embedder,
+        RetrievalConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
 fn dataset() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/locomo-synthetic.json")
 }
@@ -60,6 +73,61 @@ async fn agon_beats_both_baselines_on_recall_at_10() {
     }
 }
 
+/// The harness counts a temporal question's date as shown only where the
+/// text shown says it: Agon's turn carries the date "last Friday" names,
+/// a baseline's shows the turn after the day it was said (docs/benchmarks.md,
+/// "Dates").
+#[tokio::test(flavor = "multi_thread")]
+async fn a_temporal_answer_is_shown_when_the_relative_time_is_resolved() {
+    let dir = std::env::temp_dir().join(format!("agon-locomo-dates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dates.json");
+    // Monday 15 May 2023: "last Friday" is 12 May, "this morning" 15 May.
+    let sample = serde_json::json!([{
+        "sample_id": "dates",
+        "conversation": {
+            "speaker_a": "Mara",
+            "speaker_b": "Juno",
+            "session_1_date_time": "10:00 am on 15 May, 2023",
+            "session_1": [
+                {"speaker": "Juno", "dia_id": "D1:1", "text": "How was your week, Mara?"},
+                {"speaker": "Mara", "dia_id": "D1:2", "text": "I ran a half marathon last Friday, my legs still hurt."},
+                {"speaker": "Juno", "dia_id": "D1:3", "text": "I baked sourdough bread this morning."},
+                {"speaker": "Mara", "dia_id": "D1:4", "text": "The weather has been grey all week."}
+            ]
+        },
+        "qa": [
+            {"question": "When did Mara run a half marathon?", "answer": "12 May 2023",
+             "evidence": ["D1:2"], "category": 2},
+            {"question": "When did Juno bake sourdough bread?", "answer": "15 May 2023",
+             "evidence": ["D1:3"], "category": 2},
+            {"question": "Which race did Mara run?", "answer": "a half marathon",
+             "evidence": ["D1:2"], "category": 4}
+        ]
+    }]);
+    std::fs::write(&path, sample.to_string()).unwrap();
+    let samples = load(&path).expect("dataset");
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
+    let report = evaluate(&samples, embedder, RetrievalConfig::default(), 1_000)
+        .await
+        .expect("evaluate");
+    let dated = |name: &str| report.method(name).expect(name).dated;
+    // Two questions have dates for answers; the single-hop one does not.
+    assert_eq!(dated("agon").questions, 2, "{}", report.render());
+    assert_eq!(dated("agon").shown, 2, "{}", report.render());
+    // The day said gives a baseline the morning's date, not last Friday's.
+    for baseline in ["dense-nameless", "bm25", "dense", "fusion"] {
+        assert_eq!(dated(baseline).shown, 1, "{baseline}: {}", report.render());
+    }
+    assert!(
+        report
+            .render()
+            .contains("temporal answers shown within the budget (2 questions")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_malformed_dataset_names_the_file() {
     let dir = std::env::temp_dir().join(format!("agon-locomo-{}", std::process::id()));
@@ -81,18 +149,10 @@ fn a_malformed_dataset_names_the_file() {
 #[tokio::test(flavor = "multi_thread")]
 async fn names_are_a_field_and_hits_come_with_their_neighbours() {
     use agon_core::{DebateId, PersonaId};
-    use agon_memory::{InMemoryIndex, Memory, MemoryFilter, MemoryKind, MemoryMeta};
+    use agon_memory::{MemoryFilter, MemoryKind, MemoryMeta};
     use chrono::{Duration, TimeZone, Utc};
 
-    let embedder: Arc<dyn Embedder> =
-        Arc::new(LocalEmbedder::minilm().unwrap_or_else(|e| panic!("{e}")));
-    let memory = Memory::open(
-        Arc::new(InMemoryIndex::new()),
-        embedder,
-        RetrievalConfig::default(),
-    )
-    .await
-    .unwrap();
+    let memory = minilm_memory().await;
     let turns = [
         ("Melanie", "What did you get up to this weekend?"),
         (
@@ -265,5 +325,62 @@ async fn a_recall_done_ahead_is_the_turns_result_until_a_write() {
         counting.texts.load(Ordering::SeqCst),
         written,
         "the query's embedding is kept across the write"
+    );
+}
+
+/// A recalled memory says when its relative times were (issue 54 §4):
+/// "last Friday" said on Monday 15 May 2023 is shown as 12 May 2023, so a
+/// turn weeks later can answer "when" and order two events.
+#[tokio::test(flavor = "multi_thread")]
+async fn relative_times_in_a_recalled_memory_carry_their_dates() {
+    use agon_context::{RecallScope, TurnRecall};
+    use agon_core::{DebateId, PersonaId};
+    use agon_memory::{MemoryKind, MemoryMeta, recall_labelled};
+    use chrono::{TimeZone, Utc};
+
+    let memory = minilm_memory().await;
+    let said = |id: &str, text: &str, day: u32| MemoryMeta {
+        id: id.to_owned(),
+        debate: DebateId::new("chat"),
+        persona: PersonaId::new("mara"),
+        content: text.to_owned(),
+        kind: MemoryKind::Message,
+        importance: 5,
+        round: 1,
+        created: Utc.with_ymd_and_hms(2023, 5, day, 10, 0, 0).unwrap(),
+        subject: None,
+    };
+    memory
+        .remember(vec![
+            said(
+                "chat/1",
+                "I broke my wrist last Friday at the climbing gym.",
+                15,
+            ),
+            said(
+                "chat/2",
+                "The wrist cast comes off next month, finally.",
+                29,
+            ),
+        ])
+        .await
+        .unwrap();
+    let turn = TurnRecall {
+        persona: PersonaId::new("mara"),
+        aliases: Vec::new(),
+        query: "When did the wrist break, and when does the cast come off?".into(),
+        scope: RecallScope::Own,
+    };
+    let recalled = recall_labelled(&memory, &DebateId::new("chat"), &turn, false)
+        .await
+        .unwrap();
+    let contents: Vec<&str> = recalled.iter().map(|m| m.content.as_str()).collect();
+    assert!(
+        contents.contains(&"I broke my wrist last Friday (12 May 2023) at the climbing gym."),
+        "{contents:#?}"
+    );
+    assert!(
+        contents.contains(&"The wrist cast comes off next month (June 2023), finally."),
+        "{contents:#?}"
     );
 }
