@@ -307,6 +307,10 @@ impl AgonMcp {
         let token = context.meta.get_progress_token();
         let mut reported = u64::MAX;
         loop {
+            // Whether the run has ended, asked before the status is read: a
+            // run stores its final status before it stops running here, so
+            // the status read after an ended run is its last.
+            let ended = !self.app.runs_here(&id);
             let status = text::status(&self.app, &id).await.map_err(said)?;
             if let Some(token) = &token
                 && status.messages != reported
@@ -321,10 +325,7 @@ impl AgonMcp {
                 // A client gone away loses its progress, not the debate.
                 let _ = context.peer.notify_progress(note).await;
             }
-            if !self.app.runs_here(&id) {
-                // The run may have ended after the status above was read:
-                // its final status is stored before it stops running here.
-                let status = text::status(&self.app, &id).await.map_err(said)?;
+            if ended {
                 let report = text::report(&self.app, &id, ReportFormat::Markdown)
                     .await
                     .map_err(said)?;

@@ -26,7 +26,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
 
@@ -163,16 +163,19 @@ fn count(word: &str) -> Option<u32> {
     }
 }
 
+/// 1–7 days: a distance of 0 between weekdays is a whole week.
+fn week_step(days: u32) -> Days {
+    Days::new(u64::from(if days == 0 { 7 } else { days }))
+}
+
 /// The latest `day` strictly before `said`.
 fn previous(said: NaiveDate, day: Weekday) -> NaiveDate {
-    let back = (said.weekday().num_days_from_monday() + 7 - day.num_days_from_monday()) % 7;
-    said - Days::new(u64::from(if back == 0 { 7 } else { back }))
+    said - week_step(said.weekday().days_since(day))
 }
 
 /// The first `day` strictly after `said`.
 fn following(said: NaiveDate, day: Weekday) -> NaiveDate {
-    let ahead = (day.num_days_from_monday() + 7 - said.weekday().num_days_from_monday()) % 7;
-    said + Days::new(u64::from(if ahead == 0 { 7 } else { ahead }))
+    said + week_step(day.days_since(said.weekday()))
 }
 
 fn monday_of(d: NaiveDate) -> NaiveDate {
@@ -189,7 +192,7 @@ fn month_of(d: NaiveDate) -> When {
 /// The expression starting at `w[0]`: what it names and how many words it
 /// takes, or `None`.
 fn expression(w: &[&str], said: NaiveDate) -> Option<(When, usize)> {
-    let day = |d: NaiveDate| When::Day(d);
+    let day = When::Day;
     let at = |i: usize| w.get(i).copied().unwrap_or_default();
     match (at(0), at(1), at(2), at(3)) {
         ("the", "day", "before", "yesterday") => Some((day(said - Days::new(2)), 4)),
@@ -282,7 +285,8 @@ pub fn annotated(text: &str, said: NaiveDate) -> Cow<'_, str> {
     let mut from = 0;
     for mention in found {
         out.push_str(&text[from..mention.span.end]);
-        out.push_str(&format!(" ({})", mention.when));
+        // Writing to a String cannot fail.
+        let _ = write!(out, " ({})", mention.when);
         from = mention.span.end;
     }
     out.push_str(&text[from..]);

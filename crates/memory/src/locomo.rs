@@ -251,6 +251,13 @@ impl DatedAnswers {
     }
 }
 
+/// A turn as a method shows it within the budget: its text (lowercased,
+/// for finding an answer in it) and its tokens.
+struct Shown {
+    text: String,
+    tokens: usize,
+}
+
 /// The reference answer when it is a date: text naming a year (19xx or
 /// 20xx), lowercased.
 fn dated_answer(q: &Question) -> Option<String> {
@@ -327,43 +334,41 @@ pub async fn evaluate(
         // content, the speaker as the memory's persona (a field).
         let labelled: Vec<String> = sample.turns.iter().map(|(t, _)| t.memory_text()).collect();
         let contents: Vec<String> = sample.turns.iter().map(|(t, _)| t.content()).collect();
-        let plain_tokens: HashMap<&str, usize> = sample
-            .turns
-            .iter()
-            .zip(&labelled)
-            .map(|((t, _), text)| (t.dia_id.as_str(), counter.count(text)))
-            .collect();
-        // What a turn shows a reader within the budget: the baselines the
-        // turn as said after the day it was said (generously, without
-        // counting the date's tokens); Agon the turn with the dates its
-        // relative times name.
-        let plain: HashMap<&str, String> = sample
+        // What a turn shows a reader within the budget, lowercased, with
+        // what it costs: the baselines the turn as said after the day it
+        // was said (generously, the date's tokens not counted); Agon the
+        // turn with the dates its relative times name.
+        let plain: HashMap<&str, Shown> = sample
             .turns
             .iter()
             .zip(&labelled)
             .map(|((t, at), text)| {
                 let day = crate::dates::When::Day(at.date_naive());
-                (t.dia_id.as_str(), format!("({day}) {text}").to_lowercase())
+                let shown = Shown {
+                    text: format!("({day}) {text}").to_lowercase(),
+                    tokens: counter.count(text),
+                };
+                (t.dia_id.as_str(), shown)
             })
             .collect();
-        let dated: HashMap<&str, String> = sample
+        let dated: HashMap<&str, Shown> = sample
             .turns
             .iter()
             .map(|(t, at)| {
                 let content = t.content();
-                let shown = crate::dates::annotated(&content, at.date_naive());
-                (t.dia_id.as_str(), format!("{}: {shown}", t.speaker))
+                let text = format!(
+                    "{}: {}",
+                    t.speaker,
+                    crate::dates::annotated(&content, at.date_naive())
+                );
+                let shown = Shown {
+                    tokens: counter.count(&text),
+                    text: text.to_lowercase(),
+                };
+                (t.dia_id.as_str(), shown)
             })
             .collect();
-        let dated_tokens: HashMap<&str, usize> = dated
-            .iter()
-            .map(|(id, text)| (*id, counter.count(text)))
-            .collect();
-        let dated: HashMap<&str, String> = dated
-            .into_iter()
-            .map(|(id, text)| (id, text.to_lowercase()))
-            .collect();
-        let memory = indexed(sample, &debate, labelled.clone(), &embedder, retrieval).await?;
+        let memory = indexed(sample, &debate, labelled, &embedder, retrieval).await?;
         let index = Arc::clone(memory.index());
         let agon = indexed(sample, &debate, contents, &embedder, retrieval).await?;
         turns += sample.turns.len();
@@ -449,7 +454,8 @@ pub async fn evaluate(
                 let elapsed = started.elapsed();
                 // The token budget needs a deeper list than the top 10;
                 // Agon's comes with each hit's neighbours (`Recall::expanded`).
-                let deeper: Vec<String> = if method.name == "agon" {
+                let is_agon = method.name == "agon";
+                let deeper: Vec<String> = if is_agon {
                     agon.recall(&q.question, &filter, DEPTH)
                         .await?
                         .expanded()
@@ -467,25 +473,21 @@ pub async fn evaluate(
                         .filter(|id| gold.contains(id.as_str()));
                     hit.count() as f64 / gold.len() as f64
                 };
-                let is_agon = method.name == "agon";
-                let (shown, cost) = if is_agon {
-                    (&dated, &dated_tokens)
-                } else {
-                    (&plain, &plain_tokens)
-                };
+                let shown = if is_agon { &dated } else { &plain };
                 let answer = dated_answer(q);
                 let mut answer_shown = false;
                 let mut used = 0;
                 let mut in_budget = 0;
                 for id in &deeper {
-                    used += cost.get(id.as_str()).copied().unwrap_or(0);
+                    let turn = shown.get(id.as_str());
+                    used += turn.map_or(0, |t| t.tokens);
                     if used > token_budget {
                         break;
                     }
-                    in_budget += usize::from(gold.contains(id.as_str()));
-                    if let (Some(answer), Some(text)) = (&answer, shown.get(id.as_str())) {
-                        answer_shown |=
-                            gold.contains(id.as_str()) && text.contains(answer.as_str());
+                    let evidence = gold.contains(id.as_str());
+                    in_budget += usize::from(evidence);
+                    if let (Some(answer), Some(turn)) = (&answer, turn) {
+                        answer_shown |= evidence && turn.text.contains(answer.as_str());
                     }
                 }
                 if answer.is_some() {
