@@ -259,6 +259,10 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     // suite: 261 s and 9.5 CPU-minutes with the pools at two threads,
     // 194 s and 4.7 with one, side by side on 2026-11-28).
     let _threads = sh.push_env("RAYON_NUM_THREADS", "1");
+    // A failing test reports its message and its place; the frames of a
+    // backtrace would bury them (CI shows a failure's first lines). Re-run
+    // the one test with RUST_BACKTRACE=1 for the frames.
+    let _backtrace = sh.push_env("RUST_BACKTRACE", "0");
     phases.start("tests (build and run)");
     let nextest = cmd!(sh, "cargo nextest --version")
         .quiet()

@@ -16,7 +16,7 @@ use agon_core::{DebateEvent, MessageKind};
 use agon_llm::PriceTable;
 use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::EventStore;
-use agon_testkit::{RecordingModel, ScriptedModel};
+use agon_testkit::{ScriptedModel, recording_model};
 use async_trait::async_trait;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -34,7 +34,7 @@ async fn sqlite() -> Arc<dyn EventStore> {
         .unwrap()
 }
 
-/// Debates run on [`RecordingModel`]s sharing one prompt list.
+/// Debates run on [`recording_model`]s sharing one prompt list.
 struct Scripted {
     delay: Duration,
     prompts: Arc<Mutex<Vec<String>>>,
@@ -43,7 +43,7 @@ struct Scripted {
 #[async_trait]
 impl Runtime for Scripted {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
-        let model = RecordingModel::new(ScriptedModel::new(self.delay), Arc::clone(&self.prompts));
+        let model = recording_model(ScriptedModel::new(self.delay), Arc::clone(&self.prompts));
         Ok(Models::uniform(
             Arc::new(model),
             PriceTable::with_defaults(),

@@ -112,14 +112,30 @@ pub(crate) async fn recall(
     for note in &result.notes {
         eprintln!("note: {note}");
     }
+    print!("{}", table(&result));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agon recall`'s table: a hit a row, with its score components, followed
+/// by what replaced it and the memories around it. Relative times are
+/// shown with their dates ("last Friday (12 May 2023)"), as agents see them.
+fn table(result: &agon_memory::Recall) -> String {
+    use std::fmt::Write as _;
+    // On one line, its relative times with their dates.
+    let shown = |m: &agon_memory::MemoryMeta| {
+        agon_memory::dates::annotated(&m.content, m.created.date_naive()).replace('\n', " ")
+    };
+    let mut out = String::new();
     if !result.memories.is_empty() {
-        println!(
+        let _ = writeln!(
+            out,
             "{:>6} {:>7} {:>9} {:>10} {:>7}  {:<10} {:<26} memory",
             "score", "recency", "relevance", "importance", "speaker", "kind", "debate · round"
         );
     }
     for m in &result.memories {
-        println!(
+        let _ = writeln!(
+            out,
             "{:>6.3} {:>7.3} {:>9.3} {:>10.3} {:>7.0}  {:<10} {:<26} {}",
             m.score,
             m.recency,
@@ -128,28 +144,30 @@ pub(crate) async fn recall(
             m.speaker,
             m.memory.kind.as_str(),
             format!("{} · {}", m.memory.debate, m.memory.round),
-            m.memory.content.replace('\n', " ")
+            shown(&m.memory)
         );
         if let Some(s) = &m.successor {
-            println!(
+            let _ = writeln!(
+                out,
                 "{:>45}  {:<10} {:<26} {}",
                 format!("(held until {})", s.until.format("%Y-%m-%d")),
                 "then",
                 format!("{} · {}", s.memory.debate, s.memory.round),
-                s.memory.content.replace('\n', " ")
+                shown(&s.memory)
             );
         }
         for c in &m.context {
-            println!(
+            let _ = writeln!(
+                out,
                 "{:>45}  {:<10} {:<26} {}",
                 "(context)",
                 c.kind.as_str(),
                 format!("{} · {}", c.debate, c.round),
-                c.content.replace('\n', " ")
+                shown(c)
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 /// `agon memory reindex`.
@@ -222,4 +240,50 @@ pub(crate) async fn index_config(memory: &Memory, config: &DebateConfig) -> Vec<
         }
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    fn memory(id: &str, content: &str, created: &str) -> serde_json::Value {
+        json!({
+            "id": id, "debate": "d", "persona": "mara", "content": content,
+            "kind": "message", "importance": 5, "round": 2, "created": created
+        })
+    }
+
+    #[test]
+    fn the_table_shows_relative_times_with_their_dates_on_every_line() {
+        let recall: agon_memory::Recall = serde_json::from_value(json!({
+            "memories": [{
+                "memory": memory("d/1", "The council voted\nlast Friday.", "2023-05-15T10:00:00Z"),
+                "score": 3.9, "recency": 1.0, "relevance": 1.0,
+                "importance": 0.5, "speaker": 0.0, "similarity": 0.7, "lexical": 1.2,
+                "context": [memory("d/2", "It rained yesterday.", "2023-05-16T10:00:00Z")]
+            }],
+            "notes": []
+        }))
+        .unwrap();
+        let table = super::table(&recall);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert!(lines[0].starts_with(" score recency"), "{table}");
+        assert!(
+            lines[1].starts_with(" 3.900   1.000     1.000      0.500       0  message")
+                && lines[1].ends_with(
+                    "d · 2                      The council voted last Friday (12 May 2023)."
+                ),
+            "{table}"
+        );
+        assert!(
+            lines[2].trim_start().starts_with("(context)")
+                && lines[2].ends_with("It rained yesterday (15 May 2023)."),
+            "{table}"
+        );
+        let empty = agon_memory::Recall::default();
+        assert_eq!(super::table(&empty), "");
+    }
 }

@@ -109,7 +109,8 @@ pub(crate) fn recall(recall: &agon_memory::Recall) -> String {
             m.persona,
             m.debate,
             m.round,
-            m.content
+            // Its relative times with their dates ("last Friday (12 May 2023)").
+            agon_memory::dates::annotated(&m.content, m.created.date_naive())
         );
         if let Some(successor) = &hit.successor {
             let _ = writeln!(text, "   [{}]", successor.note());
@@ -147,4 +148,33 @@ pub(crate) fn list(debates: &[DebateRecord]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    #[test]
+    fn a_recalled_memory_shows_its_relative_times_with_their_dates() {
+        let recall: agon_memory::Recall = serde_json::from_value(json!({
+            "memories": [{
+                "memory": {
+                    "id": "d/1", "debate": "d", "persona": "mara",
+                    "content": "The council voted last Friday.",
+                    "kind": "message", "importance": 5, "round": 2,
+                    "created": "2023-05-15T10:00:00Z"
+                },
+                "score": 0.9, "recency": 1.0, "relevance": 1.0,
+                "importance": 0.5, "similarity": 0.7, "lexical": 1.2
+            }],
+            "notes": []
+        }))
+        .unwrap();
+        assert_eq!(
+            super::recall(&recall),
+            "1. [score 0.90] (mara, debate d, round 2) The council voted last Friday (12 May 2023).\n"
+        );
+    }
 }

@@ -273,6 +273,35 @@ pub fn mentions(text: &str, said: NaiveDate) -> Vec<DateMention> {
     out
 }
 
+/// A relative time of a memory resolved to the date or period it names,
+/// as recall reports it (`agon recall --json`, `GET /api/recall`): the
+/// memory's text is left as written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ResolvedDate {
+    /// The expression as written ("last Friday").
+    pub expression: String,
+    /// What it names, as shown to agents ("12 May 2023", "the weekend of
+    /// 13 May 2023", "April 2023", "a few days before 15 May 2023").
+    pub date: String,
+    /// The first day it can mean.
+    pub from: NaiveDate,
+    /// The last day it can mean.
+    pub to: NaiveDate,
+}
+
+/// Every relative time of `text`, said on `said`, resolved, in order.
+pub fn resolved(text: &str, said: NaiveDate) -> Vec<ResolvedDate> {
+    mentions(text, said)
+        .into_iter()
+        .map(|m| ResolvedDate {
+            expression: text[m.span].to_owned(),
+            date: m.when.to_string(),
+            from: m.when.first_day(),
+            to: m.when.last_day(),
+        })
+        .collect()
+}
+
 /// `text` with the date each relative expression names after it, in
 /// parentheses ("last Friday (12 May 2023)"); unchanged (borrowed) when it
 /// has none.

@@ -95,6 +95,11 @@ pub struct ScoredMemory {
     /// ([`crate::validity`]); `None` for a current memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<crate::validity::Successor>,
+    /// The relative times of the memory's text ("last Friday") resolved
+    /// against the day it was said ([`crate::dates`]); the text itself
+    /// is left as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dates: Vec<crate::dates::ResolvedDate>,
 }
 
 /// Min-max normalization; every value 0.5 when all are equal.
@@ -169,6 +174,7 @@ pub fn score(candidates: Vec<ScoringInput>, config: &RetrievalConfig) -> Vec<Sco
                 memory: c.memory,
                 context: Vec::new(),
                 successor: None,
+                dates: Vec::new(),
             }
         })
         .collect();
@@ -179,6 +185,10 @@ pub fn score(candidates: Vec<ScoringInput>, config: &RetrievalConfig) -> Vec<Sco
             .then_with(|| a.memory.id.cmp(&b.memory.id))
     });
     scored.truncate(config.k);
+    // A corpus chunk's day is when it was added, not when it was written.
+    for hit in scored.iter_mut().filter(|h| !h.memory.kind.is_corpus()) {
+        hit.dates = crate::dates::resolved(&hit.memory.content, hit.memory.created.date_naive());
+    }
     scored
 }
 

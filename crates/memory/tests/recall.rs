@@ -383,4 +383,41 @@ async fn relative_times_in_a_recalled_memory_carry_their_dates() {
         contents.contains(&"The wrist cast comes off next month (June 2023), finally."),
         "{contents:#?}"
     );
+    // A plain recall (`agon recall --json`, the API) keeps the text as
+    // written and reports each resolved time beside it.
+    let filter = agon_memory::MemoryFilter {
+        persona: Some(PersonaId::new("mara")),
+        ..agon_memory::MemoryFilter::default()
+    };
+    let plain = memory.recall("wrist", &filter, 2).await.unwrap();
+    let broke = plain
+        .memories
+        .iter()
+        .find(|m| m.memory.id == "chat/1")
+        .unwrap();
+    assert_eq!(
+        broke.memory.content,
+        "I broke my wrist last Friday at the climbing gym."
+    );
+    let day = chrono::NaiveDate::from_ymd_opt(2023, 5, 12).unwrap();
+    assert_eq!(
+        broke.dates,
+        [agon_memory::dates::ResolvedDate {
+            expression: "last Friday".into(),
+            date: "12 May 2023".into(),
+            from: day,
+            to: day,
+        }]
+    );
+    let json = serde_json::to_value(broke).unwrap();
+    assert_eq!(json["dates"][0]["from"], "2023-05-12", "{json}");
+    let cast = plain
+        .memories
+        .iter()
+        .find(|m| m.memory.id == "chat/2")
+        .unwrap();
+    assert_eq!(
+        (cast.dates[0].from.to_string(), cast.dates[0].to.to_string()),
+        ("2023-06-01".into(), "2023-06-30".into())
+    );
 }

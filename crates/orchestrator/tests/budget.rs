@@ -9,63 +9,16 @@ use crate::support;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use agon_llm::{
-    ChatModel, ChatRequest, ChatResponse, ChatStream, JsonResponse, JsonSchema, ProviderError,
-    UsageLedger,
-};
-use async_trait::async_trait;
+use agon_llm::UsageLedger;
+use futures::FutureExt;
 
 use agon_config::DebateConfig;
 use agon_core::{Blackboard, BudgetKind, MessageKind};
 use agon_llm::{Price, PriceTable};
 use agon_orchestrator::{Models, RunControl, RunOutcome};
 use agon_store::RunStatus;
-use agon_testkit::ScriptedModel;
+use agon_testkit::{BeforeEachCall, ScriptedModel};
 use support::sqlite;
-
-/// The scripted model, noting the debate's tokens (its ledger's total)
-/// when each call starts.
-struct Probe {
-    inner: ScriptedModel,
-    ledger: OnceLock<Arc<UsageLedger>>,
-    starts: Mutex<Vec<u64>>,
-}
-
-impl Probe {
-    fn note(&self) {
-        let spent = self.ledger.get().map_or(0, |l| {
-            let t = l.total();
-            t.usage.input_tokens + t.usage.output_tokens
-        });
-        self.starts.lock().unwrap().push(spent);
-    }
-}
-
-#[async_trait]
-impl ChatModel for Probe {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.note();
-        self.inner.complete(request).await
-    }
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.note();
-        self.inner.complete_json(request, schema).await
-    }
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.note();
-        self.inner.stream(request).await
-    }
-}
 
 /// Runs `config` on the scripted model (priced at `price` per million
 /// tokens, when given) and returns its blackboard and stored status.
@@ -83,20 +36,27 @@ async fn run_probed(
     if let Some(price) = price {
         prices.set("scripted", price);
     }
-    let probe = Arc::new(Probe {
-        inner: ScriptedModel::new(Duration::ZERO),
-        ledger: OnceLock::new(),
-        starts: Mutex::new(Vec::new()),
+    // The debate's tokens (its ledger's total) when each call starts.
+    let ledger: Arc<OnceLock<Arc<UsageLedger>>> = Arc::default();
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let (read, note) = (Arc::clone(&ledger), Arc::clone(&starts));
+    let probe = BeforeEachCall::new(Arc::new(ScriptedModel::new(Duration::ZERO)), move |_, _| {
+        let spent = read.get().map_or(0, |l| {
+            let t = l.total();
+            t.usage.input_tokens + t.usage.output_tokens
+        });
+        note.lock().unwrap().push(spent);
+        async {}.boxed()
     });
-    let models = Models::uniform(Arc::clone(&probe) as Arc<dyn ChatModel>, prices);
-    probe.ledger.set(Arc::clone(models.ledger())).ok();
+    let models = Models::uniform(Arc::new(probe), prices);
+    ledger.set(Arc::clone(models.ledger())).ok();
     let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(config).await.unwrap();
     let outcome = orch.run(&id, &models, RunControl::default()).await.unwrap();
     assert_eq!(outcome, RunOutcome::Finished);
     let bb = orch.store().load(&id).await.unwrap().0;
     let status = orch.store().debate(&id).await.unwrap().status;
-    let starts = probe.starts.lock().unwrap().clone();
+    let starts = starts.lock().unwrap().clone();
     (bb, status, starts)
 }
 

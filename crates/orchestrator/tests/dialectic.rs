@@ -16,8 +16,9 @@ use agon_config::{DebateConfig, ProtocolKind, TerminationKind};
 use agon_core::{Blackboard, MessageKind, PersonaId, StepId, SummaryScope};
 use agon_llm::PriceTable;
 use agon_orchestrator::{Models, RunControl, RunOutcome};
-use agon_testkit::ScriptedModel;
+use agon_testkit::{BeforeEachCall, CallKind, ScriptedModel};
 use agon_view::{ReportOptions, report};
+use futures::FutureExt;
 use support::sqlite;
 
 fn scripted(delay: Duration) -> (Models, Arc<ScriptedModel>) {
@@ -606,41 +607,26 @@ async fn agents_whose_critiques_keep_clashing_meet_in_a_crux_room() {
 
 /// The scripted model, pausing the run (a request posted to the store)
 /// when the first proposal is asked for.
-struct PausesAtProposals {
-    inner: ScriptedModel,
+fn pauses_at_proposals(
     store: Arc<dyn agon_store::EventStore>,
     debate: agon_core::DebateId,
-    paused: std::sync::atomic::AtomicBool,
-}
-
-#[async_trait::async_trait]
-impl ChatModel for PausesAtProposals {
-    fn provider(&self) -> &str {
-        "scripted"
-    }
-    fn model_id(&self) -> &str {
-        "scripted"
-    }
-    async fn complete(&self, r: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.inner.complete(r).await
-    }
-    async fn complete_json(
-        &self,
-        r: ChatRequest,
-        s: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.inner.complete_json(r, s).await
-    }
-    async fn stream(&self, r: ChatRequest) -> Result<ChatStream, ProviderError> {
+) -> BeforeEachCall {
+    let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let inner = Arc::new(ScriptedModel::new(Duration::from_millis(100)));
+    BeforeEachCall::new(inner, move |kind, r| {
         let user: String = r.messages.iter().map(|m| m.content.as_str()).collect();
-        if user.contains("Propose your solution")
-            && !self.paused.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            let pause = agon_orchestrator::RunRequest::Pause { by: None }.to_json();
-            self.store.post_request(&self.debate, &pause).await.unwrap();
+        let first = kind == CallKind::Stream
+            && user.contains("Propose your solution")
+            && !paused.swap(true, Ordering::SeqCst);
+        let (store, debate) = (Arc::clone(&store), debate.clone());
+        async move {
+            if first {
+                let pause = agon_orchestrator::RunRequest::Pause { by: None }.to_json();
+                store.post_request(&debate, &pause).await.unwrap();
+            }
         }
-        self.inner.stream(r).await
-    }
+        .boxed()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -653,13 +639,8 @@ async fn a_pause_does_not_count_against_the_rounds_deadline() {
     let store = sqlite().await;
     let orch = agon_app::orchestrator_for(Arc::clone(&store));
     let id = orch.create(&config).await.unwrap();
-    let model = Arc::new(PausesAtProposals {
-        inner: ScriptedModel::new(Duration::from_millis(100)),
-        store: Arc::clone(&store),
-        debate: id.clone(),
-        paused: std::sync::atomic::AtomicBool::new(false),
-    });
-    let models = Models::uniform(model, PriceTable::with_defaults());
+    let model = pauses_at_proposals(Arc::clone(&store), id.clone());
+    let models = Models::uniform(Arc::new(model), PriceTable::with_defaults());
     // Held for longer than the round may take, then resumed.
     let (resumer, debate) = (Arc::clone(&store), id.clone());
     let resume = tokio::spawn(async move {
@@ -830,37 +811,6 @@ async fn context_search_without_the_memory_searches_what_was_said() {
     assert!(bb.warnings().is_empty(), "{:?}", bb.warnings());
 }
 
-/// The scripted model, keeping each streamed contribution's request.
-#[derive(Debug)]
-struct KeepingRequests {
-    inner: ScriptedModel,
-    requests: std::sync::Mutex<Vec<ChatRequest>>,
-}
-
-#[async_trait::async_trait]
-impl ChatModel for KeepingRequests {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.inner.complete(request).await
-    }
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.inner.complete_json(request, schema).await
-    }
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.requests.lock().unwrap().push(request.clone());
-        self.inner.stream(request).await
-    }
-}
-
 /// Issue 53: a contribution's prompt runs from what the whole debate
 /// shares (the rules, the problem) to what the round shares (the proposal
 /// under review, the critiques of it) to the call's own (the agent's
@@ -870,13 +820,21 @@ impl ChatModel for KeepingRequests {
 /// proposal under review.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contributions_share_their_start_and_mark_where_it_ends() {
-    let model = Arc::new(KeepingRequests {
-        inner: ScriptedModel::new(Duration::ZERO),
-        requests: Default::default(),
-    });
-    let models = Models::uniform(model.clone(), PriceTable::with_defaults());
+    // Each streamed contribution's request, kept.
+    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = Arc::clone(&kept);
+    let model = BeforeEachCall::new(
+        Arc::new(ScriptedModel::new(Duration::ZERO)),
+        move |kind, request| {
+            if kind == CallKind::Stream {
+                keep.lock().unwrap().push(request.clone());
+            }
+            async {}.boxed()
+        },
+    );
+    let models = Models::uniform(Arc::new(model), PriceTable::with_defaults());
     run(&dialectic_config(2), &models).await;
-    let requests = model.requests.lock().unwrap().clone();
+    let requests = kept.lock().unwrap().clone();
     let purpose = |r: &ChatRequest| r.purpose.clone().unwrap_or_default();
     let systems: std::collections::BTreeSet<_> =
         requests.iter().map(|r| r.system.clone()).collect();

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use agon_config::DebateConfig;
 use agon_llm::PriceTable;
 use agon_orchestrator::{Models, RunControl, RunOutcome};
-use agon_testkit::{RecordingModel, ScriptedModel, TailedModel};
+use agon_testkit::{ScriptedModel, TailedModel, recording_model};
 
 /// What a hostile answer plants, each on a line of its own. The speaker
 /// line comes last: a structured debate's cleaner cuts an answer where
@@ -35,7 +35,7 @@ async fn run_hostile(config: &DebateConfig) -> (Vec<String>, String) {
     let prompts = Arc::new(Mutex::new(Vec::new()));
     // Every prompt kept; every third free-text answer planted.
     let model = Arc::new(TailedModel::new(
-        RecordingModel::new(
+        recording_model(
             ScriptedModel::new(std::time::Duration::ZERO),
             Arc::clone(&prompts),
         ),

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use agon_app::{App, Runtime};
 use agon_config::{AspectConfig, DebateConfig};
-use agon_llm::PriceTable;
+use agon_llm::{ChatModel, PriceTable};
 use agon_orchestrator::{Models, Orchestrator};
 use agon_server::Server;
 use agon_store::EventStore;
-use agon_testkit::{RecordingModel, ScriptedModel};
+use agon_testkit::{BeforeEachCall, ScriptedModel, recording_model};
 use async_trait::async_trait;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -43,6 +43,19 @@ impl Runtime for Scripted {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
         Ok(Models::uniform(
             Arc::new(ScriptedModel::new(self.delay)),
+            PriceTable::with_defaults(),
+        ))
+    }
+}
+
+/// Runs every debate on one model.
+struct OneModel(Arc<dyn ChatModel>);
+
+#[async_trait]
+impl Runtime for OneModel {
+    async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
+        Ok(Models::uniform(
+            Arc::clone(&self.0),
             PriceTable::with_defaults(),
         ))
     }
@@ -147,6 +160,12 @@ struct Sse {
 /// Reads a stream's events until `end` (or `limit` events with an id),
 /// then drops the connection.
 async fn read_stream(base: &str, id: &str, last: Option<u64>, limit: Option<usize>) -> Vec<Sse> {
+    read_events(connect(base, id, last).await, limit).await
+}
+
+/// Opens a debate's event stream (after `last`): once it returns, the
+/// server's side of the stream exists and receives what is new.
+async fn connect(base: &str, id: &str, last: Option<u64>) -> reqwest::Response {
     let mut request = client().get(format!("{base}/api/debates/{id}/events"));
     if let Some(last) = last {
         request = request.header("Last-Event-ID", last.to_string());
@@ -154,6 +173,12 @@ async fn read_stream(base: &str, id: &str, last: Option<u64>, limit: Option<usiz
     let response = request.send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert!(content_type(&response).starts_with("text/event-stream"));
+    response
+}
+
+/// Reads an open stream's events until `end` (or `limit` events with an
+/// id), then drops the connection.
+async fn read_events(response: reqwest::Response, limit: Option<usize>) -> Vec<Sse> {
     let mut bytes = response.bytes_stream();
     let mut buffer = String::new();
     let mut out = Vec::new();
@@ -433,13 +458,34 @@ async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconnect_with_last_event_id_gets_exactly_the_missing_events() {
-    let base = start(Duration::from_millis(15), None).await;
+    // The model answers its first call (the first opening: event 4) and
+    // holds the rest until the test has reconnected, so that the debate
+    // is mid-way at the reconnect however slow the machine.
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let calls = AtomicU64::new(0);
+    let model = BeforeEachCall::new(Arc::new(ScriptedModel::new(Duration::ZERO)), move |_, _| {
+        let mut gate = gate.clone();
+        let held = calls.fetch_add(1, Ordering::SeqCst) >= 1;
+        async move {
+            if held {
+                gate.wait_for(|open| *open).await.unwrap();
+            }
+        }
+        .boxed()
+    });
+    let base = serve(Server::new(
+        App::new(sqlite().await, Arc::new(OneModel(Arc::new(model)))),
+        None,
+    ))
+    .await;
     let id = start_debate(&base).await;
     // Drop the connection mid-debate, after 4 events.
     let first = read_stream(&base, &id, None, Some(4)).await;
     let seen = ids(&first);
     assert_eq!(seen, [1, 2, 3, 4]);
-    let rest = read_stream(&base, &id, Some(4), None).await;
+    let reconnected = connect(&base, &id, Some(4)).await;
+    open.send_replace(true);
+    let rest = read_events(reconnected, None).await;
     assert_eq!(end_status(&rest), "finished");
     let after = ids(&rest);
     assert_eq!(after.first(), Some(&5), "nothing lost");
@@ -1113,7 +1159,7 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
     tab.close().await;
 }
 
-/// Runs on a [`RecordingModel`] sharing `prompts`.
+/// Runs on a [`recording_model`] sharing `prompts`.
 struct Recorded {
     prompts: Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -1121,7 +1167,7 @@ struct Recorded {
 #[async_trait]
 impl Runtime for Recorded {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
-        let model = RecordingModel::new(
+        let model = recording_model(
             ScriptedModel::new(Duration::from_millis(60)),
             Arc::clone(&self.prompts),
         );

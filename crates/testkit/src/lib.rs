@@ -19,7 +19,10 @@
 //! send, for stub HTTP servers.
 
 pub mod faults;
+pub mod hooked;
 pub mod synthetic;
+
+pub use hooked::{BeforeEachCall, CallKind};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -1090,61 +1093,21 @@ impl ChatModel for ScriptedModel {
 /// The scripted model, keeping every prompt it is sent (its messages
 /// joined by newlines, in the order of the calls): what a test reads to see
 /// what reached the agents' contexts.
-#[derive(Debug)]
-pub struct RecordingModel {
+pub fn recording_model(
     inner: ScriptedModel,
     prompts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl RecordingModel {
-    /// `inner`, keeping its prompts in `prompts`.
-    pub fn new(
-        inner: ScriptedModel,
-        prompts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    ) -> Self {
-        Self { inner, prompts }
-    }
-
-    fn keep(&self, request: &ChatRequest) {
+) -> BeforeEachCall {
+    BeforeEachCall::new(std::sync::Arc::new(inner), move |_, request| {
         let text: Vec<&str> = request
             .messages
             .iter()
             .map(|m| m.content.as_str())
             .collect();
-        if let Ok(mut prompts) = self.prompts.lock() {
-            prompts.push(text.join("\n"));
+        if let Ok(mut kept) = prompts.lock() {
+            kept.push(text.join("\n"));
         }
-    }
-}
-
-#[async_trait]
-impl ChatModel for RecordingModel {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.keep(&request);
-        self.inner.complete(request).await
-    }
-
-    async fn complete_json(
-        &self,
-        request: ChatRequest,
-        schema: &JsonSchema,
-    ) -> Result<JsonResponse, ProviderError> {
-        self.keep(&request);
-        self.inner.complete_json(request, schema).await
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ProviderError> {
-        self.keep(&request);
-        self.inner.stream(request).await
-    }
+        Box::pin(async {})
+    })
 }
 
 /// What [`TailedModel`] appends to its `n`-th free-text answer (from 0),
