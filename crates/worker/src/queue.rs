@@ -205,17 +205,70 @@ impl JobQueue {
         self.add(debate, true).await
     }
 
+    /// Queues `debate`'s next step from the job that ran its last one
+    /// (`job`, locked by `worker`), only while that job is still this
+    /// worker's: `false` (nothing queued) when the queue has given it back
+    /// meanwhile, because the worker was taken for dead (no heartbeat for
+    /// `dead_after`). That job then runs again and continues from the log;
+    /// queuing beside it would merge the next job into it (the same job
+    /// key, and it is no longer locked), and this worker's completing it
+    /// would then delete the debate's only job. The ownership check, the
+    /// status and the job commit in one transaction, which the queue's
+    /// recovery (it locks the job's row) cannot interleave with.
+    pub async fn queue_next(
+        &self,
+        debate: &DebateId,
+        job: i64,
+        worker: &str,
+    ) -> Result<bool, WorkerError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|source| self.database(source))?;
+        // The job's row in the queue's schema (`SCHEMA`), locked as the
+        // queue's recovery locks it.
+        let holder: Option<Option<String>> = sqlx::query_scalar(
+            "SELECT locked_by FROM graphile_worker._private_jobs WHERE id = $1 FOR UPDATE",
+        )
+        .bind(job)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(|source| self.database(source))?;
+        if holder.flatten().as_deref() != Some(worker) {
+            tx.rollback()
+                .await
+                .map_err(|source| self.database(source))?;
+            return Ok(false);
+        }
+        self.add_in(&mut tx, debate, false).await?;
+        tx.commit().await.map_err(|source| self.database(source))?;
+        Ok(true)
+    }
+
     async fn add(&self, debate: &DebateId, resume: bool) -> Result<(), WorkerError> {
         let mut tx = self
             .pool
             .begin()
             .await
             .map_err(|source| self.database(source))?;
+        self.add_in(&mut tx, debate, resume).await?;
+        tx.commit().await.map_err(|source| self.database(source))?;
+        Ok(())
+    }
+
+    /// Sets `debate` queued and adds its job, in `tx`.
+    async fn add_in(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+        debate: &DebateId,
+        resume: bool,
+    ) -> Result<(), WorkerError> {
         self.store
-            .set_status_in(&mut tx, debate, RunStatus::Queued)
+            .set_status_in(&mut *tx, debate, RunStatus::Queued)
             .await?;
         self.utils()
-            .with_executor(&mut tx)
+            .with_executor(&mut **tx)
             .add_job(
                 AdvanceDebate {
                     debate: debate.to_string(),
@@ -225,7 +278,6 @@ impl JobQueue {
             )
             .await
             .map_err(|e| WorkerError::queue("queuing a debate", e))?;
-        tx.commit().await.map_err(|source| self.database(source))?;
         Ok(())
     }
 

@@ -87,7 +87,12 @@ impl TaskHandler for AdvanceDebate {
             return Err(JobFailure("the worker has no debate runtime".into()));
         };
         state
-            .advance(&DebateId::new(self.debate), self.resume, ctx.worker_id())
+            .advance(
+                &DebateId::new(self.debate),
+                self.resume,
+                *ctx.job().id(),
+                ctx.worker_id(),
+            )
             .await
             .map_err(JobFailure)
     }
@@ -95,7 +100,13 @@ impl TaskHandler for AdvanceDebate {
 
 impl WorkerState {
     /// Runs `id`'s next step and queues the one after it.
-    async fn advance(&self, id: &DebateId, resume: bool, worker: &str) -> Result<(), String> {
+    async fn advance(
+        &self,
+        id: &DebateId,
+        resume: bool,
+        job: i64,
+        worker: &str,
+    ) -> Result<(), String> {
         let record = match self.app.store().debate(id).await {
             Ok(record) => record,
             Err(StoreError::DebateNotFound { .. }) => {
@@ -154,11 +165,23 @@ impl WorkerState {
         // The status and the next job commit together. The step's own
         // events were appended before: should this worker die in between,
         // this job is not complete, so it is run again (after
-        // `dead_after`) and finds the step done in the log.
-        self.queue
-            .submit(id)
+        // `dead_after`) and finds the step done in the log. The same holds
+        // when this worker was only taken for dead (its heartbeats late):
+        // the job was given back to the queue, so nothing is queued beside
+        // it, and this run ends as a failure, which leaves the job to the
+        // worker that runs it now (a failure is recorded only by the job's
+        // holder).
+        let queued = self
+            .queue
+            .queue_next(id, job, worker)
             .await
             .map_err(|e| format!("debate {id}: queuing its next step: {e}"))?;
+        if !queued {
+            tracing::warn!(debate = %id, worker, "this worker was taken for dead and its job given back; the job continues the debate");
+            return Err(format!(
+                "debate {id}: job {job} was given back to the queue while this worker ran it                  (no heartbeat for the dead-after time); it runs again from the log"
+            ));
+        }
         Ok(())
     }
 }
