@@ -226,8 +226,15 @@ impl JobQueue {
             .begin()
             .await
             .map_err(|source| self.database(source))?;
-        // The job's row in the queue's schema (`SCHEMA`), locked as the
-        // queue's recovery locks it.
+        // The debate's job key first, as `add_job` takes it (so that a
+        // concurrent submit of the same debate waits instead of locking
+        // the two in the other order), then the job's row in the queue's
+        // schema (`SCHEMA`), as the queue's recovery locks it.
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind(crate::job::debate_queue(debate))
+            .execute(&mut *tx)
+            .await
+            .map_err(|source| self.database(source))?;
         let holder: Option<Option<String>> = sqlx::query_scalar(
             "SELECT locked_by FROM graphile_worker._private_jobs WHERE id = $1 FOR UPDATE",
         )
