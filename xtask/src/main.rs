@@ -11,6 +11,7 @@
 
 mod browser;
 mod db;
+mod doc_in_build;
 mod mcp_servers;
 mod models;
 
@@ -20,6 +21,9 @@ use xshell::{Shell, cmd};
 const USAGE: &str = "usage: cargo xtask <test [--llama-cpp] | bench [core|context|store|store-size|scale|load|kill|faults|local|llama-cpp|debate|dialectic|deliberation|fidelity|memory|evidence|plan|requirements] | bench requirements [--model SPEC] | bench deliberation --planted | bench memory --dataset FILE | bench fidelity --local | bench evidence --local | db start|stop|url|status | db fresh NAME | models | mcp-servers | doc | demo>";
 
 fn main() -> Result<()> {
+    if let Some(code) = doc_in_build::run_as_wrapper()? {
+        std::process::exit(code);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sh = Shell::new()?;
     let root = workspace_root()?;
@@ -180,31 +184,52 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let mut phases = Phases::new();
     phases.start("cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
-    // The API docs, warnings denied, before the build: rustdoc needs the
-    // dependencies checked (cargo's check mode, which the test build below
-    // does not share), while the build scripts and proc-macros it compiles
-    // are the build's too. Without clippy's wrapper: rustdoc lints the docs,
-    // clippy lints the code in the build.
-    phases.start("API docs (rustdoc, warnings are errors)");
-    doc(sh)?;
-    // One build serves clippy and the tests: clippy's driver compiles the
-    // workspace's own crates (its lints, then their code), as `cargo
-    // clippy` runs it for a check, so the dependencies are built once,
-    // for the tests, instead of checked for clippy and built again. Every
-    // target (tests, benches, examples) is linted, as `cargo clippy
-    // --all-targets -- -D warnings` lints them; the doctests and the suite
-    // below reuse the build (same wrapper, same flags).
-    phases.start("build, with clippy's lints (warnings are errors)");
-    let _wrapper = sh.push_env("RUSTC_WORKSPACE_WRAPPER", clippy_driver(sh)?);
+    // One build serves clippy, rustdoc and the tests: xtask runs as cargo's
+    // workspace wrapper (`doc_in_build`), and for each of the workspace's
+    // own crates it runs clippy's driver (its lints, then the code), as
+    // `cargo clippy` runs it for a check, so the dependencies are built
+    // once, for the tests, instead of checked for clippy and built again;
+    // beside each documented library it runs rustdoc with warnings denied,
+    // on the metadata the build made (`cargo doc` would check every
+    // dependency again, in a mode the build does not share). Every target
+    // (tests, benches, examples) is linted, as `cargo clippy --all-targets
+    // -- -D warnings` lints them; the doctests and the suite below reuse
+    // the build (same wrapper, same flags). `--timings` leaves each unit's
+    // build time in target/cargo-timings/ (what a slow build spent on).
+    phases.start("build, with clippy's lints and rustdoc's (warnings are errors)");
+    let metadata = workspace_metadata(sh)?;
+    let wrapper = doc_in_build::wrapper_env(&metadata.target_dir, &clippy_driver(sh)?)?;
+    let _wrapper: Vec<_> = wrapper
+        .iter()
+        .map(|(name, value)| sh.push_env(name, value))
+        .collect();
     let _clippy_args = sh.push_env(
         "CLIPPY_ARGS",
         "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
     );
+    let (document, marks) = doc_in_build::document_env(&metadata.target_dir)?;
     cmd!(
         sh,
-        "cargo test --workspace --all-targets --no-run {features...}"
+        "cargo test --workspace --all-targets --no-run --timings {features...}"
     )
+    .env(document, marks)
     .run()?;
+    let undocumented =
+        doc_in_build::check_marks(&metadata.target_dir, &metadata.documented_libraries)?;
+    if !undocumented.is_empty() {
+        // Libraries this build did not compile (fresh from an earlier
+        // build): `cargo doc` checks them.
+        phases.start("API docs of the libraries the build did not compile");
+        println!("not compiled by this build, so documented by cargo doc: {undocumented:?}");
+        let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
+        let packages = undocumented
+            .iter()
+            .flat_map(|package| ["-p", package.as_str()]);
+        let packages: Vec<&str> = packages.collect();
+        cmd!(sh, "cargo doc --no-deps {packages...}")
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .run()?;
+    }
     // Each layer builds without the layers above it, default features off
     // (no PostgreSQL, no local model): crates that depend on agon-memory
     // alone and on agon-context alone, checked without the rest of the
@@ -293,13 +318,54 @@ fn doc(sh: &Shell) -> Result<()> {
     let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
     // The crates a user reads: not the build tooling, the test kit or the
     // downstream checks (their dependencies would be checked for nothing).
-    cmd!(
-        sh,
-        "cargo doc --workspace --no-deps --exclude xtask --exclude agon-testkit
-            --exclude downstream-memory-alone --exclude downstream-context-alone"
-    )
-    .run()?;
+    let excluded = doc_in_build::UNDOCUMENTED
+        .iter()
+        .flat_map(|package| ["--exclude", package]);
+    let excluded: Vec<&str> = excluded.collect();
+    cmd!(sh, "cargo doc --workspace --no-deps {excluded...}").run()?;
     Ok(())
+}
+
+/// What `cargo xtask test` needs to know of the workspace.
+struct WorkspaceMetadata {
+    target_dir: std::path::PathBuf,
+    /// The packages whose library the API docs cover.
+    documented_libraries: Vec<String>,
+}
+
+fn workspace_metadata(sh: &Shell) -> Result<WorkspaceMetadata> {
+    let text = cmd!(sh, "cargo metadata --format-version 1 --no-deps")
+        .quiet()
+        .read()?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&text).context("reading cargo metadata's output")?;
+    let target_dir = metadata["target_directory"]
+        .as_str()
+        .context("cargo metadata gave no target_directory")?
+        .into();
+    let packages = metadata["packages"]
+        .as_array()
+        .context("cargo metadata gave no packages")?;
+    let documented_libraries = packages
+        .iter()
+        .filter(|package| {
+            package["targets"].as_array().is_some_and(|targets| {
+                targets.iter().any(|target| {
+                    target["kind"]
+                        .as_array()
+                        .is_some_and(|kinds| kinds.iter().any(|kind| kind == "lib"))
+                        && target["doc"].as_bool() != Some(false)
+                })
+            })
+        })
+        .filter_map(|package| package["name"].as_str())
+        .filter(|name| !doc_in_build::UNDOCUMENTED.contains(name))
+        .map(str::to_owned)
+        .collect();
+    Ok(WorkspaceMetadata {
+        target_dir,
+        documented_libraries,
+    })
 }
 
 /// clippy's driver, from the toolchain that runs (the rustup proxy on

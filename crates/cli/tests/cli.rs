@@ -87,6 +87,18 @@ max_rooms = 1
     path
 }
 
+/// The test config with the vector memory off, for the tests of the log's
+/// durability and of process control, which the memory does not take part
+/// in: each `agon` process then loads no embedder (MiniLM's load and
+/// embeddings were half the CPU of the kill test's ~30 processes).
+fn config_without_memory(dir: &Path, server: &str) -> PathBuf {
+    let path = config(dir, server);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("\n[memory]\nenabled = false\n");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn agon(dir: &Path, args: &[&str]) -> Output {
     Command::new(AGON)
         .env(
@@ -430,7 +442,7 @@ fn unreachable_servers_fail_with_their_own_exit_codes_and_say_refused() {
 fn uninterrupted(uri: &str) -> Value {
     let dir_tmp = temp_dir("reference");
     let dir = dir_tmp.path();
-    let cfg = config(dir, uri);
+    let cfg = config_without_memory(dir, uri);
     let run = agon(
         dir,
         &["debate", "--quiet", "--config", cfg.to_str().unwrap()],
@@ -439,10 +451,10 @@ fn uninterrupted(uri: &str) -> Value {
     canonical(dir, &only_debate(dir))
 }
 
-/// `agon debate` of the test config in `dir`, running in a child process
-/// on its own SQLite store (whose URL is returned).
+/// `agon debate` of the test config (memory off) in `dir`, running in a
+/// child process on its own SQLite store (whose URL is returned).
 fn spawn_debate(dir: &std::path::Path, uri: &str) -> (std::process::Child, String) {
-    let cfg = config(dir, uri);
+    let cfg = config_without_memory(dir, uri);
     let store = format!("sqlite://{}", dir.join("agon.db").display());
     let child = Command::new(AGON)
         .env("AGON_STORE", &store)
@@ -1974,7 +1986,7 @@ async fn a_debate_another_process_runs_is_not_deleted_until_that_process_is_gone
     let server = stub(Duration::from_millis(300)).await;
     let dir_tmp = temp_dir("retention-live");
     let dir = dir_tmp.path();
-    let cfg = config(dir, &server.uri());
+    let cfg = config_without_memory(dir, &server.uri());
     let mut child = tokio::process::Command::new(AGON)
         .env(
             "AGON_STORE",
@@ -2086,7 +2098,7 @@ async fn max_tokens_stops_a_debate_and_the_report_says_so() {
     let server = stub(Duration::ZERO).await;
     let dir_tmp = temp_dir("budget");
     let dir = dir_tmp.path();
-    let cfg = config(dir, &server.uri());
+    let cfg = config_without_memory(dir, &server.uri());
     let o = agon(
         dir,
         &[
@@ -2659,7 +2671,7 @@ async fn agon_fork_resumes_to_the_parents_end_and_parts_from_it_at_a_note() {
     let server = stub(Duration::ZERO).await;
     let dir_tmp = temp_dir("fork");
     let dir = dir_tmp.path();
-    let cfg = config(dir, &server.uri());
+    let cfg = config_without_memory(dir, &server.uri());
     let run = agon(
         dir,
         &["debate", "--quiet", "--config", cfg.to_str().unwrap()],

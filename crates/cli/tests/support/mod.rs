@@ -245,17 +245,37 @@ pub fn reference_events(dir: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The one debate of `store` and its last sequence, read straight from
-/// the database (`None` until the store and the debate exist).
-async fn progress(store: &str) -> Option<(String, i64)> {
-    use sqlx::Connection;
-    let query = "SELECT id, last_seq FROM debates";
-    if store.starts_with("sqlite:") {
-        let mut c = sqlx::SqliteConnection::connect(store).await.ok()?;
-        sqlx::query_as(query).fetch_optional(&mut c).await.ok()?
-    } else {
-        let mut c = sqlx::PgConnection::connect(store).await.ok()?;
-        sqlx::query_as(query).fetch_optional(&mut c).await.ok()?
+/// The one debate of a store and its last sequence, read straight from
+/// the database through one connection kept across reads (a connection
+/// per read, every 2 ms, was a new PostgreSQL backend each time).
+#[derive(Default)]
+struct Progress {
+    sqlite: Option<sqlx::SqliteConnection>,
+    postgres: Option<sqlx::PgConnection>,
+}
+
+impl Progress {
+    /// `None` until the store and the debate exist.
+    async fn read(&mut self, store: &str) -> Option<(String, i64)> {
+        use sqlx::Connection;
+        let query = "SELECT id, last_seq FROM debates";
+        if store.starts_with("sqlite:") {
+            if self.sqlite.is_none() {
+                self.sqlite = sqlx::SqliteConnection::connect(store).await.ok();
+            }
+            sqlx::query_as(query)
+                .fetch_optional(self.sqlite.as_mut()?)
+                .await
+                .ok()?
+        } else {
+            if self.postgres.is_none() {
+                self.postgres = sqlx::PgConnection::connect(store).await.ok();
+            }
+            sqlx::query_as(query)
+                .fetch_optional(self.postgres.as_mut()?)
+                .await
+                .ok()?
+        }
     }
 }
 
@@ -273,8 +293,9 @@ pub async fn kill_at(store: &str, config: &Path, at: i64) -> (String, bool) {
         .spawn()
         .unwrap();
     let start = Instant::now();
+    let mut progress = Progress::default();
     let (id, landed) = loop {
-        let seen = progress(store).await;
+        let seen = progress.read(store).await;
         if let Some((id, seq)) = &seen
             && *seq >= at
         {
@@ -283,7 +304,7 @@ pub async fn kill_at(store: &str, config: &Path, at: i64) -> (String, bool) {
             break (id.clone(), landed);
         }
         if child.try_wait().unwrap().is_some() {
-            let (id, _) = progress(store).await.expect("the debate exists");
+            let (id, _) = progress.read(store).await.expect("the debate exists");
             break (id, false);
         }
         assert!(
@@ -292,6 +313,7 @@ pub async fn kill_at(store: &str, config: &Path, at: i64) -> (String, bool) {
         );
         tokio::time::sleep(Duration::from_millis(2)).await;
     };
+    drop(progress);
     let resumed = agon(store, &["resume", &id, "--quiet"]);
     assert!(
         resumed.status.success(),
