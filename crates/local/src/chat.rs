@@ -15,8 +15,6 @@ use std::time::Instant;
 use async_trait::async_trait;
 use candle_core::quantized::gguf_file;
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
-use candle_core::{Device, Tensor};
-use candle_transformers::generation::{LogitsProcessor, Sampling};
 use tokenizers::Tokenizer;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -27,6 +25,7 @@ use super::files::{models_dir, verify};
 use super::guidance::{Guidance, logit_mask};
 use super::llama::{KvCache, Llama};
 use super::output::{GenerationStats, LocalGeneration, OnText};
+use super::sampling::{Sampler, Sampling, penalize_repeats};
 use super::{inference, invalid, output};
 use agon_llm::ProviderError;
 use agon_llm::{ChatRequest, JsonSchema, Role};
@@ -316,13 +315,13 @@ impl LocalChat {
         stats.prompt_time = started.elapsed();
 
         let sampling = match request.temperature {
-            Some(t) if t > 0.0 => Sampling::TopP {
-                p: 0.95,
-                temperature: f64::from(t),
+            Some(t) if t > 0.0 => Sampling::Nucleus {
+                top_p: 0.95,
+                temperature: t,
             },
-            _ => Sampling::ArgMax,
+            _ => Sampling::Greedy,
         };
-        let mut sampler = LogitsProcessor::from_sampling(self.seed, sampling);
+        let mut sampler = Sampler::new(self.seed, sampling);
         let generation_started = Instant::now();
         let mut generated: Vec<u32> = Vec::new();
         let stops: &[String] = if matcher.is_some() {
@@ -335,14 +334,9 @@ impl LocalChat {
         while generated.len() < max_tokens {
             check()?;
             let vocab = logits.len();
-            let mut row = Tensor::from_vec(logits, vocab, &Device::Cpu).map_err(inference)?;
             // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
             let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
-            if !recent.is_empty() {
-                row =
-                    candle_transformers::utils::apply_repeat_penalty(&row, REPEAT_PENALTY, recent)
-                        .map_err(inference)?;
-            }
+            penalize_repeats(&mut logits, REPEAT_PENALTY, recent);
             if let Some(matcher) = matcher.as_mut() {
                 if matcher.is_stopped() {
                     finish = "stop".to_owned();
@@ -350,10 +344,13 @@ impl LocalChat {
                 }
                 let mask =
                     logit_mask(matcher, vocab).map_err(|e| inference(format!("grammar: {e}")))?;
-                let mask = Tensor::from_vec(mask, vocab, &Device::Cpu).map_err(inference)?;
-                row = (row + mask).map_err(inference)?;
+                for (logit, masked) in logits.iter_mut().zip(mask) {
+                    *logit += masked;
+                }
             }
-            let next = sampler.sample(&row).map_err(inference)?;
+            let next = sampler.sample(&logits).ok_or_else(|| {
+                inference("no token can be chosen: every logit is masked or not a number")
+            })?;
             if engine.eos.contains(&next) {
                 finish = "stop".to_owned();
                 break;

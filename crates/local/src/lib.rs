@@ -27,6 +27,7 @@ mod llama;
 #[cfg(feature = "llama-cpp")]
 mod llama_cpp;
 mod output;
+mod sampling;
 
 pub use chat::{LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
