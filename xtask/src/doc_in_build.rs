@@ -73,7 +73,7 @@ pub fn wrapper_env(
 /// cargo commands of the run (doctests, the downstream check) document
 /// nothing.
 pub fn document_env(target_dir: &Path) -> Result<(&'static str, PathBuf)> {
-    let marks = marks_dir(target_dir).join("marks");
+    let marks = marks_of(target_dir);
     if marks.exists() {
         std::fs::remove_dir_all(&marks).with_context(|| format!("removing {}", marks.display()))?;
     }
@@ -83,6 +83,11 @@ pub fn document_env(target_dir: &Path) -> Result<(&'static str, PathBuf)> {
 
 fn marks_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("rustdoc-in-build")
+}
+
+/// Where the one build's rustdoc leaves its marks, logs and output.
+fn marks_of(target_dir: &Path) -> PathBuf {
+    marks_dir(target_dir).join("marks")
 }
 
 /// When xtask runs as cargo's workspace wrapper (argv: the wrapper, rustc,
@@ -112,10 +117,9 @@ pub fn run_as_wrapper() -> Result<Option<i32>> {
         .filter(|_| marks.is_some())
         .filter(|package| !UNDOCUMENTED.contains(&package.as_str()))
         .and_then(|package| Some((package, RustdocArgs::from_rustc(&rest)?)));
+    let running = || format!("running {}", Path::new(&driver).display());
     let (Some((package, doc)), Some(marks)) = (documented, marks) else {
-        return Ok(Some(exit_code(compile.status().with_context(|| {
-            format!("running {}", Path::new(&driver).display())
-        })?)));
+        return Ok(Some(exit_code(compile.status().with_context(running)?)));
     };
     let log_path = marks.join(format!("{package}.log"));
     let log = std::fs::File::create(&log_path)
@@ -133,9 +137,7 @@ pub fn run_as_wrapper() -> Result<Option<i32>> {
         .stderr(log)
         .spawn()
         .context("starting rustdoc")?;
-    let compiled = compile
-        .status()
-        .with_context(|| format!("running {}", Path::new(&driver).display()))?;
+    let compiled = compile.status().with_context(running)?;
     let documented = rustdoc.wait().context("waiting for rustdoc")?;
     if !documented.success() {
         let messages = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -271,8 +273,11 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
     {
         return (name, Some(value));
     }
-    if !text.starts_with("--") && text.len() > 2 {
-        return (&text[..2], Some(&text[2..]));
+    if !text.starts_with("--")
+        && let (Some(name), Some(value)) = (text.get(..2), text.get(2..))
+        && !value.is_empty()
+    {
+        return (name, Some(value));
     }
     (text, None)
 }
@@ -284,7 +289,7 @@ pub fn check_marks(target_dir: &Path, libraries: &[String]) -> Result<Vec<String
     if libraries.is_empty() {
         bail!("cargo metadata lists no library to document");
     }
-    let dir = marks_dir(target_dir).join("marks");
+    let dir = marks_of(target_dir);
     let missing: Vec<String> = libraries
         .iter()
         .filter(|package| !dir.join(format!("{package}.documented")).exists())
@@ -374,6 +379,7 @@ mod tests {
         unknown.push("--some-new-option".into());
         assert_eq!(RustdocArgs::from_rustc(&unknown), None);
         assert_eq!(RustdocArgs::from_rustc(&os(&["-vV"])), None);
+        assert_eq!(split_option("-é"), ("-é", None));
         assert_eq!(
             RustdocArgs::from_rustc(&os(&["-", "--crate-name", "___", "--print=file-names"])),
             None

@@ -110,7 +110,7 @@ fn main() -> Result<()> {
         }
         ["db", action] => db::run(&sh, &root, action),
         ["models"] => models::fetch(&sh, &root),
-        ["doc"] => doc(&sh),
+        ["doc"] => doc(&sh, &documented_workspace()),
         ["mcp-servers"] => {
             println!("{}", mcp_servers::ensure(&sh, &root)?.display());
             Ok(())
@@ -221,14 +221,11 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
         // build): `cargo doc` checks them.
         phases.start("API docs of the libraries the build did not compile");
         println!("not compiled by this build, so documented by cargo doc: {undocumented:?}");
-        let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
         let packages = undocumented
             .iter()
             .flat_map(|package| ["-p", package.as_str()]);
         let packages: Vec<&str> = packages.collect();
-        cmd!(sh, "cargo doc --no-deps {packages...}")
-            .env_remove("RUSTC_WORKSPACE_WRAPPER")
-            .run()?;
+        doc(sh, &packages)?;
     }
     // Each layer builds without the layers above it, default features off
     // (no PostgreSQL, no local model): crates that depend on agon-memory
@@ -310,20 +307,29 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     Ok(result?)
 }
 
-/// `cargo doc --workspace --no-deps` with rustdoc's warnings denied (a
+/// `cargo doc --no-deps` of `packages` (a cargo selection: `-p NAME`…, or
+/// [`documented_workspace`]) with rustdoc's warnings denied (a
 /// broken intra-doc link, a link to a private item, a missing doc where a
 /// crate warns of it). Part of `cargo xtask test`, and `cargo xtask doc`
 /// alone.
-fn doc(sh: &Shell) -> Result<()> {
+fn doc(sh: &Shell, packages: &[&str]) -> Result<()> {
     let _deny = sh.push_env("RUSTDOCFLAGS", "-D warnings");
-    // The crates a user reads: not the build tooling, the test kit or the
-    // downstream checks (their dependencies would be checked for nothing).
-    let excluded = doc_in_build::UNDOCUMENTED
-        .iter()
-        .flat_map(|package| ["--exclude", package]);
-    let excluded: Vec<&str> = excluded.collect();
-    cmd!(sh, "cargo doc --workspace --no-deps {excluded...}").run()?;
+    // rustdoc lints the docs; clippy's wrapper, if set, has nothing to do here.
+    cmd!(sh, "cargo doc --no-deps {packages...}")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .run()?;
     Ok(())
+}
+
+/// `cargo doc`'s selection of the crates a user reads: not the build
+/// tooling, the test kit or the downstream checks (their dependencies
+/// would be checked for nothing).
+fn documented_workspace() -> Vec<&'static str> {
+    let mut selection = vec!["--workspace"];
+    for package in doc_in_build::UNDOCUMENTED {
+        selection.extend(["--exclude", package]);
+    }
+    selection
 }
 
 /// What `cargo xtask test` needs to know of the workspace.
