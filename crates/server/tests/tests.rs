@@ -61,6 +61,41 @@ impl Runtime for OneModel {
     }
 }
 
+/// `model`, answering its first call and holding every later one until
+/// `gate` opens: a test that steers a debate "mid-way" then finds it
+/// mid-way however slow the machine.
+fn held_after_first(
+    model: Arc<dyn ChatModel>,
+    gate: tokio::sync::watch::Receiver<bool>,
+) -> Arc<dyn ChatModel> {
+    let calls = AtomicU64::new(0);
+    let held = BeforeEachCall::new(model, move |_, _| {
+        let mut gate = gate.clone();
+        let held = calls.fetch_add(1, Ordering::SeqCst) >= 1;
+        async move {
+            if held {
+                // A dropped sender (the test ended) lets the call through.
+                let _ = gate.wait_for(|open| *open).await;
+            }
+        }
+        .boxed()
+    });
+    Arc::new(held)
+}
+
+/// A server whose scripted model (answering after `delay`) holds every
+/// call after the first until the gate opens: its base URL and the gate.
+async fn start_held(delay: Duration) -> (String, tokio::sync::watch::Sender<bool>) {
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let model = held_after_first(Arc::new(ScriptedModel::new(delay)), gate);
+    let base = serve(Server::new(
+        App::new(sqlite().await, Arc::new(OneModel(model))),
+        None,
+    ))
+    .await;
+    (base, open)
+}
+
 /// A server on a free loopback port: its base URL.
 async fn start(delay: Duration, token: Option<&str>) -> String {
     serve(Server::new(
@@ -459,25 +494,8 @@ async fn bad_input_gets_a_json_error_that_names_what_was_wrong() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconnect_with_last_event_id_gets_exactly_the_missing_events() {
     // The model answers its first call (the first opening: event 4) and
-    // holds the rest until the test has reconnected, so that the debate
-    // is mid-way at the reconnect however slow the machine.
-    let (open, gate) = tokio::sync::watch::channel(false);
-    let calls = AtomicU64::new(0);
-    let model = BeforeEachCall::new(Arc::new(ScriptedModel::new(Duration::ZERO)), move |_, _| {
-        let mut gate = gate.clone();
-        let held = calls.fetch_add(1, Ordering::SeqCst) >= 1;
-        async move {
-            if held {
-                gate.wait_for(|open| *open).await.unwrap();
-            }
-        }
-        .boxed()
-    });
-    let base = serve(Server::new(
-        App::new(sqlite().await, Arc::new(OneModel(Arc::new(model)))),
-        None,
-    ))
-    .await;
+    // holds the rest until the test has reconnected.
+    let (base, open) = start_held(Duration::ZERO).await;
     let id = start_debate(&base).await;
     // Drop the connection mid-debate, after 4 events.
     let first = read_stream(&base, &id, None, Some(4)).await;
@@ -553,12 +571,13 @@ async fn twenty_clients_on_one_debate_and_ten_debates_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debate_stops_on_request_and_resumes_to_the_end() {
-    let base = start(Duration::from_millis(40), None).await;
+    let (base, open) = start_held(Duration::from_millis(40)).await;
     let id = start_debate(&base).await;
     // Wait until it has started speaking, then stop it.
     read_stream(&base, &id, None, Some(3)).await;
     let r = post(&base, &format!("/api/debates/{id}/stop"), json!({})).await;
     assert_eq!(r.status(), 202);
+    open.send_replace(true);
     let stopped = read_stream(&base, &id, None, None).await;
     assert_eq!(end_status(&stopped), "interrupted");
     let r = post(&base, &format!("/api/debates/{id}/resume"), json!({})).await;
@@ -1162,19 +1181,23 @@ async fn a_person_answers_the_clarifying_questions_on_the_page() {
 /// Runs on a [`recording_model`] sharing `prompts`.
 struct Recorded {
     prompts: Arc<std::sync::Mutex<Vec<String>>>,
+    /// When set, calls after the first wait until it opens
+    /// ([`held_after_first`]).
+    gate: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 #[async_trait]
 impl Runtime for Recorded {
     async fn models(&self, _config: &DebateConfig) -> Result<Models, String> {
-        let model = recording_model(
+        let model: Arc<dyn ChatModel> = Arc::new(recording_model(
             ScriptedModel::new(Duration::from_millis(60)),
             Arc::clone(&self.prompts),
-        );
-        Ok(Models::uniform(
-            Arc::new(model),
-            PriceTable::with_defaults(),
-        ))
+        ));
+        let model = match &self.gate {
+            None => model,
+            Some(gate) => held_after_first(model, gate.clone()),
+        };
+        Ok(Models::uniform(model, PriceTable::with_defaults()))
     }
 }
 
@@ -1219,11 +1242,15 @@ fn typed(events: &[Sse]) -> Vec<(u64, Value)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moderator_pauses_notes_and_resumes_a_running_debate() {
     let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    // The model answers the first call and holds the rest until the pause
+    // is posted, so that turns are left to speak after the resume.
+    let (open, gate) = tokio::sync::watch::channel(false);
     let base = serve(Server::new(
         App::new(
             sqlite().await,
             Arc::new(Recorded {
                 prompts: Arc::clone(&prompts),
+                gate: Some(gate),
             }),
         ),
         None,
@@ -1239,6 +1266,7 @@ async fn a_moderator_pauses_notes_and_resumes_a_running_debate() {
     )
     .await;
     assert_eq!(r.status(), 202, "{:?}", r.text().await);
+    open.send_replace(true);
     // Wait for the pause to be recorded, then check that it holds.
     wait_until_paused(&base, &id).await;
     let page = get(&base, &format!("/debates/{id}"))
@@ -1353,11 +1381,12 @@ async fn a_moderator_pauses_notes_and_resumes_a_running_debate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debate_stopped_while_paused_resumes_unpaused() {
-    let base = start(Duration::from_millis(40), None).await;
+    let (base, open) = start_held(Duration::from_millis(40)).await;
     let id = start_debate(&base).await;
     read_stream(&base, &id, None, Some(3)).await;
     let r = post(&base, &format!("/api/debates/{id}/pause"), json!({})).await;
     assert_eq!(r.status(), 202);
+    open.send_replace(true);
     wait_until_paused(&base, &id).await;
     let r = post(&base, &format!("/api/debates/{id}/stop"), json!({})).await;
     assert_eq!(r.status(), 202);
@@ -1794,6 +1823,7 @@ async fn a_worker_run_debate_is_noted_paused_and_resumed_from_the_page() {
     let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
     let runtime = Arc::new(Recorded {
         prompts: Arc::clone(&prompts),
+        gate: None,
     });
     let queue = agon_worker::JobQueue::connect(&url).await.unwrap();
     let app = App::new(Arc::clone(&store), runtime).with_queue(Arc::new(queue.clone()));
