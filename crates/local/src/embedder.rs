@@ -7,9 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
+use super::bert::{self, Config};
 use super::files::{models_dir, verify};
 use super::{PROVIDER, inference, invalid};
 use agon_llm::Embedder;
@@ -20,7 +20,7 @@ use agon_llm::ProviderError;
 pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
 
 struct Bert {
-    model: BertModel,
+    model: bert::Bert,
     tokenizer: Tokenizer,
 }
 
@@ -88,7 +88,7 @@ impl LocalEmbedder {
             &Device::Cpu,
         )
         .map_err(|e| invalid(&weights, e))?;
-        let model = BertModel::load(vb, &config)
+        let model = bert::Bert::load(vb, &config)
             .map_err(|e| invalid(&weights, format!("not a BERT model: {e}")))?;
         Ok(Self {
             bert: Arc::new(Bert { model, tokenizer }),
@@ -131,10 +131,7 @@ fn embed_batch(bert: &Bert, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderE
     let ids = tensor(flat(&|e| e.get_ids()))?;
     let types = tensor(flat(&|e| e.get_type_ids()))?;
     let mask = tensor(flat(&|e| e.get_attention_mask()))?;
-    let hidden = bert
-        .model
-        .forward(&ids, &types, Some(&mask))
-        .map_err(inference)?;
+    let hidden = bert.model.forward(&ids, &types, &mask).map_err(inference)?;
     // Mean pooling over real tokens, then L2 normalization.
     let pooled = (|| {
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;

@@ -19,6 +19,7 @@
 //! crate of the workspace with `unsafe` code (the SIMD kernels, in one
 //! module) and the one the dev profile optimises at level 3.
 
+mod bert;
 mod chat;
 mod embedder;
 pub mod files;

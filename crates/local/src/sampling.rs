@@ -5,9 +5,7 @@
 //! The rules are those of candle-transformers' `LogitsProcessor` and
 //! `apply_repeat_penalty`, which this crate used before; they work here on
 //! the plain row of logits the forward pass returns (no tensor made and
-//! copied three times per token) with fastrand's seeded generator, and
-//! leave candle-transformers only MiniLM's BERT (and one test's reference
-//! llama), a step towards building without it.
+//! copied three times per token) with fastrand's seeded generator.
 
 /// How the next token is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -96,3 +96,26 @@ fn a_missing_model_directory_names_the_file_and_the_fetch_command() {
         "{text}"
     );
 }
+
+/// The vectors agree with a float64 NumPy implementation of the same model
+/// (tests/fixtures/minilm_reference.py, sharing no code with candle) to
+/// within f32 rounding, for a padded batch of four texts of different
+/// lengths and scripts.
+#[tokio::test]
+async fn embeddings_match_an_independent_float64_reference() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/minilm_reference.json")).unwrap();
+    let texts: Vec<String> = serde_json::from_value(fixture["texts"].clone()).unwrap();
+    let expected: Vec<Vec<f32>> = serde_json::from_value(fixture["vectors"].clone()).unwrap();
+    let vectors = embedder().embed(&texts, InputType::Document).await.unwrap();
+    assert_eq!(vectors.len(), expected.len());
+    for ((text, ours), reference) in texts.iter().zip(&vectors).zip(&expected) {
+        let worst = ours
+            .iter()
+            .zip(reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 2e-5, "{text:?}: largest difference {worst}");
+        assert!(cosine(ours, reference) > 0.99999, "{text:?}");
+    }
+}

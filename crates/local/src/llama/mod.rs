@@ -492,7 +492,6 @@ mod tests {
     use std::path::Path;
 
     use candle_core::{Device, Tensor};
-    use candle_transformers::models::quantized_llama::ModelWeights;
 
     use super::*;
     use crate::files::models_dir;
@@ -554,58 +553,143 @@ mod tests {
             .fold(0.0, f32::max)
     }
 
-    /// `bytes` (a GGUF) with every tensor stored as f32.
-    fn dense_copy(bytes: &[u8]) -> Vec<u8> {
-        let mut cursor = Cursor::new(bytes);
-        let content = gguf_file::Content::read(&mut cursor).unwrap();
-        let tensors: Vec<(String, QTensor)> = content
-            .tensor_infos
-            .keys()
-            .map(|name| {
-                let t = content.tensor(&mut cursor, name, &Device::Cpu).unwrap();
-                let dense = t.dequantize(&Device::Cpu).unwrap();
-                (
-                    name.clone(),
-                    QTensor::quantize(&dense, GgmlDType::F32).unwrap(),
-                )
-            })
-            .collect();
-        let metadata: Vec<(&str, &gguf_file::Value)> = content
-            .metadata
-            .iter()
-            .map(|(k, v)| (k.as_str(), v))
-            .collect();
-        let refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-        let mut out = Cursor::new(Vec::new());
-        gguf_file::write(&mut out, &metadata, &refs).unwrap();
-        out.into_inner()
+    /// The standard llama forward pass in f32 on the dequantized weights
+    /// of a GGUF, written with candle's tensor ops and sharing no code with
+    /// [`Llama`] (no cache: every call runs the whole sequence).
+    struct FloatLlama {
+        config: LlamaConfig,
+        weights: std::collections::HashMap<String, Tensor>,
     }
 
-    fn candle_model(bytes: &[u8]) -> ModelWeights {
-        let mut cursor = Cursor::new(bytes);
-        let content = gguf_file::Content::read(&mut cursor).unwrap();
-        ModelWeights::from_gguf(content, &mut cursor, &Device::Cpu).unwrap()
+    impl FloatLlama {
+        fn from_gguf(bytes: &[u8]) -> Self {
+            let mut cursor = Cursor::new(bytes);
+            let content = gguf_file::Content::read(&mut cursor).unwrap();
+            let config = Llama::from_gguf(&content, &mut cursor).unwrap().config;
+            let weights = content
+                .tensor_infos
+                .keys()
+                .map(|name| {
+                    let t = content.tensor(&mut cursor, name, &Device::Cpu).unwrap();
+                    (name.clone(), t.dequantize(&Device::Cpu).unwrap())
+                })
+                .collect();
+            Self { config, weights }
+        }
+
+        fn w(&self, name: &str) -> &Tensor {
+            &self.weights[name]
+        }
+
+        /// `x` (rows) times the transpose of the `rows × k` weight `name`.
+        fn project(&self, x: &Tensor, name: &str) -> Tensor {
+            x.matmul(&self.w(name).t().unwrap()).unwrap()
+        }
+
+        fn norm(&self, x: &Tensor, name: &str) -> Tensor {
+            candle_nn::ops::rms_norm_slow(x, self.w(name), self.config.eps).unwrap()
+        }
+
+        /// `(tokens, heads · head_dim)` → `(1, heads, tokens, head_dim)`,
+        /// rotated for positions `0..tokens` (interleaved pairs).
+        fn heads(&self, x: &Tensor, heads: usize, rotate: bool) -> Tensor {
+            let c = &self.config;
+            let (t_n, _) = x.dims2().unwrap();
+            let x = x
+                .reshape((1, t_n, heads, c.head_dim))
+                .unwrap()
+                .transpose(1, 2)
+                .unwrap()
+                .contiguous()
+                .unwrap();
+            if !rotate {
+                return x;
+            }
+            let half = c.head_dim / 2;
+            let angles: Vec<f32> = (0..t_n)
+                .flat_map(|p| {
+                    (0..half).map(move |i| {
+                        p as f32 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)
+                    })
+                })
+                .collect();
+            let angles = Tensor::from_vec(angles, (t_n, half), &Device::Cpu).unwrap();
+            candle_nn::rotary_emb::rope_i_slow(&x, &angles.cos().unwrap(), &angles.sin().unwrap())
+                .unwrap()
+        }
+
+        /// The logits of the last of `tokens`, the whole sequence run.
+        fn logits(&self, tokens: &[u32]) -> Vec<f32> {
+            let c = &self.config;
+            let t_n = tokens.len();
+            let ids = Tensor::new(tokens, &Device::Cpu).unwrap();
+            let mut x = self.w("token_embd.weight").index_select(&ids, 0).unwrap();
+            let causal: Vec<f32> = (0..t_n)
+                .flat_map(|i| (0..t_n).map(move |j| if j > i { f32::NEG_INFINITY } else { 0.0 }))
+                .collect();
+            let causal = Tensor::from_vec(causal, (t_n, t_n), &Device::Cpu).unwrap();
+            let group = c.heads / c.kv_heads;
+            for l in 0..c.layers {
+                let name = |t: &str| format!("blk.{l}.{t}.weight");
+                let h = self.norm(&x, &name("attn_norm"));
+                let q = self.heads(&self.project(&h, &name("attn_q")), c.heads, true);
+                let k = self.heads(&self.project(&h, &name("attn_k")), c.kv_heads, true);
+                let v = self.heads(&self.project(&h, &name("attn_v")), c.kv_heads, false);
+                // Query head `i` reads key/value head `i / group`.
+                let spread = |t: Tensor| {
+                    let heads: Vec<Tensor> = (0..c.heads)
+                        .map(|i| t.narrow(1, i / group, 1).unwrap())
+                        .collect();
+                    Tensor::cat(&heads, 1).unwrap()
+                };
+                let (k, v) = (spread(k), spread(v));
+                let scores = (q.matmul(&k.t().unwrap()).unwrap() / (c.head_dim as f64).sqrt())
+                    .unwrap()
+                    .broadcast_add(&causal)
+                    .unwrap();
+                let weights = candle_nn::ops::softmax_last_dim(&scores).unwrap();
+                let attended = weights
+                    .matmul(&v)
+                    .unwrap()
+                    .transpose(1, 2)
+                    .unwrap()
+                    .reshape((t_n, c.dim))
+                    .unwrap();
+                x = (x + self.project(&attended, &name("attn_output"))).unwrap();
+                let h = self.norm(&x, &name("ffn_norm"));
+                let gate = self.project(&h, &name("ffn_gate"));
+                let up = self.project(&h, &name("ffn_up"));
+                let hidden = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
+                x = (x + self.project(&hidden, &name("ffn_down"))).unwrap();
+            }
+            let last = self.norm(&x.narrow(0, t_n - 1, 1).unwrap(), "output_norm.weight");
+            let output = if self.weights.contains_key("output.weight") {
+                "output.weight"
+            } else {
+                "token_embd.weight"
+            };
+            self.project(&last, output)
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap()
+        }
     }
 
-    fn candle_logits(model: &mut ModelWeights, tokens: &[u32], position: usize) -> Vec<f32> {
-        let input = Tensor::new(tokens, &Device::Cpu)
-            .unwrap()
-            .unsqueeze(0)
-            .unwrap();
-        model
-            .forward(&input, position)
-            .unwrap()
-            .squeeze(0)
-            .unwrap()
-            .to_vec1()
-            .unwrap()
-    }
+    /// The largest logit difference of candle 0.11.1's `quantized_llama`
+    /// from [`FloatLlama`] on the same Q8_0 weights over the steps of
+    /// [`logits_match_the_float_reference_as_closely_as_candle`], measured
+    /// on 2026-11-29 (commit 0e2f74c, where candle's model was still built:
+    /// 1.4374; ours 0.8779; candle's own f32 run of the dense weights agreed
+    /// with `FloatLlama` to 4.5e-5): the int8 error of a proven
+    /// implementation, which ours is held to.
+    const CANDLE_INT8_WORST: f32 = 1.4374;
 
-    /// The same Q8_0 weights three ways: exact f32 products (candle on
-    /// dequantized weights: the reference), candle's `quantized_llama`, and
-    /// this implementation. Ours must stay as close to the reference as
-    /// candle's int8 path is, and pick the same tokens, over a batched
-    /// prompt and then greedy single steps.
+    /// The same Q8_0 weights two ways: exact f32 products on the
+    /// dequantized weights ([`FloatLlama`]: the reference) and this
+    /// implementation. Ours must stay as close to the reference as candle's
+    /// int8 path was ([`CANDLE_INT8_WORST`]) and pick the same tokens, over
+    /// a batched prompt and then greedy single steps.
     #[test]
     fn logits_match_the_float_reference_as_closely_as_candle() {
         let path = models_dir().join(crate::SMOLLM2_FILE);
@@ -615,33 +699,30 @@ mod tests {
         let ours = Llama::from_gguf(&content, &mut cursor).unwrap();
         assert_eq!(ours.config().vocab, 49152);
         assert_eq!(ours.config().context, 8192);
-        let mut candle = candle_model(&bytes);
-        let mut reference = candle_model(&dense_copy(&bytes));
+        let reference = FloatLlama::from_gguf(&bytes);
 
         let prompt: Vec<u32> = vec![
             1, 9690, 198, 2683, 359, 253, 5356, 5646, 11, 2, 198, 1, 4093, 198,
         ];
         let mut cache = ours.new_cache();
         let mut tokens = prompt.clone();
-        let mut position = 0;
-        let (mut worst_ours, mut worst_candle) = (0f32, 0f32);
+        let mut seen: Vec<u32> = Vec::new();
+        let mut worst = 0f32;
         for step in 0..8 {
             let logits = ours.forward(&mut cache, &tokens).unwrap();
-            let expected = candle_logits(&mut reference, &tokens, position);
-            let theirs = candle_logits(&mut candle, &tokens, position);
-            worst_ours = worst_ours.max(max_difference(&logits, &expected));
-            worst_candle = worst_candle.max(max_difference(&theirs, &expected));
+            seen.extend(&tokens);
+            let expected = reference.logits(&seen);
+            worst = worst.max(max_difference(&logits, &expected));
             let next = argmax(&expected);
             assert_eq!(argmax(&logits), next, "step {step}");
-            position += tokens.len();
             tokens = vec![next as u32];
         }
-        eprintln!("max |logit - reference|: ours {worst_ours}, candle {worst_candle}");
+        eprintln!("max |logit - reference|: ours {worst}, candle's int8 path {CANDLE_INT8_WORST}");
         assert!(
-            worst_ours <= worst_candle.max(0.05) * 1.25,
-            "ours {worst_ours} vs candle {worst_candle}"
+            worst <= CANDLE_INT8_WORST * 1.25,
+            "ours {worst} vs candle's {CANDLE_INT8_WORST}"
         );
-        assert_eq!(cache.len(), position);
+        assert_eq!(cache.len(), seen.len());
     }
 
     #[test]
