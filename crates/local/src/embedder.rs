@@ -19,7 +19,8 @@ use agon_llm::ProviderError;
 /// The default model's directory under the models directory.
 pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
 
-struct Bert {
+/// The encoder and its tokenizer, loaded once.
+struct Loaded {
     model: bert::Bert,
     tokenizer: Tokenizer,
 }
@@ -30,7 +31,7 @@ struct Bert {
 /// a batch of memories being written; it never stalls the async runtime.
 #[derive(Clone)]
 pub struct LocalEmbedder {
-    bert: Arc<Bert>,
+    bert: Arc<Loaded>,
     model_id: String,
     dimensions: usize,
     max_batch: usize,
@@ -91,7 +92,7 @@ impl LocalEmbedder {
         let model = bert::Bert::load(vb, &config)
             .map_err(|e| invalid(&weights, format!("not a BERT model: {e}")))?;
         Ok(Self {
-            bert: Arc::new(Bert { model, tokenizer }),
+            bert: Arc::new(Loaded { model, tokenizer }),
             model_id: dir
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -113,7 +114,7 @@ impl LocalEmbedder {
     }
 }
 
-fn embed_batch(bert: &Bert, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
+fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
     let encodings = bert
         .tokenizer
         .encode_batch(texts.to_vec(), true)

@@ -562,10 +562,10 @@ mod tests {
     }
 
     impl FloatLlama {
-        fn from_gguf(bytes: &[u8]) -> Self {
+        /// The weights of `bytes` (a GGUF), of the shape `config` read.
+        fn from_gguf(bytes: &[u8], config: LlamaConfig) -> Self {
             let mut cursor = Cursor::new(bytes);
             let content = gguf_file::Content::read(&mut cursor).unwrap();
-            let config = Llama::from_gguf(&content, &mut cursor).unwrap().config;
             let weights = content
                 .tensor_infos
                 .keys()
@@ -591,20 +591,26 @@ mod tests {
         }
 
         /// `(tokens, heads · head_dim)` → `(1, heads, tokens, head_dim)`,
-        /// rotated for positions `0..tokens` (interleaved pairs).
-        fn heads(&self, x: &Tensor, heads: usize, rotate: bool) -> Tensor {
-            let c = &self.config;
+        /// rotated by the `(cos, sin)` of positions `0..tokens` when given
+        /// (interleaved pairs).
+        fn heads(&self, x: &Tensor, heads: usize, rotation: Option<&(Tensor, Tensor)>) -> Tensor {
             let (t_n, _) = x.dims2().unwrap();
             let x = x
-                .reshape((1, t_n, heads, c.head_dim))
+                .reshape((1, t_n, heads, self.config.head_dim))
                 .unwrap()
                 .transpose(1, 2)
                 .unwrap()
                 .contiguous()
                 .unwrap();
-            if !rotate {
-                return x;
+            match rotation {
+                None => x,
+                Some((cos, sin)) => candle_nn::rotary_emb::rope_i_slow(&x, cos, sin).unwrap(),
             }
+        }
+
+        /// The rotary `(cos, sin)` of positions `0..t_n`, `t_n × head_dim/2`.
+        fn rotation(&self, t_n: usize) -> (Tensor, Tensor) {
+            let c = &self.config;
             let half = c.head_dim / 2;
             let angles: Vec<f32> = (0..t_n)
                 .flat_map(|p| {
@@ -614,8 +620,7 @@ mod tests {
                 })
                 .collect();
             let angles = Tensor::from_vec(angles, (t_n, half), &Device::Cpu).unwrap();
-            candle_nn::rotary_emb::rope_i_slow(&x, &angles.cos().unwrap(), &angles.sin().unwrap())
-                .unwrap()
+            (angles.cos().unwrap(), angles.sin().unwrap())
         }
 
         /// The logits of the last of `tokens`, the whole sequence run.
@@ -629,12 +634,17 @@ mod tests {
                 .collect();
             let causal = Tensor::from_vec(causal, (t_n, t_n), &Device::Cpu).unwrap();
             let group = c.heads / c.kv_heads;
+            let rotation = self.rotation(t_n);
             for l in 0..c.layers {
                 let name = |t: &str| format!("blk.{l}.{t}.weight");
                 let h = self.norm(&x, &name("attn_norm"));
-                let q = self.heads(&self.project(&h, &name("attn_q")), c.heads, true);
-                let k = self.heads(&self.project(&h, &name("attn_k")), c.kv_heads, true);
-                let v = self.heads(&self.project(&h, &name("attn_v")), c.kv_heads, false);
+                let q = self.heads(&self.project(&h, &name("attn_q")), c.heads, Some(&rotation));
+                let k = self.heads(
+                    &self.project(&h, &name("attn_k")),
+                    c.kv_heads,
+                    Some(&rotation),
+                );
+                let v = self.heads(&self.project(&h, &name("attn_v")), c.kv_heads, None);
                 // Query head `i` reads key/value head `i / group`.
                 let spread = |t: Tensor| {
                     let heads: Vec<Tensor> = (0..c.heads)
@@ -699,7 +709,7 @@ mod tests {
         let ours = Llama::from_gguf(&content, &mut cursor).unwrap();
         assert_eq!(ours.config().vocab, 49152);
         assert_eq!(ours.config().context, 8192);
-        let reference = FloatLlama::from_gguf(&bytes);
+        let reference = FloatLlama::from_gguf(&bytes, ours.config().clone());
 
         let prompt: Vec<u32> = vec![
             1, 9690, 198, 2683, 359, 253, 5356, 5646, 11, 2, 198, 1, 4093, 198,
