@@ -108,10 +108,13 @@ pub fn run_as_wrapper() -> Result<Option<i32>> {
     }) else {
         return Ok(None);
     };
-    let rest: Vec<OsString> = args.collect();
+    let mut rest: Vec<OsString> = args.collect();
+    let marks = std::env::var_os(MARKS_ENV).map(PathBuf::from);
+    if marks.is_some() {
+        checked_only_if_bench(&mut rest);
+    }
     let mut compile = Command::new(&driver);
     compile.arg(&rustc).args(&rest);
-    let marks = std::env::var_os(MARKS_ENV).map(PathBuf::from);
     let documented = std::env::var("CARGO_PKG_NAME")
         .ok()
         .filter(|_| marks.is_some())
@@ -151,6 +154,38 @@ pub fn run_as_wrapper() -> Result<Option<i32>> {
     std::fs::write(marks.join(format!("{package}.documented")), "")
         .context("writing rustdoc's mark")?;
     Ok(Some(exit_code(compiled)))
+}
+
+/// A bench target (a source under `benches/`; the build is `cargo test
+/// --all-targets`, so in the test profile, with or without a harness) is
+/// only checked during the one build: its
+/// `--emit` becomes `dep-info,metadata`, what `cargo clippy` emits, so
+/// clippy's lints and the type checker run on it, without code generation
+/// or linking (17 bench targets were ~120 s of the build's compile time).
+/// Nothing runs those binaries: the suite (nextest, `cargo test`) builds
+/// no bench target, and `cargo xtask bench` builds the benches in the bench
+/// profile, a unit of its own. Cargo takes the unit as built; a later
+/// `cargo test --all-targets` under this wrapper would find no bench
+/// binary to run (outside `cargo xtask test`, unset
+/// `RUSTC_WORKSPACE_WRAPPER`). Called only for the one build (the marks'
+/// variable set). Returns whether the arguments were changed.
+fn checked_only_if_bench(rustc_args: &mut [OsString]) -> bool {
+    let bench_source = rustc_args.iter().any(|arg| {
+        let path = Path::new(arg);
+        path.extension().is_some_and(|ext| ext == "rs")
+            && path.components().any(|part| part.as_os_str() == "benches")
+    });
+    if !bench_source {
+        return false;
+    }
+    let mut changed = false;
+    for arg in rustc_args.iter_mut() {
+        if arg.to_str().is_some_and(|text| text.starts_with("--emit=")) {
+            *arg = OsString::from("--emit=dep-info,metadata");
+            changed = true;
+        }
+    }
+    changed
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {
@@ -363,6 +398,36 @@ mod tests {
                 "serde=/t/debug/deps/libserde-1.rmeta",
             ])
         );
+    }
+
+    #[test]
+    fn a_bench_is_checked_not_built_and_nothing_else_is() {
+        let compile = |source: &str| {
+            os(&[
+                "--crate-name",
+                "assemble",
+                "--edition=2024",
+                source,
+                "--error-format=json",
+                "--emit=dep-info,link",
+                "-C",
+                "embed-bitcode=no",
+            ])
+        };
+        let mut bench = compile("crates/context/benches/assemble.rs");
+        assert!(checked_only_if_bench(&mut bench));
+        assert!(bench.contains(&OsString::from("--emit=dep-info,metadata")));
+        assert!(!bench.contains(&OsString::from("--emit=dep-info,link")));
+        for source in [
+            "crates/context/tests/assemble.rs",
+            "crates/context/src/lib.rs",
+            "crates/context/examples/benches.rs",
+        ] {
+            let mut other = compile(source);
+            let before = other.clone();
+            assert!(!checked_only_if_bench(&mut other), "{source}");
+            assert_eq!(other, before);
+        }
     }
 
     #[test]

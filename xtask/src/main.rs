@@ -193,8 +193,10 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     // on the metadata the build made (`cargo doc` would check every
     // dependency again, in a mode the build does not share). Every target
     // (tests, benches, examples) is linted, as `cargo clippy --all-targets
-    // -- -D warnings` lints them; the doctests and the suite below reuse
-    // the build (same wrapper, same flags). `--timings` leaves each unit's
+    // -- -D warnings` lints them (the benches only checked, not built:
+    // nothing here runs them, `doc_in_build::checked_only_if_bench`); the
+    // doctests and the suite below reuse the build (same wrapper, same
+    // flags). `--timings` leaves each unit's
     // build time in target/cargo-timings/ (what a slow build spent on).
     phases.start("build, with clippy's lints and rustdoc's (warnings are errors)");
     let metadata = workspace_metadata(sh)?;
