@@ -7,6 +7,12 @@
 //! trick (`|w|` as unsigned times `x` carrying `w`'s sign), which is exact
 //! because both sides are quantized to `[-127, 127]`.
 //!
+//! Attention's f32 loops (one query head over the cached keys and values)
+//! are plain Rust, compiled twice: for any x86-64 (SSE2, four lanes) and with
+//! AVX2 and FMA enabled (eight lanes), chosen by the same detection. The two
+//! give the same bits: the code has no `mul_add`, and Rust does not fuse a
+//! multiply and an add by itself, so only the vector width differs.
+//!
 //! This is the only module of the crate with `unsafe` code: unaligned 32-byte
 //! loads from slices whose length is checked right before, and calls into
 //! functions compiled for CPU features detected at run time.
@@ -154,6 +160,105 @@ pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usiz
     matmul_on(isa(), w, x, out, stride);
 }
 
+/// One head's slice of the key/value cache: position `j`'s key is
+/// `keys[j * stride + offset..][..head_dim]`, its value likewise.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeadCache<'a> {
+    /// Keys, one row of `stride` values per position.
+    pub keys: &'a [f32],
+    /// Values, laid out as the keys.
+    pub values: &'a [f32],
+    /// Values per position (all key/value heads).
+    pub stride: usize,
+    /// Where this head's key and value start in a position's row.
+    pub offset: usize,
+    /// Positions the query sees (`0..seen`).
+    pub seen: usize,
+}
+
+/// Causal attention of one query head `q` over `cache`, into `out` (the
+/// head's `q.len()` values): `out = Σ_j softmax_j(scale · q·k_j) · v_j`.
+///
+/// # Panics
+/// If the cache is shorter than `seen` positions (a bug in the caller).
+pub(crate) fn attend_head(q: &[f32], cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
+    attend_head_on(isa(), q, cache, scale, out);
+}
+
+/// [`attend_head`] on instruction set `isa`.
+pub(crate) fn attend_head_on(
+    isa: Isa,
+    q: &[f32],
+    cache: HeadCache<'_>,
+    scale: f32,
+    out: &mut [f32],
+) {
+    let needed = cache.seen.saturating_sub(1) * cache.stride + cache.offset + q.len();
+    assert!(
+        cache.seen == 0 || (cache.keys.len() >= needed && cache.values.len() >= needed),
+        "attention: cache shorter than the positions seen"
+    );
+    match isa {
+        Isa::Portable => attention_body(q, cache, scale, out),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: both are only returned when the CPU has AVX2 and FMA.
+        Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::attention_avx2(q, cache, scale, out) },
+    }
+}
+
+/// [`attend_head`]'s loops; inlined into each caller, so compiled with its
+/// CPU features. Plain `for` loops: an iterator's `fold` (`sum`, `collect`)
+/// may stay an out-of-line call, compiled for the baseline CPU.
+#[inline(always)]
+fn attention_body(q: &[f32], cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
+    let hd = q.len();
+    let row = |j: usize| -> std::ops::Range<usize> {
+        let start = j * cache.stride + cache.offset;
+        start..start + hd
+    };
+    let mut weights = vec![0.0f32; cache.seen];
+    let mut max = f32::NEG_INFINITY;
+    for (j, w) in weights.iter_mut().enumerate() {
+        *w = dot_f32(q, &cache.keys[row(j)]) * scale;
+        max = max.max(*w);
+    }
+    let mut total = 0.0;
+    for w in &mut weights {
+        *w = (*w - max).exp();
+        total += *w;
+    }
+    out.fill(0.0);
+    for (j, w) in weights.iter().enumerate() {
+        let w = w / total;
+        for (o, &v) in out.iter_mut().zip(&cache.values[row(j)]) {
+            *o += w * v;
+        }
+    }
+}
+
+/// Dot product in eight independent lanes (so it vectorizes), summed in a
+/// fixed order whatever the vector width (as `Iterator::sum` would, from
+/// −0.0, without its out-of-line `fold`).
+#[inline(always)]
+pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut tail = -0.0f32;
+    for (x, y) in a8.remainder().iter().zip(b8.remainder()) {
+        tail += x * y;
+    }
+    for (x, y) in a8.zip(b8) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    let mut sum = -0.0f32;
+    for lane in lanes {
+        sum += lane;
+    }
+    sum + tail
+}
+
 /// Calls `dot(w_row, w_scales, x_row, x_scales)` for every pair of rows
 /// and stores the result at `out[t * stride + r]`. Inlined into each
 /// kernel, so the closure is compiled with that kernel's CPU features.
@@ -267,6 +372,18 @@ mod x86 {
         _mm256_dpbusd_epi32(_mm256_setzero_si256(), unsigned, signed)
     }
 
+    /// See [`super::attend_head_on`]; the cache's length is checked by the
+    /// caller.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn attention_avx2(
+        q: &[f32],
+        cache: super::HeadCache<'_>,
+        scale: f32,
+        out: &mut [f32],
+    ) {
+        super::attention_body(q, cache, scale, out);
+    }
+
     matmul_kernel!(matmul_avx2, "avx2,fma", block_dot_avx2);
     matmul_kernel!(matmul_vnni, "avx2,fma,avx512vnni,avx512vl", block_dot_vnni);
 }
@@ -274,6 +391,53 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attention_gives_the_same_bits_on_every_instruction_set() {
+        // A deterministic cache: 3 key/value heads of 64 values, 37 positions.
+        let (hd, stride, seen) = (64, 192, 37);
+        let value = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 250.0;
+        let keys: Vec<f32> = (0..seen * stride).map(value).collect();
+        let values: Vec<f32> = (0..seen * stride).map(|i| value(i + 17)).collect();
+        let q: Vec<f32> = (0..hd).map(|i| value(i * 3 + 5)).collect();
+        let cache = HeadCache {
+            keys: &keys,
+            values: &values,
+            stride,
+            offset: 64,
+            seen,
+        };
+        let mut reference = vec![0.0; hd];
+        attend_head_on(Isa::Portable, &q, cache, 0.125, &mut reference);
+        assert!(reference.iter().all(|v| v.is_finite()));
+        assert!(reference.iter().any(|&v| v != 0.0));
+        // The weights sum to one: each output lies within its values' range.
+        for (i, &o) in reference.iter().enumerate() {
+            let column = (0..seen).map(|j| values[j * stride + 64 + i]);
+            let (lo, hi) = column.fold((f32::MAX, f32::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            assert!(o >= lo - 1e-5 && o <= hi + 1e-5, "{o} outside {lo}..{hi}");
+        }
+        for isa in available() {
+            let mut out = vec![1.0; hd];
+            attend_head_on(isa, &q, cache, 0.125, &mut out);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&out), bits(&reference), "{}", isa.name());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "cache shorter")]
+    fn attention_over_a_short_cache_is_a_bug_caught() {
+        let (keys, values, q) = (vec![0.0; 100], vec![0.0; 100], vec![0.0; 64]);
+        let cache = HeadCache {
+            keys: &keys,
+            values: &values,
+            stride: 64,
+            offset: 0,
+            seen: 2,
+        };
+        attend_head(&q, cache, 1.0, &mut vec![0.0; 64]);
+    }
 
     #[test]
     fn the_environment_can_only_ask_for_less() {

@@ -404,30 +404,14 @@ impl Llama {
         pool::for_each_chunk(out, hd, |offset, head_out| {
             let (t, h) = (offset / c.dim, (offset % c.dim) / hd);
             let q = &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
-            let kv_offset = (h / group) * hd;
-            let seen = start + t + 1;
-            let mut weights: Vec<f32> = (0..seen)
-                .map(|j| {
-                    dot(
-                        q,
-                        &keys[j * kv_dim + kv_offset..j * kv_dim + kv_offset + hd],
-                    ) * scale
-                })
-                .collect();
-            let max = weights.iter().fold(f32::NEG_INFINITY, |m, &w| m.max(w));
-            let mut total = 0.0;
-            for w in &mut weights {
-                *w = (*w - max).exp();
-                total += *w;
-            }
-            head_out.fill(0.0);
-            for (j, w) in weights.iter().enumerate() {
-                let v = &values[j * kv_dim + kv_offset..j * kv_dim + kv_offset + hd];
-                let w = w / total;
-                for (o, &v) in head_out.iter_mut().zip(v) {
-                    *o += w * v;
-                }
-            }
+            let cache = kernels::HeadCache {
+                keys,
+                values,
+                stride: kv_dim,
+                offset: (h / group) * hd,
+                seen: start + t + 1,
+            };
+            kernels::attend_head(q, cache, scale, head_out);
         });
     }
 }
@@ -450,29 +434,11 @@ fn rotary_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
     (cos, sin)
 }
 
-/// Dot product in eight independent lanes (so it vectorizes).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = a8
-        .remainder()
-        .iter()
-        .zip(b8.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a8.zip(b8) {
-        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
-            *lane += x * y;
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
-}
-
 /// RMS norm of each row of `x` (rows of `weight.len()` values) into `out`.
 fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
     let dim = weight.len();
     for (row, out) in x.chunks_exact(dim).zip(out.chunks_exact_mut(dim)) {
-        let mean_square = dot(row, row) / dim as f32;
+        let mean_square = kernels::dot_f32(row, row) / dim as f32;
         let scale = 1.0 / (mean_square + eps).sqrt();
         for ((o, &v), &w) in out.iter_mut().zip(row).zip(weight) {
             *o = v * scale * w;
