@@ -288,6 +288,58 @@ fn each_product(
     }
 }
 
+/// Activation rows a SIMD kernel takes per pass over a weight row.
+const TILE: usize = 4;
+
+/// [`each_product`] for a prompt: each weight row's products with
+/// [`TILE`] activation rows at a time (`dot_tile`: their blocks read
+/// together, so the weight block is loaded and its sign taken once, and
+/// the tile's sums are independent chains), the last rows one at a time
+/// (`dot`). Each product sums the same terms in the same order as `dot`
+/// would, so the results are the same bits. Inlined into each kernel.
+#[inline(always)]
+fn each_product_tiled(
+    w: Q8Rows<'_>,
+    x: Q8Rows<'_>,
+    out: &mut [f32],
+    stride: usize,
+    mut dot: impl FnMut(&[i8], &[f32], &[i8], &[f32]) -> f32,
+    mut dot_tile: impl FnMut(&[i8], &[f32], [(&[i8], &[f32]); TILE]) -> [f32; TILE],
+) {
+    let blocks = w.k / BLOCK;
+    let tokens = x.rows();
+    let x_row = |t: usize| {
+        (
+            &x.quants[t * x.k..(t + 1) * x.k],
+            &x.scales[t * blocks..(t + 1) * blocks],
+        )
+    };
+    for (r, (w_row, w_scales)) in w
+        .quants
+        .chunks_exact(w.k)
+        .zip(w.scales.chunks_exact(blocks))
+        .enumerate()
+    {
+        let mut t = 0;
+        while t + TILE <= tokens {
+            let sums = dot_tile(
+                w_row,
+                w_scales,
+                [x_row(t), x_row(t + 1), x_row(t + 2), x_row(t + 3)],
+            );
+            for (i, sum) in sums.into_iter().enumerate() {
+                out[(t + i) * stride + r] = sum;
+            }
+            t += TILE;
+        }
+        while t < tokens {
+            let (x_quants, x_scales) = x_row(t);
+            out[t * stride + r] = dot(w_row, w_scales, x_quants, x_scales);
+            t += 1;
+        }
+    }
+}
+
 fn matmul_portable(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
     each_product(w, x, out, stride, |w_row, w_scales, x_row, x_scales| {
         let mut sum = 0f32;
@@ -311,7 +363,7 @@ fn matmul_portable(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize)
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{BLOCK, Q8Rows, each_product};
+    use super::{BLOCK, Q8Rows, TILE, each_product_tiled};
 
     /// Loads one block of 32 values.
     #[inline]
@@ -338,7 +390,7 @@ mod x86 {
             /// See [`super::matmul_on`]; shapes are checked by the caller.
             #[target_feature(enable = $features)]
             pub(super) fn $name(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
-                each_product(w, x, out, stride, |w_row, w_scales, x_row, x_scales| {
+                let dot = |w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]| {
                     let mut acc = _mm256_setzero_ps();
                     for ((wb, xb), (ws, xs)) in w_row
                         .chunks_exact(BLOCK)
@@ -352,7 +404,32 @@ mod x86 {
                             _mm256_fmadd_ps(_mm256_set1_ps(ws * xs), _mm256_cvtepi32_ps(dot), acc);
                     }
                     sum_lanes(acc)
-                });
+                };
+                // The same terms in the same order for each of the tile's
+                // rows; the weight block loaded and made unsigned once.
+                let dot_tile = |w_row: &[i8], w_scales: &[f32], xs: [(&[i8], &[f32]); TILE]| {
+                    let mut acc = [_mm256_setzero_ps(); TILE];
+                    for (b, (wb, ws)) in w_row.chunks_exact(BLOCK).zip(w_scales).enumerate() {
+                        let wv = load(wb);
+                        let unsigned = _mm256_sign_epi8(wv, wv);
+                        for (acc, (x_row, x_scales)) in acc.iter_mut().zip(xs) {
+                            let xv = load(&x_row[b * BLOCK..]);
+                            let dot = $block_dot(unsigned, _mm256_sign_epi8(xv, wv));
+                            *acc = _mm256_fmadd_ps(
+                                _mm256_set1_ps(ws * x_scales[b]),
+                                _mm256_cvtepi32_ps(dot),
+                                *acc,
+                            );
+                        }
+                    }
+                    [
+                        sum_lanes(acc[0]),
+                        sum_lanes(acc[1]),
+                        sum_lanes(acc[2]),
+                        sum_lanes(acc[3]),
+                    ]
+                };
+                each_product_tiled(w, x, out, stride, dot, dot_tile);
             }
         };
     }

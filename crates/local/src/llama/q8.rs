@@ -180,6 +180,28 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_gives_the_bits_of_its_tokens_one_at_a_time() {
+        // 11 tokens: two tiles of four and three left over.
+        let (rows, k, tokens) = (19, 576, 11);
+        let w = Q8Matrix::quantize(&pseudo_random(rows * k, 5), k);
+        let x = Q8Matrix::quantize(&pseudo_random(tokens * k, 6), k);
+        for isa in kernels::available() {
+            let mut together = vec![0.0; rows * tokens];
+            kernels::matmul_on(isa, w.view(0..rows), x.view(0..tokens), &mut together, rows);
+            for t in 0..tokens {
+                let mut alone = vec![0.0; rows];
+                kernels::matmul_on(isa, w.view(0..rows), x.view(t..t + 1), &mut alone, 0);
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&together[t * rows..(t + 1) * rows]),
+                    bits(&alone),
+                    "{isa:?}, token {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn quantized_products_track_the_float_products() {
         let (rows, k) = (64, 1536);
         let dense_w = pseudo_random(rows * k, 3);
