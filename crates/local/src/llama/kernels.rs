@@ -259,44 +259,17 @@ pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     sum + tail
 }
 
-/// Calls `dot(w_row, w_scales, x_row, x_scales)` for every pair of rows
-/// and stores the result at `out[t * stride + r]`. Inlined into each
-/// kernel, so the closure is compiled with that kernel's CPU features.
-#[inline(always)]
-fn each_product(
-    w: Q8Rows<'_>,
-    x: Q8Rows<'_>,
-    out: &mut [f32],
-    stride: usize,
-    mut dot: impl FnMut(&[i8], &[f32], &[i8], &[f32]) -> f32,
-) {
-    let blocks = w.k / BLOCK;
-    for (r, (w_row, w_scales)) in w
-        .quants
-        .chunks_exact(w.k)
-        .zip(w.scales.chunks_exact(blocks))
-        .enumerate()
-    {
-        for (t, (x_row, x_scales)) in x
-            .quants
-            .chunks_exact(x.k)
-            .zip(x.scales.chunks_exact(blocks))
-            .enumerate()
-        {
-            out[t * stride + r] = dot(w_row, w_scales, x_row, x_scales);
-        }
-    }
-}
-
 /// Activation rows a SIMD kernel takes per pass over a weight row.
 const TILE: usize = 4;
 
-/// [`each_product`] for a prompt: each weight row's products with
-/// [`TILE`] activation rows at a time (`dot_tile`: their blocks read
+/// Stores the product of weight row `r` and activation row `t` at
+/// `out[t * stride + r]` for every pair of rows: [`TILE`] activation rows
+/// at a time (`dot_tile`: in the SIMD kernels their blocks are read
 /// together, so the weight block is loaded and its sign taken once, and
 /// the tile's sums are independent chains), the last rows one at a time
 /// (`dot`). Each product sums the same terms in the same order as `dot`
-/// would, so the results are the same bits. Inlined into each kernel.
+/// would, so the results are the same bits. Inlined into each kernel, so
+/// the closures are compiled with that kernel's CPU features.
 #[inline(always)]
 fn each_product_tiled(
     w: Q8Rows<'_>,
@@ -341,22 +314,26 @@ fn each_product_tiled(
 }
 
 fn matmul_portable(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
-    each_product(w, x, out, stride, |w_row, w_scales, x_row, x_scales| {
-        let mut sum = 0f32;
-        for ((wb, xb), (ws, xs)) in w_row
-            .chunks_exact(BLOCK)
-            .zip(x_row.chunks_exact(BLOCK))
-            .zip(w_scales.iter().zip(x_scales))
-        {
-            let dot: i32 = wb
-                .iter()
-                .zip(xb)
-                .map(|(&a, &b)| i32::from(a) * i32::from(b))
-                .sum();
-            sum += ws * xs * dot as f32;
-        }
-        sum
+    each_product_tiled(w, x, out, stride, portable_dot, |w_row, w_scales, xs| {
+        xs.map(|(x_row, x_scales)| portable_dot(w_row, w_scales, x_row, x_scales))
     });
+}
+
+fn portable_dot(w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]) -> f32 {
+    let mut sum = 0f32;
+    for ((wb, xb), (ws, xs)) in w_row
+        .chunks_exact(BLOCK)
+        .zip(x_row.chunks_exact(BLOCK))
+        .zip(w_scales.iter().zip(x_scales))
+    {
+        let dot: i32 = wb
+            .iter()
+            .zip(xb)
+            .map(|(&a, &b)| i32::from(a) * i32::from(b))
+            .sum();
+        sum += ws * xs * dot as f32;
+    }
+    sum
 }
 
 #[cfg(target_arch = "x86_64")]
