@@ -21,11 +21,12 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 
+use super::decoding::{Decoding, MAX_DRAFT, Verdict};
 use super::files::{models_dir, verify};
-use super::guidance::{Guidance, logit_mask};
+use super::guidance::Guidance;
 use super::llama::{KvCache, Llama};
 use super::output::{GenerationStats, LocalGeneration, OnText};
-use super::sampling::{Sampler, Sampling, penalize_repeats};
+use super::sampling::{Sampler, Sampling};
 use super::{inference, invalid, output};
 use agon_llm::ProviderError;
 use agon_llm::{ChatRequest, JsonSchema, Role};
@@ -243,7 +244,7 @@ impl LocalChat {
             .engine
             .lock()
             .map_err(|_| inference("the model lock is poisoned"))?;
-        let mut matcher = match schema {
+        let matcher = match schema {
             Some(schema) => Some(engine.guidance.matcher(schema)?),
             None => None,
         };
@@ -321,74 +322,71 @@ impl LocalChat {
             },
             _ => Sampling::Greedy,
         };
-        let mut sampler = Sampler::new(self.seed, sampling);
         let generation_started = Instant::now();
-        let mut generated: Vec<u32> = Vec::new();
-        let stops: &[String] = if matcher.is_some() {
-            &[]
-        } else {
-            &request.stop
-        };
-        let mut text = output::GrowingText::new(stops);
-        let mut finish = "length".to_owned();
-        while generated.len() < max_tokens {
-            check()?;
-            let vocab = logits.len();
-            // A mild repeat penalty keeps a tiny model out of loops ("Theo, Theo, …").
-            let recent = &generated[generated.len().saturating_sub(REPEAT_WINDOW)..];
-            penalize_repeats(&mut logits, REPEAT_PENALTY, recent);
-            if let Some(matcher) = matcher.as_mut() {
-                if matcher.is_stopped() {
-                    finish = "stop".to_owned();
+        let engine = &*engine;
+        let mut prompt = prefix;
+        prompt.extend_from_slice(&rest);
+        let mut decoding = Decoding::new(
+            prompt,
+            max_tokens,
+            matcher,
+            Sampler::new(self.seed, sampling),
+            &engine.eos,
+            &request.stop,
+        );
+        let mut finish = "length";
+        // Tokens chosen (and given to the grammar) that the model has not read.
+        let mut unread: Vec<u32> = Vec::new();
+        loop {
+            if unread.is_empty() {
+                if decoding.room() == 0 {
                     break;
                 }
-                let mask =
-                    logit_mask(matcher, vocab).map_err(|e| inference(format!("grammar: {e}")))?;
-                for (logit, masked) in logits.iter_mut().zip(mask) {
-                    *logit += masked;
+                check()?;
+                let Some(next) = decoding.choose(&mut logits, None)? else {
+                    finish = "stop";
+                    break;
+                };
+                let (step, stop) = decoding.take(next, &engine.tokenizer, &mut on_text)?;
+                if stop {
+                    finish = "stop";
+                    break;
+                }
+                unread = step;
+            }
+            // The unread tokens and a draft of what may follow, in one pass;
+            // each drafted token is kept while it is the token chosen.
+            let drafted = decoding.draft(MAX_DRAFT).to_vec();
+            let read_before = cache.len();
+            let mut batch = std::mem::take(&mut unread);
+            let taken = batch.len();
+            batch.extend_from_slice(&drafted);
+            let rows = engine
+                .model
+                .forward_last(&mut cache, &batch, drafted.len() + 1)
+                .map_err(inference)?;
+            stats.draft_tokens += drafted.len();
+            match decoding.verify(&drafted, &rows, &engine.tokenizer, &mut on_text)? {
+                Verdict::Finished => {
+                    finish = "stop";
+                    break;
+                }
+                Verdict::Continue {
+                    kept,
+                    unread: chosen,
+                    logits: next,
+                } => {
+                    stats.accepted_draft_tokens += kept;
+                    cache.truncate(read_before + taken + kept);
+                    unread = chosen;
+                    logits = next;
                 }
             }
-            let next = sampler.sample(&logits).ok_or_else(|| {
-                inference("no token can be chosen: every logit is masked or not a number")
-            })?;
-            if engine.eos.contains(&next) {
-                finish = "stop".to_owned();
-                break;
-            }
-            // The token, then those the grammar forces after it (a JSON
-            // key, its quotes and colon): one forward pass reads them all,
-            // as it reads a prompt, instead of one pass each.
-            let mut step = vec![next];
-            if let Some(matcher) = matcher.as_mut() {
-                matcher
-                    .consume_token(next)
-                    .map_err(|e| inference(format!("grammar rejected token {next}: {e}")))?;
-                let room = max_tokens.saturating_sub(generated.len() + 1);
-                let mut forced = matcher.compute_ff_tokens();
-                forced.truncate(room);
-                if !forced.is_empty() {
-                    matcher.consume_tokens(&forced).map_err(|e| {
-                        inference(format!("grammar rejected its own forced tokens: {e}"))
-                    })?;
-                    stats.forced_tokens += forced.len();
-                    step.extend(forced);
-                }
-            }
-            generated.extend_from_slice(&step);
-            let decoded = engine
-                .tokenizer
-                .decode(&generated, true)
-                .map_err(|e| inference(format!("decoding: {e}")))?;
-            // Emit only whole characters (a token may end inside one).
-            if !decoded.ends_with('\u{FFFD}') && text.update(decoded, &mut on_text) {
-                finish = "stop".to_owned();
-                break;
-            }
-            logits = engine.model.forward(&mut cache, &step).map_err(inference)?;
         }
-        stats.generated_tokens = generated.len();
+        stats.generated_tokens = decoding.generated().len();
+        stats.forced_tokens = decoding.forced;
         stats.generation_time = generation_started.elapsed();
-        Ok((text.into_text(), finish, stats))
+        Ok((decoding.into_text(), finish.to_owned(), stats))
     }
 }
 

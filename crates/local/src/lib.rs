@@ -21,6 +21,7 @@
 
 mod bert;
 mod chat;
+mod decoding;
 mod embedder;
 pub mod files;
 mod guidance;

@@ -29,6 +29,11 @@ pub struct GenerationStats {
     /// Of the generated tokens, those a grammar forced (read in one pass
     /// with the token before them).
     pub forced_tokens: usize,
+    /// Tokens drafted from what was already read (prompt lookup), each
+    /// read in the pass of the token before it.
+    pub draft_tokens: usize,
+    /// Of the drafted tokens, those kept: the model chose each of them.
+    pub accepted_draft_tokens: usize,
 }
 
 pub(crate) type Outcome = Result<(String, String, GenerationStats), ProviderError>;
@@ -64,6 +69,8 @@ fn response(
         cached_tokens = stats.reused_tokens,
         generated_tokens = stats.generated_tokens,
         forced_tokens = stats.forced_tokens,
+        draft_tokens = stats.draft_tokens,
+        accepted_draft_tokens = stats.accepted_draft_tokens,
         prompt_ms = stats.prompt_time.as_millis() as u64,
         generation_ms = stats.generation_time.as_millis() as u64,
         "local generation"

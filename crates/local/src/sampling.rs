@@ -51,6 +51,35 @@ impl Sampler {
         };
         u32::try_from(index).ok()
     }
+
+    /// The token chosen from `logits` when `draft` was proposed for this
+    /// position (speculative sampling with a one-token draft). Greedy
+    /// choice ignores the draft. Sampling keeps the draft with its
+    /// probability `p(draft)` in the nucleus and otherwise draws from the
+    /// nucleus without it, renormalized: each token is then chosen with
+    /// exactly the probability [`Self::sample`] gives it.
+    pub(crate) fn sample_given(&mut self, logits: &[f32], draft: u32) -> Option<u32> {
+        let Sampling::Nucleus { top_p, temperature } = self.sampling else {
+            return self.sample(logits);
+        };
+        let probabilities = softmax(logits, temperature)?;
+        let (kept, mass) = nucleus_set(&probabilities, top_p);
+        let draft_mass = kept
+            .iter()
+            .find(|&&(index, _)| u32::try_from(index).ok() == Some(draft))
+            .map_or(0.0, |&(_, p)| p);
+        if self.rng.f32() * mass < draft_mass {
+            return Some(draft);
+        }
+        let others: Vec<(usize, f32)> = kept
+            .into_iter()
+            .filter(|&(index, _)| u32::try_from(index).ok() != Some(draft))
+            .collect();
+        let index = draw_from(&others, mass - draft_mass, self.rng.f32())
+            // Rounding: the draft held (nearly) all the mass.
+            .or_else(|| (draft_mass > 0.0).then_some(draft as usize))?;
+        u32::try_from(index).ok()
+    }
 }
 
 /// Divides the positive logit, and multiplies the negative one, of each
@@ -120,9 +149,16 @@ fn softmax(logits: &[f32], temperature: f32) -> Option<Vec<f32>> {
 }
 
 /// The token drawn by `draw` (uniform in [0, 1)) from the most likely
-/// tokens whose probabilities add up to `top_p`, most likely first: a token
-/// is kept while the mass kept before it is below `top_p`.
+/// tokens whose probabilities add up to `top_p` ([`nucleus_set`]).
 fn nucleus(probabilities: &[f32], top_p: f32, draw: f32) -> Option<usize> {
+    let (kept, mass) = nucleus_set(probabilities, top_p);
+    draw_from(&kept, mass, draw)
+}
+
+/// The most likely tokens whose probabilities add up to `top_p`, most
+/// likely first (a token is kept while the mass kept before it is below
+/// `top_p`; all of them when `top_p` is not in (0, 1)), and their mass.
+fn nucleus_set(probabilities: &[f32], top_p: f32) -> (Vec<(usize, f32)>, f32) {
     let mut order: Vec<(usize, f32)> = probabilities
         .iter()
         .copied()
@@ -140,16 +176,22 @@ fn nucleus(probabilities: &[f32], top_p: f32, draw: f32) -> Option<usize> {
         }
         kept += p;
     }
-    let order = &order[..cut];
-    let mut left = draw.clamp(0.0, 1.0) * kept;
-    for &(index, p) in order {
+    order.truncate(cut);
+    (order, kept)
+}
+
+/// The token `draw` (uniform in [0, 1)) falls on among `tokens`, whose
+/// probabilities add up to `mass`.
+fn draw_from(tokens: &[(usize, f32)], mass: f32, draw: f32) -> Option<usize> {
+    let mut left = draw.clamp(0.0, 1.0) * mass;
+    for &(index, p) in tokens {
         if left < p {
             return Some(index);
         }
         left -= p;
     }
     // Rounding left a sliver past the last kept token.
-    order.last().map(|&(index, _)| index)
+    tokens.last().map(|&(index, _)| index)
 }
 
 #[cfg(test)]
@@ -204,6 +246,49 @@ mod tests {
         assert!(share_of_best(draws(7, 0.2)) > share_of_best(draws(7, 2.0)));
         // At a very low temperature, the best token nearly always.
         assert!(share_of_best(draws(7, 0.01)) >= 399);
+    }
+
+    #[test]
+    fn a_draft_is_kept_as_often_as_sampling_would_choose_it() {
+        // Probabilities about 0.6, 0.3, 0.1 at temperature 1.
+        let logits = [0.6f32.ln(), 0.3f32.ln(), 0.1f32.ln()];
+        let nucleus = Sampling::Nucleus {
+            top_p: 1.0,
+            temperature: 1.0,
+        };
+        let shares = |draft: Option<u32>| -> Vec<f32> {
+            let mut sampler = Sampler::new(11, nucleus);
+            let mut counts = [0usize; 3];
+            let n = 20_000;
+            for _ in 0..n {
+                let token = match draft {
+                    Some(d) => sampler.sample_given(&logits, d),
+                    None => sampler.sample(&logits),
+                };
+                counts[token.unwrap() as usize] += 1;
+            }
+            counts.iter().map(|&c| c as f32 / n as f32).collect()
+        };
+        for draft in [None, Some(0), Some(1), Some(2)] {
+            let shares = shares(draft);
+            for (share, expected) in shares.iter().zip([0.6, 0.3, 0.1]) {
+                assert!((share - expected).abs() < 0.015, "{draft:?}: {shares:?}");
+            }
+        }
+        // Outside the nucleus a draft is never kept; a sure draft always is.
+        let mut sampler = Sampler::new(
+            3,
+            Sampling::Nucleus {
+                top_p: 0.5,
+                temperature: 1.0,
+            },
+        );
+        assert!((0..200).all(|_| sampler.sample_given(&logits, 2) == Some(0)));
+        let sure = [0.0, f32::NEG_INFINITY, f32::NEG_INFINITY];
+        assert!((0..200).all(|_| sampler.sample_given(&sure, 0) == Some(0)));
+        // Greedy choice ignores the draft.
+        let mut greedy = Sampler::new(3, Sampling::Greedy);
+        assert_eq!(greedy.sample_given(&logits, 2), Some(0));
     }
 
     #[test]

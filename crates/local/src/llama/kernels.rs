@@ -7,8 +7,8 @@
 //! trick (`|w|` as unsigned times `x` carrying `w`'s sign), which is exact
 //! because both sides are quantized to `[-127, 127]`.
 //!
-//! Attention's f32 loops (one query head over the cached keys and values)
-//! are plain Rust, compiled twice: for any x86-64 (SSE2, four lanes) and with
+//! Attention's f32 loops (the query heads of one key/value head over its
+//! cached keys and values) are plain Rust, compiled twice: for any x86-64 (SSE2, four lanes) and with
 //! AVX2 and FMA enabled (eight lanes), chosen by the same detection. The two
 //! give the same bits: the code has no `mul_add`, and Rust does not fuse a
 //! multiply and an add by itself, so only the vector width differs.
@@ -160,7 +160,7 @@ pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usiz
     matmul_on(isa(), w, x, out, stride);
 }
 
-/// One head's slice of the key/value cache: position `j`'s key is
+/// One key/value head's slice of the cache: position `j`'s key is
 /// `keys[j * stride + offset..][..head_dim]`, its value likewise.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeadCache<'a> {
@@ -172,66 +172,116 @@ pub(crate) struct HeadCache<'a> {
     pub stride: usize,
     /// Where this head's key and value start in a position's row.
     pub offset: usize,
-    /// Positions the query sees (`0..seen`).
-    pub seen: usize,
+    /// Values per head.
+    pub head_dim: usize,
 }
 
-/// Causal attention of one query head `q` over `cache`, into `out` (the
-/// head's `q.len()` values): `out = Σ_j softmax_j(scale · q·k_j) · v_j`.
+/// The query heads that read one key/value head: query `i` is
+/// `values[i * head_dim..][..head_dim]` and sees positions `0..seen[i]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Queries<'a> {
+    /// The queries' values, one after another.
+    pub values: &'a [f32],
+    /// Positions each query sees.
+    pub seen: &'a [usize],
+}
+
+/// Keys (and values) read at a time by every query of [`attend`]: a block
+/// stays in the first-level cache while each query reads it.
+const KEY_BLOCK: usize = 64;
+
+/// Causal attention of the query heads that read one key/value head: each
+/// query's result goes to its place in `out` (as in [`Queries`]):
+/// `Σ_j softmax_j(scale · q·k_j) · v_j`. The queries share each pass over
+/// the keys and values (the cache is read once, not once per query); each
+/// query's sums run in the same order as if it were alone, so the result
+/// does not depend on which queries are grouped.
 ///
 /// # Panics
-/// If the cache is shorter than `seen` positions (a bug in the caller).
-pub(crate) fn attend_head(q: &[f32], cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
-    attend_head_on(isa(), q, cache, scale, out);
+/// If the shapes disagree or the cache is shorter than a query sees (a bug
+/// in the caller).
+pub(crate) fn attend(queries: Queries<'_>, cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
+    attend_on(isa(), queries, cache, scale, out);
 }
 
-/// [`attend_head`] on instruction set `isa`.
-pub(crate) fn attend_head_on(
+/// [`attend`] on instruction set `isa`.
+pub(crate) fn attend_on(
     isa: Isa,
-    q: &[f32],
+    queries: Queries<'_>,
     cache: HeadCache<'_>,
     scale: f32,
     out: &mut [f32],
 ) {
-    let needed = cache.seen.saturating_sub(1) * cache.stride + cache.offset + q.len();
+    let hd = cache.head_dim;
+    let Queries { values, seen } = queries;
     assert!(
-        cache.seen == 0 || (cache.keys.len() >= needed && cache.values.len() >= needed),
+        hd > 0 && values.len() == seen.len() * hd && out.len() == values.len(),
+        "attention: queries, positions and output disagree"
+    );
+    let longest = seen.iter().copied().max().unwrap_or(0);
+    let needed = longest.saturating_sub(1) * cache.stride + cache.offset + hd;
+    assert!(
+        longest == 0 || (cache.keys.len() >= needed && cache.values.len() >= needed),
         "attention: cache shorter than the positions seen"
     );
     match isa {
-        Isa::Portable => attention_body(q, cache, scale, out),
+        Isa::Portable => attention_body(queries, cache, scale, out),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: both are only returned when the CPU has AVX2 and FMA.
-        Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::attention_avx2(q, cache, scale, out) },
+        Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::attention_avx2(queries, cache, scale, out) },
     }
 }
 
-/// [`attend_head`]'s loops; inlined into each caller, so compiled with its
-/// CPU features. Plain `for` loops: an iterator's `fold` (`sum`, `collect`)
-/// may stay an out-of-line call, compiled for the baseline CPU.
+/// [`attend`]'s loops; inlined into each caller, so compiled with its CPU
+/// features. Plain `for` loops: an iterator's `fold` (`sum`, `collect`) may
+/// stay an out-of-line call, compiled for the baseline CPU.
 #[inline(always)]
-fn attention_body(q: &[f32], cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
-    let hd = q.len();
+fn attention_body(queries: Queries<'_>, cache: HeadCache<'_>, scale: f32, out: &mut [f32]) {
+    let hd = cache.head_dim;
+    let Queries { values, seen } = queries;
     let row = |j: usize| -> std::ops::Range<usize> {
         let start = j * cache.stride + cache.offset;
         start..start + hd
     };
-    let mut weights = vec![0.0f32; cache.seen];
-    let mut max = f32::NEG_INFINITY;
-    for (j, w) in weights.iter_mut().enumerate() {
-        *w = dot_f32(q, &cache.keys[row(j)]) * scale;
-        max = max.max(*w);
+    let longest = seen.iter().copied().max().unwrap_or(0);
+    // Query i's weights are `weights[i * longest..][..seen[i]]`.
+    let mut weights = vec![0.0f32; seen.len() * longest];
+    for block in (0..longest).step_by(KEY_BLOCK) {
+        for (i, (&seen, q)) in seen.iter().zip(values.chunks_exact(hd)).enumerate() {
+            let end = (block + KEY_BLOCK).min(seen);
+            if end <= block {
+                continue;
+            }
+            for (j, w) in (block..end).zip(&mut weights[i * longest + block..i * longest + end]) {
+                *w = dot_f32(q, &cache.keys[row(j)]) * scale;
+            }
+        }
     }
-    let mut total = 0.0;
-    for w in &mut weights {
-        *w = (*w - max).exp();
-        total += *w;
+    let mut totals = vec![0.0f32; seen.len()];
+    for (i, (&seen, total)) in seen.iter().zip(&mut totals).enumerate() {
+        let w = &mut weights[i * longest..][..seen];
+        let mut max = f32::NEG_INFINITY;
+        for &x in w.iter() {
+            max = max.max(x);
+        }
+        for x in w.iter_mut() {
+            *x = (*x - max).exp();
+            *total += *x;
+        }
     }
     out.fill(0.0);
-    for (j, w) in weights.iter().enumerate() {
-        let w = w / total;
-        for (o, &v) in out.iter_mut().zip(&cache.values[row(j)]) {
-            *o += w * v;
+    for block in (0..longest).step_by(KEY_BLOCK) {
+        for (i, (&seen, o)) in seen.iter().zip(out.chunks_exact_mut(hd)).enumerate() {
+            let end = (block + KEY_BLOCK).min(seen);
+            if end <= block {
+                continue;
+            }
+            for (j, &w) in (block..end).zip(&weights[i * longest + block..i * longest + end]) {
+                let w = w / totals[i];
+                for (o, &v) in o.iter_mut().zip(&cache.values[row(j)]) {
+                    *o += w * v;
+                }
+            }
         }
     }
 }
@@ -426,16 +476,15 @@ mod x86 {
         _mm256_dpbusd_epi32(_mm256_setzero_si256(), unsigned, signed)
     }
 
-    /// See [`super::attend_head_on`]; the cache's length is checked by the
-    /// caller.
+    /// See [`super::attend_on`]; the shapes are checked by the caller.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn attention_avx2(
-        q: &[f32],
+        queries: super::Queries<'_>,
         cache: super::HeadCache<'_>,
         scale: f32,
         out: &mut [f32],
     ) {
-        super::attention_body(q, cache, scale, out);
+        super::attention_body(queries, cache, scale, out);
     }
 
     matmul_kernel!(matmul_avx2, "avx2,fma", block_dot_avx2);
@@ -446,23 +495,38 @@ mod x86 {
 mod tests {
     use super::*;
 
+    /// A deterministic cache of 3 key/value heads of 64 values, `positions` long.
+    fn test_cache(positions: usize) -> (Vec<f32>, Vec<f32>) {
+        let value = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 250.0;
+        let keys = (0..positions * 192).map(value).collect();
+        let values = (0..positions * 192).map(|i| value(i + 17)).collect();
+        (keys, values)
+    }
+
+    fn of<'a>(values: &'a [f32], seen: &'a [usize]) -> Queries<'a> {
+        Queries { values, seen }
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
     #[test]
     fn attention_gives_the_same_bits_on_every_instruction_set() {
-        // A deterministic cache: 3 key/value heads of 64 values, 37 positions.
-        let (hd, stride, seen) = (64, 192, 37);
-        let value = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 250.0;
-        let keys: Vec<f32> = (0..seen * stride).map(value).collect();
-        let values: Vec<f32> = (0..seen * stride).map(|i| value(i + 17)).collect();
-        let q: Vec<f32> = (0..hd).map(|i| value(i * 3 + 5)).collect();
+        let (hd, stride, seen) = (64, 192, 137);
+        let (keys, values) = test_cache(seen);
+        let q: Vec<f32> = (0..hd)
+            .map(|i| ((i * 31 % 17) as f32 - 8.0) / 4.0)
+            .collect();
         let cache = HeadCache {
             keys: &keys,
             values: &values,
             stride,
             offset: 64,
-            seen,
+            head_dim: hd,
         };
         let mut reference = vec![0.0; hd];
-        attend_head_on(Isa::Portable, &q, cache, 0.125, &mut reference);
+        attend_on(Isa::Portable, of(&q, &[seen]), cache, 0.125, &mut reference);
         assert!(reference.iter().all(|v| v.is_finite()));
         assert!(reference.iter().any(|&v| v != 0.0));
         // The weights sum to one: each output lies within its values' range.
@@ -473,9 +537,41 @@ mod tests {
         }
         for isa in available() {
             let mut out = vec![1.0; hd];
-            attend_head_on(isa, &q, cache, 0.125, &mut out);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            attend_on(isa, of(&q, &[seen]), cache, 0.125, &mut out);
             assert_eq!(bits(&out), bits(&reference), "{}", isa.name());
+        }
+    }
+
+    #[test]
+    fn queries_read_together_give_the_bits_each_gives_alone() {
+        // Six queries (two tokens of three heads) seeing 70 to 140
+        // positions: more than one block of keys, blocks read part-way.
+        let (hd, stride) = (64, 192);
+        let seen = [70, 70, 70, 140, 140, 129];
+        let (keys, values) = test_cache(140);
+        let queries: Vec<f32> = (0..seen.len() * hd)
+            .map(|i| ((i * 37 % 23) as f32 - 11.0) / 8.0)
+            .collect();
+        let cache = HeadCache {
+            keys: &keys,
+            values: &values,
+            stride,
+            offset: 128,
+            head_dim: hd,
+        };
+        for isa in available() {
+            let mut together = vec![0.0; queries.len()];
+            attend_on(isa, of(&queries, &seen), cache, 0.125, &mut together);
+            for (i, &seen) in seen.iter().enumerate() {
+                let mut single = vec![0.0; hd];
+                let q = &queries[i * hd..(i + 1) * hd];
+                attend_on(isa, of(q, &[seen]), cache, 0.125, &mut single);
+                assert_eq!(
+                    bits(&together[i * hd..(i + 1) * hd]),
+                    bits(&single),
+                    "query {i}"
+                );
+            }
         }
     }
 
@@ -488,9 +584,9 @@ mod tests {
             values: &values,
             stride: 64,
             offset: 0,
-            seen: 2,
+            head_dim: 64,
         };
-        attend_head(&q, cache, 1.0, &mut vec![0.0; 64]);
+        attend(of(&q, &[2]), cache, 1.0, &mut vec![0.0; 64]);
     }
 
     #[test]

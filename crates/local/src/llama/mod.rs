@@ -82,13 +82,11 @@ pub(crate) struct KvCache {
 
 impl KvCache {
     /// Positions held.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Forgets every position from `len` on.
-    #[cfg(test)]
     pub fn truncate(&mut self, len: usize) {
         if len < self.len {
             for layer in self.keys.iter_mut().chain(self.values.iter_mut()) {
@@ -300,6 +298,17 @@ impl Llama {
     /// Runs `tokens` (one batch) after the positions in `cache`, appends
     /// their keys and values, and returns the logits of the last one.
     pub fn forward(&self, cache: &mut KvCache, tokens: &[u32]) -> Result<Vec<f32>, String> {
+        self.forward_last(cache, tokens, 1)
+    }
+
+    /// [`Self::forward`], returning the logits of the last `rows` tokens
+    /// (at least one, at most all), one row of `vocab` values each, in order.
+    pub fn forward_last(
+        &self,
+        cache: &mut KvCache,
+        tokens: &[u32],
+        rows: usize,
+    ) -> Result<Vec<f32>, String> {
         let c = &self.config;
         let (dim, kv_dim, t_n) = (c.dim, c.kv_dim(), tokens.len());
         let start = cache.len;
@@ -367,11 +376,12 @@ impl Llama {
             add_into(&mut x, &projected);
         }
         cache.len = start + t_n;
-        let last = &x[(t_n - 1) * dim..];
-        let mut normed = vec![0.0; dim];
+        let rows = rows.clamp(1, t_n);
+        let last = &x[(t_n - rows) * dim..];
+        let mut normed = vec![0.0; rows * dim];
         rms_norm(last, &self.norm, c.eps, &mut normed);
         q8::quantize_rows(&normed, dim, &mut quantized);
-        let mut logits = vec![0.0; c.vocab];
+        let mut logits = vec![0.0; rows * c.vocab];
         self.output
             .as_ref()
             .unwrap_or(&self.embeddings)
@@ -394,27 +404,61 @@ impl Llama {
     }
 
     /// Causal attention of every query head of every token (`qkv` rows)
-    /// over the cache; token `t` sees positions `0..=start + t`.
+    /// over the cache; token `t` sees positions `0..=start + t`. The work
+    /// is split into pieces of one key/value head and a block of tokens:
+    /// the query heads of a piece read that head's keys and values in one
+    /// pass.
     fn attend(&self, qkv: &[f32], keys: &[f32], values: &[f32], start: usize, out: &mut [f32]) {
         let c = &self.config;
         let (hd, kv_dim) = (c.head_dim, c.kv_dim());
         let qkv_dim = c.dim + 2 * kv_dim;
         let group = c.heads / c.kv_heads;
         let scale = 1.0 / (hd as f32).sqrt();
-        pool::for_each_chunk(out, hd, |offset, head_out| {
-            let (t, h) = (offset / c.dim, (offset % c.dim) / hd);
-            let q = &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
+        let t_n = qkv.len() / qkv_dim;
+        // Two pieces per thread for a short batch, blocks of at most
+        // ATTENTION_TOKENS tokens for a long one.
+        let block = t_n.div_ceil(2 * pool::threads()).clamp(1, ATTENTION_TOKENS);
+        let blocks = t_n.div_ceil(block);
+        let width = group * hd;
+        let piece = block * width;
+        // Piece (head g, block b) is `grouped[(g * blocks + b) * piece..][..piece]`.
+        let mut grouped = vec![0.0; c.kv_heads * blocks * piece];
+        pool::for_each_chunk(&mut grouped, piece, |offset, part| {
+            let (g, b) = (offset / piece / blocks, offset / piece % blocks);
+            let tokens = b * block..((b + 1) * block).min(t_n);
+            let mut queries = Vec::with_capacity(tokens.len() * width);
+            let mut seen = Vec::with_capacity(tokens.len() * group);
+            for t in tokens.clone() {
+                let heads = t * qkv_dim + g * width;
+                queries.extend_from_slice(&qkv[heads..heads + width]);
+                seen.extend(std::iter::repeat_n(start + t + 1, group));
+            }
             let cache = kernels::HeadCache {
                 keys,
                 values,
                 stride: kv_dim,
-                offset: (h / group) * hd,
-                seen: start + t + 1,
+                offset: g * hd,
+                head_dim: hd,
             };
-            kernels::attend_head(q, cache, scale, head_out);
+            let used = queries.len();
+            let queries = kernels::Queries {
+                values: &queries,
+                seen: &seen,
+            };
+            kernels::attend(queries, cache, scale, &mut part[..used]);
         });
+        for (t, row) in out.chunks_exact_mut(c.dim).enumerate() {
+            let (b, within) = (t / block, t % block);
+            for (g, heads) in row.chunks_exact_mut(width).enumerate() {
+                let from = (g * blocks + b) * piece + within * width;
+                heads.copy_from_slice(&grouped[from..from + width]);
+            }
+        }
     }
 }
+
+/// Most tokens whose queries read a key/value head together in attention.
+const ATTENTION_TOKENS: usize = 8;
 
 /// `cos`/`sin` tables as candle computes them (f32 throughout).
 fn rotary_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
