@@ -21,7 +21,7 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 
-use super::decoding::{Decoding, MAX_DRAFT, Verdict};
+use super::decoding::{Decoding, Verdict};
 use super::files::{models_dir, verify};
 use super::guidance::Guidance;
 use super::llama::{KvCache, Llama};
@@ -33,11 +33,6 @@ use agon_llm::{ChatRequest, JsonSchema, Role};
 
 /// Fewest tokens constrained JSON may use (see `generate`).
 pub(crate) const JSON_MIN_TOKENS: usize = 512;
-
-/// Penalty on recently generated tokens (1.0 = none).
-pub(crate) const REPEAT_PENALTY: f32 = 1.2;
-/// How many recent tokens the penalty looks at.
-pub(crate) const REPEAT_WINDOW: usize = 48;
 
 /// The default chat model file in the models directory.
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -356,7 +351,7 @@ impl LocalChat {
             }
             // The unread tokens and a draft of what may follow, in one pass;
             // each drafted token is kept while it is the token chosen.
-            let drafted = decoding.draft(MAX_DRAFT).to_vec();
+            let drafted = decoding.draft().to_vec();
             let read_before = cache.len();
             let mut batch = std::mem::take(&mut unread);
             let taken = batch.len();

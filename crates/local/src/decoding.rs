@@ -18,12 +18,16 @@
 use llguidance::Matcher;
 use tokenizers::Tokenizer;
 
-use super::chat::{REPEAT_PENALTY, REPEAT_WINDOW};
 use super::guidance::logit_mask;
 use super::inference;
 use super::output::GrowingText;
 use super::sampling::{Sampler, penalize_repeats};
 use agon_llm::ProviderError;
+
+/// Penalty on recently generated tokens (1.0 = none).
+pub(crate) const REPEAT_PENALTY: f32 = 1.2;
+/// How many recent tokens the penalty looks at.
+pub(crate) const REPEAT_WINDOW: usize = 48;
 
 /// Longest and shortest run of last tokens a draft is looked up by.
 const DRAFT_NGRAM: [usize; 3] = [4, 3, 2];
@@ -118,9 +122,10 @@ impl<'a> Decoding<'a> {
         self.max_tokens.saturating_sub(self.generated().len())
     }
 
-    /// Up to `limit` tokens that may follow, looked up in what was read.
-    pub fn draft(&self, limit: usize) -> &[u32] {
-        draft(&self.tokens, limit.min(self.room()))
+    /// The tokens that may follow, looked up in what was read: at most
+    /// [`MAX_DRAFT`] and the room left.
+    pub fn draft(&self) -> &[u32] {
+        draft(&self.tokens, MAX_DRAFT.min(self.room()))
     }
 
     /// The token chosen from `logits` (penalized and masked in place), given

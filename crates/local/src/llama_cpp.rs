@@ -25,9 +25,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use super::chat::{
-    GenerationStats, JSON_MIN_TOKENS, LocalChat, REPEAT_PENALTY, REPEAT_WINDOW, SMOLLM2_FILE,
-};
+use super::chat::{GenerationStats, JSON_MIN_TOKENS, LocalChat, SMOLLM2_FILE};
+use super::decoding::{REPEAT_PENALTY, REPEAT_WINDOW};
 use super::files::{models_dir, verify};
 use super::guidance::Guidance;
 use super::output::{LocalGeneration, OnText, Outcome};

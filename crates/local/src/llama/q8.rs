@@ -87,19 +87,37 @@ impl Q8Matrix {
 
     /// `out[t][r] = self[r] · x[t]`: `out` holds `x.rows() × self.rows()`
     /// values, token-major. Runs on the shared thread pool: split by rows
-    /// for a single activation row (decoding), by activation rows otherwise
-    /// (each thread then streams the weights once for its tokens).
+    /// for up to [`FEW_TOKENS`] activation rows (decoding, a draft's
+    /// verification: reading the weights is most of their cost, and each
+    /// weight row is then read once for all of them), by activation rows
+    /// otherwise (each thread then streams the weights once for its tokens).
     pub fn matmul(&self, x: &Q8Matrix, out: &mut [f32]) {
         let (rows, tokens) = (self.rows(), x.rows());
         debug_assert_eq!(out.len(), rows * tokens);
+        let chunk = rows
+            .div_ceil(pool::threads() * 4)
+            .next_multiple_of(16)
+            .max(16);
         if tokens == 1 {
-            let chunk = rows
-                .div_ceil(pool::threads() * 4)
-                .next_multiple_of(16)
-                .max(16);
             pool::for_each_chunk(out, chunk, |start, part| {
                 kernels::matmul(self.view(start..start + part.len()), x.view(0..1), part, 0);
             });
+        } else if tokens <= FEW_TOKENS {
+            // Piece p holds rows `p * chunk..` for every token, token-major.
+            let piece = chunk * tokens;
+            let mut pieces = vec![0.0; rows.div_ceil(chunk) * piece];
+            pool::for_each_chunk(&mut pieces, piece, |start, part| {
+                let first = start / tokens;
+                let end = (first + chunk).min(rows);
+                kernels::matmul(self.view(first..end), x.view(0..tokens), part, chunk);
+            });
+            for (p, part) in pieces.chunks_exact(piece).enumerate() {
+                let first = p * chunk;
+                let n = (first + chunk).min(rows) - first;
+                for (t, row) in part.chunks_exact(chunk).enumerate() {
+                    out[t * rows + first..t * rows + first + n].copy_from_slice(&row[..n]);
+                }
+            }
         } else {
             let per_thread = tokens.div_ceil(pool::threads());
             pool::for_each_chunk(out, per_thread * rows, |start, part| {
@@ -110,6 +128,10 @@ impl Q8Matrix {
         }
     }
 }
+
+/// Most activation rows multiplied with the weights split by rows (see
+/// [`Q8Matrix::matmul`]).
+pub(crate) const FEW_TOKENS: usize = 16;
 
 /// Quantizes activation rows of `k` values into a reusable matrix.
 pub(crate) fn quantize_rows(values: &[f32], k: usize, into: &mut Q8Matrix) {
@@ -196,6 +218,30 @@ mod tests {
                     bits(&together[t * rows..(t + 1) * rows]),
                     bits(&alone),
                     "{isa:?}, token {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_split_of_the_work_gives_the_same_bits() {
+        // 1, a few (split by weight rows) and many tokens (split by
+        // tokens), against each token's product alone; 150 rows: pieces of
+        // 16 rows and a shorter last one.
+        let (rows, k) = (150, 64);
+        let w = Q8Matrix::quantize(&pseudo_random(rows * k, 7), k);
+        for tokens in [1, 3, FEW_TOKENS, FEW_TOKENS + 5] {
+            let x = Q8Matrix::quantize(&pseudo_random(tokens * k, 8), k);
+            let mut out = vec![f32::NAN; rows * tokens];
+            w.matmul(&x, &mut out);
+            for t in 0..tokens {
+                let mut alone = vec![0.0; rows];
+                kernels::matmul(w.view(0..rows), x.view(t..t + 1), &mut alone, 0);
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&out[t * rows..(t + 1) * rows]),
+                    bits(&alone),
+                    "{tokens} tokens, token {t}"
                 );
             }
         }
