@@ -172,6 +172,11 @@ mod tests {
             .collect()
     }
 
+    /// The bit patterns of `v`, to compare products exactly.
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|f| f.to_bits()).collect()
+    }
+
     fn dense_dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
@@ -213,7 +218,6 @@ mod tests {
             for t in 0..tokens {
                 let mut alone = vec![0.0; rows];
                 kernels::matmul_on(isa, w.view(0..rows), x.view(t..t + 1), &mut alone, 0);
-                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(
                     bits(&together[t * rows..(t + 1) * rows]),
                     bits(&alone),
@@ -237,7 +241,6 @@ mod tests {
             for t in 0..tokens {
                 let mut alone = vec![0.0; rows];
                 kernels::matmul(w.view(0..rows), x.view(t..t + 1), &mut alone, 0);
-                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(
                     bits(&out[t * rows..(t + 1) * rows]),
                     bits(&alone),
