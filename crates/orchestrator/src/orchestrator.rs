@@ -1,6 +1,6 @@
-//! [`Orchestrator`]: creates debates and runs them. A run takes the lease,
-//! opens the log, starts the background pipeline, the lease keeper and the
-//! memory writer, lets the interpreter drive the protocol, and on the way
+//! [`Orchestrator`]: creates debates and runs them. A run takes the lease
+//! (renewed from then on), opens the log, starts the background pipeline
+//! and the memory writer, lets the interpreter drive the protocol, and on the way
 //! out records usage and the run's status.
 
 use std::sync::Arc;
@@ -217,9 +217,12 @@ impl Orchestrator {
                 debate: id.to_string(),
                 source,
             })?;
-        let lease =
+        let lease = HeldLease::keep(
+            Arc::clone(&self.store),
             agon_store::lease::acquire(self.store.as_ref(), id, &self.holder, self.lease_ttl)
-                .await?;
+                .await?,
+            self.lease_ttl,
+        );
         self.store.set_status(id, RunStatus::Running).await?;
         let log = DebateLog::open(
             Arc::clone(&self.store),
@@ -228,7 +231,7 @@ impl Orchestrator {
         )
         .await?;
         if log.blackboard().status() == DebateStatus::Finished {
-            self.store.release_lease(&lease).await?;
+            lease.release().await;
             self.store
                 .set_status(id, finished_status(log.blackboard()))
                 .await?;
@@ -239,7 +242,7 @@ impl Orchestrator {
             Ok(mcp) => mcp,
             Err(e) => {
                 self.store.set_status(id, RunStatus::Failed).await.ok();
-                self.store.release_lease(&lease).await.ok();
+                lease.release().await;
                 return Err(e);
             }
         };
@@ -291,12 +294,7 @@ impl Orchestrator {
         let applier = tokio::spawn(
             crate::applier::run(Arc::clone(&shared), Arc::clone(&ctx)).in_current_span(),
         );
-        let lease = HeldLease::keep(
-            Arc::clone(&self.store),
-            lease,
-            self.lease_ttl,
-            Arc::clone(&shared),
-        );
+        lease.report_to(Arc::clone(&shared));
         let interpreter = Interpreter {
             shared: Arc::clone(&shared),
             ctx: Arc::clone(&ctx),
