@@ -745,12 +745,36 @@ mod tests {
         assert_eq!(cache.len(), seen.len());
     }
 
-    #[test]
-    fn a_truncated_cache_replays_to_the_same_logits() {
+    /// SmolLM2 as the chat model loads it (Q8_0 weights).
+    fn smollm2() -> Llama {
         let path = models_dir().join(crate::SMOLLM2_FILE);
         let mut cursor = Cursor::new(requantized(&path));
         let content = gguf_file::Content::read(&mut cursor).unwrap();
-        let model = Llama::from_gguf(&content, &mut cursor).unwrap();
+        Llama::from_gguf(&content, &mut cursor).unwrap()
+    }
+
+    /// What speculative decoding relies on: a batch of tokens gives the
+    /// same logit bits as the tokens one at a time (here 276 tokens:
+    /// products split by tokens, attention over several blocks of keys).
+    #[test]
+    fn a_batch_gives_the_bits_of_one_token_at_a_time() {
+        let model = smollm2();
+        let tokens: Vec<u32> = (0..276).map(|i| 100 + i * 37 % 4000).collect();
+        let mut batch = model.new_cache();
+        let last = model.forward_last(&mut batch, &tokens, 3).unwrap();
+        let mut stepwise = model.new_cache();
+        let mut rows = Vec::new();
+        for &t in &tokens {
+            rows.push(model.forward(&mut stepwise, &[t]).unwrap());
+        }
+        let expected: Vec<f32> = rows[rows.len() - 3..].concat();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&last) == bits(&expected), "the batch's logits differ");
+    }
+
+    #[test]
+    fn a_truncated_cache_replays_to_the_same_logits() {
+        let model = smollm2();
         let tokens: Vec<u32> = (100..140).collect();
         let mut cache = model.new_cache();
         let whole = model.forward(&mut cache, &tokens).unwrap();
