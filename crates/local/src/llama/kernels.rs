@@ -11,7 +11,10 @@
 //! cached keys and values) are plain Rust, compiled twice: for any x86-64
 //! (SSE2, four lanes) and with AVX2 and FMA enabled (eight lanes), chosen by
 //! the same detection; on AVX2 a query's scores against eight keys are
-//! intrinsics (eight accumulators, then a transpose). All give the same
+//! intrinsics (eight accumulators, then a transpose). The cache holds
+//! half-precision floats; each block of positions is widened to f32 once
+//! (F16C on x86, `half` elsewhere: the conversion is exact) into a buffer
+//! every query of the piece then reads. All give the same
 //! bits: every sum runs in one fixed order, the code has no `mul_add`, and
 //! Rust does not fuse a multiply and an add by itself; the softmax's `e^x`
 //! is the crate's own polynomial ([`exp`]), not a call to the C library.
@@ -22,6 +25,9 @@
 #![allow(unsafe_code)]
 
 use std::sync::LazyLock;
+
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 
 /// Values per quantization block.
 pub(crate) const BLOCK: usize = 32;
@@ -60,7 +66,7 @@ fn choose(best: Isa, requested: Option<&str>) -> Isa {
 fn detect() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
-        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        let avx2 = avx2_fma_f16c();
         if avx2 && is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
             return Isa::Avx512Vnni;
         }
@@ -69,6 +75,15 @@ fn detect() -> Isa {
         }
     }
     Isa::Portable
+}
+
+/// AVX2, FMA and F16C (every AVX2 CPU made has F16C; the attention kernels
+/// read the half-precision KV cache with it).
+#[cfg(target_arch = "x86_64")]
+fn avx2_fma_f16c() -> bool {
+    is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c")
 }
 
 /// The instruction set in use: the best this CPU supports, unless
@@ -83,7 +98,7 @@ pub(crate) fn available() -> Vec<Isa> {
     let mut all = vec![Isa::Portable];
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        if avx2_fma_f16c() {
             all.push(Isa::Avx2);
         }
         if detect() == Isa::Avx512Vnni {
@@ -164,13 +179,14 @@ pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usiz
 }
 
 /// One key/value head's slice of the cache: position `j`'s key is
-/// `keys[j * stride + offset..][..head_dim]`, its value likewise.
+/// `keys[j * stride + offset..][..head_dim]`, its value likewise. Half
+/// precision: read as the exact f32 each stands for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeadCache<'a> {
     /// Keys, one row of `stride` values per position.
-    pub keys: &'a [f32],
+    pub keys: &'a [f16],
     /// Values, laid out as the keys.
-    pub values: &'a [f32],
+    pub values: &'a [f16],
     /// Values per position (all key/value heads).
     pub stride: usize,
     /// Where this head's key and value start in a position's row.
@@ -228,18 +244,26 @@ pub(crate) fn attend_on(
         "attention: cache shorter than the positions seen"
     );
     match isa {
-        Isa::Portable => attention_body(queries, cache, scale, out, |q, keys| {
-            keys.map(|key| dot_f32(q, key))
-        }),
+        Isa::Portable => attention_body(
+            queries,
+            cache,
+            scale,
+            out,
+            |q, keys| keys.map(|key| dot_f32(q, key)),
+            |half, out| half.convert_to_f32_slice(out),
+        ),
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: both are only returned when the CPU has AVX2 and FMA.
+        // SAFETY: both are only returned when the CPU has AVX2, FMA and F16C.
         Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::attention_avx2(queries, cache, scale, out) },
     }
 }
 
 /// [`attend`]'s loops; inlined into each caller, so compiled with its CPU
 /// features. Plain `for` loops: an iterator's `fold` (`sum`, `collect`) may
-/// stay an out-of-line call, compiled for the baseline CPU.
+/// stay an out-of-line call, compiled for the baseline CPU. `dots8` gives
+/// [`dot_f32`] of a query with eight keys, `widen` writes a row of the cache
+/// as f32: each block of keys (then of values) is widened once, into a
+/// buffer that stays in the first-level cache while every query reads it.
 #[inline(always)]
 fn attention_body(
     queries: Queries<'_>,
@@ -247,17 +271,34 @@ fn attention_body(
     scale: f32,
     out: &mut [f32],
     dots8: impl Fn(&[f32], [&[f32]; 8]) -> [f32; 8],
+    widen: impl Fn(&[f16], &mut [f32]),
 ) {
     let hd = cache.head_dim;
     let Queries { values, seen } = queries;
-    let row = |j: usize| -> std::ops::Range<usize> {
-        let start = j * cache.stride + cache.offset;
-        start..start + hd
-    };
     let longest = seen.iter().copied().max().unwrap_or(0);
+    // The block of positions `block..end` as f32, `hd` values a position.
+    let mut rows = vec![0.0f32; KEY_BLOCK * hd];
+    let widen_block = |rows: &mut [f32], half: &[f16], block: usize, end: usize| {
+        let at = |j: usize| j * cache.stride + cache.offset;
+        if cache.stride == hd {
+            // The block's rows are one run of the cache.
+            widen(&half[at(block)..at(end)], &mut rows[..(end - block) * hd]);
+        } else {
+            for (j, row) in (block..end).zip(rows.chunks_exact_mut(hd)) {
+                widen(&half[at(j)..at(j) + hd], row);
+            }
+        }
+    };
     // Query i's weights are `weights[i * longest..][..seen[i]]`.
     let mut weights = vec![0.0f32; seen.len() * longest];
     for block in (0..longest).step_by(KEY_BLOCK) {
+        widen_block(
+            &mut rows,
+            cache.keys,
+            block,
+            (block + KEY_BLOCK).min(longest),
+        );
+        let key = |j: usize| &rows[(j - block) * hd..][..hd];
         for (i, (&seen, q)) in seen.iter().zip(values.chunks_exact(hd)).enumerate() {
             let end = (block + KEY_BLOCK).min(seen);
             if end <= block {
@@ -266,14 +307,14 @@ fn attention_body(
             let weights = &mut weights[i * longest..];
             let mut j = block;
             while j + 8 <= end {
-                let dots = dots8(q, std::array::from_fn(|k| &cache.keys[row(j + k)]));
+                let dots = dots8(q, std::array::from_fn(|k| key(j + k)));
                 for (w, dot) in weights[j..j + 8].iter_mut().zip(dots) {
                     *w = dot * scale;
                 }
                 j += 8;
             }
             for (j, w) in (j..end).zip(&mut weights[j..end]) {
-                *w = dot_f32(q, &cache.keys[row(j)]) * scale;
+                *w = dot_f32(q, key(j)) * scale;
             }
         }
     }
@@ -293,6 +334,13 @@ fn attention_body(
     }
     out.fill(0.0);
     for block in (0..longest).step_by(KEY_BLOCK) {
+        widen_block(
+            &mut rows,
+            cache.values,
+            block,
+            (block + KEY_BLOCK).min(longest),
+        );
+        let value = |j: usize| &rows[(j - block) * hd..][..hd];
         for (i, (&seen, o)) in seen.iter().zip(out.chunks_exact_mut(hd)).enumerate() {
             let end = (block + KEY_BLOCK).min(seen);
             if end <= block {
@@ -305,7 +353,7 @@ fn attention_body(
             let mut j = block;
             while j + 4 <= end {
                 let [w0, w1, w2, w3] = [0, 1, 2, 3].map(|k| weights[j + k]);
-                let [v0, v1, v2, v3] = [0, 1, 2, 3].map(|k| &cache.values[row(j + k)]);
+                let [v0, v1, v2, v3] = [0, 1, 2, 3].map(|k| value(j + k));
                 for ((((o, a), b), c), d) in o.iter_mut().zip(v0).zip(v1).zip(v2).zip(v3) {
                     let mut x = *o;
                     x += w0 * a;
@@ -317,7 +365,7 @@ fn attention_body(
                 j += 4;
             }
             for (j, &w) in (j..end).zip(&weights[j..end]) {
-                for (o, &v) in o.iter_mut().zip(&cache.values[row(j)]) {
+                for (o, &v) in o.iter_mut().zip(value(j)) {
                     *o += w * v;
                 }
             }
@@ -483,6 +531,8 @@ fn portable_dot(w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]) 
 mod x86 {
     use std::arch::x86_64::*;
 
+    use half::f16;
+
     use super::{BLOCK, Q8Rows, TILE, each_product_tiled};
 
     /// Loads one block of 32 values.
@@ -570,14 +620,53 @@ mod x86 {
     }
 
     /// See [`super::attend_on`]; the shapes are checked by the caller.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn attention_avx2(
         queries: super::Queries<'_>,
         cache: super::HeadCache<'_>,
         scale: f32,
         out: &mut [f32],
     ) {
-        super::attention_body(queries, cache, scale, out, |q, keys| dots8(q, keys));
+        super::attention_body(
+            queries,
+            cache,
+            scale,
+            out,
+            |q, keys| dots8(q, keys),
+            |half, out| widen(half, out),
+        );
+    }
+
+    /// Eight half-precision values as f32 (exact), from `v[at..at + 8]`.
+    ///
+    /// # Safety
+    /// `at + 8 <= v.len()`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn load_f16(v: &[f16], at: usize) -> __m256 {
+        // SAFETY: eight `f16` (16 bytes) from `at` are in `v` (the
+        // caller's promise); `loadu` has no alignment requirement.
+        _mm256_cvtph_ps(unsafe { _mm_loadu_si128(v.as_ptr().add(at).cast()) })
+    }
+
+    /// `half` as f32 into `out` (the same length), eight at a time.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn widen(half: &[f16], out: &mut [f32]) {
+        assert_eq!(
+            half.len(),
+            out.len(),
+            "attention: rows of different lengths"
+        );
+        let full = half.len() - half.len() % 8;
+        for at in (0..full).step_by(8) {
+            // SAFETY: `at + 8 <= full <= out.len() == half.len()`;
+            // `storeu` has no alignment requirement.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(at), load_f16(half, at)) };
+        }
+        for (o, h) in out[full..].iter_mut().zip(&half[full..]) {
+            *o = h.to_f32();
+        }
     }
 
     /// [`super::dot_f32`] of one query with eight keys, the same bits: each
@@ -662,8 +751,8 @@ mod tests {
     use super::*;
 
     /// A deterministic cache of 3 key/value heads of 64 values, `positions` long.
-    fn test_cache(positions: usize) -> (Vec<f32>, Vec<f32>) {
-        let value = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 250.0;
+    fn test_cache(positions: usize) -> (Vec<f16>, Vec<f16>) {
+        let value = |i: usize| f16::from_f32(((i * 7919 % 1000) as f32 - 500.0) / 250.0);
         let keys = (0..positions * 192).map(value).collect();
         let values = (0..positions * 192).map(|i| value(i + 17)).collect();
         (keys, values)
@@ -680,14 +769,16 @@ mod tests {
     #[test]
     fn attention_gives_the_same_bits_on_every_instruction_set() {
         // SmolLM2's heads of 64 values, and heads whose length is not a
-        // multiple of the eight lanes (the keys' tails summed apart).
-        for hd in [64, 20] {
-            attention_gives_the_same_bits_with_heads_of(hd);
+        // multiple of the eight lanes (the keys' tails summed apart); a
+        // head's positions one after another (as the model's cache holds
+        // them) or every third row of 64 values.
+        for (hd, stride) in [(64, 64), (20, 20), (64, 192), (20, 192)] {
+            attention_gives_the_same_bits_with(hd, stride);
         }
     }
 
-    fn attention_gives_the_same_bits_with_heads_of(hd: usize) {
-        let (stride, seen) = (192, 137);
+    fn attention_gives_the_same_bits_with(hd: usize, stride: usize) {
+        let seen = 137;
         let (keys, values) = test_cache(seen);
         let q: Vec<f32> = (0..hd)
             .map(|i| ((i * 31 % 17) as f32 - 8.0) / 4.0)
@@ -703,11 +794,27 @@ mod tests {
         attend_on(Isa::Portable, of(&q, &[seen]), cache, 0.125, &mut reference);
         assert!(reference.iter().all(|v| v.is_finite()));
         assert!(reference.iter().any(|&v| v != 0.0));
-        // The weights sum to one: each output lies within its values' range.
+        // The same attention in f64 on the values the cache holds.
+        let at = |v: &[f16], j: usize, i: usize| f64::from(v[j * stride + 64 + i].to_f32());
+        let scores: Vec<f64> = (0..seen)
+            .map(|j| {
+                0.125
+                    * (0..hd)
+                        .map(|i| f64::from(q[i]) * at(&keys, j, i))
+                        .sum::<f64>()
+            })
+            .collect();
+        let max = scores.iter().copied().fold(f64::MIN, f64::max);
+        let weights: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+        let total: f64 = weights.iter().sum();
         for (i, &o) in reference.iter().enumerate() {
-            let column = (0..seen).map(|j| values[j * stride + 64 + i]);
-            let (lo, hi) = column.fold((f32::MAX, f32::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-            assert!(o >= lo - 1e-5 && o <= hi + 1e-5, "{o} outside {lo}..{hi}");
+            let exact: f64 = (0..seen)
+                .map(|j| weights[j] / total * at(&values, j, i))
+                .sum();
+            assert!(
+                (f64::from(o) - exact).abs() < 1e-5,
+                "value {i}: {o} against {exact}"
+            );
         }
         for isa in available() {
             let mut out = vec![1.0; hd];
@@ -767,7 +874,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "cache shorter")]
     fn attention_over_a_short_cache_is_a_bug_caught() {
-        let (keys, values, q) = (vec![0.0; 100], vec![0.0; 100], vec![0.0; 64]);
+        let (keys, values, q) = (vec![f16::ZERO; 100], vec![f16::ZERO; 100], vec![0.0; 64]);
         let cache = HeadCache {
             keys: &keys,
             values: &values,
