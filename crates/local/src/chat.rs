@@ -1,7 +1,8 @@
 //! A llama-family GGUF chat model in process (SmolLM2-135M-Instruct by
-//! default): ChatML template, batched prompt processing, a KV-cache
-//! checkpoint of the shared prompt prefix reused across calls, temperature /
-//! top-p sampling with a seed (greedy at 0), stop sequences, streaming.
+//! default): ChatML template, batched prompt processing, KV-cache
+//! checkpoints of recent prompts (a new prompt starts from the one it
+//! shares the longest prefix with), temperature / top-p sampling with a
+//! seed (greedy at 0), stop sequences, streaming.
 //!
 //! The transformer itself is [`super::llama`]: every weight is held as Q8
 //! (Q8_0 as stored, other types requantized at load) and runs on int8 SIMD
@@ -36,13 +37,119 @@ pub(crate) const JSON_MIN_TOKENS: usize = 512;
 
 /// The default chat model file in the models directory.
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-/// Prompt-prefix checkpoints kept (one per distinct system prompt, LRU).
-const CHECKPOINTS: usize = 8;
+/// Whole prompts kept as checkpoints (least recently used cut back to
+/// their system turn first).
+const RECENT_PROMPTS: usize = 4;
+/// System turns kept as checkpoints besides (one per role or persona;
+/// least recently used dropped first).
+const SYSTEM_TURNS: usize = 8;
+/// Positions all checkpoints hold together, at most (SmolLM2: 23 KB a
+/// position, so ~190 MB): beyond it the least recently used go first.
+const CHECKPOINT_POSITIONS: usize = 8192;
 
-/// The model after the shared prefix of some prompt: its tokens and state.
+/// The model after reading a whole prompt: its tokens and state.
 struct Checkpoint {
     tokens: Vec<u32>,
     cache: KvCache,
+    /// Tokens of its system turn (the part a role's calls share).
+    system: usize,
+}
+
+/// Tokens at the start of `a` and `b` that are the same.
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Which of `held` (checkpoints' tokens) shares the longest prefix with
+/// `prompt`, and how long it is, leaving at least the prompt's last token
+/// to read (its logits are the caller's); the most recent wins a tie.
+/// `None` when none shares a token.
+fn best_prefix<'a>(
+    held: impl Iterator<Item = &'a [u32]>,
+    prompt: &[u32],
+) -> Option<(usize, usize)> {
+    let most = prompt.len().saturating_sub(1);
+    held.enumerate()
+        .map(|(i, tokens)| (i, common_prefix(tokens, prompt).min(most)))
+        .filter(|&(_, shared)| shared > 0)
+        .max_by_key(|&(i, shared)| (shared, i))
+}
+
+/// The state after the longest prefix of `prompt` a checkpoint holds, and
+/// its length ([`best_prefix`]); that checkpoint becomes the most recently
+/// used.
+fn start_from(checkpoints: &mut Vec<Checkpoint>, prompt: &[u32]) -> Option<(KvCache, usize)> {
+    let (i, shared) = best_prefix(checkpoints.iter().map(|c| c.tokens.as_slice()), prompt)?;
+    let checkpoint = checkpoints.remove(i);
+    let cache = checkpoint.cache.prefix(shared);
+    checkpoints.push(checkpoint);
+    let shared = cache.len();
+    Some((cache, shared))
+}
+
+/// Keeps the state after `prompt` (whose first `system` tokens are its
+/// system turn). No checkpoint is kept that is a prefix of another (the
+/// longer serves whatever the shorter would), so the new one replaces
+/// those it extends. At most [`RECENT_PROMPTS`] whole prompts are held and
+/// [`CHECKPOINT_POSITIONS`] positions in all: beyond either, the least
+/// recently used prompt is cut back to its system turn (what a role's calls
+/// share, and small); at most [`SYSTEM_TURNS`] of those are held, the least
+/// recently used dropped first.
+fn keep_checkpoint(
+    checkpoints: &mut Vec<Checkpoint>,
+    prompt: &[u32],
+    system: usize,
+    cache: &KvCache,
+) {
+    drop_prefixes(checkpoints, prompt);
+    let whole = |c: &Checkpoint| c.tokens.len() > c.system;
+    let positions = |checkpoints: &[Checkpoint]| -> usize {
+        checkpoints.iter().map(|c| c.tokens.len()).sum::<usize>() + prompt.len()
+    };
+    while checkpoints.iter().filter(|c| whole(c)).count() >= RECENT_PROMPTS
+        || positions(checkpoints) > CHECKPOINT_POSITIONS
+    {
+        let Some(oldest) = checkpoints.iter_mut().find(|c| whole(c)) else {
+            break;
+        };
+        oldest.tokens.truncate(oldest.system);
+        oldest.cache.truncate(oldest.system);
+        drop_prefixes(checkpoints, prompt);
+    }
+    while !checkpoints.is_empty()
+        && (checkpoints.iter().filter(|c| !whole(c)).count() > SYSTEM_TURNS
+            || positions(checkpoints) > CHECKPOINT_POSITIONS)
+    {
+        let oldest = checkpoints.iter().position(|c| !whole(c)).unwrap_or(0);
+        checkpoints.remove(oldest);
+    }
+    checkpoints.push(Checkpoint {
+        tokens: prompt.to_vec(),
+        cache: cache.clone(),
+        system,
+    });
+}
+
+/// Drops every checkpoint whose tokens are a prefix of `prompt` or of
+/// another checkpoint's tokens (of two equal ones, the less recently used
+/// goes), and the empty ones.
+fn drop_prefixes(checkpoints: &mut Vec<Checkpoint>, prompt: &[u32]) {
+    let mut i = 0;
+    while i < checkpoints.len() {
+        let tokens = &checkpoints[i].tokens;
+        let covered = tokens.is_empty()
+            || prompt.starts_with(tokens)
+            || checkpoints.iter().enumerate().any(|(j, other)| {
+                j != i
+                    && other.tokens.starts_with(tokens)
+                    && (other.tokens.len() > tokens.len() || j > i)
+            });
+        if covered {
+            checkpoints.remove(i);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 struct Engine {
@@ -280,34 +387,22 @@ impl LocalChat {
         };
         let started = Instant::now();
         check()?;
-        // Reuse the checkpoint of this exact prefix, or compute and keep one.
-        let mut cache = match engine.checkpoints.iter().position(|c| c.tokens == prefix) {
-            Some(i) if !prefix.is_empty() => {
-                let checkpoint = engine.checkpoints.remove(i);
-                let cache = checkpoint.cache.clone();
-                engine.checkpoints.push(checkpoint);
-                stats.reused_tokens = prefix.len();
-                cache
-            }
-            _ => {
-                let mut cache = engine.model.new_cache();
-                if !prefix.is_empty() {
-                    engine
-                        .model
-                        .forward(&mut cache, &prefix)
-                        .map_err(inference)?;
-                    if engine.checkpoints.len() >= CHECKPOINTS {
-                        engine.checkpoints.remove(0);
-                    }
-                    engine.checkpoints.push(Checkpoint {
-                        tokens: prefix.clone(),
-                        cache: cache.clone(),
-                    });
-                }
-                cache
-            }
-        };
-        let mut logits = engine.model.forward(&mut cache, &rest).map_err(inference)?;
+        let system = prefix.len();
+        let mut prompt = prefix;
+        prompt.extend_from_slice(&rest);
+        // Start from the checkpoint sharing the longest prefix with this
+        // prompt (a batch and its parts give the same bits, so the output
+        // is the same as from an empty cache), read the rest, keep the
+        // state after the prompt for the calls that follow.
+        let engine = &mut *engine;
+        let (mut cache, shared) = start_from(&mut engine.checkpoints, &prompt)
+            .unwrap_or_else(|| (engine.model.new_cache(), 0));
+        stats.reused_tokens = shared;
+        let mut logits = engine
+            .model
+            .forward(&mut cache, &prompt[shared..])
+            .map_err(inference)?;
+        keep_checkpoint(&mut engine.checkpoints, &prompt, system, &cache);
         stats.prompt_time = started.elapsed();
 
         let sampling = match request.temperature {
@@ -319,8 +414,6 @@ impl LocalChat {
         };
         let generation_started = Instant::now();
         let engine = &*engine;
-        let mut prompt = prefix;
-        prompt.extend_from_slice(&rest);
         let mut decoding = Decoding::new(
             prompt,
             max_tokens,
@@ -433,6 +526,83 @@ mod tests {
     #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
     use super::*;
+
+    fn tokens(held: &[Checkpoint]) -> Vec<Vec<u32>> {
+        held.iter().map(|c| c.tokens.clone()).collect()
+    }
+
+    #[test]
+    fn the_longest_shared_prefix_is_chosen_leaving_a_token_to_read() {
+        let held: Vec<Vec<u32>> = vec![vec![1, 2, 3], vec![1, 2, 3, 4, 5], vec![9, 9], vec![1, 2]];
+        let best = |prompt: &[u32]| best_prefix(held.iter().map(Vec::as_slice), prompt);
+        assert_eq!(best(&[1, 2, 3, 4, 6]), Some((1, 4)));
+        // The whole prompt held: its last token is still read.
+        assert_eq!(best(&[1, 2, 3, 4, 5]), Some((1, 4)));
+        // A tie: the most recently used (the later) wins.
+        assert_eq!(best(&[1, 2, 7]), Some((3, 2)));
+        assert_eq!(best(&[5, 1, 2]), None);
+        assert_eq!(best(&[1]), None, "a one-token prompt reads its token");
+    }
+
+    #[test]
+    fn a_kept_prompt_replaces_its_prefixes_and_the_oldest_are_cut_back_to_their_system_turn() {
+        let mut held = Vec::new();
+        let keep = |held: &mut Vec<Checkpoint>, prompt: &[u32]| {
+            keep_checkpoint(held, prompt, 1, &KvCache::default());
+        };
+        keep(&mut held, &[1, 2, 3]);
+        keep(&mut held, &[7, 8]);
+        keep(&mut held, &[1, 2, 3, 4]);
+        assert_eq!(tokens(&held), [vec![7, 8], vec![1, 2, 3, 4]]);
+        keep(&mut held, &[10, 0]);
+        keep(&mut held, &[11, 0]);
+        keep(&mut held, &[12, 0]);
+        assert_eq!(
+            tokens(&held),
+            [
+                vec![7],
+                vec![1, 2, 3, 4],
+                vec![10, 0],
+                vec![11, 0],
+                vec![12, 0]
+            ],
+            "beyond {RECENT_PROMPTS} prompts the oldest is cut back to its system turn"
+        );
+        keep(&mut held, &[1, 2, 9]);
+        assert_eq!(
+            tokens(&held),
+            [
+                vec![7],
+                vec![10, 0],
+                vec![11, 0],
+                vec![12, 0],
+                vec![1, 2, 9]
+            ],
+            "[1], cut back, is a prefix of the new prompt"
+        );
+        for first in 20..40 {
+            keep(&mut held, &[first, 0]);
+        }
+        let expected: Vec<Vec<u32>> = (28..36)
+            .map(|first| vec![first])
+            .chain((36..40).map(|first| vec![first, 0]))
+            .collect();
+        assert_eq!(tokens(&held), expected, "{SYSTEM_TURNS} system turns kept");
+
+        // Positions are bounded too.
+        let mut held = Vec::new();
+        keep(&mut held, &[5, 6, 7]);
+        keep(&mut held, &[5, 8]);
+        let long: Vec<u32> = (300..300 + CHECKPOINT_POSITIONS as u32 - 1).collect();
+        keep(&mut held, &long);
+        let lengths: Vec<usize> = held.iter().map(|c| c.tokens.len()).collect();
+        assert_eq!(lengths, [1, long.len()]);
+        assert_eq!(held[0].tokens, [5]);
+        let longer: Vec<u32> = (400..400 + CHECKPOINT_POSITIONS as u32).collect();
+        keep(&mut held, &longer);
+        assert_eq!(held.len(), 1, "a prompt of the whole budget is kept alone");
+        assert_eq!(held[0].tokens.len(), longer.len());
+    }
 
     fn counting() -> ChatRequest {
         ChatRequest::new("Count from 1 to 50, separated by commas.")

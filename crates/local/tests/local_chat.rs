@@ -59,6 +59,35 @@ async fn the_prefix_checkpoint_changes_nothing_in_greedy_output() {
     assert_eq!(cold, warm);
 }
 
+/// A prompt that shares more than the system turn with an earlier one
+/// (the debate's rules and material first, the task last) starts from the
+/// earlier prompt's state, and writes what it writes from an empty cache.
+#[tokio::test]
+async fn a_prompt_starts_from_the_longest_prefix_read_before_and_changes_nothing() {
+    let shared = "Debate rules: speak briefly and answer the question asked. \
+                  Material: the city of Lyon closed its centre to private cars in 2023; \
+                  shops reported 4% more visitors and air quality improved.\n\n";
+    let first = request(&format!("{shared}Task: say who gained."), 12);
+    let second = request(&format!("{shared}Task: name one cost."), 12);
+    let cold_model = LocalChat::smollm2().unwrap(); // fresh: no checkpoints yet
+    let (cold, _, cold_stats) = cold_model.generate_blocking(&second, |_| {}).unwrap();
+    assert_eq!(cold_stats.reused_tokens, 0);
+
+    let model = LocalChat::smollm2().unwrap();
+    let (_, _, first_stats) = model.generate_blocking(&first, |_| {}).unwrap();
+    let (warm, _, warm_stats) = model.generate_blocking(&second, |_| {}).unwrap();
+    let system = model.encode(&LocalChat::chatml(&first).0).unwrap().len();
+    assert!(first_stats.prompt_tokens > system + 40);
+    assert!(
+        warm_stats.reused_tokens > system + 30,
+        "the shared material was reused too: {} of {} tokens ({system} the system turn)",
+        warm_stats.reused_tokens,
+        warm_stats.prompt_tokens
+    );
+    assert!(warm_stats.reused_tokens < warm_stats.prompt_tokens);
+    assert_eq!(cold, warm);
+}
+
 #[tokio::test]
 async fn streaming_yields_the_same_text_as_complete() {
     support::streaming_yields_the_same_text_as_complete(chat()).await;

@@ -92,6 +92,26 @@ impl KvCache {
         self.len
     }
 
+    /// A copy of the first `len` positions (all of them if fewer are held),
+    /// without copying the rest.
+    pub fn prefix(&self, len: usize) -> KvCache {
+        let len = len.min(self.len);
+        let copy = |heads: &[Vec<f16>]| -> Vec<Vec<f16>> {
+            heads
+                .iter()
+                .map(|head| {
+                    let per_position = head.len().checked_div(self.len).unwrap_or(0);
+                    head[..len * per_position].to_vec()
+                })
+                .collect()
+        };
+        KvCache {
+            keys: copy(&self.keys),
+            values: copy(&self.values),
+            len,
+        }
+    }
+
     /// Forgets every position from `len` on.
     pub fn truncate(&mut self, len: usize) {
         if len < self.len {
