@@ -276,9 +276,11 @@ fn attention_body(
     let hd = cache.head_dim;
     let Queries { values, seen } = queries;
     let longest = seen.iter().copied().max().unwrap_or(0);
-    // The block of positions `block..end` as f32, `hd` values a position.
+    // The block of positions from `block` (at most KEY_BLOCK of them, none
+    // past the longest query's) as f32, `hd` values a position.
     let mut rows = vec![0.0f32; KEY_BLOCK * hd];
-    let widen_block = |rows: &mut [f32], half: &[f16], block: usize, end: usize| {
+    let widen_block = |rows: &mut [f32], half: &[f16], block: usize| {
+        let end = (block + KEY_BLOCK).min(longest);
         let at = |j: usize| j * cache.stride + cache.offset;
         if cache.stride == hd {
             // The block's rows are one run of the cache.
@@ -292,12 +294,7 @@ fn attention_body(
     // Query i's weights are `weights[i * longest..][..seen[i]]`.
     let mut weights = vec![0.0f32; seen.len() * longest];
     for block in (0..longest).step_by(KEY_BLOCK) {
-        widen_block(
-            &mut rows,
-            cache.keys,
-            block,
-            (block + KEY_BLOCK).min(longest),
-        );
+        widen_block(&mut rows, cache.keys, block);
         let key = |j: usize| &rows[(j - block) * hd..][..hd];
         for (i, (&seen, q)) in seen.iter().zip(values.chunks_exact(hd)).enumerate() {
             let end = (block + KEY_BLOCK).min(seen);
@@ -334,12 +331,7 @@ fn attention_body(
     }
     out.fill(0.0);
     for block in (0..longest).step_by(KEY_BLOCK) {
-        widen_block(
-            &mut rows,
-            cache.values,
-            block,
-            (block + KEY_BLOCK).min(longest),
-        );
+        widen_block(&mut rows, cache.values, block);
         let value = |j: usize| &rows[(j - block) * hd..][..hd];
         for (i, (&seen, o)) in seen.iter().zip(out.chunks_exact_mut(hd)).enumerate() {
             let end = (block + KEY_BLOCK).min(seen);

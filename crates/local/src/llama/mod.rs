@@ -20,6 +20,7 @@ use std::io::{Read, Seek};
 use candle_core::Device;
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use half::f16;
+use half::slice::HalfFloatSliceExt;
 
 use q8::Q8Matrix;
 
@@ -380,11 +381,13 @@ impl Llama {
                 let (key, value) = kv.split_at(kv_dim);
                 let heads = l * c.kv_heads..(l + 1) * c.kv_heads;
                 let (keys, values) = (&mut cache.keys[heads.clone()], &mut cache.values[heads]);
-                for (cached, head) in keys.iter_mut().zip(key.chunks_exact(c.head_dim)) {
-                    cached.extend(head.iter().map(|&x| f16::from_f32(x)));
-                }
-                for (cached, head) in values.iter_mut().zip(value.chunks_exact(c.head_dim)) {
-                    cached.extend(head.iter().map(|&x| f16::from_f32(x)));
+                let heads = keys.iter_mut().zip(key.chunks_exact(c.head_dim));
+                for (cached, head) in
+                    heads.chain(values.iter_mut().zip(value.chunks_exact(c.head_dim)))
+                {
+                    let from = cached.len();
+                    cached.resize(from + head.len(), f16::ZERO);
+                    cached[from..].convert_from_f32_slice(head);
                 }
             }
             let heads = l * c.kv_heads..(l + 1) * c.kv_heads;
