@@ -1,13 +1,17 @@
-//! A BERT encoder (all-MiniLM-L6-v2 and its family) on candle's tensors:
-//! the last layer's hidden states of a padded batch, which the embedder
-//! pools. The same operations, in the same order, as candle-transformers'
-//! `bert` model (itself Hugging Face's `BertModel`), so the vectors are the
-//! ones it gave; written here so that one encoder does not bring a crate of
-//! a hundred models into the build.
+//! A BERT encoder (all-MiniLM-L6-v2 and its family) on plain f32 buffers:
+//! the last layer's hidden states of one sequence, which the embedder
+//! pools. Hugging Face's `BertModel` forward pass (embeddings, then per
+//! layer: self-attention, add and norm, the feed-forward with GELU, add and
+//! norm), its products on the crate's own tiled f32 kernels
+//! ([`crate::llama::dense_products`]). One sequence at a time, unpadded:
+//! a batch pays for no padding, and a text's vector does not depend on
+//! the batch it came in.
 
-use candle_core::{Module, Result, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, embedding, layer_norm, linear};
+use half::{bf16, f16};
+use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
+
+use crate::llama::dense_products;
 
 /// The activation between a layer's two feed-forward projections, as
 /// `config.json`'s `hidden_act` names it.
@@ -46,162 +50,305 @@ pub struct Config {
     pub layer_norm_eps: f64,
 }
 
-struct Embeddings {
-    words: Embedding,
-    positions: Embedding,
-    token_types: Embedding,
-    norm: LayerNorm,
+/// A `Linear` layer: `weight` is `outputs × inputs`, one output per row.
+struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
 }
 
-impl Embeddings {
-    fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
-        Ok(Self {
-            words: embedding(c.vocab_size, c.hidden_size, vb.pp("word_embeddings"))?,
-            positions: embedding(
-                c.max_position_embeddings,
-                c.hidden_size,
-                vb.pp("position_embeddings"),
-            )?,
-            token_types: embedding(
-                c.type_vocab_size,
-                c.hidden_size,
-                vb.pp("token_type_embeddings"),
-            )?,
-            norm: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("LayerNorm"))?,
-        })
+impl Linear {
+    /// `x` (rows of `inputs` values) times the weights, plus the bias.
+    fn forward(&self, x: &[f32]) -> Vec<f32> {
+        let outputs = self.bias.len();
+        let mut out = vec![0.0; x.len() / self.inputs * outputs];
+        dense_products(x, &self.weight, self.inputs, &mut out);
+        for row in out.chunks_exact_mut(outputs) {
+            for (o, b) in row.iter_mut().zip(&self.bias) {
+                *o += b;
+            }
+        }
+        out
     }
+}
 
-    fn forward(&self, ids: &Tensor, types: &Tensor) -> Result<Tensor> {
-        let (_, width) = ids.dims2()?;
-        let summed = (self.words.forward(ids)? + self.token_types.forward(types)?)?;
-        let positions = Tensor::arange(0u32, width as u32, ids.device())?;
-        let summed = summed.broadcast_add(&self.positions.forward(&positions)?)?;
-        self.norm.forward(&summed)
+/// A layer norm over each row of `weight.len()` values.
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    eps: f32,
+}
+
+impl Norm {
+    fn forward(&self, x: &mut [f32]) {
+        let n = self.weight.len();
+        for row in x.chunks_exact_mut(n) {
+            let mean = row.iter().sum::<f32>() / n as f32;
+            let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
+            let scale = 1.0 / (variance + self.eps).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
+                *v = (*v - mean) * scale * w + b;
+            }
+        }
     }
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
+    /// Query, key and value stacked: `3 · hidden` outputs.
+    qkv: Linear,
     attention_out: Linear,
-    attention_norm: LayerNorm,
+    attention_norm: Norm,
     intermediate: Linear,
-    act: HiddenAct,
     out: Linear,
-    out_norm: LayerNorm,
-    heads: usize,
-    head_size: usize,
-}
-
-impl Layer {
-    fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
-        let (hidden, eps) = (c.hidden_size, c.layer_norm_eps);
-        let attention = vb.pp("attention");
-        let own = attention.pp("self");
-        Ok(Self {
-            query: linear(hidden, hidden, own.pp("query"))?,
-            key: linear(hidden, hidden, own.pp("key"))?,
-            value: linear(hidden, hidden, own.pp("value"))?,
-            attention_out: linear(hidden, hidden, attention.pp("output").pp("dense"))?,
-            attention_norm: layer_norm(hidden, eps, attention.pp("output").pp("LayerNorm"))?,
-            intermediate: linear(
-                hidden,
-                c.intermediate_size,
-                vb.pp("intermediate").pp("dense"),
-            )?,
-            act: c.hidden_act,
-            out: linear(c.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
-            out_norm: layer_norm(hidden, eps, vb.pp("output").pp("LayerNorm"))?,
-            heads: c.num_attention_heads,
-            head_size: hidden / c.num_attention_heads,
-        })
-    }
-
-    /// `(batch, width, hidden)` → `(batch, width, heads, head)` as
-    /// `(batch, heads, width, head)`, contiguous.
-    fn by_head(&self, xs: &Tensor) -> Result<Tensor> {
-        let (batch, width, _) = xs.dims3()?;
-        xs.reshape((batch, width, self.heads, self.head_size))?
-            .transpose(1, 2)?
-            .contiguous()
-    }
-
-    fn forward(&self, hidden: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        let query = self.by_head(&self.query.forward(hidden)?)?;
-        let key = self.by_head(&self.key.forward(hidden)?)?;
-        let value = self.by_head(&self.value.forward(hidden)?)?;
-        let scores = (query.matmul(&key.t()?)? / (self.head_size as f64).sqrt())?;
-        let probabilities =
-            candle_nn::ops::softmax(&scores.broadcast_add(mask)?, candle_core::D::Minus1)?;
-        let context = probabilities
-            .matmul(&value)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .flatten_from(candle_core::D::Minus2)?;
-        let attended = self
-            .attention_norm
-            .forward(&(self.attention_out.forward(&context)? + hidden)?)?;
-        let intermediate = self.intermediate.forward(&attended)?;
-        let intermediate = match self.act {
-            HiddenAct::Gelu => intermediate.gelu_erf()?,
-            HiddenAct::GeluNew => intermediate.gelu()?,
-            HiddenAct::Relu => intermediate.relu()?,
-        };
-        self.out_norm
-            .forward(&(self.out.forward(&intermediate)? + attended)?)
-    }
+    out_norm: Norm,
 }
 
 /// A loaded BERT encoder.
 pub struct Bert {
-    embeddings: Embeddings,
+    words: Vec<f32>,
+    positions: Vec<f32>,
+    token_types: Vec<f32>,
+    embedding_norm: Norm,
     layers: Vec<Layer>,
+    hidden: usize,
+    heads: usize,
+    act: HiddenAct,
 }
 
-impl Bert {
-    /// The encoder's weights from `vb` (names as Hugging Face saves them,
-    /// at the root or under `bert.`).
-    pub fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
-        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            vb.pp("bert")
-        } else {
-            vb
-        };
-        if config.num_attention_heads == 0
-            || !config
-                .hidden_size
-                .is_multiple_of(config.num_attention_heads)
-        {
-            candle_core::bail!(
-                "hidden_size {} is not a multiple of num_attention_heads {}",
-                config.hidden_size,
-                config.num_attention_heads
-            );
+/// The weights of a safetensors file by name, as f32.
+struct Weights<'a> {
+    file: SafeTensors<'a>,
+    prefix: &'static str,
+}
+
+impl Weights<'_> {
+    /// The tensor `name` (under the model's prefix), which must have `shape`.
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+        let full = format!("{}{name}", self.prefix);
+        let view = self
+            .file
+            .tensor(&full)
+            .map_err(|_| format!("tensor {full} is missing"))?;
+        if view.shape() != shape {
+            return Err(format!(
+                "tensor {full} has shape {:?}, expected {shape:?}",
+                view.shape()
+            ));
         }
-        let encoder = vb.pp("encoder").pp("layer");
-        Ok(Self {
-            embeddings: Embeddings::load(vb.pp("embeddings"), config)?,
-            layers: (0..config.num_hidden_layers)
-                .map(|i| Layer::load(encoder.pp(i), config))
-                .collect::<Result<_>>()?,
+        let bytes = view.data();
+        let values: Vec<f32> = match view.dtype() {
+            Dtype::F32 => bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            Dtype::F16 => bytes
+                .chunks_exact(2)
+                .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            Dtype::BF16 => bytes
+                .chunks_exact(2)
+                .map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            other => return Err(format!("tensor {full} is {other:?}, not a float type")),
+        };
+        Ok(values)
+    }
+
+    fn linear(&self, name: &str, inputs: usize, outputs: usize) -> Result<Linear, String> {
+        Ok(Linear {
+            weight: self.get(&format!("{name}.weight"), &[outputs, inputs])?,
+            bias: self.get(&format!("{name}.bias"), &[outputs])?,
+            inputs,
         })
     }
 
-    /// The last layer's hidden states, `(batch, width, hidden)`, of token
-    /// ids, token types and an attention mask (1 for a real token, 0 for
-    /// padding), each `(batch, width)`.
-    pub fn forward(&self, ids: &Tensor, types: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        let mut hidden = self.embeddings.forward(ids, types)?;
-        let dtype = hidden.dtype();
-        // A padded key gets f32::MIN added to its score: no weight after the
-        // softmax (Hugging Face's extended attention mask).
-        let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(dtype)?;
-        let mask = (mask.ones_like()? - &mask)?
-            .broadcast_mul(&Tensor::new(f32::MIN, mask.device())?.to_dtype(dtype)?)?;
-        for layer in &self.layers {
-            hidden = layer.forward(&hidden, &mask)?;
+    /// A layer norm, its parameters named `weight`/`bias` or (older
+    /// checkpoints) `gamma`/`beta`.
+    fn norm(&self, name: &str, size: usize, eps: f32) -> Result<Norm, String> {
+        let named = |new: &str, old: &str| {
+            self.get(&format!("{name}.{new}"), &[size])
+                .or_else(|_| self.get(&format!("{name}.{old}"), &[size]))
+        };
+        Ok(Norm {
+            weight: named("weight", "gamma")?,
+            bias: named("bias", "beta")?,
+            eps,
+        })
+    }
+}
+
+impl Bert {
+    /// The encoder from the bytes of a safetensors file (names as Hugging
+    /// Face saves them, at the root or under `bert.`). An error names the
+    /// tensor that is missing or has the wrong shape or type.
+    pub fn load(bytes: &[u8], c: &Config) -> Result<Self, String> {
+        let file =
+            SafeTensors::deserialize(bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
+        let prefix = if file
+            .tensor("bert.embeddings.word_embeddings.weight")
+            .is_ok()
+        {
+            "bert."
+        } else {
+            ""
+        };
+        let w = Weights { file, prefix };
+        let (h, eps) = (c.hidden_size, c.layer_norm_eps as f32);
+        if c.num_attention_heads == 0 || !h.is_multiple_of(c.num_attention_heads) {
+            return Err(format!(
+                "hidden_size {h} is not a multiple of num_attention_heads {}",
+                c.num_attention_heads
+            ));
         }
-        Ok(hidden)
+        let layer = |i: usize| -> Result<Layer, String> {
+            let at = format!("encoder.layer.{i}");
+            let part = |p: &str| w.linear(&format!("{at}.attention.self.{p}"), h, h);
+            let (query, key, value) = (part("query")?, part("key")?, part("value")?);
+            Ok(Layer {
+                qkv: Linear {
+                    weight: [query.weight, key.weight, value.weight].concat(),
+                    bias: [query.bias, key.bias, value.bias].concat(),
+                    inputs: h,
+                },
+                attention_out: w.linear(&format!("{at}.attention.output.dense"), h, h)?,
+                attention_norm: w.norm(&format!("{at}.attention.output.LayerNorm"), h, eps)?,
+                intermediate: w.linear(
+                    &format!("{at}.intermediate.dense"),
+                    h,
+                    c.intermediate_size,
+                )?,
+                out: w.linear(&format!("{at}.output.dense"), c.intermediate_size, h)?,
+                out_norm: w.norm(&format!("{at}.output.LayerNorm"), h, eps)?,
+            })
+        };
+        Ok(Self {
+            words: w.get("embeddings.word_embeddings.weight", &[c.vocab_size, h])?,
+            positions: w.get(
+                "embeddings.position_embeddings.weight",
+                &[c.max_position_embeddings, h],
+            )?,
+            token_types: w.get(
+                "embeddings.token_type_embeddings.weight",
+                &[c.type_vocab_size, h],
+            )?,
+            embedding_norm: w.norm("embeddings.LayerNorm", h, eps)?,
+            layers: (0..c.num_hidden_layers)
+                .map(layer)
+                .collect::<Result<_, _>>()?,
+            hidden: h,
+            heads: c.num_attention_heads,
+            act: c.hidden_act,
+        })
+    }
+
+    /// Width of a hidden state.
+    pub fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
+    /// The last layer's hidden states of one sequence, `ids.len() × hidden`
+    /// values, from its token ids and token types (segments).
+    pub fn forward(&self, ids: &[u32], types: &[u32]) -> Result<Vec<f32>, String> {
+        let h = self.hidden;
+        let width = ids.len();
+        if width * h > self.positions.len() {
+            return Err(format!("{width} tokens exceed the model's positions"));
+        }
+        let mut x = vec![0.0f32; width * h];
+        for (p, ((row, &id), &kind)) in x.chunks_exact_mut(h).zip(ids).zip(types).enumerate() {
+            let word = self
+                .words
+                .get(id as usize * h..(id as usize + 1) * h)
+                .ok_or_else(|| format!("token id {id} is outside the vocabulary"))?;
+            let kind = self
+                .token_types
+                .get(kind as usize * h..(kind as usize + 1) * h)
+                .ok_or_else(|| format!("token type {kind} is unknown"))?;
+            let position = &self.positions[p * h..(p + 1) * h];
+            for (((v, a), b), c) in row.iter_mut().zip(word).zip(kind).zip(position) {
+                *v = a + b + c;
+            }
+        }
+        self.embedding_norm.forward(&mut x);
+        for layer in &self.layers {
+            x = self.layer(layer, x, width);
+        }
+        Ok(x)
+    }
+
+    fn layer(&self, layer: &Layer, x: Vec<f32>, width: usize) -> Vec<f32> {
+        let h = self.hidden;
+        let head = h / self.heads;
+        let qkv = layer.qkv.forward(&x);
+        let mut context = vec![0.0f32; width * h];
+        let scale = 1.0 / (head as f32).sqrt();
+        let (mut q, mut k, mut vt) = (
+            vec![0.0f32; width * head],
+            vec![0.0f32; width * head],
+            vec![0.0f32; head * width],
+        );
+        let mut scores = vec![0.0f32; width * width];
+        let mut mixed = vec![0.0f32; width * head];
+        for n in 0..self.heads {
+            for (t, row) in qkv.chunks_exact(3 * h).enumerate() {
+                let at = n * head;
+                q[t * head..(t + 1) * head].copy_from_slice(&row[at..at + head]);
+                k[t * head..(t + 1) * head].copy_from_slice(&row[h + at..h + at + head]);
+                for (d, &v) in row[2 * h + at..2 * h + at + head].iter().enumerate() {
+                    vt[d * width + t] = v;
+                }
+            }
+            dense_products(&q, &k, head, &mut scores);
+            for row in scores.chunks_exact_mut(width) {
+                softmax_scaled(row, scale);
+            }
+            dense_products(&scores, &vt, width, &mut mixed);
+            for (t, row) in mixed.chunks_exact(head).enumerate() {
+                context[t * h + n * head..t * h + (n + 1) * head].copy_from_slice(row);
+            }
+        }
+        let mut attended = layer.attention_out.forward(&context);
+        add_into(&mut attended, &x);
+        layer.attention_norm.forward(&mut attended);
+        let mut inner = layer.intermediate.forward(&attended);
+        for v in &mut inner {
+            *v = self.act.apply(*v);
+        }
+        let mut out = layer.out.forward(&inner);
+        add_into(&mut out, &attended);
+        layer.out_norm.forward(&mut out);
+        out
+    }
+}
+
+impl HiddenAct {
+    fn apply(self, v: f32) -> f32 {
+        match self {
+            HiddenAct::Gelu => 0.5 * v * (1.0 + libm::erff(v * std::f32::consts::FRAC_1_SQRT_2)),
+            HiddenAct::GeluNew => {
+                let inner = (2.0 / std::f32::consts::PI).sqrt() * (v + 0.044715 * v * v * v);
+                0.5 * v * (1.0 + inner.tanh())
+            }
+            HiddenAct::Relu => v.max(0.0),
+        }
+    }
+}
+
+/// `row ← softmax(scale · row)`.
+fn softmax_scaled(row: &mut [f32], scale: f32) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) * scale;
+    let mut sum = 0.0f32;
+    for v in row.iter_mut() {
+        *v = (*v * scale - max).exp();
+        sum += *v;
+    }
+    for v in row.iter_mut() {
+        *v /= sum;
+    }
+}
+
+fn add_into(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
     }
 }

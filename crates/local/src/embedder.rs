@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::bert::{self, Config};
 use super::files::{models_dir, verify};
@@ -75,21 +73,16 @@ impl LocalEmbedder {
             })?;
         let mut tokenizer =
             Tokenizer::from_file(&tokenizer_path).map_err(|e| invalid(&tokenizer_path, e))?;
-        tokenizer.with_padding(Some(PaddingParams::default()));
+        // Each text runs alone at its own length: no padding.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: Self::MAX_TOKENS,
                 ..TruncationParams::default()
             }))
             .map_err(|e| invalid(&tokenizer_path, e))?;
-        // SAFETY of mmap is handled by candle; the file is not modified while loaded.
-        let vb = VarBuilder::from_buffered_safetensors(
-            std::fs::read(&weights).map_err(|e| invalid(&weights, e))?,
-            DType::F32,
-            &Device::Cpu,
-        )
-        .map_err(|e| invalid(&weights, e))?;
-        let model = bert::Bert::load(vb, &config)
+        let bytes = std::fs::read(&weights).map_err(|e| invalid(&weights, e))?;
+        let model = bert::Bert::load(&bytes, &config)
             .map_err(|e| invalid(&weights, format!("not a BERT model: {e}")))?;
         Ok(Self {
             bert: Arc::new(Loaded { model, tokenizer }),
@@ -114,36 +107,76 @@ impl LocalEmbedder {
     }
 }
 
+/// The texts' embeddings: each text's hidden states (alone, unpadded)
+/// averaged over its tokens and L2-normalized. Texts are spread over the
+/// CPU's cores when there are several; one text runs on the calling thread.
 fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
     let encodings = bert
         .tokenizer
         .encode_batch(texts.to_vec(), true)
         .map_err(|e| inference(format!("tokenizing: {e}")))?;
-    let rows = encodings.len();
-    let width = encodings.first().map_or(0, |e| e.get_ids().len());
-    let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-        encodings
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(encodings.len())
+        .max(1);
+    if threads == 1 {
+        return encodings
             .iter()
-            .flat_map(|e| f(e).iter().copied())
-            .collect()
-    };
-    let device = &Device::Cpu;
-    let tensor = |data: Vec<u32>| Tensor::from_vec(data, (rows, width), device).map_err(inference);
-    let ids = tensor(flat(&|e| e.get_ids()))?;
-    let types = tensor(flat(&|e| e.get_type_ids()))?;
-    let mask = tensor(flat(&|e| e.get_attention_mask()))?;
-    let hidden = bert.model.forward(&ids, &types, &mask).map_err(inference)?;
-    // Mean pooling over real tokens, then L2 normalization.
-    let pooled = (|| {
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?.clamp(1e-9, f32::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
-        mean.broadcast_div(&norms)?.to_vec2::<f32>()
-    })()
-    .map_err(inference)?;
-    Ok(pooled)
+            .map(|e| embed_one(&bert.model, e))
+            .collect();
+    }
+    // Thread `i` takes texts i, i + threads, …: neighbours differ in length
+    // less than halves do.
+    let mut vectors: Vec<Option<Result<Vec<f32>, ProviderError>>> = vec![None; encodings.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|first| {
+                let encodings = &encodings;
+                scope.spawn(move || {
+                    (first..encodings.len())
+                        .step_by(threads)
+                        .map(|i| (i, embed_one(&bert.model, &encodings[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for worker in workers {
+            // A panicked worker leaves its texts `None`: an error below.
+            if let Ok(done) = worker.join() {
+                done.into_iter().for_each(|(i, v)| vectors[i] = Some(v));
+            }
+        }
+    });
+    vectors
+        .into_iter()
+        .map(|v| v.unwrap_or_else(|| Err(inference("an embedding thread panicked"))))
+        .collect()
+}
+
+/// One text's embedding: mean of its hidden states, L2-normalized.
+fn embed_one(
+    bert: &bert::Bert,
+    encoding: &tokenizers::Encoding,
+) -> Result<Vec<f32>, ProviderError> {
+    let hidden = bert
+        .forward(encoding.get_ids(), encoding.get_type_ids())
+        .map_err(inference)?;
+    let width = bert.hidden_size();
+    let tokens = (hidden.len() / width).max(1);
+    let mut mean = vec![0.0f32; width];
+    for row in hidden.chunks_exact(width) {
+        for (m, v) in mean.iter_mut().zip(row) {
+            *m += v;
+        }
+    }
+    for m in &mut mean {
+        *m /= tokens as f32;
+    }
+    let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    for m in &mut mean {
+        *m /= norm;
+    }
+    Ok(mean)
 }
 
 #[async_trait]

@@ -24,6 +24,8 @@
 //! functions compiled for CPU features detected at run time.
 #![allow(unsafe_code)]
 
+pub(crate) mod dense;
+
 use std::sync::LazyLock;
 
 use half::f16;

@@ -24,6 +24,9 @@ use half::slice::HalfFloatSliceExt;
 
 use q8::Q8Matrix;
 
+/// f32 products for the sentence embedder, on the same instruction set.
+pub(crate) use kernels::dense::products as dense_products;
+
 /// The int8 kernels the local chat model runs on: `avx512vnni`, `avx2` or
 /// `portable`, the best this CPU has unless the environment variable
 /// `AGON_CPU_KERNELS` names a lesser one (read once per process).

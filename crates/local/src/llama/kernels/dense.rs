@@ -1,0 +1,245 @@
+//! f32 matrix products for the sentence embedder's BERT: `out[t][r] =
+//! x[t] · w[r]` with the weights stored one output per row (as PyTorch's
+//! `Linear` saves them). A tile of activation rows × weight rows keeps its
+//! sums in registers, so each loaded weight vector serves several tokens
+//! and each activation vector several outputs.
+//!
+//! Three builds of one loop, chosen with the chat model's instruction set
+//! ([`super::isa`]): AVX-512 (16 lanes, 4 × 4 tiles, fused multiply-add),
+//! AVX2 + FMA (8 lanes, 4 × 2 tiles, fused) and portable Rust (8 lanes,
+//! 2 × 4 tiles, a multiply then an add). Unlike the chat model's kernels
+//! these do not give the same bits on every instruction set (lane counts
+//! and fusing differ); each agrees with a float64 reference to f32
+//! rounding (the embedder's reference test).
+
+use std::sync::LazyLock;
+
+use super::Isa;
+
+/// Whether the AVX-512 build may run: the CPU has AVX-512 F (every
+/// AVX-512 VNNI CPU does; checked rather than assumed).
+#[cfg(target_arch = "x86_64")]
+static AVX512F: LazyLock<bool> = LazyLock::new(|| {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+});
+
+/// `out[t * w_rows + r] = x[t] · w[r]`, where `x` holds rows of `k` values
+/// and `w` holds `w_rows = w.len() / k` rows of `k` values.
+///
+/// # Panics
+/// If `k` is 0, a length is not a multiple of `k`, or `out` has not
+/// `x_rows × w_rows` values (a bug in the caller).
+pub(crate) fn products(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
+    products_on(super::isa(), x, w, k, out);
+}
+
+/// [`products`] on instruction set `isa`.
+pub(crate) fn products_on(isa: Isa, x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
+    assert!(
+        k > 0 && x.len().is_multiple_of(k) && w.len().is_multiple_of(k),
+        "dense products: rows must be whole"
+    );
+    assert_eq!(
+        out.len(),
+        (x.len() / k) * (w.len() / k),
+        "dense products: output size"
+    );
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `AVX512F` checked AVX-512 F, AVX2 and FMA on this CPU.
+        Isa::Avx512Vnni if *AVX512F => unsafe { x86::products_avx512(x, w, k, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` and `Isa::Avx512Vnni` are only chosen on CPUs
+        // with AVX2 and FMA.
+        Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::products_avx2(x, w, k, out) },
+        Isa::Portable => products_portable(x, w, k, out),
+    }
+}
+
+/// The portable build: each product a dot in eight lanes (which the
+/// compiler vectorizes for any x86-64 or ARM CPU).
+fn products_portable(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
+    let rows = w.len() / k;
+    for (t, x_row) in x.chunks_exact(k).enumerate() {
+        for (r, w_row) in w.chunks_exact(k).enumerate() {
+            out[t * rows + r] = dot::<8>(x_row, w_row, |a, b, c| a * b + c);
+        }
+    }
+}
+
+/// One dot product in `L` lanes (the tiles' edges).
+#[inline(always)]
+fn dot<const L: usize>(a: &[f32], b: &[f32], fma: impl Fn(f32, f32, f32) -> f32) -> f32 {
+    let mut lanes = [0.0f32; L];
+    let (a_l, b_l) = (a.chunks_exact(L), b.chunks_exact(L));
+    let (a_tail, b_tail) = (a_l.remainder(), b_l.remainder());
+    for (x, y) in a_l.zip(b_l) {
+        for l in 0..L {
+            lanes[l] = fma(x[l], y[l], lanes[l]);
+        }
+    }
+    let mut sum = lanes_sum(&lanes);
+    for (x, y) in a_tail.iter().zip(b_tail) {
+        sum = fma(*x, *y, sum);
+    }
+    sum
+}
+
+/// The lanes added up in a fixed order.
+#[inline(always)]
+fn lanes_sum<const L: usize>(lanes: &[f32; L]) -> f32 {
+    let mut sum = -0.0f32;
+    for lane in lanes {
+        sum += lane;
+    }
+    sum
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::dot;
+
+    /// Sums of 4 activation rows × `TN` weight rows kept in vector
+    /// registers over `k`; the tile's edges and `k`'s tail in scalar code.
+    macro_rules! products_kernel {
+        ($name:ident, $features:literal, $vec:ty, $lanes:literal, $tn:literal,
+         $zero:ident, $load:ident, $fmadd:ident, $reduce:ident) => {
+            #[target_feature(enable = $features)]
+            pub(super) fn $name(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
+                const TT: usize = 4;
+                const TN: usize = $tn;
+                let (tokens, rows) = (x.len() / k, w.len() / k);
+                let whole = k - k % $lanes;
+                let fma = |a: f32, b: f32, c: f32| a.mul_add(b, c);
+                let mut t0 = 0;
+                while t0 < tokens {
+                    let tt = TT.min(tokens - t0);
+                    let mut r0 = 0;
+                    while r0 < rows {
+                        let tn = TN.min(rows - r0);
+                        if tt < TT || tn < TN {
+                            for i in 0..tt {
+                                for j in 0..tn {
+                                    out[(t0 + i) * rows + r0 + j] = dot::<$lanes>(
+                                        &x[(t0 + i) * k..][..k],
+                                        &w[(r0 + j) * k..][..k],
+                                        fma,
+                                    );
+                                }
+                            }
+                            r0 += tn;
+                            continue;
+                        }
+                        let xs: [&[f32]; TT] = std::array::from_fn(|i| &x[(t0 + i) * k..][..k]);
+                        let ws: [&[f32]; TN] = std::array::from_fn(|j| &w[(r0 + j) * k..][..k]);
+                        let mut acc: [[$vec; TN]; TT] = [[$zero(); TN]; TT];
+                        let mut at = 0;
+                        while at < whole {
+                            // SAFETY: every row slice holds `k` values and
+                            // `at + lanes <= whole <= k`; loadu needs no alignment.
+                            let xv: [$vec; TT] =
+                                std::array::from_fn(|i| unsafe { $load(xs[i].as_ptr().add(at)) });
+                            for j in 0..TN {
+                                // SAFETY: as above.
+                                let wv = unsafe { $load(ws[j].as_ptr().add(at)) };
+                                for i in 0..TT {
+                                    acc[i][j] = $fmadd(xv[i], wv, acc[i][j]);
+                                }
+                            }
+                            at += $lanes;
+                        }
+                        for i in 0..TT {
+                            for j in 0..TN {
+                                let mut sum = $reduce(acc[i][j]);
+                                for at in whole..k {
+                                    sum = fma(xs[i][at], ws[j][at], sum);
+                                }
+                                out[(t0 + i) * rows + r0 + j] = sum;
+                            }
+                        }
+                        r0 += TN;
+                    }
+                    t0 += tt;
+                }
+            }
+        };
+    }
+
+    /// Sixteen lanes added up.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn reduce512(v: __m512) -> f32 {
+        _mm512_reduce_add_ps(v)
+    }
+
+    /// Eight lanes added up.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce256(v: __m256) -> f32 {
+        let pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let pair = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
+        _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps::<1>(pair, pair)))
+    }
+
+    products_kernel!(
+        products_avx512,
+        "avx512f,avx2,fma",
+        __m512,
+        16,
+        4,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_fmadd_ps,
+        reduce512
+    );
+    products_kernel!(
+        products_avx2,
+        "avx2,fma",
+        __m256,
+        8,
+        2,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_fmadd_ps,
+        reduce256
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every build agrees with a float64 product, for shapes with whole
+    /// tiles, edges and a `k` that is not a multiple of the lanes.
+    #[test]
+    fn every_build_matches_a_float64_product() {
+        for (tokens, rows, k) in [(1, 1, 1), (5, 7, 40), (9, 13, 384), (3, 2, 17), (8, 8, 32)] {
+            let x: Vec<f32> = (0..tokens * k)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+                .collect();
+            let w: Vec<f32> = (0..rows * k)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 31.0)
+                .collect();
+            for isa in super::super::available() {
+                let mut out = vec![f32::NAN; tokens * rows];
+                products_on(isa, &x, &w, k, &mut out);
+                for t in 0..tokens {
+                    for r in 0..rows {
+                        let exact: f64 = (0..k)
+                            .map(|i| f64::from(x[t * k + i]) * f64::from(w[r * k + i]))
+                            .sum();
+                        let got = f64::from(out[t * rows + r]);
+                        assert!(
+                            (got - exact).abs() <= 1e-5 * (1.0 + exact.abs()),
+                            "{isa:?} {tokens}×{rows}×{k} at ({t}, {r}): {got} vs {exact}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
