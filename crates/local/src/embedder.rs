@@ -1,5 +1,6 @@
 //! all-MiniLM-L6-v2 (or any BERT-family safetensors model) in process:
-//! batched, mean pooling over the attention mask, L2-normalized.
+//! each text alone at its own length, mean pooling over its tokens,
+//! L2-normalized; a batch's texts spread over the cores.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,7 +46,7 @@ impl std::fmt::Debug for LocalEmbedder {
 }
 
 impl LocalEmbedder {
-    /// Sentences per forward pass.
+    /// Texts per call to the model (each runs alone, unpadded).
     pub const DEFAULT_BATCH: usize = 64;
     /// Longest input in tokens; longer inputs are truncated (MiniLM was trained on 256).
     pub const MAX_TOKENS: usize = 256;
