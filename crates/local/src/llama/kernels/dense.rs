@@ -4,14 +4,16 @@
 //! sums in registers, so each loaded weight vector serves several tokens
 //! and each activation vector several outputs.
 //!
-//! Three builds of one loop, chosen with the chat model's instruction set
-//! ([`super::isa`]): AVX-512 (16 lanes, 4 × 4 tiles, fused multiply-add),
-//! AVX2 + FMA (8 lanes, 4 × 2 tiles, fused) and portable Rust (8 lanes,
-//! 2 × 4 tiles, a multiply then an add). Unlike the chat model's kernels
+//! Three builds, chosen with the chat model's instruction set
+//! ([`super::isa`]): AVX-512 (16 lanes, tiles of 4 × 4 products, fused
+//! multiply-add) and AVX2 + FMA (8 lanes, 4 × 2 tiles, fused), both one
+//! intrinsics loop written once as a macro; and portable Rust (one product
+//! at a time in 8 lanes, a multiply then an add). Unlike the chat model's kernels
 //! these do not give the same bits on every instruction set (lane counts
 //! and fusing differ); each agrees with a float64 reference to f32
 //! rounding (the embedder's reference test).
 
+#[cfg(target_arch = "x86_64")]
 use std::sync::LazyLock;
 
 use super::Isa;
