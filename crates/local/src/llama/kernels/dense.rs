@@ -63,18 +63,20 @@ pub(crate) fn products_on(isa: Isa, x: &[f32], w: &[f32], k: usize, out: &mut [f
     }
 }
 
-/// The portable build: each product a dot in eight lanes (which the
-/// compiler vectorizes for any x86-64 or ARM CPU).
+/// The portable build: each product the chat model's eight-lane
+/// [`super::dot_f32`] (which the compiler vectorizes for any x86-64 or ARM
+/// CPU).
 fn products_portable(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
     let rows = w.len() / k;
     for (t, x_row) in x.chunks_exact(k).enumerate() {
         for (r, w_row) in w.chunks_exact(k).enumerate() {
-            out[t * rows + r] = dot::<8>(x_row, w_row, |a, b, c| a * b + c);
+            out[t * rows + r] = super::dot_f32(x_row, w_row);
         }
     }
 }
 
-/// One dot product in `L` lanes (the tiles' edges).
+/// One dot product in `L` lanes, fused (the AVX tiles' edges).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn dot<const L: usize>(a: &[f32], b: &[f32], fma: impl Fn(f32, f32, f32) -> f32) -> f32 {
     let mut lanes = [0.0f32; L];
@@ -93,6 +95,7 @@ fn dot<const L: usize>(a: &[f32], b: &[f32], fma: impl Fn(f32, f32, f32) -> f32)
 }
 
 /// The lanes added up in a fixed order.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn lanes_sum<const L: usize>(lanes: &[f32; L]) -> f32 {
     let mut sum = -0.0f32;
