@@ -277,12 +277,13 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     remove_test_scratch()?;
     let _url = sh.push_env("AGON_TEST_DATABASE_URL", pg.url());
     // One compute thread per test process: the suite runs four tests at a
-    // time on two cores, and the in-process models' thread pools (candle's
-    // gemm on rayon, one pool per test process) spin while they wait, so
-    // at two threads each they oversubscribe the cores several-fold (the
-    // suite: 261 s and 9.5 CPU-minutes with the pools at two threads,
-    // 194 s and 4.7 with one, side by side on 2026-11-28).
-    let _threads = sh.push_env("RAYON_NUM_THREADS", "1");
+    // time on two cores, and the in-process models' thread pool (one per
+    // test process) spins while it waits, so at two threads each the pools
+    // oversubscribe the cores several-fold (the suite: 261 s and 9.5
+    // CPU-minutes with the pools at two threads, 194 s and 4.7 with one,
+    // side by side on 2026-11-28). `AGON_THREADS` sizes agon-local's pool
+    // and the embedder's threads.
+    let _threads = sh.push_env("AGON_THREADS", "1");
     // A failing test reports its message and its place; the frames of a
     // backtrace would bury them (CI shows a failure's first lines). Re-run
     // the one test with RUST_BACKTRACE=1 for the frames.

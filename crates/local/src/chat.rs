@@ -6,7 +6,8 @@
 //!
 //! The transformer itself is [`super::llama`]: every weight is held as Q8
 //! (Q8_0 as stored, other types requantized at load) and runs on int8 SIMD
-//! kernels; candle reads the file and builds the tokenizer.
+//! kernels; the crate's GGUF reader loads the file and builds the tokenizer
+//! from its metadata.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,8 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use async_trait::async_trait;
-use candle_core::quantized::gguf_file;
-use candle_core::quantized::tokenizer::TokenizerFromGguf;
 use tokenizers::Tokenizer;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -24,6 +23,7 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 
 use super::decoding::{Decoding, Verdict};
 use super::files::{models_dir, verify};
+use super::gguf::{Gguf, Value, tokenizer_from_gguf};
 use super::guidance::Guidance;
 use super::llama::{KvCache, Llama};
 use super::output::{GenerationStats, LocalGeneration, OnText};
@@ -198,14 +198,12 @@ impl LocalChat {
     pub fn load(path: &Path) -> Result<Self, ProviderError> {
         verify(path)?;
         let mut file = std::fs::File::open(path).map_err(|e| invalid(path, e))?;
-        let content = gguf_file::Content::read(&mut file)
-            .map_err(|e| invalid(path, format!("not a GGUF file: {e}")))?;
-        let arch = content
-            .metadata
+        let gguf = Gguf::read(&mut file).map_err(|e| invalid(path, e))?;
+        let arch = gguf
             .get("general.architecture")
-            .and_then(|v| v.to_string().ok())
-            .cloned()
-            .unwrap_or_default();
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         if arch != "llama" {
             return Err(invalid(
                 path,
@@ -213,13 +211,12 @@ impl LocalChat {
             ));
         }
         let mut tokenizer =
-            Tokenizer::from_gguf(&content).map_err(|e| invalid(path, format!("tokenizer: {e}")))?;
+            tokenizer_from_gguf(&gguf).map_err(|e| invalid(path, format!("tokenizer: {e}")))?;
         fix_pre_tokenizer(&mut tokenizer);
         let mut eos = Vec::new();
-        if let Some(id) = content
-            .metadata
+        if let Some(id) = gguf
             .get("tokenizer.ggml.eos_token_id")
-            .and_then(|v| v.to_u32().ok())
+            .and_then(Value::as_u32)
         {
             eos.push(id);
         }
@@ -236,7 +233,7 @@ impl LocalChat {
         let eot = tokenizer.token_to_id("<|im_end|>").unwrap_or(eos[0]);
         let guidance = Guidance::new(&tokenizer, vocab, eot)
             .map_err(|e| invalid(path, format!("building the token trie: {e}")))?;
-        let model = Llama::from_gguf(&content, &mut file)
+        let model = Llama::from_gguf(&gguf, &mut file)
             .map_err(|e| invalid(path, format!("loading weights: {e}")))?;
         let model_id = path.file_name().and_then(|n| n.to_str()).map_or_else(
             || "local".to_owned(),

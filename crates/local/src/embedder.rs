@@ -110,14 +110,14 @@ impl LocalEmbedder {
 
 /// The texts' embeddings: each text's hidden states (alone, unpadded)
 /// averaged over its tokens and L2-normalized. Texts are spread over the
-/// CPU's cores when there are several; one text runs on the calling thread.
+/// compute threads (`AGON_THREADS`, else the CPUs) when there are several;
+/// one text runs on the calling thread.
 fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
     let encodings = bert
         .tokenizer
         .encode_batch(texts.to_vec(), true)
         .map_err(|e| inference(format!("tokenizing: {e}")))?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
+    let threads = crate::llama::configured_threads()
         .min(encodings.len())
         .max(1);
     if threads == 1 {

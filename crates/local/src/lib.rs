@@ -10,20 +10,21 @@
 //!   (AVX-512 VNNI, AVX2 + FMA, portable); structured output constrained by
 //!   llguidance.
 //! - [`LocalEmbedder`]: all-MiniLM-L6-v2 (or another BERT-family model) on
-//!   candle.
+//!   the crate's own f32 kernels.
 //! - `LlamaCppChat` (feature `llama-cpp`): the same GGUF models on llama.cpp.
 //!
 //! [`Backends`] plugs them into `agon-llm`'s [`ModelFactory`] and
 //! [`EmbedderSpec`] (specs `local`, `local:PATH`, `llama-cpp`,
 //! `llama-cpp:PATH`); [`factory`] is a factory with them. This is the only
-//! crate of the workspace with `unsafe` code (the SIMD kernels, in one
-//! module) and the one the dev profile optimises at level 3.
+//! crate of the workspace with `unsafe` code (the SIMD kernels, and the
+//! thread pool's hand-off of a step's closure) and the one the dev profile optimises at level 3.
 
 mod bert;
 mod chat;
 mod decoding;
 mod embedder;
 pub mod files;
+mod gguf;
 mod guidance;
 mod llama;
 #[cfg(feature = "llama-cpp")]

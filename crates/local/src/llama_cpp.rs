@@ -162,7 +162,7 @@ impl LlamaCppChat {
     }
 
     /// Token ids of `text` as llama.cpp tokenizes it (special tokens
-    /// recognized, nothing added): the reference the candle tokenizer is
+    /// recognized, nothing added): the reference the in-process tokenizer is
     /// checked against.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, ProviderError> {
         let (reply, ids) = mpsc::sync_channel(1);

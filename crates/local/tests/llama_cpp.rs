@@ -1,5 +1,6 @@
 //! The llama.cpp backend (feature `llama-cpp`) on the real SmolLM2 GGUF, and
-//! llama.cpp as the reference tokenizer for the candle backend. Run with
+//! llama.cpp as the reference tokenizer for the in-process backend (its
+//! tokenizer built from the GGUF metadata). Run with
 //! `cargo xtask test --llama-cpp` (needs cmake and libclang to build).
 
 #![cfg(feature = "llama-cpp")]
@@ -62,8 +63,8 @@ async fn streaming_yields_the_same_text_as_complete() {
 }
 
 #[test]
-fn candle_tokenizes_exactly_as_llama_cpp() {
-    let candle = LocalChat::smollm2().unwrap();
+fn the_gguf_tokenizer_tokenizes_exactly_as_llama_cpp() {
+    let ours = LocalChat::smollm2().unwrap();
     for text in [
         "Hello, world!",
         "  leading and  double  spaces\n\ttabs",
@@ -73,7 +74,7 @@ fn candle_tokenizes_exactly_as_llama_cpp() {
         "don't STOP: it's 9:45pm!!",
     ] {
         assert_eq!(
-            candle.encode(text).unwrap(),
+            ours.encode(text).unwrap(),
             chat().encode(text).unwrap(),
             "token ids of {text:?}"
         );
