@@ -252,11 +252,23 @@ impl Gguf {
             file_len: len,
         };
         for (name, info) in &gguf.tensors {
-            let end = gguf.data_offset + info.offset + info.bytes() as u64;
-            if end > len {
-                return Err(format!(
-                    "tensor `{name}` ends at byte {end}, past the end of the file ({len} bytes)"
-                ));
+            let end = gguf
+                .data_offset
+                .checked_add(info.offset)
+                .and_then(|start| start.checked_add(info.bytes() as u64));
+            match end {
+                Some(end) if end <= len => {}
+                Some(end) => {
+                    return Err(format!(
+                        "tensor `{name}` ends at byte {end}, past the end of the file ({len} bytes)"
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "tensor `{name}` has an offset of {} bytes, past any file",
+                        info.offset
+                    ));
+                }
             }
         }
         Ok(gguf)
@@ -476,6 +488,17 @@ mod tests {
         let cut = whole[..whole.len() - 4].to_vec();
         let err = Gguf::read(&mut Cursor::new(cut)).unwrap_err();
         assert!(err.contains("tensor `t` ends at byte"), "{err}");
+        // An offset so large that adding it would wrap around.
+        let mut far = whole.clone();
+        let name_at = far
+            .windows(9)
+            .position(|w| w == b"\x01\x00\x00\x00\x00\x00\x00\x00t")
+            .unwrap();
+        // After the name: dimensions (u32), one dimension (u64), type (u32), offset (u64).
+        let offset_at = name_at + 9 + 4 + 8 + 4;
+        far[offset_at..offset_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let err = Gguf::read(&mut Cursor::new(far)).unwrap_err();
+        assert!(err.contains("past any file"), "{err}");
         let err = Gguf::read(&mut Cursor::new(b"PK\x03\x04rest".to_vec())).unwrap_err();
         assert!(err.contains("no `GGUF` magic"), "{err}");
         // A string claiming more bytes than the file has left.
