@@ -67,13 +67,25 @@ static POOL: LazyLock<Pool> = LazyLock::new(|| Pool::new(configured_threads()));
 /// CPU the process may use (read once).
 pub(crate) fn configured_threads() -> usize {
     static THREADS: LazyLock<usize> = LazyLock::new(|| {
-        std::env::var("AGON_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        threads_from(std::env::var("AGON_THREADS").ok().as_deref(), cpus)
     });
     *THREADS
+}
+
+/// The threads `AGON_THREADS` asks for (`value`), else `cpus`; a value that
+/// is not a positive whole number is named in a warning and not used.
+fn threads_from(value: Option<&str>, cpus: usize) -> usize {
+    match value.map(|v| (v, v.trim().parse::<usize>())) {
+        None => cpus,
+        Some((_, Ok(n))) if n > 0 => n,
+        Some((v, _)) => {
+            tracing::warn!(
+                "agon-local: AGON_THREADS={v:?} is not a positive whole number; using {cpus} threads (one per CPU)"
+            );
+            cpus
+        }
+    }
 }
 
 fn record_panic(shared: &Shared, payload: Box<dyn Any + Send>) {
@@ -293,6 +305,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agon_threads_is_read_and_a_bad_value_falls_back_to_the_cpus() {
+        assert_eq!(threads_from(None, 2), 2);
+        assert_eq!(threads_from(Some(" 3 "), 2), 3);
+        assert_eq!(threads_from(Some("0"), 2), 2);
+        assert_eq!(threads_from(Some("two"), 2), 2);
+    }
 
     #[test]
     fn every_piece_is_visited_once_with_its_offset() {
