@@ -17,7 +17,8 @@
 //! [`EmbedderSpec`] (specs `local`, `local:PATH`, `llama-cpp`,
 //! `llama-cpp:PATH`); [`factory`] is a factory with them. This is the only
 //! crate of the workspace with `unsafe` code (the SIMD kernels, and the
-//! thread pool's hand-off of a step's closure) and the one the dev profile optimises at level 3.
+//! thread pool's hand-off of a step's closure) and the one the dev profile
+//! optimises at level 3.
 
 mod bert;
 mod chat;
