@@ -197,7 +197,10 @@ impl LocalChat {
     /// tokenizer is an error naming the file.
     pub fn load(path: &Path) -> Result<Self, ProviderError> {
         verify(path)?;
-        let mut file = std::fs::File::open(path).map_err(|e| invalid(path, e))?;
+        // Buffered: the header is ~100,000 small reads (the tokenizer's
+        // strings); the tensors' large reads bypass the buffer.
+        let mut file =
+            std::io::BufReader::new(std::fs::File::open(path).map_err(|e| invalid(path, e))?);
         let gguf = Gguf::read(&mut file).map_err(|e| invalid(path, e))?;
         let arch = gguf
             .get("general.architecture")
