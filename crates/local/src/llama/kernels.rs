@@ -25,6 +25,7 @@
 #![allow(unsafe_code)]
 
 pub(crate) mod dense;
+pub(crate) mod packed;
 
 use std::sync::LazyLock;
 

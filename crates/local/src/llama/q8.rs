@@ -3,15 +3,22 @@
 
 use half::f16;
 
+use std::ops::Range;
+
+use super::kernels::packed::{self, OffsetRows, PackedMatrix};
 use super::kernels::{self, BLOCK, Q8Rows};
 use super::pool;
 
-/// A row-major matrix quantized in blocks of 32 along its rows.
+/// A row-major matrix quantized in blocks of 32 along its rows; a weight
+/// matrix may be packed for the CPU's kernel instead ([`Q8Matrix::pack`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Q8Matrix {
     quants: Vec<i8>,
     scales: Vec<f32>,
     k: usize,
+    /// The rows packed for AVX-512 VNNI; then `quants` and `scales` are
+    /// empty.
+    packed: Option<PackedMatrix>,
 }
 
 impl Q8Matrix {
@@ -22,6 +29,7 @@ impl Q8Matrix {
             quants: vec![0; values.len()],
             scales: vec![0.0; values.len() / BLOCK],
             k,
+            packed: None,
         };
         quantize_into(values, &mut matrix.quants, &mut matrix.scales);
         matrix
@@ -36,11 +44,29 @@ impl Q8Matrix {
             scales.push(f16::from_le_bytes([block[0], block[1]]).to_f32());
             quants.extend(block[2..].iter().map(|&b| b as i8));
         }
-        Self { quants, scales, k }
+        Self {
+            quants,
+            scales,
+            k,
+            packed: None,
+        }
     }
 
-    /// Stacks matrices with the same row length (for fused projections).
+    /// Packs the rows for the packed kernel when this CPU runs it (AVX-512
+    /// VNNI; [`packed`]), dropping the row-major copy; otherwise nothing
+    /// changes. For weights: activations are quantized afresh each step.
+    pub fn pack(&mut self) {
+        if self.packed.is_none() && packed::available() {
+            self.packed = Some(PackedMatrix::pack(&self.quants, &self.scales, self.k));
+            self.quants = Vec::new();
+            self.scales = Vec::new();
+        }
+    }
+
+    /// Stacks matrices with the same row length (for fused projections),
+    /// before they are packed.
     pub fn stack(parts: &[Self]) -> Self {
+        debug_assert!(parts.iter().all(|p| p.packed.is_none()));
         let k = parts.first().map_or(0, |p| p.k);
         Self {
             quants: parts
@@ -52,16 +78,24 @@ impl Q8Matrix {
                 .flat_map(|p| p.scales.iter().copied())
                 .collect(),
             k,
+            packed: None,
         }
     }
 
     /// Number of rows.
     pub fn rows(&self) -> usize {
-        self.quants.len().checked_div(self.k).unwrap_or(0)
+        match &self.packed {
+            Some(packed) => packed.rows(),
+            None => self.quants.len().checked_div(self.k).unwrap_or(0),
+        }
     }
 
     /// Row `r` as floats, written to `out` (`k` values).
     pub fn dequantize_row(&self, r: usize, out: &mut [f32]) {
+        if let Some(packed) = &self.packed {
+            packed.dequantize_row(r, out);
+            return;
+        }
         let blocks = self.k / BLOCK;
         let quants = &self.quants[r * self.k..(r + 1) * self.k];
         let scales = &self.scales[r * blocks..(r + 1) * blocks];
@@ -91,8 +125,45 @@ impl Q8Matrix {
     /// verification: reading the weights is most of their cost, and each
     /// weight row is then read once for all of them), by activation rows
     /// otherwise (each thread then streams the weights once for its tokens).
+    /// Every split gives the same bits.
     pub fn matmul(&self, x: &Q8Matrix, out: &mut [f32]) {
-        let (rows, tokens) = (self.rows(), x.rows());
+        match &self.packed {
+            Some(packed) => {
+                let mut offset = Vec::new();
+                packed::offset_activations(&x.quants, &mut offset);
+                let blocks = x.k / BLOCK;
+                let activations = |t: Range<usize>| OffsetRows {
+                    quants: &offset[t.start * x.k..t.end * x.k],
+                    scales: &x.scales[t.start * blocks..t.end * blocks],
+                    k: x.k,
+                };
+                self.split(x.rows(), out, |rows, tokens, part, stride| {
+                    packed::matmul(
+                        packed.view(rows.start, rows.end),
+                        activations(tokens),
+                        part,
+                        stride,
+                    );
+                });
+            }
+            None => self.split(x.rows(), out, |rows, tokens, part, stride| {
+                kernels::matmul(self.view(rows), x.view(tokens), part, stride);
+            }),
+        }
+    }
+
+    /// Spreads a product of this matrix with `tokens` activation rows over
+    /// the pool (see [`Q8Matrix::matmul`]): `product(rows, tokens, out,
+    /// stride)` writes `out[t * stride + r]` for the rows and tokens given
+    /// (relative to their starts); the rows of a piece start at a multiple
+    /// of 16.
+    fn split(
+        &self,
+        tokens: usize,
+        out: &mut [f32],
+        product: impl Fn(Range<usize>, Range<usize>, &mut [f32], usize) + Sync,
+    ) {
+        let rows = self.rows();
         debug_assert_eq!(out.len(), rows * tokens);
         let chunk = rows
             .div_ceil(pool::threads() * 4)
@@ -100,7 +171,7 @@ impl Q8Matrix {
             .max(16);
         if tokens == 1 {
             pool::for_each_chunk(out, chunk, |start, part| {
-                kernels::matmul(self.view(start..start + part.len()), x.view(0..1), part, 0);
+                product(start..start + part.len(), 0..1, part, 0);
             });
         } else if tokens <= FEW_TOKENS {
             // Piece p holds rows `p * chunk..` for every token, token-major.
@@ -109,7 +180,7 @@ impl Q8Matrix {
             pool::for_each_chunk(&mut pieces, piece, |start, part| {
                 let first = start / tokens;
                 let end = (first + chunk).min(rows);
-                kernels::matmul(self.view(first..end), x.view(0..tokens), part, chunk);
+                product(first..end, 0..tokens, part, chunk);
             });
             for (p, part) in pieces.chunks_exact(piece).enumerate() {
                 let first = p * chunk;
@@ -123,7 +194,7 @@ impl Q8Matrix {
             pool::for_each_chunk(out, per_thread * rows, |start, part| {
                 let first = start / rows;
                 let count = part.len() / rows;
-                kernels::matmul(self.view(0..rows), x.view(first..first + count), part, rows);
+                product(0..rows, first..first + count, part, rows);
             });
         }
     }
@@ -246,6 +317,48 @@ mod tests {
                     bits(&alone),
                     "{tokens} tokens, token {t}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn every_split_of_a_packed_matrix_gives_the_same_bits() {
+        // As above, on the packed kernel where the CPU runs it.
+        let (rows, k) = (150, 64);
+        let plain = Q8Matrix::quantize(&pseudo_random(rows * k, 7), k);
+        let mut w = plain.clone();
+        w.pack();
+        if w.packed.is_none() {
+            eprintln!("no AVX-512 VNNI on this CPU: nothing is packed");
+            return;
+        }
+        let mut row = vec![0.0; k];
+        let mut plain_row = vec![0.0; k];
+        for r in [0, 9, rows - 1] {
+            w.dequantize_row(r, &mut row);
+            plain.dequantize_row(r, &mut plain_row);
+            assert_eq!(bits(&row), bits(&plain_row), "row {r}");
+        }
+        let mut one = Q8Matrix::default();
+        for tokens in [1, 3, FEW_TOKENS, FEW_TOKENS + 5] {
+            let values = pseudo_random(tokens * k, 8);
+            let x = Q8Matrix::quantize(&values, k);
+            let mut out = vec![f32::NAN; rows * tokens];
+            w.matmul(&x, &mut out);
+            let mut reference = vec![0.0; rows * tokens];
+            plain.matmul(&x, &mut reference);
+            for t in 0..tokens {
+                quantize_rows(&values[t * k..(t + 1) * k], k, &mut one);
+                let mut alone = vec![0.0; rows];
+                w.matmul(&one, &mut alone);
+                assert_eq!(
+                    bits(&out[t * rows..(t + 1) * rows]),
+                    bits(&alone),
+                    "{tokens} tokens, token {t}"
+                );
+                for (a, b) in alone.iter().zip(&reference[t * rows..]) {
+                    assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+                }
             }
         }
     }
