@@ -5,7 +5,7 @@ use half::f16;
 
 use std::ops::Range;
 
-use super::kernels::packed::{self, OffsetRows, PackedMatrix};
+use super::kernels::packed::{self, Activations, PackedMatrix};
 use super::kernels::{self, BLOCK, Q8Rows};
 use super::pool;
 
@@ -16,8 +16,8 @@ pub(crate) struct Q8Matrix {
     quants: Vec<i8>,
     scales: Vec<f32>,
     k: usize,
-    /// The rows packed for AVX-512 VNNI; then `quants` and `scales` are
-    /// empty.
+    /// The rows packed for the SIMD kernels; then `quants` and `scales`
+    /// are empty.
     packed: Option<PackedMatrix>,
 }
 
@@ -52,9 +52,9 @@ impl Q8Matrix {
         }
     }
 
-    /// Packs the rows for the packed kernel when this CPU runs it (AVX-512
-    /// VNNI; [`packed`]), dropping the row-major copy; otherwise nothing
-    /// changes. For weights: activations are quantized afresh each step.
+    /// Packs the rows for the packed kernels when this CPU runs one
+    /// (AVX2 or AVX-512 VNNI; [`packed`]), dropping the row-major copy;
+    /// otherwise nothing changes. For weights: activations are quantized afresh each step.
     pub fn pack(&mut self) {
         if self.packed.is_none() && packed::available() {
             self.packed = Some(PackedMatrix::pack(&self.quants, &self.scales, self.k));
@@ -132,8 +132,9 @@ impl Q8Matrix {
                 let mut offset = Vec::new();
                 packed::offset_activations(&x.quants, &mut offset);
                 let blocks = x.k / BLOCK;
-                let activations = |t: Range<usize>| OffsetRows {
-                    quants: &offset[t.start * x.k..t.end * x.k],
+                let activations = |t: Range<usize>| Activations {
+                    quants: &x.quants[t.start * x.k..t.end * x.k],
+                    offset: offset.get(t.start * x.k..t.end * x.k).unwrap_or_default(),
                     scales: &x.scales[t.start * blocks..t.end * blocks],
                     k: x.k,
                 };
@@ -329,7 +330,7 @@ mod tests {
         let mut w = plain.clone();
         w.pack();
         if w.packed.is_none() {
-            eprintln!("no AVX-512 VNNI on this CPU: nothing is packed");
+            eprintln!("no AVX2 on this CPU: nothing is packed");
             return;
         }
         let mut row = vec![0.0; k];

@@ -1,24 +1,28 @@
-//! Q8 weights packed for AVX-512 VNNI: eight rows side by side, so that one
-//! `vpdpbusd` adds four products to each of the eight rows' sums.
+//! Q8 weights packed eight rows side by side, so that one vector
+//! instruction adds four products to each of the eight rows' sums.
 //!
 //! The plain kernels take each weight row alone: per block of 32 values a
-//! `vpdpbusd` gives eight partial sums of one row, which are converted to
-//! floats and scaled one vector per row and block, and the sign trick
-//! (`|w|` as unsigned, `x` with `w`'s sign) costs two more instructions a
-//! block and row. Here the vector's eight 32-bit lanes are eight weight rows:
-//! step `j` of a block holds bytes `4j..4j + 4` of each row, multiplied by
-//! the same four activation bytes broadcast to every lane. After the eight
-//! steps of a block each lane holds its row's whole block sum as an exact
-//! integer, which is converted and scaled once for the eight rows.
+//! `vpdpbusd` (or AVX2's `vpmaddubsw` + `vpmaddwd`) gives eight partial sums
+//! of one row, which are converted to floats and scaled one vector per row
+//! and block, and the sign trick (`|w|` as unsigned, `x` with `w`'s sign)
+//! costs two more instructions a block and row. Here the vector's eight
+//! 32-bit lanes are eight weight rows: step `j` of a block holds bytes
+//! `4j..4j + 4` of each row, multiplied by the same four activation bytes
+//! broadcast to every lane. After the eight steps of a block each lane holds
+//! its row's whole block sum as an exact integer, which is converted and
+//! scaled once for the eight rows.
 //!
-//! `vpdpbusd` multiplies unsigned by signed bytes, so the activations are
-//! given as `x + 128` (in `1..=255`) and each lane starts from
-//! `−128 · Σ w` of its row's block: the sums are then `Σ x·w` exactly.
+//! On AVX-512 VNNI, `vpdpbusd` multiplies unsigned by signed bytes, so the
+//! activations are given as `x + 128` (in `1..=255`) and each lane starts
+//! from `−128 · Σ w` of its row's block: the sums are then `Σ x·w` exactly,
+//! one instruction a step. AVX2 keeps the sign trick per step (its
+//! `vpmaddubsw` would saturate on `x + 128`).
 //!
 //! Every (row, activation row) pair's result is the same sequence of
-//! operations whatever the tile or the split of the work: the block's exact
-//! integer sum, converted, times `w_scale · x_scale`, added (fused) to the
-//! running sum in block order. A batch therefore gives each token's bits.
+//! operations whatever the kernel, the tile or the split of the work: the
+//! block's exact integer sum, converted, times `w_scale · x_scale`, added
+//! (fused) to the running sum in block order. A batch therefore gives each
+//! token's bits, and AVX2 and VNNI give the same bits.
 
 use super::BLOCK;
 
@@ -117,49 +121,72 @@ pub(crate) struct PackedRows<'a> {
     k: usize,
 }
 
-/// Activation rows for the packed kernel: each value as `x + 128`.
+/// Activation rows for the packed kernel.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct OffsetRows<'a> {
-    /// `tokens × k` bytes, each an `i8` activation plus 128.
-    pub quants: &'a [u8],
+pub(crate) struct Activations<'a> {
+    /// `tokens × k` quantized values.
+    pub quants: &'a [i8],
+    /// The same values plus 128 ([`offset_activations`]), which the VNNI
+    /// kernel reads; empty for the other kernels.
+    pub offset: &'a [u8],
     /// One scale per block of 32.
     pub scales: &'a [f32],
     /// Values per row.
     pub k: usize,
 }
 
-impl OffsetRows<'_> {
+impl Activations<'_> {
     fn rows(&self) -> usize {
         self.quants.len().checked_div(self.k).unwrap_or(0)
     }
 }
 
-/// Writes `i8` activations as `x + 128` into `out` (the same length).
+/// Writes `i8` activations as `x + 128` into `out` where the kernel in use
+/// reads them ([`Activations::offset`]); leaves `out` empty otherwise.
 pub(crate) fn offset_activations(quants: &[i8], out: &mut Vec<u8>) {
+    out.clear();
+    #[cfg(target_arch = "x86_64")]
+    if super::isa() == super::Isa::Avx512Vnni {
+        offset_activations_for_any(quants, out);
+    }
+}
+
+/// [`offset_activations`] whatever the kernel in use (for tests of every
+/// kernel).
+fn offset_activations_for_any(quants: &[i8], out: &mut Vec<u8>) {
     out.clear();
     out.extend(quants.iter().map(|&q| (q as u8) ^ 0x80));
 }
 
-/// Whether this CPU runs the packed kernel (AVX-512 VNNI with VL, as the
-/// crate's instruction set choice has it).
+/// Whether this CPU runs a packed kernel: AVX2 (with FMA) or AVX-512 VNNI,
+/// as the crate's instruction set choice has it. Portable Rust keeps the
+/// row-major layout.
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        super::isa() == super::Isa::Avx512Vnni
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    runs_on(super::isa())
+}
+
+fn runs_on(isa: super::Isa) -> bool {
+    isa != super::Isa::Portable
 }
 
 /// `out[t * stride + r] = w[r] · x[t]` for every packed row `r` and
-/// activation row `t`.
+/// activation row `t`, on the instruction set in use.
 ///
 /// # Panics
-/// If the shapes disagree, or the CPU cannot run the kernel ([`available`]
-/// is false): bugs in the caller.
-pub(crate) fn matmul(w: PackedRows<'_>, x: OffsetRows<'_>, out: &mut [f32], stride: usize) {
+/// If the shapes disagree, or no packed kernel runs on this CPU
+/// ([`available`] is false): bugs in the caller.
+pub(crate) fn matmul(w: PackedRows<'_>, x: Activations<'_>, out: &mut [f32], stride: usize) {
+    matmul_on(super::isa(), w, x, out, stride);
+}
+
+/// [`matmul`] on instruction set `isa`.
+pub(crate) fn matmul_on(
+    isa: super::Isa,
+    w: PackedRows<'_>,
+    x: Activations<'_>,
+    out: &mut [f32],
+    stride: usize,
+) {
     let blocks = w.k / BLOCK;
     let groups = w.rows.div_ceil(GROUP);
     let tokens = x.rows();
@@ -177,12 +204,22 @@ pub(crate) fn matmul(w: PackedRows<'_>, x: OffsetRows<'_>, out: &mut [f32], stri
         tokens == 0 || w.rows == 0 || (tokens - 1) * stride + w.rows <= out.len(),
         "packed matmul: output too small"
     );
-    assert!(available(), "packed matmul: the CPU has no AVX-512 VNNI");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `available()` checked that the CPU has AVX2, FMA, AVX-512
-    // VNNI and AVX-512 VL; the shapes were checked above.
-    unsafe {
-        x86::matmul_vnni(w, x, out, stride);
+    match isa {
+        super::Isa::Portable => panic!("packed matmul: no packed kernel in portable Rust"),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2 and FMA;
+        // the shapes were checked above.
+        super::Isa::Avx2 => unsafe { x86::matmul_avx2(w, x, out, stride) },
+        #[cfg(target_arch = "x86_64")]
+        super::Isa::Avx512Vnni => {
+            assert!(
+                x.offset.len() == x.quants.len(),
+                "packed matmul: VNNI reads the activations offset by 128"
+            );
+            // SAFETY: `Isa::Avx512Vnni` is only chosen when the CPU has
+            // AVX2, FMA, AVX-512 VNNI and AVX-512 VL; shapes checked above.
+            unsafe { x86::matmul_vnni(w, x, out, stride) }
+        }
     }
 }
 
@@ -211,18 +248,37 @@ pub(crate) fn reference(w: &PackedMatrix, x: &[i8], x_scales: &[f32]) -> Vec<f64
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{BLOCK, GROUP, OffsetRows, PackedRows};
+    use super::{Activations, BLOCK, GROUP, PackedRows};
 
     /// Activation rows a pass over a group's blocks takes.
     const TILE: usize = 4;
 
-    /// See [`super::matmul`]; shapes and CPU features are checked there.
-    #[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
-    pub(super) fn matmul_vnni(
+    /// The four activation bytes of step `j` of a block, as one `i32`.
+    #[inline(always)]
+    fn four<T: Copy>(block: &[T], j: usize, byte: impl Fn(T) -> u8) -> i32 {
+        i32::from_le_bytes([
+            byte(block[4 * j]),
+            byte(block[4 * j + 1]),
+            byte(block[4 * j + 2]),
+            byte(block[4 * j + 3]),
+        ])
+    }
+
+    /// The loops both kernels share: for each group and tile of activation
+    /// rows, `block_sums(steps, start, row, b)` gives the eight rows' exact
+    /// sums of block `b` against activation row `row` (`steps` the block's
+    /// packed bytes, `start` the lanes' starting values: the offsets when
+    /// `offsets`, zeros otherwise), which are scaled and added in block
+    /// order.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn each_group(
         w: PackedRows<'_>,
-        x: OffsetRows<'_>,
+        x: Activations<'_>,
         out: &mut [f32],
         stride: usize,
+        offsets: bool,
+        block_sums: impl Fn(&[i8], __m256i, usize, usize) -> __m256i,
     ) {
         let blocks = w.k / BLOCK;
         let tokens = x.rows();
@@ -230,7 +286,7 @@ mod x86 {
         for g in 0..w.rows.div_ceil(GROUP) {
             let quants = &w.quants[g * per_group * BLOCK..][..per_group * BLOCK];
             let scales = &w.scales[g * per_group..][..per_group];
-            let offsets = &w.offsets[g * per_group..][..per_group];
+            let starts = &w.offsets[g * per_group..][..per_group];
             let valid = (w.rows - g * GROUP).min(GROUP);
             let mut t = 0;
             while t < tokens {
@@ -238,30 +294,17 @@ mod x86 {
                 let mut sums = [_mm256_setzero_ps(); TILE];
                 for b in 0..blocks {
                     let ws = load_ps(&scales[b * GROUP..]);
-                    let start = load_epi32(&offsets[b * GROUP..]);
+                    let start = if offsets {
+                        load_epi32(&starts[b * GROUP..])
+                    } else {
+                        _mm256_setzero_si256()
+                    };
                     let steps = &quants[b * GROUP * BLOCK..][..GROUP * BLOCK];
                     for (i, sum) in sums.iter_mut().enumerate().take(n) {
                         let row = t + i;
-                        let xb = &x.quants[row * x.k + b * BLOCK..][..BLOCK];
-                        // Two chains of four steps (exact integers: the
-                        // order does not matter).
-                        let mut acc = [start, _mm256_setzero_si256()];
-                        for (j, step) in steps.chunks_exact(GROUP * 4).enumerate() {
-                            let four = i32::from_le_bytes([
-                                xb[4 * j],
-                                xb[4 * j + 1],
-                                xb[4 * j + 2],
-                                xb[4 * j + 3],
-                            ]);
-                            acc[j % 2] = _mm256_dpbusd_epi32(
-                                acc[j % 2],
-                                _mm256_set1_epi32(four),
-                                load_epi8(step),
-                            );
-                        }
-                        let acc = _mm256_add_epi32(acc[0], acc[1]);
+                        let exact = block_sums(steps, start, row, b);
                         let scale = _mm256_mul_ps(ws, _mm256_set1_ps(x.scales[row * blocks + b]));
-                        *sum = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(acc), *sum);
+                        *sum = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(exact), *sum);
                     }
                 }
                 for (i, sum) in sums.iter().enumerate().take(n) {
@@ -275,6 +318,55 @@ mod x86 {
                 t += n;
             }
         }
+    }
+
+    /// AVX-512 VNNI: one `vpdpbusd` a step, the activations offset by 128
+    /// and each lane started from `−128 · Σ w`.
+    #[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
+    pub(super) fn matmul_vnni(
+        w: PackedRows<'_>,
+        x: Activations<'_>,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let block_sums = |steps: &[i8], start: __m256i, row: usize, b: usize| {
+            let xb = &x.offset[row * x.k + b * BLOCK..][..BLOCK];
+            // Two chains of four steps (exact integers: the order does not
+            // matter).
+            let mut acc = [start, _mm256_setzero_si256()];
+            for (j, step) in steps.chunks_exact(GROUP * 4).enumerate() {
+                let bytes = _mm256_set1_epi32(four(xb, j, |v| v));
+                acc[j % 2] = _mm256_dpbusd_epi32(acc[j % 2], bytes, load_epi8(step));
+            }
+            _mm256_add_epi32(acc[0], acc[1])
+        };
+        each_group(w, x, out, stride, true, block_sums);
+    }
+
+    /// AVX2: per step `|w|` as unsigned bytes times the activations with
+    /// `w`'s sign (`vpmaddubsw`, pairs summed exactly: `2 · 127²` fits in
+    /// 16 bits), then the pairs summed to 32 bits; the lanes start from 0.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn matmul_avx2(
+        w: PackedRows<'_>,
+        x: Activations<'_>,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let ones = _mm256_set1_epi16(1);
+        let block_sums = |steps: &[i8], _start: __m256i, row: usize, b: usize| {
+            let xb = &x.quants[row * x.k + b * BLOCK..][..BLOCK];
+            let mut acc = [_mm256_setzero_si256(), _mm256_setzero_si256()];
+            for (j, step) in steps.chunks_exact(GROUP * 4).enumerate() {
+                let wv = load_epi8(step);
+                let xv = _mm256_set1_epi32(four(xb, j, |v| v as u8));
+                let pairs =
+                    _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
+                acc[j % 2] = _mm256_add_epi32(acc[j % 2], _mm256_madd_epi16(pairs, ones));
+            }
+            _mm256_add_epi32(acc[0], acc[1])
+        };
+        each_group(w, x, out, stride, false, block_sums);
     }
 
     #[inline]
@@ -342,16 +434,44 @@ mod tests {
         }
     }
 
-    /// Packed weights, activations, their scales and their products.
-    type Products = (PackedMatrix, Vec<i8>, Vec<f32>, Vec<f32>);
-
-    /// The kernel's products, `tokens` activation rows against `rows`
-    /// weight rows, or `None` where the CPU cannot run it.
-    fn products(rows: usize, k: usize, tokens: usize) -> Option<Products> {
-        if !available() {
-            eprintln!("no AVX-512 VNNI on this CPU: the packed kernel is not used here");
-            return None;
+    /// The packed kernels this CPU runs.
+    fn kernels() -> Vec<super::super::Isa> {
+        let isas: Vec<_> = super::super::available()
+            .into_iter()
+            .filter(|&isa| runs_on(isa))
+            .collect();
+        if isas.is_empty() {
+            eprintln!("no AVX2 on this CPU: no packed kernel runs here");
         }
+        isas
+    }
+
+    /// The products of `tokens` activation rows with `w` on `isa`, and
+    /// their activations.
+    fn products(
+        isa: super::super::Isa,
+        w: &PackedMatrix,
+        x: &[i8],
+        x_scales: &[f32],
+        stride: usize,
+    ) -> Vec<f32> {
+        let mut offset = Vec::new();
+        offset_activations_for_any(x, &mut offset);
+        let activations = Activations {
+            quants: x,
+            offset: &offset,
+            scales: x_scales,
+            k: w.k,
+        };
+        let tokens = x.len() / w.k;
+        let mut out = vec![f32::NAN; tokens.saturating_sub(1) * stride + w.rows];
+        matmul_on(isa, w.view(0, w.rows), activations, &mut out, stride);
+        out
+    }
+
+    #[test]
+    fn packed_products_are_the_sums_of_their_terms() {
+        let (rows, k, tokens) = (37, 576, 5);
         let w = PackedMatrix::pack(
             &pseudo_random_i8(rows * k, 3),
             &scales(rows * k / BLOCK, 4),
@@ -359,34 +479,26 @@ mod tests {
         );
         let x = pseudo_random_i8(tokens * k, 5);
         let x_scales = scales(tokens * k / BLOCK, 6);
-        let mut offset = Vec::new();
-        offset_activations(&x, &mut offset);
-        let mut out = vec![f32::NAN; tokens * rows];
-        let activations = OffsetRows {
-            quants: &offset,
-            scales: &x_scales,
-            k,
-        };
-        matmul(w.view(0, rows), activations, &mut out, rows);
-        Some((w, x, x_scales, out))
-    }
-
-    #[test]
-    fn packed_products_are_the_sums_of_their_terms() {
-        let (rows, k, tokens) = (37, 576, 5);
-        let Some((w, x, x_scales, out)) = products(rows, k, tokens) else {
-            return;
-        };
         let blocks = k / BLOCK;
-        for t in 0..tokens {
-            let exact = reference(&w, &x[t * k..][..k], &x_scales[t * blocks..][..blocks]);
-            for (r, exact) in exact.iter().enumerate() {
-                let got = f64::from(out[t * rows + r]);
-                assert!(
-                    (got - exact).abs() <= 1e-5 * exact.abs().max(1.0),
-                    "row {r}, token {t}: {got} vs {exact}"
-                );
+        let mut results = Vec::new();
+        for isa in kernels() {
+            let out = products(isa, &w, &x, &x_scales, rows);
+            for t in 0..tokens {
+                let exact = reference(&w, &x[t * k..][..k], &x_scales[t * blocks..][..blocks]);
+                for (r, exact) in exact.iter().enumerate() {
+                    let got = f64::from(out[t * rows + r]);
+                    assert!(
+                        (got - exact).abs() <= 1e-5 * exact.abs().max(1.0),
+                        "{isa:?}: row {r}, token {t}: {got} vs {exact}"
+                    );
+                }
             }
+            results.push(out);
+        }
+        // The kernels sum the same exact integers the same way.
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for pair in results.windows(2) {
+            assert_eq!(bits(&pair[0]), bits(&pair[1]));
         }
     }
 
@@ -394,34 +506,42 @@ mod tests {
     fn a_packed_batch_gives_the_bits_of_its_tokens_one_at_a_time() {
         // 11 tokens: two tiles of four and three; 21 rows: a padded group.
         let (rows, k, tokens) = (21, 160, 11);
-        let Some((w, x, x_scales, together)) = products(rows, k, tokens) else {
-            return;
-        };
+        let w = PackedMatrix::pack(
+            &pseudo_random_i8(rows * k, 3),
+            &scales(rows * k / BLOCK, 4),
+            k,
+        );
+        let x = pseudo_random_i8(tokens * k, 5);
+        let x_scales = scales(tokens * k / BLOCK, 6);
         let blocks = k / BLOCK;
-        for t in 0..tokens {
-            let mut offset = Vec::new();
-            offset_activations(&x[t * k..][..k], &mut offset);
-            let one = OffsetRows {
-                quants: &offset,
-                scales: &x_scales[t * blocks..][..blocks],
-                k,
-            };
-            let mut alone = vec![f32::NAN; rows];
-            matmul(w.view(0, rows), one, &mut alone, 0);
-            // A view of the later groups alone gives their bits too.
-            let mut later = vec![f32::NAN; rows - GROUP];
-            matmul(w.view(GROUP, rows), one, &mut later, 0);
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(&together[t * rows..][..rows]),
-                bits(&alone),
-                "token {t}"
-            );
-            assert_eq!(
-                bits(&alone[GROUP..]),
-                bits(&later),
-                "token {t}, later groups"
-            );
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for isa in kernels() {
+            let together = products(isa, &w, &x, &x_scales, rows);
+            for t in 0..tokens {
+                let (x, x_scales) = (&x[t * k..][..k], &x_scales[t * blocks..][..blocks]);
+                let alone = products(isa, &w, x, x_scales, 0);
+                assert_eq!(
+                    bits(&together[t * rows..][..rows]),
+                    bits(&alone),
+                    "{isa:?}, token {t}"
+                );
+                // A view of the later groups alone gives their bits too.
+                let mut offset = Vec::new();
+                offset_activations_for_any(x, &mut offset);
+                let one = Activations {
+                    quants: x,
+                    offset: &offset,
+                    scales: x_scales,
+                    k,
+                };
+                let mut later = vec![f32::NAN; rows - GROUP];
+                matmul_on(isa, w.view(GROUP, rows), one, &mut later, 0);
+                assert_eq!(
+                    bits(&alone[GROUP..]),
+                    bits(&later),
+                    "{isa:?}, token {t}, later groups"
+                );
+            }
         }
     }
 }
