@@ -734,8 +734,8 @@ mod tests {
     /// on 2026-11-29 (commit 0e2f74c, where candle's model was still built:
     /// 1.4374; ours 0.8779, 0.9525 since the KV cache holds half
     /// precision, and 1.0389 on the packed kernels (AVX2, VNNI), whose
-    /// products sum each block exactly before scaling it; candle's own f32 run of the dense weights agreed with
-    /// that reference to 4.5e-5): the int8 error of a proven implementation,
+    /// products sum each block exactly before scaling it; candle's own f32
+    /// run of the dense weights agreed with that reference to 4.5e-5): the int8 error of a proven implementation,
     /// which ours is held to.
     const CANDLE_INT8_WORST: f32 = 1.4374;
 
