@@ -24,22 +24,27 @@
 //! (fused) to the running sum in block order. A batch therefore gives each
 //! token's bits, and AVX2 and VNNI give the same bits.
 
+use half::f16;
+
 use super::BLOCK;
 
 /// Rows side by side in a packed group (the lanes of a 256-bit vector).
 pub(crate) const GROUP: usize = 8;
 
 /// A Q8 matrix's rows packed in groups of [`GROUP`] (the last group padded
-/// with zero rows), with each group's per-block scales and offsets.
+/// with zero rows), with each group's per-block scales and weight sums.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PackedMatrix {
     /// Per group and block, `GROUP × 32` bytes: step `j` (of 8) holds bytes
     /// `4j..4j + 4` of each row's block, row `i` at `4i`.
     quants: Vec<i8>,
-    /// Per group and block, the rows' scales.
-    scales: Vec<f32>,
-    /// Per group and block, `−128 · Σ w` of each row's block.
-    offsets: Vec<i32>,
+    /// Per group and block, the rows' scales (every Q8 scale is a
+    /// half-precision value: GGUF's Q8_0 stores it so, and
+    /// [`super::super::q8::Q8Matrix::quantize`] rounds it so).
+    scales: Vec<f16>,
+    /// Per group and block, `Σ w` of each row's block (at most
+    /// `32 · 127` in size); VNNI's lanes start from `−128` times it.
+    sums: Vec<i16>,
     rows: usize,
     k: usize,
 }
@@ -53,8 +58,8 @@ impl PackedMatrix {
         let groups = rows.div_ceil(GROUP);
         let mut packed = Self {
             quants: vec![0; groups * blocks * GROUP * BLOCK],
-            scales: vec![0.0; groups * blocks * GROUP],
-            offsets: vec![0; groups * blocks * GROUP],
+            scales: vec![f16::ZERO; groups * blocks * GROUP],
+            sums: vec![0; groups * blocks * GROUP],
             rows,
             k,
         };
@@ -63,8 +68,14 @@ impl PackedMatrix {
             for b in 0..blocks {
                 let block = &quants[r * k + b * BLOCK..][..BLOCK];
                 let at = (g * blocks + b) * GROUP;
-                packed.scales[at + i] = scales[r * blocks + b];
-                packed.offsets[at + i] = -128 * block.iter().map(|&w| i32::from(w)).sum::<i32>();
+                let scale = scales[r * blocks + b];
+                packed.scales[at + i] = f16::from_f32(scale);
+                debug_assert_eq!(
+                    packed.scales[at + i].to_f32(),
+                    scale,
+                    "a Q8 scale is an f16"
+                );
+                packed.sums[at + i] = block.iter().map(|&w| i16::from(w)).sum();
                 for (j, four) in block.chunks_exact(4).enumerate() {
                     let to = at * BLOCK + j * GROUP * 4 + i * 4;
                     packed.quants[to..to + 4].copy_from_slice(four);
@@ -85,7 +96,7 @@ impl PackedMatrix {
         let (g, i) = (r / GROUP, r % GROUP);
         for (b, out) in out.chunks_exact_mut(BLOCK).enumerate().take(blocks) {
             let at = (g * blocks + b) * GROUP;
-            let d = self.scales[at + i];
+            let d = self.scales[at + i].to_f32();
             for (j, out) in out.chunks_exact_mut(4).enumerate() {
                 let from = at * BLOCK + j * GROUP * 4 + i * 4;
                 for (o, &q) in out.iter_mut().zip(&self.quants[from..from + 4]) {
@@ -104,7 +115,7 @@ impl PackedMatrix {
         PackedRows {
             quants: &self.quants[g0 * per_group * BLOCK..g1 * per_group * BLOCK],
             scales: &self.scales[g0 * per_group..g1 * per_group],
-            offsets: &self.offsets[g0 * per_group..g1 * per_group],
+            sums: &self.sums[g0 * per_group..g1 * per_group],
             rows: end - first,
             k: self.k,
         }
@@ -115,8 +126,8 @@ impl PackedMatrix {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PackedRows<'a> {
     quants: &'a [i8],
-    scales: &'a [f32],
-    offsets: &'a [i32],
+    scales: &'a [f16],
+    sums: &'a [i16],
     rows: usize,
     k: usize,
 }
@@ -197,7 +208,7 @@ pub(crate) fn matmul_on(
             && x.scales.len() * BLOCK == x.quants.len()
             && w.quants.len() == groups * blocks * GROUP * BLOCK
             && w.scales.len() == groups * blocks * GROUP
-            && w.offsets.len() == w.scales.len(),
+            && w.sums.len() == w.scales.len(),
         "packed matmul: inconsistent shapes"
     );
     assert!(
@@ -248,6 +259,8 @@ pub(crate) fn reference(w: &PackedMatrix, x: &[i8], x_scales: &[f32]) -> Vec<f64
 mod x86 {
     use std::arch::x86_64::*;
 
+    use half::f16;
+
     use super::{Activations, BLOCK, GROUP, PackedRows};
 
     /// Activation rows a pass over a group's blocks takes.
@@ -267,11 +280,11 @@ mod x86 {
     /// The loops both kernels share: for each group and tile of activation
     /// rows, `block_sums(steps, start, row, b)` gives the eight rows' exact
     /// sums of block `b` against activation row `row` (`steps` the block's
-    /// packed bytes, `start` the lanes' starting values: the offsets when
+    /// packed bytes, `start` the lanes' starting values: `−128 · Σ w` when
     /// `offsets`, zeros otherwise), which are scaled and added in block
     /// order.
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn each_group(
         w: PackedRows<'_>,
         x: Activations<'_>,
@@ -286,16 +299,17 @@ mod x86 {
         for g in 0..w.rows.div_ceil(GROUP) {
             let quants = &w.quants[g * per_group * BLOCK..][..per_group * BLOCK];
             let scales = &w.scales[g * per_group..][..per_group];
-            let starts = &w.offsets[g * per_group..][..per_group];
+            let sums_w = &w.sums[g * per_group..][..per_group];
             let valid = (w.rows - g * GROUP).min(GROUP);
             let mut t = 0;
             while t < tokens {
                 let n = (tokens - t).min(TILE);
                 let mut sums = [_mm256_setzero_ps(); TILE];
                 for b in 0..blocks {
-                    let ws = load_ps(&scales[b * GROUP..]);
+                    let ws = load_f16(&scales[b * GROUP..]);
                     let start = if offsets {
-                        load_epi32(&starts[b * GROUP..])
+                        let sum = _mm256_cvtepi16_epi32(load_epi16(&sums_w[b * GROUP..]));
+                        _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32::<7>(sum))
                     } else {
                         _mm256_setzero_si256()
                     };
@@ -322,7 +336,7 @@ mod x86 {
 
     /// AVX-512 VNNI: one `vpdpbusd` a step, the activations offset by 128
     /// and each lane started from `−128 · Σ w`.
-    #[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
+    #[target_feature(enable = "avx2,fma,f16c,avx512vnni,avx512vl")]
     pub(super) fn matmul_vnni(
         w: PackedRows<'_>,
         x: Activations<'_>,
@@ -346,7 +360,7 @@ mod x86 {
     /// AVX2: per step `|w|` as unsigned bytes times the activations with
     /// `w`'s sign (`vpmaddubsw`, pairs summed exactly: `2 · 127²` fits in
     /// 16 bits), then the pairs summed to 32 bits; the lanes start from 0.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn matmul_avx2(
         w: PackedRows<'_>,
         x: Activations<'_>,
@@ -380,18 +394,19 @@ mod x86 {
 
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn load_epi32(v: &[i32]) -> __m256i {
+    fn load_epi16(v: &[i16]) -> __m128i {
         assert!(v.len() >= GROUP);
-        // SAFETY: 8 `i32` are in `v` (checked above).
-        unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+        // SAFETY: 8 `i16` are in `v` (checked above).
+        unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
     }
 
+    /// Eight half-precision values as f32 (exact).
     #[inline]
-    #[target_feature(enable = "avx2")]
-    fn load_ps(v: &[f32]) -> __m256 {
+    #[target_feature(enable = "avx2,f16c")]
+    fn load_f16(v: &[f16]) -> __m256 {
         assert!(v.len() >= GROUP);
-        // SAFETY: 8 `f32` are in `v` (checked above).
-        unsafe { _mm256_loadu_ps(v.as_ptr()) }
+        // SAFETY: 8 `f16` (16 bytes) are in `v` (checked above).
+        _mm256_cvtph_ps(unsafe { _mm_loadu_si128(v.as_ptr().cast()) })
     }
 }
 
@@ -413,6 +428,7 @@ mod tests {
     fn scales(n: usize, seed: u32) -> Vec<f32> {
         (0..n)
             .map(|i| 0.001 + ((i as u32 * 7 + seed) % 13) as f32 * 0.0005)
+            .map(|d| f16::from_f32(d).to_f32())
             .collect()
     }
 
