@@ -2,10 +2,10 @@
 //! loop of every matrix product of the model. Blocks of 32 `i8` values share
 //! one `f32` scale: `dot = Σ_b  w_scale[b] · x_scale[b] · Σ_i w[b,i] · x[b,i]`.
 //!
-//! Three implementations, chosen once at run time: AVX-512 VNNI (on 256-bit
-//! vectors), AVX2 + FMA, and portable Rust. The SIMD ones use the usual sign
-//! trick (`|w|` as unsigned times `x` carrying `w`'s sign), which is exact
-//! because both sides are quantized to `[-127, 127]`.
+//! The instruction set is chosen once at run time: AVX-512 VNNI (on 256-bit
+//! vectors), AVX2 + FMA, or portable Rust. On the first two the weights are
+//! packed at load, eight rows side by side ([`packed`]); portable Rust
+//! multiplies the row-major layout ([`matmul`]).
 //!
 //! Attention's f32 loops (the query heads of one key/value head over its
 //! cached keys and values) are plain Rust, compiled twice: for any x86-64
@@ -137,11 +137,13 @@ impl Q8Rows<'_> {
 }
 
 /// `out[t * stride + r] = w[r] · x[t]` for every weight row `r` and
-/// activation row `t`, on instruction set `isa`.
+/// activation row `t`, on the row-major layout, in portable Rust: the
+/// products where no packed kernel runs ([`packed::available`]; on AVX2 and
+/// AVX-512 VNNI the weights are packed at load).
 ///
 /// # Panics
 /// If the shapes disagree (a bug in the caller, not bad input).
-pub(crate) fn matmul_on(isa: Isa, w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
+pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
     assert!(
         w.consistent() && x.consistent() && w.k == x.k,
         "q8 matmul: inconsistent shapes"
@@ -151,15 +153,18 @@ pub(crate) fn matmul_on(isa: Isa, w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32],
         tokens == 0 || rows == 0 || (tokens - 1) * stride + rows <= out.len(),
         "q8 matmul: output too small"
     );
-    match isa {
-        Isa::Portable => matmul_portable(w, x, out, stride),
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only returned when the CPU has AVX2 and FMA.
-        Isa::Avx2 => unsafe { x86::matmul_avx2(w, x, out, stride) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx512Vnni` is only returned when the CPU has
-        // AVX2, FMA, AVX-512 VNNI and AVX-512 VL.
-        Isa::Avx512Vnni => unsafe { x86::matmul_vnni(w, x, out, stride) },
+    let blocks = w.k / BLOCK;
+    for (r, (w_row, w_scales)) in w
+        .quants
+        .chunks_exact(w.k)
+        .zip(w.scales.chunks_exact(blocks))
+        .enumerate()
+    {
+        for t in 0..tokens {
+            let x_row = &x.quants[t * x.k..(t + 1) * x.k];
+            let x_scales = &x.scales[t * blocks..(t + 1) * blocks];
+            out[t * stride + r] = portable_dot(w_row, w_scales, x_row, x_scales);
+        }
     }
 }
 
@@ -174,11 +179,6 @@ impl Isa {
             Isa::Avx512Vnni => "avx512vnni",
         }
     }
-}
-
-/// [`matmul_on`] with the instruction set in use.
-pub(crate) fn matmul(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
-    matmul_on(isa(), w, x, out, stride);
 }
 
 /// One key/value head's slice of the cache: position `j`'s key is
@@ -445,66 +445,6 @@ fn exp(x: f32) -> f32 {
     if x < -87.0 { 0.0 } else { e * two_n }
 }
 
-/// Activation rows a SIMD kernel takes per pass over a weight row.
-const TILE: usize = 4;
-
-/// Stores the product of weight row `r` and activation row `t` at
-/// `out[t * stride + r]` for every pair of rows: [`TILE`] activation rows
-/// at a time (`dot_tile`: in the SIMD kernels their blocks are read
-/// together, so the weight block is loaded and its sign taken once, and
-/// the tile's sums are independent chains), the last rows one at a time
-/// (`dot`). Each product sums the same terms in the same order as `dot`
-/// would, so the results are the same bits. Inlined into each kernel, so
-/// the closures are compiled with that kernel's CPU features.
-#[inline(always)]
-fn each_product_tiled(
-    w: Q8Rows<'_>,
-    x: Q8Rows<'_>,
-    out: &mut [f32],
-    stride: usize,
-    mut dot: impl FnMut(&[i8], &[f32], &[i8], &[f32]) -> f32,
-    mut dot_tile: impl FnMut(&[i8], &[f32], [(&[i8], &[f32]); TILE]) -> [f32; TILE],
-) {
-    let blocks = w.k / BLOCK;
-    let tokens = x.rows();
-    let x_row = |t: usize| {
-        (
-            &x.quants[t * x.k..(t + 1) * x.k],
-            &x.scales[t * blocks..(t + 1) * blocks],
-        )
-    };
-    for (r, (w_row, w_scales)) in w
-        .quants
-        .chunks_exact(w.k)
-        .zip(w.scales.chunks_exact(blocks))
-        .enumerate()
-    {
-        let mut t = 0;
-        while t + TILE <= tokens {
-            let sums = dot_tile(
-                w_row,
-                w_scales,
-                [x_row(t), x_row(t + 1), x_row(t + 2), x_row(t + 3)],
-            );
-            for (i, sum) in sums.into_iter().enumerate() {
-                out[(t + i) * stride + r] = sum;
-            }
-            t += TILE;
-        }
-        while t < tokens {
-            let (x_quants, x_scales) = x_row(t);
-            out[t * stride + r] = dot(w_row, w_scales, x_quants, x_scales);
-            t += 1;
-        }
-    }
-}
-
-fn matmul_portable(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
-    each_product_tiled(w, x, out, stride, portable_dot, |w_row, w_scales, xs| {
-        xs.map(|(x_row, x_scales)| portable_dot(w_row, w_scales, x_row, x_scales))
-    });
-}
-
 fn portable_dot(w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]) -> f32 {
     let mut sum = 0f32;
     for ((wb, xb), (ws, xs)) in w_row
@@ -527,92 +467,6 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use half::f16;
-
-    use super::{BLOCK, Q8Rows, TILE, each_product_tiled};
-
-    /// Loads one block of 32 values.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn load(block: &[i8]) -> __m256i {
-        assert!(block.len() >= BLOCK);
-        // SAFETY: the slice holds at least 32 bytes (checked above) and
-        // `loadu` has no alignment requirement.
-        unsafe { _mm256_loadu_si256(block.as_ptr().cast()) }
-    }
-
-    /// Horizontal sum of eight lanes.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn sum_lanes(v: __m256) -> f32 {
-        let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
-        let one = _mm_add_ss(pair, _mm_shuffle_ps::<0b01>(pair, pair));
-        _mm_cvtss_f32(one)
-    }
-
-    macro_rules! matmul_kernel {
-        ($name:ident, $features:literal, $block_dot:ident) => {
-            /// See [`super::matmul_on`]; shapes are checked by the caller.
-            #[target_feature(enable = $features)]
-            pub(super) fn $name(w: Q8Rows<'_>, x: Q8Rows<'_>, out: &mut [f32], stride: usize) {
-                let dot = |w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]| {
-                    let mut acc = _mm256_setzero_ps();
-                    for ((wb, xb), (ws, xs)) in w_row
-                        .chunks_exact(BLOCK)
-                        .zip(x_row.chunks_exact(BLOCK))
-                        .zip(w_scales.iter().zip(x_scales))
-                    {
-                        let (wv, xv) = (load(wb), load(xb));
-                        // |w| as unsigned bytes; x with w's sign.
-                        let dot = $block_dot(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
-                        acc =
-                            _mm256_fmadd_ps(_mm256_set1_ps(ws * xs), _mm256_cvtepi32_ps(dot), acc);
-                    }
-                    sum_lanes(acc)
-                };
-                // The same terms in the same order for each of the tile's
-                // rows; the weight block loaded and made unsigned once.
-                let dot_tile = |w_row: &[i8], w_scales: &[f32], xs: [(&[i8], &[f32]); TILE]| {
-                    let mut acc = [_mm256_setzero_ps(); TILE];
-                    for (b, (wb, ws)) in w_row.chunks_exact(BLOCK).zip(w_scales).enumerate() {
-                        let wv = load(wb);
-                        let unsigned = _mm256_sign_epi8(wv, wv);
-                        for (acc, (x_row, x_scales)) in acc.iter_mut().zip(xs) {
-                            let xv = load(&x_row[b * BLOCK..]);
-                            let dot = $block_dot(unsigned, _mm256_sign_epi8(xv, wv));
-                            *acc = _mm256_fmadd_ps(
-                                _mm256_set1_ps(ws * x_scales[b]),
-                                _mm256_cvtepi32_ps(dot),
-                                *acc,
-                            );
-                        }
-                    }
-                    [
-                        sum_lanes(acc[0]),
-                        sum_lanes(acc[1]),
-                        sum_lanes(acc[2]),
-                        sum_lanes(acc[3]),
-                    ]
-                };
-                each_product_tiled(w, x, out, stride, dot, dot_tile);
-            }
-        };
-    }
-
-    /// Eight partial sums of 4 products of a block (AVX2).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn block_dot_avx2(unsigned: __m256i, signed: __m256i) -> __m256i {
-        let pairs = _mm256_maddubs_epi16(unsigned, signed);
-        _mm256_madd_epi16(pairs, _mm256_set1_epi16(1))
-    }
-
-    /// Eight partial sums of 4 products of a block (one `vpdpbusd`).
-    #[inline]
-    #[target_feature(enable = "avx2,avx512vnni,avx512vl")]
-    fn block_dot_vnni(unsigned: __m256i, signed: __m256i) -> __m256i {
-        _mm256_dpbusd_epi32(_mm256_setzero_si256(), unsigned, signed)
-    }
 
     /// See [`super::attend_on`]; the shapes are checked by the caller.
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -736,9 +590,6 @@ mod x86 {
         }
         out
     }
-
-    matmul_kernel!(matmul_avx2, "avx2,fma", block_dot_avx2);
-    matmul_kernel!(matmul_vnni, "avx2,fma,avx512vnni,avx512vl", block_dot_vnni);
 }
 
 #[cfg(test)]
