@@ -214,20 +214,7 @@ pub(crate) fn quantize_rows(values: &[f32], k: usize, into: &mut Q8Matrix) {
 }
 
 fn quantize_into(values: &[f32], quants: &mut [i8], scales: &mut [f32]) {
-    for ((block, q), scale) in values
-        .chunks_exact(BLOCK)
-        .zip(quants.chunks_exact_mut(BLOCK))
-        .zip(scales.iter_mut())
-    {
-        let max = block.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let d = max / 127.0;
-        let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
-        *scale = f16::from_f32(d).to_f32();
-        for (q, x) in q.iter_mut().zip(block) {
-            // In [-127, 127] by construction of `d`.
-            *q = (x * inverse).round() as i8;
-        }
-    }
+    kernels::quantize(values, quants, scales);
 }
 
 #[cfg(test)]
