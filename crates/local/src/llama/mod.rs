@@ -735,8 +735,8 @@ mod tests {
     /// 1.4374; ours 0.8779, 0.9525 since the KV cache holds half
     /// precision, and 1.0389 on the packed kernels (AVX2, VNNI), whose
     /// products sum each block exactly before scaling it; candle's own f32
-    /// run of the dense weights agreed with that reference to 4.5e-5): the int8 error of a proven implementation,
-    /// which ours is held to.
+    /// run of the dense weights agreed with that reference to 4.5e-5): the
+    /// int8 error of a proven implementation, which ours is held to.
     const CANDLE_INT8_WORST: f32 = 1.4374;
 
     /// The same Q8_0 weights two ways: f64 arithmetic on their values

@@ -1,9 +1,9 @@
 //! Q8 matrices (blocks of 32 `i8` with one `f32` scale, the values of
 //! GGUF's Q8_0) and the quantization of activations before each product.
 
-use half::f16;
-
 use std::ops::Range;
+
+use half::f16;
 
 use super::kernels::packed::{self, Activations, PackedMatrix};
 use super::kernels::{self, BLOCK, Q8Rows};
@@ -54,7 +54,8 @@ impl Q8Matrix {
 
     /// Packs the rows for the packed kernels when this CPU runs one
     /// (AVX2 or AVX-512 VNNI; [`packed`]), dropping the row-major copy;
-    /// otherwise nothing changes. For weights: activations are quantized afresh each step.
+    /// otherwise nothing changes. For weights (activations are quantized
+    /// afresh at each step).
     pub fn pack(&mut self) {
         if self.packed.is_none() && packed::available() {
             self.packed = Some(PackedMatrix::pack(&self.quants, &self.scales, self.k));

@@ -218,8 +218,8 @@ pub(crate) fn matmul_on(
     match isa {
         super::Isa::Portable => panic!("packed matmul: no packed kernel in portable Rust"),
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2 and FMA;
-        // the shapes were checked above.
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2, FMA and
+        // F16C; the shapes were checked above.
         super::Isa::Avx2 => unsafe { x86::matmul_avx2(w, x, out, stride) },
         #[cfg(target_arch = "x86_64")]
         super::Isa::Avx512Vnni => {
@@ -228,14 +228,15 @@ pub(crate) fn matmul_on(
                 "packed matmul: VNNI reads the activations offset by 128"
             );
             // SAFETY: `Isa::Avx512Vnni` is only chosen when the CPU has
-            // AVX2, FMA, AVX-512 VNNI and AVX-512 VL; shapes checked above.
+            // AVX2, FMA, F16C, AVX-512 VNNI and AVX-512 VL; shapes checked
+            // above.
             unsafe { x86::matmul_vnni(w, x, out, stride) }
         }
     }
 }
 
-/// The result of one group and activation row as a plain `f64` sum per row,
-/// for tests: `Σ_b w_scale · x_scale · Σ_i w·x`.
+/// Every row's product with one activation row as an `f64` sum, for
+/// tests: `Σ_b w_scale · x_scale · Σ_i w·x`.
 #[cfg(test)]
 pub(crate) fn reference(w: &PackedMatrix, x: &[i8], x_scales: &[f32]) -> Vec<f64> {
     let mut row = vec![0.0; w.k];
