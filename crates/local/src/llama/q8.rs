@@ -31,7 +31,7 @@ impl Q8Matrix {
             k,
             packed: None,
         };
-        quantize_into(values, &mut matrix.quants, &mut matrix.scales);
+        kernels::quantize(values, &mut matrix.quants, &mut matrix.scales);
         matrix
     }
 
@@ -211,11 +211,7 @@ pub(crate) fn quantize_rows(values: &[f32], k: usize, into: &mut Q8Matrix) {
     into.k = k;
     into.quants.resize(values.len(), 0);
     into.scales.resize(values.len() / BLOCK, 0.0);
-    quantize_into(values, &mut into.quants, &mut into.scales);
-}
-
-fn quantize_into(values: &[f32], quants: &mut [i8], scales: &mut [f32]) {
-    kernels::quantize(values, quants, scales);
+    kernels::quantize(values, &mut into.quants, &mut into.scales);
 }
 
 #[cfg(test)]

@@ -486,16 +486,22 @@ mod tests {
         out
     }
 
-    #[test]
-    fn packed_products_are_the_sums_of_their_terms() {
-        let (rows, k, tokens) = (37, 576, 5);
+    /// Packed weights of `rows × k`, and `tokens` activation rows with
+    /// their scales.
+    fn fixture(rows: usize, k: usize, tokens: usize) -> (PackedMatrix, Vec<i8>, Vec<f32>) {
         let w = PackedMatrix::pack(
             &pseudo_random_i8(rows * k, 3),
             &scales(rows * k / BLOCK, 4),
             k,
         );
         let x = pseudo_random_i8(tokens * k, 5);
-        let x_scales = scales(tokens * k / BLOCK, 6);
+        (w, x, scales(tokens * k / BLOCK, 6))
+    }
+
+    #[test]
+    fn packed_products_are_the_sums_of_their_terms() {
+        let (rows, k, tokens) = (37, 576, 5);
+        let (w, x, x_scales) = fixture(rows, k, tokens);
         let blocks = k / BLOCK;
         let mut results = Vec::new();
         for isa in kernels() {
@@ -523,13 +529,7 @@ mod tests {
     fn a_packed_batch_gives_the_bits_of_its_tokens_one_at_a_time() {
         // 11 tokens: two tiles of four and three; 21 rows: a padded group.
         let (rows, k, tokens) = (21, 160, 11);
-        let w = PackedMatrix::pack(
-            &pseudo_random_i8(rows * k, 3),
-            &scales(rows * k / BLOCK, 4),
-            k,
-        );
-        let x = pseudo_random_i8(tokens * k, 5);
-        let x_scales = scales(tokens * k / BLOCK, 6);
+        let (w, x, x_scales) = fixture(rows, k, tokens);
         let blocks = k / BLOCK;
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         for isa in kernels() {
