@@ -69,6 +69,19 @@ pub trait Embedder: Send + Sync {
         input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError>;
 
+    /// [`embed`](Self::embed) for work that nothing waits on (a memory
+    /// writer's batches, a recall done ahead of its turn): the same
+    /// vectors, but an embedder that computes them on this machine's CPU
+    /// may do so at a lower priority, so that the work a caller is waiting
+    /// for (a debate's next step) runs first. The default is `embed`.
+    async fn embed_in_background(
+        &self,
+        texts: &[String],
+        input_type: InputType,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        self.embed(texts, input_type).await
+    }
+
     /// Length of every vector.
     fn dimensions(&self) -> usize;
 

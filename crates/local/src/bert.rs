@@ -324,7 +324,7 @@ impl Bert {
 impl HiddenAct {
     fn apply(self, v: f32) -> f32 {
         match self {
-            HiddenAct::Gelu => 0.5 * v * (1.0 + libm::erff(v * std::f32::consts::FRAC_1_SQRT_2)),
+            HiddenAct::Gelu => 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2)),
             HiddenAct::GeluNew => {
                 let inner = (2.0 / std::f32::consts::PI).sqrt() * (v + 0.044715 * v * v * v);
                 0.5 * v * (1.0 + inner.tanh())
@@ -332,6 +332,39 @@ impl HiddenAct {
             HiddenAct::Relu => v.max(0.0),
         }
     }
+}
+
+/// The error function in single precision, without a branch or a call
+/// (so a loop over a layer's values vectorizes): Eigen's rational
+/// approximation (`generic_fast_erf_float`), odd numerator over even
+/// denominator in `x²` on `[-4, 4]`, where `erf` is ±1 in f32 beyond.
+/// Within 5e-7 of the exact value everywhere (the test below); it replaced
+/// `libm::erff`, whose calls (and the `expf` inside them) took 17 % of an
+/// embedding's time.
+fn erf(x: f32) -> f32 {
+    const ALPHA: [f32; 7] = [
+        -2.726_142_3e-10,
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.954_600_1e-3,
+        -1.609_603_3e-2,
+    ];
+    const BETA: [f32; 5] = [
+        -1.456_607_2e-5,
+        -2.133_740_6e-4,
+        -1.682_827e-3,
+        -7.373_329_2e-3,
+        -1.426_473_9e-2,
+    ];
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    // Plain products and sums: `mul_add` is a library call where the
+    // build may not assume FMA.
+    let p = ALPHA[1..].iter().fold(ALPHA[0], |p, &a| p * x2 + a);
+    let q = BETA[1..].iter().fold(BETA[0], |q, &b| q * x2 + b);
+    x * p / q
 }
 
 /// `row ← softmax(scale · row)`.
@@ -350,5 +383,27 @@ fn softmax_scaled(row: &mut [f32], scale: f32) {
 fn add_into(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::erf;
+
+    /// The approximation against the exact error function (in f64) over
+    /// [-6, 6] in steps of 1e-4, the tails clamped to ±1 included.
+    #[test]
+    fn erf_is_within_5e_7_of_the_exact_value() {
+        let mut worst = (0.0f64, 0.0f32);
+        for i in -60_000..=60_000 {
+            let x = i as f32 * 1e-4;
+            let error = (f64::from(erf(x)) - libm::erf(f64::from(x))).abs();
+            if error > worst.0 {
+                worst = (error, x);
+            }
+        }
+        assert!(worst.0 < 5e-7, "erf({}) is off by {:e}", worst.1, worst.0);
+        assert_eq!(erf(0.0), 0.0);
+        assert_eq!(erf(-9.0), -erf(9.0));
     }
 }

@@ -99,20 +99,41 @@ impl LocalEmbedder {
 
     /// Embeds one batch synchronously (on the calling thread).
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
+        self.embed_blocking_as(texts, Priority::Caller)
+    }
+
+    fn embed_blocking_as(
+        &self,
+        texts: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
         let bert = &self.bert;
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.max_batch) {
-            out.extend(embed_batch(bert, batch)?);
+            out.extend(embed_batch(bert, batch, priority)?);
         }
         Ok(out)
     }
 }
 
+/// Whose CPU priority a batch is computed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    /// The caller's (on the calling thread when one thread suffices).
+    Caller,
+    /// Lowered ([`crate::priority`]), on threads of the batch's own.
+    Background,
+}
+
 /// The texts' embeddings: each text's hidden states (alone, unpadded)
 /// averaged over its tokens and L2-normalized. Texts are spread over the
 /// compute threads (`AGON_THREADS`, else the CPUs) when there are several;
-/// one text runs on the calling thread.
-fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, ProviderError> {
+/// one text at the caller's priority runs on the calling thread.
+fn embed_batch(
+    bert: &Loaded,
+    texts: &[String],
+    priority: Priority,
+) -> Result<Vec<Vec<f32>>, ProviderError> {
     let encodings = bert
         .tokenizer
         .encode_batch(texts.to_vec(), true)
@@ -120,7 +141,7 @@ fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, Provide
     let threads = crate::llama::configured_threads()
         .min(encodings.len())
         .max(1);
-    if threads == 1 {
+    if threads == 1 && priority == Priority::Caller {
         return encodings
             .iter()
             .map(|e| embed_one(&bert.model, e))
@@ -134,6 +155,9 @@ fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, Provide
             .map(|first| {
                 let encodings = &encodings;
                 scope.spawn(move || {
+                    if priority == Priority::Background {
+                        crate::priority::lower_this_thread();
+                    }
                     (first..encodings.len())
                         .step_by(threads)
                         .map(|i| (i, embed_one(&bert.model, &encodings[i])))
@@ -152,6 +176,23 @@ fn embed_batch(bert: &Loaded, texts: &[String]) -> Result<Vec<Vec<f32>>, Provide
         .into_iter()
         .map(|v| v.unwrap_or_else(|| Err(inference("an embedding thread panicked"))))
         .collect()
+}
+
+impl LocalEmbedder {
+    /// `texts` embedded on a blocking thread (the async runtime never
+    /// stalls) at `priority`.
+    async fn embed_on_blocking_thread(
+        &self,
+        texts: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        agon_llm::check_embedding_inputs(PROVIDER, texts)?;
+        let this = self.clone();
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || this.embed_blocking_as(&texts, priority))
+            .await
+            .map_err(|e| inference(format!("the embedding task failed: {e}")))?
+    }
 }
 
 /// One text's embedding: mean of its hidden states, L2-normalized.
@@ -188,12 +229,18 @@ impl Embedder for LocalEmbedder {
         texts: &[String],
         _input_type: InputType,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        agon_llm::check_embedding_inputs(PROVIDER, texts)?;
-        let this = self.clone();
-        let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
+        self.embed_on_blocking_thread(texts, Priority::Caller).await
+    }
+
+    /// The same vectors as `embed`, computed on threads of their own at a
+    /// lowered priority ([`crate::priority`]).
+    async fn embed_in_background(
+        &self,
+        texts: &[String],
+        _input_type: InputType,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        self.embed_on_blocking_thread(texts, Priority::Background)
             .await
-            .map_err(|e| inference(format!("the embedding task failed: {e}")))?
     }
 
     fn dimensions(&self) -> usize {

@@ -16,8 +16,9 @@
 //! [`Backends`] plugs them into `agon-llm`'s [`ModelFactory`] and
 //! [`EmbedderSpec`] (specs `local`, `local:PATH`, `llama-cpp`,
 //! `llama-cpp:PATH`); [`factory`] is a factory with them. This is the only
-//! crate of the workspace with `unsafe` code (the SIMD kernels, and the
-//! thread pool's hand-off of a step's closure) and the one the dev profile
+//! crate of the workspace with `unsafe` code (the SIMD kernels, the
+//! thread pool's hand-off of a step's closure, and the embedder's
+//! background threads' `setpriority`) and the one the dev profile
 //! optimises at level 3.
 
 mod bert;
@@ -31,6 +32,7 @@ mod llama;
 #[cfg(feature = "llama-cpp")]
 mod llama_cpp;
 mod output;
+mod priority;
 mod sampling;
 
 pub use chat::{LocalChat, SMOLLM2_FILE, default_chat_path};

@@ -79,6 +79,34 @@ async fn large_inputs_are_batched_and_keep_their_order() {
     );
 }
 
+/// Work done in the background (a memory writer's batch, a recall ahead
+/// of its turn) runs at a lower CPU priority and gives the same bits, one
+/// text and several.
+#[tokio::test]
+async fn background_embeddings_are_the_same_bits() {
+    let e = embedder();
+    for items in [
+        &["One recall query about parking revenue."][..],
+        &[
+            "Bitcoin is volatile.",
+            "Short.",
+            "A much longer sentence about treasury policy, covenants and risk.",
+        ][..],
+    ] {
+        let batch = texts(items);
+        let waited = e.embed(&batch, InputType::Document).await.unwrap();
+        let background = e
+            .embed_in_background(&batch, InputType::Document)
+            .await
+            .unwrap();
+        assert_eq!(waited, background);
+    }
+    assert!(
+        e.embed_in_background(&[], InputType::Query).await.is_err(),
+        "an empty input is rejected in the background too"
+    );
+}
+
 #[tokio::test]
 async fn empty_input_is_rejected() {
     assert!(matches!(

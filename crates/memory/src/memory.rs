@@ -74,6 +74,9 @@ struct RecentRecalls {
     vectors: Recent<Vec<f32>>,
     /// A debate's id → its topic and start (they never change).
     debates: Recent<crate::DebateInfo>,
+    /// A persona → (generation when counted, whether it has a corpus):
+    /// asked before every turn that may show evidence.
+    corpora: Recent<(u64, bool)>,
 }
 
 impl Default for RecentRecalls {
@@ -84,6 +87,7 @@ impl Default for RecentRecalls {
             results: Recent::new(32),
             vectors: Recent::new(64),
             debates: Recent::new(256),
+            corpora: Recent::new(64),
         }
     }
 }
@@ -140,19 +144,31 @@ impl Memory {
         self.embed(texts, InputType::Document).await
     }
 
-    #[tracing::instrument(level = "debug", name = "embedding", skip_all, fields(texts = texts.len(), model = %self.space.model))]
+    /// `texts` embedded for a caller that waits on them.
     pub(crate) async fn embed(
         &self,
         texts: &[String],
         input: InputType,
     ) -> Result<Vec<Vec<f32>>, MemoryError> {
+        self.embed_as(texts, input, Urgency::Waited).await
+    }
+
+    #[tracing::instrument(level = "debug", name = "embedding", skip_all, fields(texts = texts.len(), model = %self.space.model))]
+    async fn embed_as(
+        &self,
+        texts: &[String],
+        input: InputType,
+        urgency: Urgency,
+    ) -> Result<Vec<Vec<f32>>, MemoryError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.embedder.max_batch().max(1)) {
-            let vectors = self.embedder.embed(batch, input).await.map_err(|source| {
-                MemoryError::Embedding {
-                    model: self.space.model.clone(),
-                    source,
-                }
+            let embedded = match urgency {
+                Urgency::Waited => self.embedder.embed(batch, input).await,
+                Urgency::Background => self.embedder.embed_in_background(batch, input).await,
+            };
+            let vectors = embedded.map_err(|source| MemoryError::Embedding {
+                model: self.space.model.clone(),
+                source,
             })?;
             if vectors.len() != batch.len() {
                 return Err(MemoryError::Invalid {
@@ -171,8 +187,27 @@ impl Memory {
 
     /// Stores the drafts not stored yet, embedded in batches. Returns how
     /// many were new. A NaN or zero vector fails with the memory's id.
-    #[tracing::instrument(level = "debug", name = "remember", skip_all, fields(drafts = drafts.len()))]
     pub async fn remember(&self, drafts: Vec<MemoryDraft>) -> Result<usize, MemoryError> {
+        self.remember_as(drafts, Urgency::Waited).await
+    }
+
+    /// [`remember`](Self::remember) for a writer that runs beside a
+    /// debate: the embeddings are computed in the background
+    /// ([`agon_llm::Embedder::embed_in_background`]), so that the debate's
+    /// own steps come first on a busy CPU.
+    pub async fn remember_in_background(
+        &self,
+        drafts: Vec<MemoryDraft>,
+    ) -> Result<usize, MemoryError> {
+        self.remember_as(drafts, Urgency::Background).await
+    }
+
+    #[tracing::instrument(level = "debug", name = "remember", skip_all, fields(drafts = drafts.len()))]
+    async fn remember_as(
+        &self,
+        drafts: Vec<MemoryDraft>,
+        urgency: Urgency,
+    ) -> Result<usize, MemoryError> {
         if drafts.is_empty() {
             return Ok(0);
         }
@@ -187,7 +222,7 @@ impl Memory {
             return Ok(0);
         }
         let texts: Vec<String> = fresh.iter().map(|d| d.content.clone()).collect();
-        let vectors = self.embed(&texts, InputType::Document).await?;
+        let vectors = self.embed_as(&texts, InputType::Document, urgency).await?;
         let records: Vec<MemoryRecord> = fresh
             .into_iter()
             .zip(vectors)
@@ -234,6 +269,24 @@ impl Memory {
         Ok(known)
     }
 
+    /// Whether `persona` has a corpus, as counted since the last write
+    /// through this memory (a corpus added through another process shows
+    /// after the next write here, or in the next debate's memory).
+    pub(crate) async fn has_corpus_kept(
+        &self,
+        persona: &agon_core::PersonaId,
+    ) -> Result<bool, MemoryError> {
+        let generation = self.recent.generation.load(Ordering::SeqCst);
+        if let Some((kept, has)) = self.recent.corpora.get(persona.as_str())
+            && kept == generation
+        {
+            return Ok(has);
+        }
+        let has = self.has_corpus(persona).await?;
+        self.recent.corpora.put(persona.as_str(), (generation, has));
+        Ok(has)
+    }
+
     /// Marks every recall result kept so far as out of date (after a
     /// write through this memory).
     pub(crate) fn wrote(&self) {
@@ -272,6 +325,20 @@ impl Memory {
         k: usize,
         aliases: &[(agon_core::PersonaId, Vec<String>)],
     ) -> Result<Recall, MemoryError> {
+        self.recall_kept(query, filter, k, aliases, Urgency::Waited)
+            .await
+    }
+
+    /// [`recall_aliased`](Self::recall_aliased), keeping its result until
+    /// the next write through this memory.
+    async fn recall_kept(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        k: usize,
+        aliases: &[(agon_core::PersonaId, Vec<String>)],
+        urgency: Urgency,
+    ) -> Result<Recall, MemoryError> {
         let key = format!("{}\u{0}{filter:?}\u{0}{k}\u{0}{aliases:?}", query.trim());
         let generation = self.recent.generation.load(Ordering::SeqCst);
         if let Some((kept, recall)) = self.recent.results.get(&key)
@@ -279,7 +346,9 @@ impl Memory {
         {
             return Ok(recall);
         }
-        let recall = self.search_aliased(query, filter, k, aliases).await?;
+        let recall = self
+            .search_aliased(query, filter, k, aliases, urgency)
+            .await?;
         self.recent.results.put(&key, (generation, recall.clone()));
         Ok(recall)
     }
@@ -289,7 +358,9 @@ impl Memory {
     /// something is written through this memory in between. Called while
     /// the turn before waits on its model, it takes the embedding and the
     /// search off the critical path. Another process's writes in between
-    /// are not seen: the result is then as of the turn before.
+    /// are not seen: the result is then as of the turn before. Its query
+    /// is embedded in the background
+    /// ([`agon_llm::Embedder::embed_in_background`]): nothing waits on it.
     pub async fn recall_ahead(
         &self,
         query: &str,
@@ -297,7 +368,7 @@ impl Memory {
         k: usize,
         aliases: &[(agon_core::PersonaId, Vec<String>)],
     ) -> Result<(), MemoryError> {
-        self.recall_aliased(query, filter, k, aliases)
+        self.recall_kept(query, filter, k, aliases, Urgency::Background)
             .await
             .map(|_| ())
     }
@@ -309,6 +380,7 @@ impl Memory {
         filter: &MemoryFilter,
         k: usize,
         aliases: &[(agon_core::PersonaId, Vec<String>)],
+        urgency: Urgency,
     ) -> Result<Recall, MemoryError> {
         let query = query.trim();
         if query.is_empty() {
@@ -347,7 +419,7 @@ impl Memory {
         }
         let (names, owners) = names_and_owners(&personas, aliases);
         let named = split_names_as(query, &names, &owners);
-        let qv = self.query_vector(&named.dense).await?;
+        let qv = self.query_vector(&named.dense, urgency).await?;
         let config = RetrievalConfig {
             k,
             candidates: self.config.candidates.max(k),
@@ -459,11 +531,13 @@ impl Memory {
 
     /// The normalized embedding of a recall query's dense text: kept from
     /// an earlier recall, or embedded now (and kept).
-    async fn query_vector(&self, dense: &str) -> Result<Vec<f32>, MemoryError> {
+    async fn query_vector(&self, dense: &str, urgency: Urgency) -> Result<Vec<f32>, MemoryError> {
         if let Some(vector) = self.recent.vectors.get(dense) {
             return Ok(vector);
         }
-        let mut vectors = self.embed(&[dense.to_owned()], InputType::Query).await?;
+        let mut vectors = self
+            .embed_as(&[dense.to_owned()], InputType::Query, urgency)
+            .await?;
         let mut qv = vectors.pop().unwrap_or_default();
         crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
             what: format!("query embedding from {}", self.space.model),
@@ -568,4 +642,12 @@ fn names_and_owners(
         }
     }
     (names, owners)
+}
+
+/// Whether a caller waits on an embedding, or it is done in the background
+/// (a writer's batch, a recall ahead of its turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Urgency {
+    Waited,
+    Background,
 }

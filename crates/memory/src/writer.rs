@@ -83,7 +83,7 @@ async fn store(memory: &Memory, drafts: &mut Vec<MemoryDraft>, board: &Blackboar
     }
     let batch = std::mem::take(drafts);
     let n = batch.len();
-    if let Err(err) = memory.remember(batch).await {
+    if let Err(err) = memory.remember_in_background(batch).await {
         warn(
             StepId::MemoryStore,
             format!(

@@ -258,7 +258,7 @@ impl Memory {
             return Ok(Vec::new());
         }
         let filter = MemoryFilter::corpus(persona.clone());
-        if !self.has_corpus(persona).await? {
+        if !self.has_corpus_kept(persona).await? {
             return Ok(Vec::new());
         }
         let named = split_names_as(query, &[], &[]);

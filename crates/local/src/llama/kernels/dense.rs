@@ -132,23 +132,27 @@ mod x86 {
                     let whole_end = block + (end - block) / $tn * $tn;
                     let mut t0 = 0;
                     while t0 < tokens {
-                        let four = tokens - t0 >= 4;
+                        // Four activation rows at a time; the last one to
+                        // three together (one at a time, each weight
+                        // vector loaded served one product).
+                        let group = (tokens - t0).min(4);
                         let mut r0 = block;
                         while r0 < whole_end {
-                            if four {
-                                $tile::<4>(x, w, k, out, t0, r0, rows);
-                            } else {
-                                $tile::<1>(x, w, k, out, t0, r0, rows);
+                            match group {
+                                4 => $tile::<4>(x, w, k, out, t0, r0, rows),
+                                3 => $tile::<3>(x, w, k, out, t0, r0, rows),
+                                2 => $tile::<2>(x, w, k, out, t0, r0, rows),
+                                _ => $tile::<1>(x, w, k, out, t0, r0, rows),
                             }
                             r0 += $tn;
                         }
-                        for t in t0..t0 + if four { 4 } else { 1 } {
+                        for t in t0..t0 + group {
                             for r in whole_end..end {
                                 out[t * rows + r] =
                                     dot::<$lanes>(&x[t * k..][..k], &w[r * k..][..k], fma);
                             }
                         }
-                        t0 += if four { 4 } else { 1 };
+                        t0 += group;
                     }
                     block = end;
                 }
@@ -168,15 +172,25 @@ mod x86 {
             ) {
                 const TN: usize = $tn;
                 let whole = k - k % $lanes;
-                let xs: [&[f32]; T] = std::array::from_fn(|i| &x[(t0 + i) * k..][..k]);
-                let ws: [&[f32]; TN] = std::array::from_fn(|j| &w[(r0 + j) * k..][..k]);
+                let mut xs: [&[f32]; T] = [&[]; T];
+                for (i, row) in xs.iter_mut().enumerate() {
+                    *row = &x[(t0 + i) * k..][..k];
+                }
+                let mut ws: [&[f32]; TN] = [&[]; TN];
+                for (j, row) in ws.iter_mut().enumerate() {
+                    *row = &w[(r0 + j) * k..][..k];
+                }
                 let mut acc: [[$vec; TN]; T] = [[$zero(); TN]; T];
                 let mut at = 0;
                 while at < whole {
                     // SAFETY: every row slice holds `k` values and
                     // `at + lanes <= whole <= k`; loadu needs no alignment.
-                    let xv: [$vec; T] =
-                        std::array::from_fn(|i| unsafe { $load(xs[i].as_ptr().add(at)) });
+                    // A loop, not `array::from_fn`: a closure does not
+                    // inherit the target features, so it was not inlined.
+                    let mut xv: [$vec; T] = [$zero(); T];
+                    for i in 0..T {
+                        xv[i] = unsafe { $load(xs[i].as_ptr().add(at)) };
+                    }
                     for j in 0..TN {
                         // SAFETY: as above.
                         let wv = unsafe { $load(ws[j].as_ptr().add(at)) };
