@@ -233,7 +233,7 @@ impl Embedder for LocalEmbedder {
     }
 
     /// The same vectors as `embed`, computed on threads of their own at a
-    /// lowered priority ([`crate::priority`]).
+    /// lowered priority (nice 10: `src/priority.rs`).
     async fn embed_in_background(
         &self,
         texts: &[String],
