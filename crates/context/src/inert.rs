@@ -54,6 +54,13 @@ pub fn inert(text: &str) -> Cow<'_, str> {
 /// …) count as line breaks. Single-line text is returned without a copy.
 pub fn fenced(text: &str) -> Cow<'_, str> {
     let text = text.trim();
+    // One pass over the bytes for the common case, a single line of ASCII
+    // that is not an entry: every line break and `─` is a control byte or
+    // outside ASCII, so there is nothing to change.
+    let plain = |b: &u8| b.is_ascii() && !matches!(b, b'\n' | b'\r' | 0x0B | 0x0C);
+    if text.as_bytes().iter().all(plain) && !text.starts_with('[') {
+        return Cow::Borrowed(text);
+    }
     let text = if text.contains(LINE_BREAKS) {
         Cow::Owned(text.replace("\r\n", "\n").replace(LINE_BREAKS, "\n"))
     } else {
@@ -119,5 +126,12 @@ mod tests {
             super::fenced(" one line "),
             Cow::Borrowed("one line")
         ));
+        // The one-pass check leaves to the full path a single line that is
+        // an entry, holds `─` or any other non-ASCII text, or a `\r`.
+        assert_eq!(super::fenced("[msg-1] x"), "\\[msg-1] x");
+        assert_eq!(super::fenced("a ── b"), "a -- b");
+        assert_eq!(super::fenced("café, naïve"), "café, naïve");
+        assert_eq!(super::fenced("a\rb"), "a\n> b");
+        assert_eq!(super::fenced("a\u{0B}b"), "a\n> b");
     }
 }
