@@ -114,6 +114,21 @@ impl LocalEmbedder {
         }
         Ok(out)
     }
+
+    /// `texts` embedded on a blocking thread (the async runtime never
+    /// stalls) at `priority`.
+    async fn embed_on_blocking_thread(
+        &self,
+        texts: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        agon_llm::check_embedding_inputs(PROVIDER, texts)?;
+        let this = self.clone();
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || this.embed_blocking_as(&texts, priority))
+            .await
+            .map_err(|e| inference(format!("the embedding task failed: {e}")))?
+    }
 }
 
 /// Whose CPU priority a batch is computed at.
@@ -176,23 +191,6 @@ fn embed_batch(
         .into_iter()
         .map(|v| v.unwrap_or_else(|| Err(inference("an embedding thread panicked"))))
         .collect()
-}
-
-impl LocalEmbedder {
-    /// `texts` embedded on a blocking thread (the async runtime never
-    /// stalls) at `priority`.
-    async fn embed_on_blocking_thread(
-        &self,
-        texts: &[String],
-        priority: Priority,
-    ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        agon_llm::check_embedding_inputs(PROVIDER, texts)?;
-        let this = self.clone();
-        let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || this.embed_blocking_as(&texts, priority))
-            .await
-            .map_err(|e| inference(format!("the embedding task failed: {e}")))?
-    }
 }
 
 /// One text's embedding: mean of its hidden states, L2-normalized.

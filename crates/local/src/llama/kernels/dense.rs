@@ -132,9 +132,9 @@ mod x86 {
                     let whole_end = block + (end - block) / $tn * $tn;
                     let mut t0 = 0;
                     while t0 < tokens {
-                        // Four activation rows at a time; the last one to
-                        // three together (one at a time, each weight
-                        // vector loaded served one product).
+                        // Four activation rows at a time, and the last one
+                        // to three as one tile (taken one row at a time,
+                        // each loaded weight vector served one product).
                         let group = (tokens - t0).min(4);
                         let mut r0 = block;
                         while r0 < whole_end {
