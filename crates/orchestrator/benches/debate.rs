@@ -1,16 +1,16 @@
 //! `cargo xtask bench debate`: the orchestrator's overhead.
 //!
 //! A stub model behind a local OpenAI-compatible HTTP server answers every
-//! call after a fixed 50 ms. A 3-persona × 3-aspect × 3-miniround debate runs
+//! call after a fixed 50 ms, to a tenth of a millisecond (`timed_stub`). A 3-persona × 3-aspect × 3-miniround debate runs
 //! on it (SQLite store), as a user's default debate runs: with the vector
 //! memory on (the embedded MiniLM, its index in the store's database), and,
 //! interleaved with it round by round, with the memory off. Reported: wall
 //! time ÷ (utterances × 50 ms) for each, prompt tokens of each utterance
 //! call against its message index (must stay flat: bounded by the context
 //! budget), and calls by role. The same walls are also divided by the
-//! stub's latency as a caller sees it (measured first: its 50 ms timer
-//! fires late), the overhead against an ideal sequential caller of the same
-//! stub. The last line is `overhead ratio: X`, the median with the memory
+//! stub's latency as a caller sees it (measured first: 50 ms plus the
+//! round trip through the HTTP client and server), the overhead against an
+//! ideal sequential caller of the same stub. The last line is `overhead ratio: X`, the median with the memory
 //! on against the 50 ms asked.
 
 #![allow(
@@ -26,9 +26,12 @@ mod support;
 #[path = "support/prefix.rs"]
 mod prefix;
 
+#[path = "support/timed_stub.rs"]
+mod timed_stub;
+
 use std::time::{Duration, Instant};
 
-use support::{Stub, prompt_split};
+use support::prompt_split;
 
 use agon_config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
@@ -53,11 +56,8 @@ fn main() {
 }
 
 async fn run() {
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub(delay()))
-        .mount(&server)
-        .await;
+    // The timed debates' model: answers that take the delay asked, exactly.
+    let stub = timed_stub::TimedStub::start(delay());
     let mut config = DebateConfig::default();
     config.personas = agon_config::default_personas();
     config.aspects = ["Cost", "Health", "Fairness"]
@@ -72,7 +72,7 @@ async fn run() {
     config.synthesis = false;
     // A budget the context reaches early, so the plateau shows.
     config.budget.context_tokens = 400;
-    config.models.default = format!("openai-compatible:stub@{}/v1", server.uri());
+    config.models.default = format!("openai-compatible:stub@{}/v1", stub.uri());
 
     let dir = std::env::temp_dir().join(format!("agon-bench-debate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -105,9 +105,8 @@ async fn run() {
     .unwrap();
 
     // What one model call costs a caller that does nothing else: the
-    // stub's answer streamed through the same client. Its 50 ms is tokio's
-    // timer in wiremock, which fires late (~51.3 ms on the 2-core machine):
-    // that slack is the stub's, not the orchestrator's.
+    // stub's answer streamed through the same client: the 50 ms and the
+    // round trip (wiremock's stub, on tokio's 1 ms timer, took 51.3–52).
     let latency = stub_latency(&models).await;
     println!(
         "stub latency as a caller sees it (median of 15 streamed calls): {:.2} ms (asked: {} ms)",
@@ -128,11 +127,6 @@ async fn run() {
             [true, false]
         };
         for memory_on in modes {
-            server.reset().await;
-            wiremock::Mock::given(wiremock::matchers::method("POST"))
-                .respond_with(Stub(delay()))
-                .mount(&server)
-                .await;
             let fresh;
             let orch = if memory_on {
                 fresh = with_memory().await;
@@ -159,20 +153,20 @@ async fn run() {
                     ratios_off.push(ratio);
                 }
             }
+            let received = stub.take_received();
             if memory_on {
-                last = Some(bb);
+                last = Some((bb, received));
             }
         }
     }
-    let bb = last.unwrap();
+    let (bb, received) = last.unwrap();
     if !bb.warnings().is_empty() {
         println!("warnings: {:?}", bb.warnings());
     }
 
     let counter = TiktokenCounter::default();
     let mut tokens = Vec::new();
-    for request in server.received_requests().await.unwrap() {
-        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    for body in &received {
         if body["stream"].as_bool() != Some(true) {
             continue;
         }
@@ -210,6 +204,8 @@ async fn run() {
         let calls: u64 = models.values().map(|u| u.calls).sum();
         println!("  {role:<10} {calls}");
     }
+    // The prompt splits time nothing: wiremock's stub, answering at once.
+    let server = wiremock::MockServer::start().await;
     for cadence in [AnalysisCadence::Message, AnalysisCadence::Miniround] {
         let split = prompt_split(&server, &orch, cadence).await;
         for note in &split.notes {
