@@ -72,7 +72,7 @@ fn local() -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let chat = LocalChat::smollm2()?;
     println!(
-        "[local] chat load: {:.2} s (includes Q4_1 -> Q8 requantization)",
+        "[local] chat load: {:.2} s (reading and packing the weights)",
         started.elapsed().as_secs_f64()
     );
     println!("[local] int8 kernels: {}", agon_local::cpu_kernels());

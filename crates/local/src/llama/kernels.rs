@@ -4,7 +4,8 @@
 //!
 //! The instruction set is chosen once at run time: AVX-512 VNNI (on 256-bit
 //! vectors), AVX2 + FMA, or portable Rust. On the first two the weights are
-//! packed at load, eight rows side by side ([`packed`]); portable Rust
+//! packed at load, eight rows side by side ([`packed`]; a file's Q4_1
+//! weights are packed as they are stored, [`packed_q4`]); portable Rust
 //! multiplies the row-major layout ([`matmul`]).
 //!
 //! Attention's f32 loops (the query heads of one key/value head over its
@@ -26,6 +27,7 @@
 
 pub(crate) mod dense;
 pub(crate) mod packed;
+pub(crate) mod packed_q4;
 
 use std::sync::LazyLock;
 

@@ -1,6 +1,8 @@
 //! A llama-family transformer for GGUF files, written for one job: fast
-//! single-sequence inference on a CPU. Every projection is an int8 product
-//! (Q8 weights, activations quantized per row, as GGUF's Q8_0 × Q8_0), run
+//! single-sequence inference on a CPU. Every projection is an integer
+//! product of activations quantized per row (Q8) with Q8 weights (as
+//! GGUF's Q8_0 × Q8_0) or, where the file stores them so and the CPU runs
+//! a packed kernel, Q4_1 weights as stored ([`weights`]), run
 //! on SIMD kernels chosen at run time ([`kernels`]) and a spinning thread
 //! pool; the KV cache is a growing buffer per layer, so a prefix of it can
 //! be kept and reused. The crate's GGUF reader ([`crate::gguf`]) loads the
@@ -15,6 +17,7 @@
 mod kernels;
 mod pool;
 mod q8;
+mod weights;
 
 use std::io::{Read, Seek};
 
@@ -22,6 +25,7 @@ use half::f16;
 use half::slice::HalfFloatSliceExt;
 
 use q8::Q8Matrix;
+use weights::{Stored, Weights};
 
 use crate::gguf::{GgmlType, Gguf, Value};
 
@@ -71,12 +75,12 @@ impl LlamaConfig {
 struct Layer {
     attn_norm: Vec<f32>,
     /// Query, key and value projections stacked: `dim + 2 · kv_dim` rows.
-    qkv: Q8Matrix,
-    out: Q8Matrix,
+    qkv: Weights,
+    out: Weights,
     ffn_norm: Vec<f32>,
     /// Gate and up projections stacked: `2 · ffn` rows.
-    gate_up: Q8Matrix,
-    down: Q8Matrix,
+    gate_up: Weights,
+    down: Weights,
 }
 
 /// The keys and values of every position seen so far, per layer and
@@ -195,6 +199,29 @@ impl<R: Read + Seek> TensorReader<'_, R> {
         Ok(Q8Matrix::quantize(&values, k))
     }
 
+    /// A `rows × k` projection as stored: Q4_1 as its blocks where a
+    /// packed kernel runs on this CPU ([`Weights::stacked`] packs them),
+    /// anything else as [`Self::matrix`] reads it.
+    fn stored(&mut self, name: &str, rows: usize, k: usize) -> Result<Stored, String> {
+        let info = self.gguf.info(name)?;
+        if info.ty == GgmlType::Q4_1
+            && kernels::packed::available()
+            && info.values() == rows * k
+            && info.dims.first().is_some_and(|&d| d as usize == k)
+        {
+            let data = self.gguf.raw(self.reader, name)?;
+            let expected = rows * k / kernels::BLOCK * kernels::packed_q4::Q4_1_BLOCK_BYTES;
+            if data.len() != expected {
+                return Err(format!(
+                    "tensor `{name}` holds {} bytes, expected {expected} for Q4_1",
+                    data.len()
+                ));
+            }
+            return Ok(Stored::Q4_1 { data, k });
+        }
+        self.matrix(name, rows, k).map(Stored::Q8)
+    }
+
     fn optional_matrix(
         &mut self,
         name: &str,
@@ -257,32 +284,23 @@ impl Llama {
         let mut layers = Vec::with_capacity(config.layers);
         for i in 0..config.layers {
             let name = |t: &str| format!("blk.{i}.{t}.weight");
-            let qkv = Q8Matrix::stack(&[
-                tensors.matrix(&name("attn_q"), dim, dim)?,
-                tensors.matrix(&name("attn_k"), kv_dim, dim)?,
-                tensors.matrix(&name("attn_v"), kv_dim, dim)?,
+            let qkv = Weights::stacked(vec![
+                tensors.stored(&name("attn_q"), dim, dim)?,
+                tensors.stored(&name("attn_k"), kv_dim, dim)?,
+                tensors.stored(&name("attn_v"), kv_dim, dim)?,
             ]);
-            let gate_up = Q8Matrix::stack(&[
-                tensors.matrix(&name("ffn_gate"), ffn, dim)?,
-                tensors.matrix(&name("ffn_up"), ffn, dim)?,
+            let gate_up = Weights::stacked(vec![
+                tensors.stored(&name("ffn_gate"), ffn, dim)?,
+                tensors.stored(&name("ffn_up"), ffn, dim)?,
             ]);
-            let mut layer = Layer {
+            layers.push(Layer {
                 attn_norm: tensors.floats(&name("attn_norm"), dim)?,
                 qkv,
-                out: tensors.matrix(&name("attn_output"), dim, dim)?,
+                out: Weights::stacked(vec![tensors.stored(&name("attn_output"), dim, dim)?]),
                 ffn_norm: tensors.floats(&name("ffn_norm"), dim)?,
                 gate_up,
-                down: tensors.matrix(&name("ffn_down"), dim, ffn)?,
-            };
-            for matrix in [
-                &mut layer.qkv,
-                &mut layer.out,
-                &mut layer.gate_up,
-                &mut layer.down,
-            ] {
-                matrix.pack();
-            }
-            layers.push(layer);
+                down: Weights::stacked(vec![tensors.stored(&name("ffn_down"), dim, ffn)?]),
+            });
         }
         let mut embeddings = tensors.matrix("token_embd.weight", config.vocab, dim)?;
         embeddings.pack();
@@ -587,7 +605,8 @@ mod tests {
 
     impl FloatLlama {
         /// The weights of the GGUF in `file`: a matrix of a type the chat
-        /// model requantizes goes through the same Q8 quantization it does.
+        /// model requantizes goes through the same Q8 quantization it does
+        /// (Q4_1 only in portable Rust; the packed kernels take it as stored).
         fn from_gguf(file: &mut std::fs::File, gguf: &Gguf, config: LlamaConfig) -> Self {
             let weights = gguf
                 .tensors
@@ -595,7 +614,9 @@ mod tests {
                 .map(|(name, info)| {
                     let values = gguf.floats(file, name).unwrap();
                     let k = info.dims[0] as usize;
-                    let values = if info.dims.len() == 2 && info.ty != GgmlType::F32 {
+                    // Q4_1 is multiplied as stored where a packed kernel runs.
+                    let as_stored = info.ty == GgmlType::Q4_1 && kernels::packed::available();
+                    let values = if info.dims.len() == 2 && info.ty != GgmlType::F32 && !as_stored {
                         let q8 = if info.ty == GgmlType::Q8_0 {
                             Q8Matrix::from_q8_0_blocks(&gguf.raw(file, name).unwrap(), k)
                         } else {

@@ -83,6 +83,21 @@ impl Q8Matrix {
         }
     }
 
+    /// Rows `tokens` of an activation matrix (not packed): their values
+    /// and their scales.
+    pub fn activation_rows(&self, tokens: Range<usize>) -> (&[i8], &[f32]) {
+        let blocks = self.k / BLOCK;
+        (
+            &self.quants[tokens.start * self.k..tokens.end * self.k],
+            &self.scales[tokens.start * blocks..tokens.end * blocks],
+        )
+    }
+
+    /// Values per row.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         match &self.packed {
@@ -139,7 +154,7 @@ impl Q8Matrix {
                     scales: &x.scales[t.start * blocks..t.end * blocks],
                     k: x.k,
                 };
-                self.split(x.rows(), out, |rows, tokens, part, stride| {
+                split(self.rows(), x.rows(), out, |rows, tokens, part, stride| {
                     packed::matmul(
                         packed.view(rows.start, rows.end),
                         activations(tokens),
@@ -148,57 +163,56 @@ impl Q8Matrix {
                     );
                 });
             }
-            None => self.split(x.rows(), out, |rows, tokens, part, stride| {
+            None => split(self.rows(), x.rows(), out, |rows, tokens, part, stride| {
                 kernels::matmul(self.view(rows), x.view(tokens), part, stride);
             }),
         }
     }
+}
 
-    /// Spreads a product of this matrix with `tokens` activation rows over
-    /// the pool (see [`Q8Matrix::matmul`]): `product(rows, tokens, out,
-    /// stride)` writes `out[t * stride + r]` for the rows and tokens given
-    /// (relative to their starts); the rows of a piece start at a multiple
-    /// of 16.
-    fn split(
-        &self,
-        tokens: usize,
-        out: &mut [f32],
-        product: impl Fn(Range<usize>, Range<usize>, &mut [f32], usize) + Sync,
-    ) {
-        let rows = self.rows();
-        debug_assert_eq!(out.len(), rows * tokens);
-        let chunk = rows
-            .div_ceil(pool::threads() * 4)
-            .next_multiple_of(16)
-            .max(16);
-        if tokens == 1 {
-            pool::for_each_chunk(out, chunk, |start, part| {
-                product(start..start + part.len(), 0..1, part, 0);
-            });
-        } else if tokens <= FEW_TOKENS {
-            // Piece p holds rows `p * chunk..` for every token, token-major.
-            let piece = chunk * tokens;
-            let mut pieces = vec![0.0; rows.div_ceil(chunk) * piece];
-            pool::for_each_chunk(&mut pieces, piece, |start, part| {
-                let first = start / tokens;
-                let end = (first + chunk).min(rows);
-                product(first..end, 0..tokens, part, chunk);
-            });
-            for (p, part) in pieces.chunks_exact(piece).enumerate() {
-                let first = p * chunk;
-                let n = (first + chunk).min(rows) - first;
-                for (t, row) in part.chunks_exact(chunk).enumerate() {
-                    out[t * rows + first..t * rows + first + n].copy_from_slice(&row[..n]);
-                }
+/// Spreads a product of a `rows`-row weight matrix with `tokens`
+/// activation rows over the pool (see [`Q8Matrix::matmul`]):
+/// `product(rows, tokens, out, stride)` writes `out[t * stride + r]` for the rows and tokens given
+/// (relative to their starts); the rows of a piece start at a multiple
+/// of 16.
+pub(crate) fn split(
+    rows: usize,
+    tokens: usize,
+    out: &mut [f32],
+    product: impl Fn(Range<usize>, Range<usize>, &mut [f32], usize) + Sync,
+) {
+    debug_assert_eq!(out.len(), rows * tokens);
+    let chunk = rows
+        .div_ceil(pool::threads() * 4)
+        .next_multiple_of(16)
+        .max(16);
+    if tokens == 1 {
+        pool::for_each_chunk(out, chunk, |start, part| {
+            product(start..start + part.len(), 0..1, part, 0);
+        });
+    } else if tokens <= FEW_TOKENS {
+        // Piece p holds rows `p * chunk..` for every token, token-major.
+        let piece = chunk * tokens;
+        let mut pieces = vec![0.0; rows.div_ceil(chunk) * piece];
+        pool::for_each_chunk(&mut pieces, piece, |start, part| {
+            let first = start / tokens;
+            let end = (first + chunk).min(rows);
+            product(first..end, 0..tokens, part, chunk);
+        });
+        for (p, part) in pieces.chunks_exact(piece).enumerate() {
+            let first = p * chunk;
+            let n = (first + chunk).min(rows) - first;
+            for (t, row) in part.chunks_exact(chunk).enumerate() {
+                out[t * rows + first..t * rows + first + n].copy_from_slice(&row[..n]);
             }
-        } else {
-            let per_thread = tokens.div_ceil(pool::threads());
-            pool::for_each_chunk(out, per_thread * rows, |start, part| {
-                let first = start / rows;
-                let count = part.len() / rows;
-                product(0..rows, first..first + count, part, rows);
-            });
         }
+    } else {
+        let per_thread = tokens.div_ceil(pool::threads());
+        pool::for_each_chunk(out, per_thread * rows, |start, part| {
+            let first = start / rows;
+            let count = part.len() / rows;
+            product(0..rows, first..first + count, part, rows);
+        });
     }
 }
 

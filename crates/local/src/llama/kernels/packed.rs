@@ -108,18 +108,28 @@ impl PackedMatrix {
 
     /// Rows `first..end` (`first` a multiple of [`GROUP`]).
     pub fn view(&self, first: usize, end: usize) -> PackedRows<'_> {
-        debug_assert!(first.is_multiple_of(GROUP) && first <= end && end <= self.rows);
-        let blocks = self.k / BLOCK;
-        let (g0, g1) = (first / GROUP, end.div_ceil(GROUP));
-        let per_group = blocks * GROUP;
+        debug_assert!(first <= end && end <= self.rows);
+        let slots = group_slots(first, end, self.k);
+        let bytes = slots.start * BLOCK..slots.end * BLOCK;
         PackedRows {
-            quants: &self.quants[g0 * per_group * BLOCK..g1 * per_group * BLOCK],
-            scales: &self.scales[g0 * per_group..g1 * per_group],
-            sums: &self.sums[g0 * per_group..g1 * per_group],
+            quants: &self.quants[bytes],
+            scales: &self.scales[slots.clone()],
+            sums: &self.sums[slots],
             rows: end - first,
             k: self.k,
         }
     }
+}
+
+/// The (group, block, row-in-group) slots of rows `first..end` of a packed
+/// matrix with rows of `k` values: whole groups, `first` a multiple of
+/// [`GROUP`]. A packed matrix keeps each per-row-and-block value (a scale,
+/// a sum) in one slot, and its values' bytes in a run of slots times the
+/// bytes per row and block.
+pub(crate) fn group_slots(first: usize, end: usize, k: usize) -> std::ops::Range<usize> {
+    debug_assert!(first.is_multiple_of(GROUP) && first <= end);
+    let per_group = k / BLOCK * GROUP;
+    first / GROUP * per_group..end.div_ceil(GROUP) * per_group
 }
 
 /// Some packed rows (whole groups), as [`PackedMatrix::view`] gives them.
@@ -257,7 +267,7 @@ pub(crate) fn reference(w: &PackedMatrix, x: &[i8], x_scales: &[f32]) -> Vec<f64
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(super) mod x86 {
     use std::arch::x86_64::*;
 
     use half::f16;
@@ -269,7 +279,7 @@ mod x86 {
 
     /// The four activation bytes of step `j` of a block, as one `i32`.
     #[inline(always)]
-    fn four<T: Copy>(block: &[T], j: usize, byte: impl Fn(T) -> u8) -> i32 {
+    pub(in super::super) fn four<T: Copy>(block: &[T], j: usize, byte: impl Fn(T) -> u8) -> i32 {
         i32::from_le_bytes([
             byte(block[4 * j]),
             byte(block[4 * j + 1]),
@@ -324,11 +334,7 @@ mod x86 {
                 }
                 for (i, sum) in sums.iter().enumerate().take(n) {
                     let at = (t + i) * stride + g * GROUP;
-                    let mut lanes = [0.0f32; GROUP];
-                    // SAFETY: `lanes` holds 8 floats; `storeu` has no
-                    // alignment requirement.
-                    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *sum) };
-                    out[at..at + valid].copy_from_slice(&lanes[..valid]);
+                    store_lanes(*sum, &mut out[at..at + valid]);
                 }
                 t += n;
             }
@@ -384,6 +390,17 @@ mod x86 {
         each_group(w, x, out, stride, false, block_sums);
     }
 
+    /// The first `out.len()` (at most 8) lanes of `sums`, into `out`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(in super::super) fn store_lanes(sums: __m256, out: &mut [f32]) {
+        let mut lanes = [0.0f32; GROUP];
+        // SAFETY: `lanes` holds 8 floats; `storeu` has no alignment
+        // requirement.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sums) };
+        out.copy_from_slice(&lanes[..out.len()]);
+    }
+
     #[inline]
     #[target_feature(enable = "avx2")]
     fn load_epi8(v: &[i8]) -> __m256i {
@@ -404,7 +421,7 @@ mod x86 {
     /// Eight half-precision values as f32 (exact).
     #[inline]
     #[target_feature(enable = "avx2,f16c")]
-    fn load_f16(v: &[f16]) -> __m256 {
+    pub(in super::super) fn load_f16(v: &[f16]) -> __m256 {
         assert!(v.len() >= GROUP);
         // SAFETY: 8 `f16` (16 bytes) are in `v` (checked above).
         _mm256_cvtph_ps(unsafe { _mm_loadu_si128(v.as_ptr().cast()) })

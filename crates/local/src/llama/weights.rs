@@ -1,0 +1,100 @@
+//! A projection's weights as the model keeps them: a file's Q4_1 matrices
+//! packed as stored where the CPU runs a packed kernel
+//! ([`kernels::packed_q4`]), every other type (and Q4_1 in portable Rust)
+//! as Q8 ([`Q8Matrix`]).
+
+use super::kernels::packed::{self, GROUP};
+use super::kernels::packed_q4::{self, ActivationSums, PackedQ4Matrix};
+use super::q8::{self, Q8Matrix};
+
+/// A matrix of a GGUF file as read, before it is packed.
+pub(crate) enum Stored {
+    /// Q8 values (Q8_0 as stored; other types requantized).
+    Q8(Q8Matrix),
+    /// GGUF Q4_1 blocks as stored, rows of `k` values.
+    Q4_1 { data: Vec<u8>, k: usize },
+}
+
+impl Stored {
+    /// As Q8 values (Q4_1 dequantized, then quantized as Q8_0).
+    fn into_q8(self) -> Q8Matrix {
+        match self {
+            Stored::Q8(matrix) => matrix,
+            Stored::Q4_1 { data, k } => {
+                let q4 = PackedQ4Matrix::pack(&data, k);
+                let mut values = vec![0.0; q4.rows() * k];
+                for (r, row) in values.chunks_exact_mut(k).enumerate() {
+                    q4.dequantize_row(r, row);
+                }
+                Q8Matrix::quantize(&values, k)
+            }
+        }
+    }
+}
+
+/// A weight matrix, packed for the kernel in use.
+#[derive(Debug, Clone)]
+pub(crate) enum Weights {
+    /// Q8 (packed where the CPU runs a packed kernel).
+    Q8(Q8Matrix),
+    /// Q4_1 as the file stores it, packed.
+    Q4(PackedQ4Matrix),
+}
+
+impl Weights {
+    /// `parts` stacked row after row (fused projections) and packed: as
+    /// Q4_1 when every part is Q4_1 and a packed kernel runs on this CPU,
+    /// else as Q8. The parts have the same row length.
+    pub fn stacked(parts: Vec<Stored>) -> Self {
+        let all_q4 = parts.iter().all(|p| matches!(p, Stored::Q4_1 { .. }));
+        if all_q4 && packed::available() {
+            let mut k = 0;
+            let mut data = Vec::new();
+            for part in parts {
+                if let Stored::Q4_1 {
+                    data: part,
+                    k: part_k,
+                } = part
+                {
+                    debug_assert!(k == 0 || k == part_k);
+                    k = part_k;
+                    data.extend_from_slice(&part);
+                }
+            }
+            return Weights::Q4(PackedQ4Matrix::pack(&data, k));
+        }
+        let parts: Vec<Q8Matrix> = parts.into_iter().map(Stored::into_q8).collect();
+        let mut matrix = if parts.len() == 1 {
+            parts.into_iter().next().unwrap_or_default()
+        } else {
+            Q8Matrix::stack(&parts)
+        };
+        matrix.pack();
+        Weights::Q8(matrix)
+    }
+
+    /// `out[t][r] = self[r] · x[t]`, as [`Q8Matrix::matmul`] (the same
+    /// splits over the pool; every split gives the same bits).
+    pub fn matmul(&self, x: &Q8Matrix, out: &mut [f32]) {
+        let w = match self {
+            Weights::Q8(matrix) => return matrix.matmul(x, out),
+            Weights::Q4(matrix) => matrix,
+        };
+        let (quants, scales) = x.activation_rows(0..x.rows());
+        let mut sums = Vec::new();
+        packed_q4::block_sums(quants, scales, &mut sums);
+        let k = x.k();
+        let blocks = k / super::kernels::BLOCK;
+        q8::split(w.rows(), x.rows(), out, |rows, tokens, part, stride| {
+            debug_assert!(rows.start.is_multiple_of(GROUP));
+            let (quants, scales) = x.activation_rows(tokens.clone());
+            let activations = ActivationSums {
+                quants,
+                scales,
+                sums: &sums[tokens.start * blocks..tokens.end * blocks],
+                k,
+            };
+            packed_q4::matmul(w.view(rows.start, rows.end), activations, part, stride);
+        });
+    }
+}
