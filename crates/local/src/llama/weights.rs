@@ -98,3 +98,67 @@ impl Weights {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use half::f16;
+
+    use super::*;
+    use crate::llama::kernels::BLOCK;
+
+    /// One Q4_1 row of `k` values: every block `d = 0.01`, `m = −0.07`,
+    /// nibbles counting up; and the values they stand for.
+    fn q4_1_row(k: usize) -> (Vec<u8>, Vec<f32>) {
+        let (d, m) = (f16::from_f32(0.01), f16::from_f32(-0.07));
+        let mut data = Vec::new();
+        let mut values = vec![0.0; k];
+        for b in 0..k / BLOCK {
+            data.extend(d.to_le_bytes());
+            data.extend(m.to_le_bytes());
+            for j in 0..BLOCK / 2 {
+                let (low, high) = (j as u8, 15 - j as u8);
+                data.push(low | high << 4);
+                values[b * BLOCK + j] = f32::from(low) * d.to_f32() + m.to_f32();
+                values[b * BLOCK + BLOCK / 2 + j] = f32::from(high) * d.to_f32() + m.to_f32();
+            }
+        }
+        (data, values)
+    }
+
+    #[test]
+    fn q4_1_stacked_as_stored_or_beside_q8_gives_the_products_of_its_values() {
+        // Q4_1 alone (packed as stored where a packed kernel runs), and
+        // beside a Q8 part (requantized with it): both multiply the values
+        // the blocks stand for.
+        let k = 64;
+        let (data, values) = q4_1_row(k);
+        let x: Vec<f32> = (0..k).map(|i| (i as f32 * 0.37).sin()).collect();
+        let mut activations = Q8Matrix::default();
+        q8::quantize_rows(&x, k, &mut activations);
+        let exact: f32 = values.iter().zip(&x).map(|(w, x)| w * x).sum();
+
+        let alone = Weights::stacked(vec![Stored::Q4_1 {
+            data: data.clone(),
+            k,
+        }]);
+        assert_eq!(
+            matches!(alone, Weights::Q4(_)),
+            packed::available(),
+            "Q4_1 kept as stored exactly where a packed kernel runs"
+        );
+        let mut out = vec![0.0; 1];
+        alone.matmul(&activations, &mut out);
+        assert!((out[0] - exact).abs() < 0.02, "{} vs {exact}", out[0]);
+
+        let beside = Weights::stacked(vec![
+            Stored::Q4_1 { data, k },
+            Stored::Q8(Q8Matrix::quantize(&values, k)),
+        ]);
+        assert!(matches!(beside, Weights::Q8(_)));
+        let mut out = vec![0.0; 2];
+        beside.matmul(&activations, &mut out);
+        for got in out {
+            assert!((got - exact).abs() < 0.02, "{got} vs {exact}");
+        }
+    }
+}
