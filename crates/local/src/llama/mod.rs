@@ -12,7 +12,9 @@
 //!
 //! Numerically this is candle's `quantized_llama` with Q8_0 weights: the same
 //! quantization of weights and activations, RMS norm, interleaved (GGUF
-//! "normal") rotary embedding and SiLU-gated feed-forward.
+//! "normal") rotary embedding and SiLU-gated feed-forward. Q4_1 weights
+//! kept as stored add per block `d·dx·Σ q·xq + m·dx·Σ xq`, the terms of
+//! llama.cpp's Q4_1 × Q8_1 product.
 
 mod kernels;
 mod pool;
