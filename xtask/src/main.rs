@@ -181,6 +181,14 @@ impl Drop for Phases {
 
 fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     let features = test_features(llama_cpp);
+    // The MCP servers the tests run come from the npm registry: installed
+    // while the workspace builds (a fresh clone's `npm ci` is mostly
+    // downloads, ~10 s of waiting), taken before the tests; the phase of
+    // that name below is the wait that is left.
+    let mcp_install = {
+        let root = root.to_path_buf();
+        std::thread::spawn(move || mcp_servers::ensure(&Shell::new()?, &root))
+    };
     let mut phases = Phases::new();
     phases.start("cargo fmt --check");
     cmd!(sh, "cargo fmt --all -- --check").run()?;
@@ -266,7 +274,10 @@ fn test(sh: &Shell, root: &std::path::Path, llama_cpp: bool) -> Result<()> {
     models::fetch(sh, root)?;
     let _models = sh.push_env("AGON_MODELS_DIR", models::models_dir(root)?);
     phases.start("MCP servers");
-    let _mcp = sh.push_env("AGON_MCP_SERVERS_DIR", mcp_servers::ensure(sh, root)?);
+    let mcp_dir = mcp_install
+        .join()
+        .map_err(|_| anyhow::anyhow!("installing the MCP servers panicked"))??;
+    let _mcp = sh.push_env("AGON_MCP_SERVERS_DIR", mcp_dir);
     phases.start("browser");
     let _browser = sh.push_env("AGON_BROWSER", browser::ensure(sh)?);
     phases.start("PostgreSQL");
