@@ -1,8 +1,8 @@
 //! `cargo xtask bench debate`: the orchestrator's overhead.
 //!
 //! A stub model behind a local OpenAI-compatible HTTP server answers every
-//! call after a fixed 50 ms, to a tenth of a millisecond (`timed_stub`). A 3-persona × 3-aspect × 3-miniround debate runs
-//! on it (SQLite store), as a user's default debate runs: with the vector
+//! call after a fixed 50 ms, to a tenth of a millisecond (`timed_stub`). A
+//! 3-persona × 3-aspect × 3-miniround debate runs on it (SQLite store), as a user's default debate runs: with the vector
 //! memory on (the embedded MiniLM, its index in the store's database), and,
 //! interleaved with it round by round, with the memory off. Reported: wall
 //! time ÷ (utterances × 50 ms) for each, prompt tokens of each utterance
@@ -10,8 +10,9 @@
 //! budget), and calls by role. The same walls are also divided by the
 //! stub's latency as a caller sees it (measured first: 50 ms plus the
 //! round trip through the HTTP client and server), the overhead against an
-//! ideal sequential caller of the same stub. The last line is `overhead ratio: X`, the median with the memory
-//! on against the 50 ms asked.
+//! ideal sequential caller of the same stub. The last line is
+//! `overhead ratio: X`, the median with the memory on against the 50 ms
+//! asked.
 
 #![allow(
     missing_docs,

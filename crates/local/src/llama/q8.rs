@@ -147,12 +147,14 @@ impl Q8Matrix {
             Some(packed) => {
                 let mut offset = Vec::new();
                 packed::offset_activations(&x.quants, &mut offset);
-                let blocks = x.k / BLOCK;
-                let activations = |t: Range<usize>| Activations {
-                    quants: &x.quants[t.start * x.k..t.end * x.k],
-                    offset: offset.get(t.start * x.k..t.end * x.k).unwrap_or_default(),
-                    scales: &x.scales[t.start * blocks..t.end * blocks],
-                    k: x.k,
+                let activations = |t: Range<usize>| {
+                    let (quants, scales) = x.activation_rows(t.clone());
+                    Activations {
+                        quants,
+                        offset: offset.get(t.start * x.k..t.end * x.k).unwrap_or_default(),
+                        scales,
+                        k: x.k,
+                    }
                 };
                 split(self.rows(), x.rows(), out, |rows, tokens, part, stride| {
                     packed::matmul(
@@ -172,9 +174,9 @@ impl Q8Matrix {
 
 /// Spreads a product of a `rows`-row weight matrix with `tokens`
 /// activation rows over the pool (see [`Q8Matrix::matmul`]):
-/// `product(rows, tokens, out, stride)` writes `out[t * stride + r]` for the rows and tokens given
-/// (relative to their starts); the rows of a piece start at a multiple
-/// of 16.
+/// `product(rows, tokens, out, stride)` writes `out[t * stride + r]` for
+/// the rows and tokens given (relative to their starts); the rows of a
+/// piece start at a multiple of 16.
 pub(crate) fn split(
     rows: usize,
     tokens: usize,

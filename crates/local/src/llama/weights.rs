@@ -6,6 +6,7 @@
 use super::kernels::packed::{self, GROUP};
 use super::kernels::packed_q4::{self, ActivationSums, PackedQ4Matrix};
 use super::q8::{self, Q8Matrix};
+use crate::gguf::GgmlType;
 
 /// A matrix of a GGUF file as read, before it is packed.
 pub(crate) enum Stored {
@@ -21,11 +22,9 @@ impl Stored {
         match self {
             Stored::Q8(matrix) => matrix,
             Stored::Q4_1 { data, k } => {
-                let q4 = PackedQ4Matrix::pack(&data, k);
-                let mut values = vec![0.0; q4.rows() * k];
-                for (r, row) in values.chunks_exact_mut(k).enumerate() {
-                    q4.dequantize_row(r, row);
-                }
+                let ty = GgmlType::Q4_1;
+                let mut values = vec![0.0; data.len() / ty.block_bytes() * ty.block_values()];
+                ty.dequantize(&data, &mut values);
                 Q8Matrix::quantize(&values, k)
             }
         }

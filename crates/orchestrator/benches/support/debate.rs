@@ -4,8 +4,6 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
 use agon_config::{AnalysisCadence, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
 use agon_llm::{ModelFactory, PriceTable};
@@ -45,7 +43,7 @@ pub async fn prompt_split(
 ) -> Split {
     server.reset().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub(Duration::ZERO))
+        .respond_with(Stub)
         .mount(server)
         .await;
     let mut config = DebateConfig::default();
@@ -135,16 +133,14 @@ impl Split {
     }
 }
 
-/// A stub OpenAI-compatible server answering with the scripted model after
-/// a fixed delay.
-pub struct Stub(pub Duration);
+/// A stub OpenAI-compatible server answering at once with the scripted
+/// model (the timed runs use `timed_stub`).
+pub struct Stub;
 
 impl wiremock::Respond for Stub {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
         let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
         let (content_type, text) = openai_reply(&body);
-        wiremock::ResponseTemplate::new(200)
-            .set_body_raw(text, content_type)
-            .set_delay(self.0)
+        wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
     }
 }

@@ -190,6 +190,19 @@ fn runs_on(isa: super::Isa) -> bool {
     isa != super::Isa::Portable
 }
 
+/// The packed kernels this CPU runs (for tests of every kernel).
+#[cfg(test)]
+pub(crate) fn kernels() -> Vec<super::Isa> {
+    let isas: Vec<_> = super::available()
+        .into_iter()
+        .filter(|&isa| runs_on(isa))
+        .collect();
+    if isas.is_empty() {
+        eprintln!("no AVX2 on this CPU: no packed kernel runs here");
+    }
+    isas
+}
+
 /// `out[t * stride + r] = w[r] · x[t]` for every packed row `r` and
 /// activation row `t`, on the instruction set in use.
 ///
@@ -249,10 +262,24 @@ pub(crate) fn matmul_on(
 /// tests: `Σ_b w_scale · x_scale · Σ_i w·x`.
 #[cfg(test)]
 pub(crate) fn reference(w: &PackedMatrix, x: &[i8], x_scales: &[f32]) -> Vec<f64> {
-    let mut row = vec![0.0; w.k];
-    (0..w.rows)
+    reference_of(w.rows, w.k, |r, row| w.dequantize_row(r, row), x, x_scales)
+}
+
+/// The `f64` products of `rows` weight rows of `k` values (row `r` written
+/// by `dequantize_row(r, out)`) with one activation row, for tests of
+/// every packed format.
+#[cfg(test)]
+pub(crate) fn reference_of(
+    rows: usize,
+    k: usize,
+    dequantize_row: impl Fn(usize, &mut [f32]),
+    x: &[i8],
+    x_scales: &[f32],
+) -> Vec<f64> {
+    let mut row = vec![0.0; k];
+    (0..rows)
         .map(|r| {
-            w.dequantize_row(r, &mut row);
+            dequantize_row(r, &mut row);
             row.chunks_exact(BLOCK)
                 .zip(x.chunks_exact(BLOCK).zip(x_scales))
                 .map(|(wb, (xb, xs))| {
@@ -357,7 +384,7 @@ pub(super) mod x86 {
             let mut acc = [start, _mm256_setzero_si256()];
             for (j, step) in steps.chunks_exact(GROUP * 4).enumerate() {
                 let bytes = _mm256_set1_epi32(four(xb, j, |v| v));
-                acc[j % 2] = _mm256_dpbusd_epi32(acc[j % 2], bytes, load_epi8(step));
+                acc[j % 2] = _mm256_dpbusd_epi32(acc[j % 2], bytes, load_bytes(step));
             }
             _mm256_add_epi32(acc[0], acc[1])
         };
@@ -379,7 +406,7 @@ pub(super) mod x86 {
             let xb = &x.quants[row * x.k + b * BLOCK..][..BLOCK];
             let mut acc = [_mm256_setzero_si256(), _mm256_setzero_si256()];
             for (j, step) in steps.chunks_exact(GROUP * 4).enumerate() {
-                let wv = load_epi8(step);
+                let wv = load_bytes(step);
                 let xv = _mm256_set1_epi32(four(xb, j, |v| v as u8));
                 let pairs =
                     _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
@@ -401,12 +428,13 @@ pub(super) mod x86 {
         out.copy_from_slice(&lanes[..out.len()]);
     }
 
+    /// The first 32 bytes of `v` (bytes, signed or not).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn load_epi8(v: &[i8]) -> __m256i {
-        assert!(v.len() >= 32);
-        // SAFETY: 32 bytes are in `v` (checked above); `loadu` has no
-        // alignment requirement.
+    pub(in super::super) fn load_bytes<T: Copy>(v: &[T]) -> __m256i {
+        assert!(std::mem::size_of::<T>() == 1 && v.len() >= 32);
+        // SAFETY: 32 one-byte values are in `v` (checked above); `loadu`
+        // has no alignment requirement.
         unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
     }
 
@@ -466,18 +494,6 @@ mod tests {
                 assert_eq!(v, expected, "row {r}, column {c}");
             }
         }
-    }
-
-    /// The packed kernels this CPU runs.
-    fn kernels() -> Vec<super::super::Isa> {
-        let isas: Vec<_> = super::super::available()
-            .into_iter()
-            .filter(|&isa| runs_on(isa))
-            .collect();
-        if isas.is_empty() {
-            eprintln!("no AVX2 on this CPU: no packed kernel runs here");
-        }
-        isas
     }
 
     /// The products of `tokens` activation rows with `w` on `isa`, and

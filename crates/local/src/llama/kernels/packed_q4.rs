@@ -95,7 +95,9 @@ impl PackedQ4Matrix {
     }
 
     /// Row `r` as floats, written to `out` (`k` values): `d·q + m`, as
-    /// GGUF dequantizes Q4_1.
+    /// GGUF dequantizes Q4_1 (for tests: the model multiplies the packed
+    /// nibbles).
+    #[cfg(test)]
     pub fn dequantize_row(&self, r: usize, out: &mut [f32]) {
         let blocks = self.k / BLOCK;
         let (g, i) = (r / GROUP, r % GROUP);
@@ -223,28 +225,15 @@ pub(crate) fn matmul_on(
 /// dequantized terms, for tests.
 #[cfg(test)]
 pub(crate) fn reference(w: &PackedQ4Matrix, x: &[i8], x_scales: &[f32]) -> Vec<f64> {
-    let mut row = vec![0.0; w.k];
-    (0..w.rows)
-        .map(|r| {
-            w.dequantize_row(r, &mut row);
-            row.chunks_exact(BLOCK)
-                .zip(x.chunks_exact(BLOCK).zip(x_scales))
-                .map(|(wb, (xb, xs))| {
-                    wb.iter()
-                        .zip(xb)
-                        .map(|(&a, &b)| f64::from(a) * f64::from(b) * f64::from(*xs))
-                        .sum::<f64>()
-                })
-                .sum()
-        })
-        .collect()
+    let dequantize_row = |r, row: &mut [f32]| w.dequantize_row(r, row);
+    super::packed::reference_of(w.rows, w.k, dequantize_row, x, x_scales)
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::super::packed::x86::{four, load_f16, store_lanes};
+    use super::super::packed::x86::{four, load_bytes, load_f16, store_lanes};
     use super::{ActivationSums, BLOCK, GROUP, NIBBLES, PackedQ4Rows};
 
     /// Activation rows a pass over a group's blocks takes.
@@ -284,7 +273,7 @@ mod x86 {
                     let block = &nibbles[b * GROUP * NIBBLES..][..GROUP * NIBBLES];
                     let mut steps = [_mm256_setzero_si256(); 8];
                     for v in 0..4 {
-                        let bytes = load_u8(&block[v * GROUP * 4..]);
+                        let bytes = load_bytes(&block[v * GROUP * 4..]);
                         steps[v] = _mm256_and_si256(bytes, mask);
                         steps[v + 4] = _mm256_and_si256(_mm256_srli_epi16::<4>(bytes), mask);
                     }
@@ -349,19 +338,11 @@ mod x86 {
         };
         each_group(w, x, out, stride, dot);
     }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn load_u8(v: &[u8]) -> __m256i {
-        assert!(v.len() >= 32);
-        // SAFETY: 32 bytes are in `v` (checked above); `loadu` has no
-        // alignment requirement.
-        unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::packed::kernels;
     use super::*;
 
     /// GGUF Q4_1 data of `rows × k` pseudo-random values.
@@ -420,18 +401,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// The packed kernels this CPU runs.
-    fn kernels() -> Vec<super::super::Isa> {
-        let isas: Vec<_> = super::super::available()
-            .into_iter()
-            .filter(|&isa| isa != super::super::Isa::Portable)
-            .collect();
-        if isas.is_empty() {
-            eprintln!("no AVX2 on this CPU: no packed kernel runs here");
-        }
-        isas
     }
 
     fn products(
