@@ -77,6 +77,19 @@ struct RecentRecalls {
     /// A persona → (generation when counted, whether it has a corpus):
     /// asked before every turn that may show evidence.
     corpora: Recent<(u64, bool)>,
+    /// Recalls done ahead whose turns have not asked them yet (recall key →
+    /// request): computed again after a write, so that their turns find
+    /// them current.
+    ahead: Recent<AheadRecall>,
+}
+
+/// A recall asked ahead of its turn ([`Memory::recall_ahead`]).
+#[derive(Debug, Clone)]
+struct AheadRecall {
+    query: String,
+    filter: MemoryFilter,
+    k: usize,
+    aliases: Vec<(agon_core::PersonaId, Vec<String>)>,
 }
 
 impl Default for RecentRecalls {
@@ -88,6 +101,8 @@ impl Default for RecentRecalls {
             vectors: Recent::new(64),
             debates: Recent::new(256),
             corpora: Recent::new(64),
+            // The next turn or two of a debate.
+            ahead: Recent::new(4),
         }
     }
 }
@@ -288,9 +303,34 @@ impl Memory {
     }
 
     /// Marks every recall result kept so far as out of date (after a
-    /// write through this memory).
+    /// write through this memory), and computes again, in the background,
+    /// the recalls done ahead that their turns have not asked yet: a write
+    /// lands while a turn waits on its model, and the turn after it would
+    /// otherwise search again itself, on the debate's critical path.
     pub(crate) fn wrote(&self) {
         self.recent.generation.fetch_add(1, Ordering::SeqCst);
+        let pending = self.recent.ahead.values();
+        if pending.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let memory = self.clone();
+        runtime.spawn(async move {
+            for ahead in pending {
+                // A failure costs nothing: the turn searches itself.
+                let _ = memory
+                    .recall_kept(
+                        &ahead.query,
+                        &ahead.filter,
+                        ahead.k,
+                        &ahead.aliases,
+                        Urgency::Background,
+                    )
+                    .await;
+            }
+        });
     }
 
     /// The best `k` memories for `query` under `filter`: the names of the
@@ -339,7 +379,11 @@ impl Memory {
         aliases: &[(agon_core::PersonaId, Vec<String>)],
         urgency: Urgency,
     ) -> Result<Recall, MemoryError> {
-        let key = format!("{}\u{0}{filter:?}\u{0}{k}\u{0}{aliases:?}", query.trim());
+        let key = recall_key(query, filter, k, aliases);
+        if urgency == Urgency::Waited {
+            // Its turn asks it: no longer computed again after writes.
+            self.recent.ahead.take(&key);
+        }
         let generation = self.recent.generation.load(Ordering::SeqCst);
         if let Some((kept, recall)) = self.recent.results.get(&key)
             && kept == generation
@@ -368,6 +412,15 @@ impl Memory {
         k: usize,
         aliases: &[(agon_core::PersonaId, Vec<String>)],
     ) -> Result<(), MemoryError> {
+        self.recent.ahead.put(
+            &recall_key(query, filter, k, aliases),
+            AheadRecall {
+                query: query.to_owned(),
+                filter: filter.clone(),
+                k,
+                aliases: aliases.to_vec(),
+            },
+        );
         self.recall_kept(query, filter, k, aliases, Urgency::Background)
             .await
             .map(|_| ())
@@ -644,10 +697,142 @@ fn names_and_owners(
     (names, owners)
 }
 
+/// What a recall's result is kept under: its query, filter, `k` and names.
+fn recall_key(
+    query: &str,
+    filter: &MemoryFilter,
+    k: usize,
+    aliases: &[(agon_core::PersonaId, Vec<String>)],
+) -> String {
+    format!("{}\u{0}{filter:?}\u{0}{k}\u{0}{aliases:?}", query.trim())
+}
+
 /// Whether a caller waits on an embedding, or it is done in the background
 /// (a writer's batch, a recall ahead of its turn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Urgency {
     Waited,
     Background,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use agon_core::{DebateId, PersonaId};
+
+    use super::*;
+    use crate::{InMemoryIndex, MemoryKind, MemoryMeta};
+
+    /// A toy embedder for the logic: how often each letter occurs.
+    struct Letters;
+
+    #[async_trait::async_trait]
+    impl Embedder for Letters {
+        async fn embed(
+            &self,
+            texts: &[String],
+            _: InputType,
+        ) -> Result<Vec<Vec<f32>>, agon_llm::ProviderError> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0.1_f32; 26];
+                    for b in t.to_lowercase().bytes().filter(u8::is_ascii_lowercase) {
+                        v[usize::from(b - b'a')] += 1.0;
+                    }
+                    v
+                })
+                .collect())
+        }
+        fn dimensions(&self) -> usize {
+            26
+        }
+        fn max_batch(&self) -> usize {
+            64
+        }
+        fn model_id(&self) -> &str {
+            "letters"
+        }
+    }
+
+    fn said(i: i64, text: &str) -> MemoryMeta {
+        MemoryMeta {
+            id: format!("d/{i}"),
+            debate: DebateId::new("d"),
+            persona: PersonaId::new("mara"),
+            content: text.to_owned(),
+            kind: MemoryKind::Message,
+            importance: 5,
+            round: 1,
+            created: chrono::DateTime::from_timestamp(1_700_000_000 + i, 0).unwrap(),
+            subject: None,
+        }
+    }
+
+    /// A write while a turn waits on its model: the recall done ahead for
+    /// the next turn is computed again in the background, so that turn
+    /// finds a result that sees the write, without searching itself; once
+    /// the turn has asked it, later writes leave it alone.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_computes_the_recalls_done_ahead_again_until_their_turn_asks() {
+        let memory = Memory::open(
+            Arc::new(InMemoryIndex::new()),
+            Arc::new(Letters),
+            RetrievalConfig::default(),
+        )
+        .await
+        .unwrap();
+        memory
+            .remember(vec![
+                said(1, "Congestion pricing cut traffic in Stockholm."),
+                said(2, "Pedestrian zones raised retail rents."),
+            ])
+            .await
+            .unwrap();
+        let filter = MemoryFilter {
+            persona: Some(PersonaId::new("mara")),
+            ..MemoryFilter::default()
+        };
+        let query = "What did congestion pricing do to traffic?";
+        let key = recall_key(query, &filter, 5, &[]);
+        memory.recall_ahead(query, &filter, 5, &[]).await.unwrap();
+        let kept_now = || {
+            memory
+                .recent
+                .results
+                .get(&key)
+                .filter(|(generation, _)| *generation == memory.generation())
+                .map(|(_, recall)| recall)
+        };
+        assert_eq!(kept_now().unwrap().memories.len(), 2);
+        memory
+            .remember(vec![said(3, "Congestion pricing in London cut traffic.")])
+            .await
+            .unwrap();
+        let mut refreshed = None;
+        for _ in 0..500 {
+            refreshed = kept_now();
+            if refreshed.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let refreshed = refreshed.expect("recomputed after the write");
+        assert_eq!(refreshed.memories.len(), 3, "{refreshed:#?}");
+        let asked = memory.recall_aliased(query, &filter, 5, &[]).await.unwrap();
+        assert_eq!(asked, refreshed, "the turn's result is the one kept");
+        assert!(
+            memory.recent.ahead.values().is_empty(),
+            "asked: no longer recomputed after writes"
+        );
+    }
+
+    impl Memory {
+        fn generation(&self) -> u64 {
+            self.recent.generation.load(Ordering::SeqCst)
+        }
+    }
 }

@@ -43,6 +43,21 @@ impl<V: Clone> Recent<V> {
         }
         entries.push_back((key.to_owned(), value));
     }
+
+    /// Removes and returns the value kept for `key`, if any.
+    pub(crate) fn take(&self, key: &str) -> Option<V> {
+        let mut entries = self.entries.lock().ok()?;
+        let at = entries.iter().position(|(k, _)| k == key)?;
+        entries.remove(at).map(|(_, v)| v)
+    }
+
+    /// Every value kept, oldest first.
+    pub(crate) fn values(&self) -> Vec<V> {
+        self.entries
+            .lock()
+            .map(|entries| entries.iter().map(|(_, v)| v.clone()).collect())
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
@@ -65,5 +80,16 @@ mod tests {
         assert_eq!(recent.get("first"), None, "the oldest gave way");
         assert_eq!(recent.get("a"), Some(0));
         assert_eq!(recent.get("c"), Some(2));
+    }
+
+    #[test]
+    fn a_taken_entry_is_gone_and_the_rest_stay_in_order() {
+        let recent = Recent::new(3);
+        for (i, key) in ["a", "b", "c"].iter().enumerate() {
+            recent.put(key, i);
+        }
+        assert_eq!(recent.take("b"), Some(1));
+        assert_eq!(recent.take("b"), None, "taken once");
+        assert_eq!(recent.values(), vec![0, 2]);
     }
 }

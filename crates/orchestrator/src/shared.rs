@@ -4,9 +4,11 @@
 
 use std::sync::Mutex as StdMutex;
 
+use std::sync::Arc;
+
 use agon_core::{Blackboard, DebateEvent, DebateId};
-use agon_store::DebateLog;
-use tokio::sync::{Mutex, broadcast, mpsc, oneshot, watch};
+use agon_store::{DebateLog, EventStore};
+use tokio::sync::{RwLock, broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
@@ -17,7 +19,12 @@ use agon_memory::MemoryMsg;
 /// The state every task of one run shares.
 pub(crate) struct Shared {
     pub(crate) debate: DebateId,
-    log: Mutex<DebateLog>,
+    /// Read by the run's tasks side by side (the interpreter plans while
+    /// the background pipeline builds a job's prompt); an append takes it
+    /// alone.
+    log: RwLock<DebateLog>,
+    /// The log's store, for what needs no blackboard (posted requests).
+    store: Arc<dyn EventStore>,
     updates: broadcast::Sender<DebateUpdate>,
     /// The log's sequence number after each append (and a nudge on failure).
     changed: watch::Sender<u64>,
@@ -36,7 +43,8 @@ impl Shared {
         let (changed, _) = watch::channel(log.seq());
         Self {
             debate,
-            log: Mutex::new(log),
+            store: Arc::clone(log.store()),
+            log: RwLock::new(log),
             updates,
             changed,
             failure: StdMutex::new(None),
@@ -66,7 +74,7 @@ impl Shared {
         requests: &[u64],
         build: impl FnOnce(&Blackboard) -> (Vec<DebateEvent>, T),
     ) -> Result<T, OrchestratorError> {
-        let mut log = self.log.lock().await;
+        let mut log = self.log.write().await;
         let (events, out) = build(log.blackboard());
         if events.is_empty() {
             if !requests.is_empty() {
@@ -96,8 +104,7 @@ impl Shared {
     pub(crate) async fn pending_requests(
         &self,
     ) -> Result<Vec<agon_store::PostedRequest>, agon_store::StoreError> {
-        let store = std::sync::Arc::clone(self.log.lock().await.store());
-        store.pending_requests(&self.debate).await
+        self.store.pending_requests(&self.debate).await
     }
 
     /// Sends persisted events (the first has sequence `before + 1`) to the
@@ -121,7 +128,7 @@ impl Shared {
 
     /// Reads the blackboard.
     pub(crate) async fn read<R>(&self, f: impl FnOnce(&Blackboard) -> R) -> R {
-        let log = self.log.lock().await;
+        let log = self.log.read().await;
         f(log.blackboard())
     }
 
