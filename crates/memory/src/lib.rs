@@ -96,6 +96,7 @@ mod inmemory;
 #[cfg(feature = "locomo")]
 pub mod locomo;
 mod memory;
+mod migrations;
 pub mod names;
 mod open;
 #[cfg(feature = "postgres")]

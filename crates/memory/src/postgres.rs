@@ -84,7 +84,7 @@ impl PgMemory {
         let pool = agon_store::postgres_pool(url).await?;
         crate::sql::migrate_memory!(
             &pool,
-            "./migrations/postgres",
+            crate::migrations::POSTGRES,
             shown,
             " (needs the pgvector extension)"
         )?;

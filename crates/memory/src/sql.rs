@@ -172,11 +172,12 @@ pub(crate) fn from_millis(ms: i64) -> chrono::DateTime<chrono::Utc> {
         .unwrap_or_default()
 }
 
-/// Runs the memory migrations of `$dir` on `$pool` (their own history
-/// table, beside the store's), naming `$shown` and `$hint` on failure.
+/// Runs the memory migrations `$files` ([`crate::migrations`]) on `$pool`
+/// (their own history table, beside the store's), naming `$shown` and
+/// `$hint` on failure.
 macro_rules! migrate_memory {
-    ($pool:expr, $dir:literal, $shown:expr, $hint:literal) => {{
-        let mut migrator = sqlx::migrate!($dir);
+    ($pool:expr, $files:expr, $shown:expr, $hint:literal) => {{
+        let mut migrator = agon_store::migrations::migrator($files);
         migrator.dangerous_set_table_name("_agon_memory_migrations");
         migrator
             .run($pool)

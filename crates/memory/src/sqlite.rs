@@ -53,7 +53,7 @@ impl SqliteMemory {
         {
             // Processes opening a new file at once migrate one at a time.
             let _lock = agon_store::sqlite_migration_lock(url).await?;
-            crate::sql::migrate_memory!(&pool, "./migrations/sqlite", shown, "")?;
+            crate::sql::migrate_memory!(&pool, crate::migrations::SQLITE, shown, "")?;
         }
         Ok(Self {
             pool,

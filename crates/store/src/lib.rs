@@ -7,8 +7,9 @@
 //! latest snapshot plus a replay of the rest; a run lease keeps a debate to
 //! one process; per-persona records outlive debates.
 //!
-//! Migrations are embedded (`sqlx::migrate!`) and run on open; queries are
-//! checked at run time, so no `DATABASE_URL` is needed to build.
+//! Migrations are embedded ([`migrations`]: the SQL files read at compile
+//! time, no sqlx proc-macro) and run on open; queries are checked at run
+//! time, so no `DATABASE_URL` is needed to build.
 //!
 //! Append a debate's events and read them back, without the rest of Agon
 //! (an in-memory SQLite here; a file is `sqlite://PATH`, PostgreSQL
@@ -55,6 +56,7 @@ mod codec;
 mod error;
 pub mod lease;
 mod log;
+pub mod migrations;
 mod open;
 mod pool;
 #[cfg(feature = "postgres")]

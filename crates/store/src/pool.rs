@@ -79,7 +79,7 @@ pub async fn sqlite_pool(url: &str, busy_timeout: Duration) -> Result<Pool<Sqlit
         .connect_with(options)
         .await
         .map_err(unavailable(&shown))?;
-    sqlx::migrate!("./migrations/sqlite")
+    crate::migrations::migrator(crate::migrations::SQLITE)
         .run(&pool)
         .await
         .map_err(migration_failed(&shown))?;
@@ -105,7 +105,7 @@ pub async fn postgres_pool(url: &str) -> Result<Pool<Postgres>, StoreError> {
     // The first connection is made by hand (see `connect_once`) and runs
     // the migrations; the pool makes its own afterwards.
     let mut first = connect_once(&options, &shown).await?;
-    sqlx::migrate!("./migrations/postgres")
+    crate::migrations::migrator(crate::migrations::POSTGRES)
         .run(&mut first)
         .await
         .map_err(migration_failed(&shown))?;
