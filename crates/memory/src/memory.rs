@@ -398,10 +398,11 @@ impl Memory {
     }
 
     /// Computes `query`'s recall ahead of the turn that will ask it (the
-    /// same filter, `k` and names): kept, it is that turn's result unless
-    /// something is written through this memory in between. Called while
-    /// the turn before waits on its model, it takes the embedding and the
-    /// search off the critical path. Another process's writes in between
+    /// same filter, `k` and names): kept, it is that turn's result; a write
+    /// through this memory before the turn asks computes it again in the
+    /// background (the query's embedding kept). Called while the turn
+    /// before waits on its model, it takes the embedding and the search
+    /// off the critical path. Another process's writes in between
     /// are not seen: the result is then as of the turn before. Its query
     /// is embedded in the background
     /// ([`agon_llm::Embedder::embed_in_background`]): nothing waits on it.

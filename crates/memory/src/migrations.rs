@@ -1,40 +1,47 @@
 //! The memory's migrations, embedded in the binary as the store embeds its
 //! own ([`agon_store::migrations`]): each SQL file read at compile time and
-//! listed by name (a test checks every list against its directory).
+//! listed with its version and description (a test checks every list
+//! against its directory).
 
 use agon_store::migrations::MigrationFile;
 
 /// The memory's SQLite migrations, in order.
 pub(crate) const SQLITE: &[MigrationFile] = &[
-    (
-        "0001_memory.sql",
-        include_str!("../migrations/sqlite/0001_memory.sql"),
-    ),
-    (
-        "0002_no_debate_copy.sql",
-        include_str!("../migrations/sqlite/0002_no_debate_copy.sql"),
-    ),
-    (
-        "0003_validity.sql",
-        include_str!("../migrations/sqlite/0003_validity.sql"),
-    ),
+    MigrationFile {
+        version: 1,
+        description: "memory",
+        sql: include_str!("../migrations/sqlite/0001_memory.sql"),
+    },
+    MigrationFile {
+        version: 2,
+        description: "no debate copy",
+        sql: include_str!("../migrations/sqlite/0002_no_debate_copy.sql"),
+    },
+    MigrationFile {
+        version: 3,
+        description: "validity",
+        sql: include_str!("../migrations/sqlite/0003_validity.sql"),
+    },
 ];
 
 /// The memory's PostgreSQL migrations (pgvector), in order.
 #[cfg(feature = "postgres")]
 pub(crate) const POSTGRES: &[MigrationFile] = &[
-    (
-        "0001_memory.sql",
-        include_str!("../migrations/postgres/0001_memory.sql"),
-    ),
-    (
-        "0002_no_debate_copy.sql",
-        include_str!("../migrations/postgres/0002_no_debate_copy.sql"),
-    ),
-    (
-        "0003_validity.sql",
-        include_str!("../migrations/postgres/0003_validity.sql"),
-    ),
+    MigrationFile {
+        version: 1,
+        description: "memory",
+        sql: include_str!("../migrations/postgres/0001_memory.sql"),
+    },
+    MigrationFile {
+        version: 2,
+        description: "no debate copy",
+        sql: include_str!("../migrations/postgres/0002_no_debate_copy.sql"),
+    },
+    MigrationFile {
+        version: 3,
+        description: "validity",
+        sql: include_str!("../migrations/postgres/0003_validity.sql"),
+    },
 ];
 
 #[cfg(test)]

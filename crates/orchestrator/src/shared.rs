@@ -2,9 +2,7 @@
 //! update channel, the memory writer's channel, and the first failure of a
 //! background task.
 
-use std::sync::Mutex as StdMutex;
-
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 
 use agon_core::{Blackboard, DebateEvent, DebateId};
 use agon_store::{DebateLog, EventStore};

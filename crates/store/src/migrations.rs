@@ -1,121 +1,111 @@
 //! Migrations embedded in the binary: each SQL file is read at compile
-//! time (`include_str!`) and listed by name, and [`migrator`] builds sqlx's
-//! [`Migrator`] from the list, as `sqlx::migrate!` would from the
-//! directory: the same versions, descriptions and checksums (SHA-384 of
-//! the file), so a database migrated by either accepts the other. Without
-//! the macro, a crate that depends on the store (or on the memory, which
-//! embeds its own migrations the same way) builds no sqlx proc-macro and
-//! none of the host-side drivers it pulls in. A test checks every list
-//! against its directory (no file forgotten, none renamed).
+//! time (`include_str!`) and listed with the version and description sqlx
+//! reads from its name, and [`migrator`] builds sqlx's [`Migrator`] from
+//! the list, as `sqlx::migrate!` would from the directory: the same
+//! versions, descriptions and checksums (SHA-384 of the file), so a
+//! database migrated by either accepts the other. Without the macro, a
+//! crate that depends on the store (or on the memory, which embeds its own
+//! migrations the same way) builds no sqlx proc-macro and none of the
+//! host-side drivers it pulls in. A test checks every list against its
+//! directory ([`check_against_directory`]: no file forgotten, renamed or
+//! changed).
 
 use std::borrow::Cow;
 
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 
-/// One migration file: its name (`VERSION_DESCRIPTION.sql`) and its SQL.
-pub type MigrationFile = (&'static str, &'static str);
+/// One embedded migration: the version and description sqlx reads from
+/// its file's name (`VERSION_DESCRIPTION.sql`, `_` read as a space), and
+/// its SQL.
+#[derive(Debug, Clone, Copy)]
+pub struct MigrationFile {
+    /// The number before the name's first `_`.
+    pub version: i64,
+    /// The rest of the name, without `.sql`, `_` read as a space.
+    pub description: &'static str,
+    /// The file's contents.
+    pub sql: &'static str,
+}
 
 /// The store's SQLite migrations, in order.
 pub const SQLITE: &[MigrationFile] = &[
-    (
-        "0001_init.sql",
-        include_str!("../migrations/sqlite/0001_init.sql"),
-    ),
-    (
-        "0002_rubrics.sql",
-        include_str!("../migrations/sqlite/0002_rubrics.sql"),
-    ),
-    (
-        "0003_requests_forks.sql",
-        include_str!("../migrations/sqlite/0003_requests_forks.sql"),
-    ),
+    MigrationFile {
+        version: 1,
+        description: "init",
+        sql: include_str!("../migrations/sqlite/0001_init.sql"),
+    },
+    MigrationFile {
+        version: 2,
+        description: "rubrics",
+        sql: include_str!("../migrations/sqlite/0002_rubrics.sql"),
+    },
+    MigrationFile {
+        version: 3,
+        description: "requests forks",
+        sql: include_str!("../migrations/sqlite/0003_requests_forks.sql"),
+    },
 ];
 
 /// The store's PostgreSQL migrations, in order.
 #[cfg(feature = "postgres")]
 pub const POSTGRES: &[MigrationFile] = &[
-    (
-        "0001_init.sql",
-        include_str!("../migrations/postgres/0001_init.sql"),
-    ),
-    (
-        "0002_rubrics.sql",
-        include_str!("../migrations/postgres/0002_rubrics.sql"),
-    ),
-    (
-        "0003_requests_forks.sql",
-        include_str!("../migrations/postgres/0003_requests_forks.sql"),
-    ),
+    MigrationFile {
+        version: 1,
+        description: "init",
+        sql: include_str!("../migrations/postgres/0001_init.sql"),
+    },
+    MigrationFile {
+        version: 2,
+        description: "rubrics",
+        sql: include_str!("../migrations/postgres/0002_rubrics.sql"),
+    },
+    MigrationFile {
+        version: 3,
+        description: "requests forks",
+        sql: include_str!("../migrations/postgres/0003_requests_forks.sql"),
+    },
 ];
 
-/// The migrator of `files`, named as sqlx names a directory's files: the
-/// version is the number before the first `_`, the description the rest
-/// without `.sql`, `_` read as a space; a file that starts with
-/// `-- no-transaction` runs outside a transaction.
-///
-/// # Panics
-/// If a name is not `NUMBER_DESCRIPTION.sql` (the lists are constants,
-/// checked by the tests).
+/// The migrator of `files`; a file that starts with `-- no-transaction`
+/// runs outside a transaction, as sqlx reads it.
 pub fn migrator(files: &'static [MigrationFile]) -> Migrator {
     let migrations = files
         .iter()
-        .map(|(name, sql)| {
-            let (version, rest) = name
-                .split_once('_')
-                .and_then(|(v, rest)| Some((v.parse::<i64>().ok()?, rest)))
-                .unwrap_or_else(|| panic!("migration {name} is not named VERSION_NAME.sql"));
-            let description = rest
-                .strip_suffix(".sql")
-                .unwrap_or_else(|| panic!("migration {name} does not end in .sql"))
-                .replace('_', " ");
+        .map(|file| {
             Migration::new(
-                version,
-                Cow::Owned(description),
+                file.version,
+                Cow::Borrowed(file.description),
                 MigrationType::Simple,
-                sqlx::SqlStr::from_static(sql),
-                sql.starts_with("-- no-transaction"),
+                sqlx::SqlStr::from_static(file.sql),
+                file.sql.starts_with("-- no-transaction"),
             )
         })
         .collect();
     Migrator::with_migrations(migrations)
 }
 
-/// Whether `files` are the `.sql` files of `dir`, name by name and byte by
-/// byte, and give the migrations sqlx reads from `dir` (versions,
-/// descriptions, checksums, transaction choice): for the tests of a crate
-/// that embeds its migrations with [`migrator`]. The error names the first
-/// difference.
+/// Whether `files` are the migrations sqlx reads from `dir`, one for one:
+/// the same versions, descriptions, checksums (so the same SQL, byte for
+/// byte) and transaction choice. For the tests of a crate that embeds its
+/// migrations with [`migrator`]; the error names the first difference.
 pub async fn check_against_directory(
     dir: &std::path::Path,
     files: &'static [MigrationFile],
 ) -> Result<(), String> {
-    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".sql"))
-        .collect();
-    on_disk.sort();
-    let listed: Vec<&str> = files.iter().map(|(name, _)| *name).collect();
-    if on_disk != listed {
-        return Err(format!(
-            "{} holds {on_disk:?}, the list {listed:?}",
-            dir.display()
-        ));
-    }
-    for (name, sql) in files {
-        let stored = std::fs::read_to_string(dir.join(name))
-            .map_err(|e| format!("{}: {e}", dir.join(name).display()))?;
-        if stored != *sql {
-            return Err(format!("{name} differs from the embedded copy"));
-        }
-    }
     let from_disk = Migrator::new(dir)
         .await
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let embedded = migrator(files);
-    let pairs = embedded.iter().zip(from_disk.iter());
-    for (ours, theirs) in pairs {
+    let mut theirs = from_disk.iter();
+    for ours in embedded.iter() {
+        let Some(theirs) = theirs.next() else {
+            return Err(format!(
+                "migration {} ({}) is listed but not in {}",
+                ours.version,
+                ours.description,
+                dir.display()
+            ));
+        };
         let same = ours.version == theirs.version
             && ours.description == theirs.description
             && ours.migration_type == theirs.migration_type
@@ -123,14 +113,24 @@ pub async fn check_against_directory(
             && ours.no_tx == theirs.no_tx;
         if !same {
             return Err(format!(
-                "migration {} ({}) differs from sqlx's reading of {}",
+                "migration {} ({}) differs from {} ({}) in {}",
                 ours.version,
                 ours.description,
+                theirs.version,
+                theirs.description,
                 dir.display()
             ));
         }
     }
-    Ok(())
+    match theirs.next() {
+        Some(missing) => Err(format!(
+            "migration {} ({}) of {} is not in the list",
+            missing.version,
+            missing.description,
+            dir.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -155,7 +155,30 @@ mod tests {
     async fn a_list_that_forgets_a_file_names_the_difference() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
         let checked = check_against_directory(&root.join("sqlite"), &SQLITE[..2]).await;
-        let err = checked.unwrap_err();
-        assert!(err.contains("0003_requests_forks.sql"), "{err}");
+        assert_eq!(
+            checked,
+            Err(format!(
+                "migration 3 (requests forks) of {} is not in the list",
+                root.join("sqlite").display()
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_changed_file_names_its_migration() {
+        static CHANGED: [MigrationFile; 1] = [MigrationFile {
+            version: 1,
+            description: "init",
+            sql: "CREATE TABLE debates (id TEXT);",
+        }];
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+        let checked = check_against_directory(&dir, &CHANGED).await;
+        assert_eq!(
+            checked,
+            Err(format!(
+                "migration 1 (init) differs from 1 (init) in {}",
+                dir.display()
+            ))
+        );
     }
 }
