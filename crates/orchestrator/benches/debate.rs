@@ -2,9 +2,10 @@
 //!
 //! A stub model behind a local OpenAI-compatible HTTP server answers every
 //! call after a fixed 50 ms, to a tenth of a millisecond (`timed_stub`). A
-//! 3-persona × 3-aspect × 3-miniround debate runs on it (SQLite store), as a user's default debate runs: with the vector
-//! memory on (the embedded MiniLM, its index in the store's database), and,
-//! interleaved with it round by round, with the memory off. Reported: wall
+//! 3-persona × 3-aspect × 3-miniround debate runs on it (SQLite store), as
+//! a user's default debate runs: with the vector memory on (the embedded
+//! MiniLM, its index in the store's database), and, interleaved with it
+//! round by round, with the memory off. Reported: wall
 //! time ÷ (utterances × 50 ms) for each, prompt tokens of each utterance
 //! call against its message index (must stay flat: bounded by the context
 //! budget), and calls by role. The same walls are also divided by the

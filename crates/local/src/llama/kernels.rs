@@ -501,6 +501,12 @@ fn portable_dot(w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]) 
     sum
 }
 
+/// The bit patterns of `v`, to compare products exactly (tests).
+#[cfg(test)]
+pub(crate) fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -698,10 +704,6 @@ mod tests {
 
     fn of<'a>(values: &'a [f32], seen: &'a [usize]) -> Queries<'a> {
         Queries { values, seen }
-    }
-
-    fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter().map(|x| x.to_bits()).collect()
     }
 
     #[test]

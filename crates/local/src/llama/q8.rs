@@ -244,10 +244,7 @@ mod tests {
             .collect()
     }
 
-    /// The bit patterns of `v`, to compare products exactly.
-    fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter().map(|f| f.to_bits()).collect()
-    }
+    use super::kernels::bits;
 
     fn dense_dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()

@@ -203,6 +203,28 @@ pub(crate) fn kernels() -> Vec<super::Isa> {
     isas
 }
 
+/// `n` pseudo-random Q8 values in `-127..=127` (tests).
+#[cfg(test)]
+pub(crate) fn pseudo_random_i8(n: usize, seed: u32) -> Vec<i8> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((state >> 16) % 255) as i8 ^ 0x7f_u8 as i8
+        })
+        .map(|q| q.max(-127))
+        .collect()
+}
+
+/// `n` block scales, each exact in f16 (tests).
+#[cfg(test)]
+pub(crate) fn scales(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| 0.001 + ((i as u32 * 7 + seed) % 13) as f32 * 0.0005)
+        .map(|d| f16::from_f32(d).to_f32())
+        .collect()
+}
+
 /// `out[t * stride + r] = w[r] · x[t]` for every packed row `r` and
 /// activation row `t`, on the instruction set in use.
 ///
@@ -459,24 +481,6 @@ pub(super) mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pseudo_random_i8(n: usize, seed: u32) -> Vec<i8> {
-        let mut state = seed;
-        (0..n)
-            .map(|_| {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                ((state >> 16) % 255) as i8 ^ 0x7f_u8 as i8
-            })
-            .map(|q| q.max(-127))
-            .collect()
-    }
-
-    fn scales(n: usize, seed: u32) -> Vec<f32> {
-        (0..n)
-            .map(|i| 0.001 + ((i as u32 * 7 + seed) % 13) as f32 * 0.0005)
-            .map(|d| f16::from_f32(d).to_f32())
-            .collect()
-    }
 
     #[test]
     fn packing_keeps_every_row() {

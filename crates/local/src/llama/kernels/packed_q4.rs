@@ -342,7 +342,8 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::packed::kernels;
+    use super::super::bits;
+    use super::super::packed::{kernels, pseudo_random_i8, scales};
     use super::*;
 
     /// GGUF Q4_1 data of `rows × k` pseudo-random values.
@@ -361,22 +362,6 @@ mod tests {
             data.extend((0..NIBBLES).map(|_| (next() & 0xff) as u8));
         }
         data
-    }
-
-    fn pseudo_random_i8(n: usize, seed: u32) -> Vec<i8> {
-        let mut state = seed;
-        (0..n)
-            .map(|_| {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (((state >> 16) % 255) as i32 - 127) as i8
-            })
-            .collect()
-    }
-
-    fn scales(n: usize, seed: u32) -> Vec<f32> {
-        (0..n)
-            .map(|i| 0.001 + ((i as u32 * 7 + seed) % 13) as f32 * 0.0005)
-            .collect()
     }
 
     #[test]
@@ -422,10 +407,6 @@ mod tests {
         let mut out = vec![f32::NAN; tokens.saturating_sub(1) * stride + w.rows];
         matmul_on(isa, w.view(0, w.rows), activations, &mut out, stride);
         out
-    }
-
-    fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter().map(|f| f.to_bits()).collect()
     }
 
     #[test]
