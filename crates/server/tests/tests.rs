@@ -1089,10 +1089,14 @@ impl Tab {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.browser.wait()).await;
     }
 
-    /// Waits until `expression` is true in the page.
+    /// Waits until `expression` is true in the page, once the page has
+    /// loaded: its scripts have run, so a form found is one its script
+    /// handles (a click before `list.js` had wired the start form submitted
+    /// it as a plain GET under load, and the page never left `/`).
     async fn until(&mut self, expression: &str) {
+        let loaded = format!("document.readyState === 'complete' && ({expression})");
         for _ in 0..300 {
-            if self.eval(expression).await == json!(true) {
+            if self.eval(&loaded).await == json!(true) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
