@@ -223,8 +223,37 @@ impl Memory {
         drafts: Vec<MemoryDraft>,
         urgency: Urgency,
     ) -> Result<usize, MemoryError> {
+        let records = self.embed_drafts(drafts, urgency).await?;
+        self.store_embedded(records).await
+    }
+
+    /// The drafts not stored yet (each once), embedded: the first half of
+    /// [`remember_in_background`](Self::remember_in_background), for a
+    /// writer that embeds its drafts as they come and stores them in
+    /// batches ([`store_embedded`](Self::store_embedded)).
+    pub async fn embed_in_background(
+        &self,
+        drafts: Vec<MemoryDraft>,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
+        self.embed_drafts(drafts, Urgency::Background).await
+    }
+
+    /// [`embed_in_background`](Self::embed_in_background) for a caller
+    /// that waits on the result (at its own priority).
+    pub(crate) async fn embed_waited(
+        &self,
+        drafts: Vec<MemoryDraft>,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
+        self.embed_drafts(drafts, Urgency::Waited).await
+    }
+
+    async fn embed_drafts(
+        &self,
+        drafts: Vec<MemoryDraft>,
+        urgency: Urgency,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
         if drafts.is_empty() {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         let ids: Vec<String> = drafts.iter().map(|d| d.id.clone()).collect();
         let existing = self.index.existing(&ids).await?;
@@ -234,15 +263,24 @@ impl Memory {
             .filter(|d| !existing.contains(&d.id) && seen.insert(d.id.clone()))
             .collect();
         if fresh.is_empty() {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         let texts: Vec<String> = fresh.iter().map(|d| d.content.clone()).collect();
         let vectors = self.embed_as(&texts, InputType::Document, urgency).await?;
-        let records: Vec<MemoryRecord> = fresh
+        Ok(fresh
             .into_iter()
             .zip(vectors)
             .map(|(d, embedding)| d.into_record(embedding))
-            .collect();
+            .collect())
+    }
+
+    /// Stores memories already embedded (by
+    /// [`embed_in_background`](Self::embed_in_background)) in one write,
+    /// and closes what each replaces. Returns how many were new.
+    pub async fn store_embedded(&self, records: Vec<MemoryRecord>) -> Result<usize, MemoryError> {
+        if records.is_empty() {
+            return Ok(0);
+        }
         let subjects: std::collections::BTreeSet<(agon_core::PersonaId, String)> = records
             .iter()
             .filter_map(|r| r.subject.clone().map(|s| (r.persona.clone(), s)))

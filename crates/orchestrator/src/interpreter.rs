@@ -566,11 +566,16 @@ impl Interpreter {
     }
 
     /// Stores the harvested memories, records the run's usage, the debate
-    /// in its agents' trust memory and `debate_finished`.
+    /// in its agents' trust memory and `debate_finished`. The memory's last
+    /// batch is stored while the usage and trust are recorded (neither
+    /// reads the other), and both are done before `debate_finished`.
     async fn finish(&self, finish: Finish) -> Result<(), OrchestratorError> {
-        self.shared.flush_memory().await;
-        crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
-        self.record_trust(finish).await?;
+        let record = async {
+            crate::usage::record(&self.shared, &self.ctx.models, &self.ctx.usage_baseline).await?;
+            self.record_trust(finish).await
+        };
+        let ((), recorded) = tokio::join!(self.shared.flush_memory(), record);
+        recorded?;
         self.shared
             .append(vec![DebateEvent::DebateFinished {
                 time: chrono::Utc::now(),

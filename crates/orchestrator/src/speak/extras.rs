@@ -61,20 +61,32 @@ impl Speaker<'_> {
         }
     }
 
-    /// Recalls for the next turn in the background, while this turn waits
-    /// on its model, so the next turn finds its memories ready. A turn
-    /// whose recall was not done ahead (one the protocol could not plan
-    /// yet), or whose result a memory write made out of date, recalls
-    /// itself. A failure here costs nothing: that turn recalls and records
-    /// its own failure.
-    fn recall_ahead(&self, memory: &agon_memory::Memory, ahead: Vec<agon_context::TurnRecall>) {
-        if ahead.is_empty() {
-            return;
-        }
+    /// Recalls for the turns after `speak` in the background, while this
+    /// turn waits on its model, so the next turn finds its memories ready:
+    /// the turns are planned on `board` (a copy of the blackboard, to which
+    /// the planner appends this turn's message) in the same task, off the
+    /// turn's path. A turn whose recall was not done ahead (one the
+    /// protocol could not plan yet), or whose result a memory write made
+    /// out of date, recalls itself. A failure here costs nothing: that turn
+    /// recalls and records its own failure.
+    fn recall_ahead(
+        &self,
+        memory: &agon_memory::Memory,
+        mut board: agon_core::Blackboard,
+        speak: &Speak,
+    ) {
         let memory = memory.clone();
+        let protocol = std::sync::Arc::clone(&self.ctx.protocol);
+        let speak = speak.clone();
         let debate = self.shared.debate.clone();
         let cross_debate = self.ctx.settings.cross_debate;
         tokio::spawn(async move {
+            let ahead = agon_protocol::recalls_after(
+                protocol.as_ref(),
+                &mut board,
+                &speak,
+                chrono::Utc::now(),
+            );
             for turn in &ahead {
                 let _ = agon_memory::recall_turn_ahead(&memory, &debate, turn, cross_debate).await;
             }
@@ -91,30 +103,21 @@ impl Speaker<'_> {
         let (Some(memory), Some(phase)) = (&self.ctx.memory, &speak.phase) else {
             return Ok(ContextExtras::default());
         };
-        let protocol = &self.ctx.protocol;
         let (recall, ahead) = self
             .shared
             .read(|bb| {
-                // The turn that runs alone next, planned on a copy of the
+                // The turn that runs alone next is planned on a copy of the
                 // board with this turn's message appended: its recall is
                 // done while this turn waits on its model (not where the
                 // phase rules it out: a long session's board is too big to
                 // copy at every turn).
-                let ahead = if lookahead && phase.plans_ahead() {
-                    let mut board = bb.clone();
-                    agon_protocol::recalls_after(
-                        protocol.as_ref(),
-                        &mut board,
-                        speak,
-                        chrono::Utc::now(),
-                    )
-                } else {
-                    Vec::new()
-                };
+                let ahead = (lookahead && phase.plans_ahead()).then(|| bb.clone());
                 (agon_context::turn_recall(bb, &speak.persona, phase), ahead)
             })
             .await;
-        self.recall_ahead(memory, ahead);
+        if let Some(board) = ahead {
+            self.recall_ahead(memory, board, speak);
+        }
         let Some(recall) = recall else {
             return Ok(ContextExtras::default());
         };
