@@ -70,8 +70,8 @@ struct RecentRecalls {
     /// Recall key → (generation when computed, result).
     results: Recent<(u64, Recall)>,
     /// A query's dense text → its normalized embedding (valid whatever
-    /// was written since).
-    vectors: Recent<Vec<f32>>,
+    /// was written since), or the embedding under way.
+    vectors: Recent<Arc<tokio::sync::OnceCell<Vec<f32>>>>,
     /// A debate's id → its topic and start (they never change).
     debates: Recent<crate::DebateInfo>,
     /// A persona → (generation when counted, whether it has a corpus):
@@ -624,19 +624,27 @@ impl Memory {
     /// The normalized embedding of a recall query's dense text: kept from
     /// an earlier recall, or embedded now (and kept).
     async fn query_vector(&self, dense: &str, urgency: Urgency) -> Result<Vec<f32>, MemoryError> {
-        if let Some(vector) = self.recent.vectors.get(dense) {
-            return Ok(vector);
-        }
-        let mut vectors = self
-            .embed_as(&[dense.to_owned()], InputType::Query, urgency)
+        // One cell per query text: a turn that asks while its recall done
+        // ahead is still embedding the same text waits for that embedding
+        // instead of computing a second one beside it.
+        let cell = self
+            .recent
+            .vectors
+            .get_or_insert_with(dense, || Arc::new(tokio::sync::OnceCell::new()));
+        let qv = cell
+            .get_or_try_init(|| async {
+                let mut vectors = self
+                    .embed_as(&[dense.to_owned()], InputType::Query, urgency)
+                    .await?;
+                let mut qv = vectors.pop().unwrap_or_default();
+                crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
+                    what: format!("query embedding from {}", self.space.model),
+                    reason,
+                })?;
+                Ok::<_, MemoryError>(qv)
+            })
             .await?;
-        let mut qv = vectors.pop().unwrap_or_default();
-        crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
-            what: format!("query embedding from {}", self.space.model),
-            reason,
-        })?;
-        self.recent.vectors.put(dense, qv.clone());
-        Ok(qv)
+        Ok(qv.clone())
     }
 
     /// Fusion and scoring for a query already split by persona names
@@ -866,6 +874,72 @@ mod tests {
         assert!(
             memory.recent.ahead.values().is_empty(),
             "asked: no longer recomputed after writes"
+        );
+    }
+
+    /// Letter counts, slowly, counting the texts embedded.
+    #[derive(Default)]
+    struct SlowLetters {
+        texts: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Embedder for SlowLetters {
+        async fn embed(
+            &self,
+            texts: &[String],
+            input: InputType,
+        ) -> Result<Vec<Vec<f32>>, agon_llm::ProviderError> {
+            self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Letters.embed(texts, input).await
+        }
+        fn dimensions(&self) -> usize {
+            26
+        }
+        fn max_batch(&self) -> usize {
+            64
+        }
+        fn model_id(&self) -> &str {
+            "letters"
+        }
+    }
+
+    /// A turn that asks its recall while the recall done ahead is still
+    /// embedding the query waits for that embedding: the query is embedded
+    /// once, not a second time beside the first.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_turn_asking_during_its_recall_ahead_shares_the_query_embedding() {
+        let embedder = Arc::new(SlowLetters::default());
+        let memory = Memory::open(
+            Arc::new(InMemoryIndex::new()),
+            Arc::clone(&embedder) as Arc<dyn Embedder>,
+            RetrievalConfig::default(),
+        )
+        .await
+        .unwrap();
+        memory
+            .remember(vec![said(1, "Congestion pricing cut traffic in Stockholm.")])
+            .await
+            .unwrap();
+        let before = embedder.texts.load(Ordering::SeqCst);
+        let filter = MemoryFilter {
+            persona: Some(PersonaId::new("mara")),
+            ..MemoryFilter::default()
+        };
+        let query = "What did congestion pricing do to traffic?";
+        let ahead = {
+            let (memory, filter) = (memory.clone(), filter.clone());
+            tokio::spawn(async move { memory.recall_ahead(query, &filter, 5, &[]).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let asked = memory.recall_aliased(query, &filter, 5, &[]).await.unwrap();
+        ahead.await.unwrap().unwrap();
+        assert_eq!(asked.memories.len(), 1);
+        assert_eq!(
+            embedder.texts.load(Ordering::SeqCst) - before,
+            1,
+            "the query is embedded once"
         );
     }
 

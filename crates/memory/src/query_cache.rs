@@ -44,6 +44,23 @@ impl<V: Clone> Recent<V> {
         entries.push_back((key.to_owned(), value));
     }
 
+    /// The value kept for `key`, or `make()` kept for it now (under one
+    /// lock: two callers asking at once get the same value).
+    pub(crate) fn get_or_insert_with(&self, key: &str, make: impl FnOnce() -> V) -> V {
+        let Ok(mut entries) = self.entries.lock() else {
+            return make();
+        };
+        if let Some((_, v)) = entries.iter().rev().find(|(k, _)| k == key) {
+            return v.clone();
+        }
+        if entries.len() >= self.capacity {
+            entries.pop_front();
+        }
+        let value = make();
+        entries.push_back((key.to_owned(), value.clone()));
+        value
+    }
+
     /// Removes and returns the value kept for `key`, if any.
     pub(crate) fn take(&self, key: &str) -> Option<V> {
         let mut entries = self.entries.lock().ok()?;
@@ -80,6 +97,10 @@ mod tests {
         assert_eq!(recent.get("first"), None, "the oldest gave way");
         assert_eq!(recent.get("a"), Some(0));
         assert_eq!(recent.get("c"), Some(2));
+        assert_eq!(recent.get_or_insert_with("c", || 9), 2, "kept");
+        assert_eq!(recent.get_or_insert_with("d", || 9), 9, "made and kept");
+        assert_eq!(recent.get("d"), Some(9));
+        assert_eq!(recent.get("a"), None, "the oldest gave way to it");
     }
 
     #[test]
