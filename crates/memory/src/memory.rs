@@ -919,7 +919,10 @@ mod tests {
         .await
         .unwrap();
         memory
-            .remember(vec![said(1, "Congestion pricing cut traffic in Stockholm.")])
+            .remember(vec![said(
+                1,
+                "Congestion pricing cut traffic in Stockholm.",
+            )])
             .await
             .unwrap();
         let before = embedder.texts.load(Ordering::SeqCst);
