@@ -90,7 +90,10 @@ impl Speaker<'_> {
         speak: &Speak,
         lookahead: bool,
     ) -> Result<(Prompt, usize), OrchestratorError> {
-        let extras = self.extras_for(speak, lookahead).await?;
+        // Boxed: the memory's recall futures nest deep, and a run's future
+        // (a worker's job holds one) stays within the compiler's default
+        // query depth for its layout.
+        let extras = Box::pin(self.extras_for(speak, lookahead)).await?;
         let ctx = self.ctx;
         let words = ctx.settings.utterance_words;
         self.shared
