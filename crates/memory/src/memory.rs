@@ -631,17 +631,22 @@ impl Memory {
             .recent
             .vectors
             .get_or_insert_with(dense, || Arc::new(tokio::sync::OnceCell::new()));
+        // The embedding is boxed: the recall's futures nest deep under a
+        // caller's (a debate run, a worker's job), and boxing here keeps
+        // them within the compiler's default query depth for a layout.
         let qv = cell
-            .get_or_try_init(|| async {
-                let mut vectors = self
-                    .embed_as(&[dense.to_owned()], InputType::Query, urgency)
-                    .await?;
-                let mut qv = vectors.pop().unwrap_or_default();
-                crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
-                    what: format!("query embedding from {}", self.space.model),
-                    reason,
-                })?;
-                Ok::<_, MemoryError>(qv)
+            .get_or_try_init(|| {
+                Box::pin(async {
+                    let mut vectors = self
+                        .embed_as(&[dense.to_owned()], InputType::Query, urgency)
+                        .await?;
+                    let mut qv = vectors.pop().unwrap_or_default();
+                    crate::record::normalize(&mut qv).map_err(|reason| MemoryError::Invalid {
+                        what: format!("query embedding from {}", self.space.model),
+                        reason,
+                    })?;
+                    Ok::<_, MemoryError>(qv)
+                })
             })
             .await?;
         Ok(qv.clone())

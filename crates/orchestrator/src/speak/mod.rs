@@ -90,10 +90,7 @@ impl Speaker<'_> {
         speak: &Speak,
         lookahead: bool,
     ) -> Result<(Prompt, usize), OrchestratorError> {
-        // Boxed: the memory's recall futures nest deep, and a run's future
-        // (a worker's job holds one) stays within the compiler's default
-        // query depth for its layout.
-        let extras = Box::pin(self.extras_for(speak, lookahead)).await?;
+        let extras = self.extras_for(speak, lookahead).await?;
         let ctx = self.ctx;
         let words = ctx.settings.utterance_words;
         self.shared
