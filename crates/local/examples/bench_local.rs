@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use agon_llm::ChatRequest;
 use agon_local::GenerationStats;
-use agon_local::{LocalChat, LocalEmbedder};
+use agon_local::{LocalChat, LocalEmbedder, Precision};
 
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -101,15 +101,25 @@ fn llama_cpp(local: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rates = local()?;
-    #[cfg(feature = "llama-cpp")]
-    llama_cpp(rates)?;
-    #[cfg(not(feature = "llama-cpp"))]
-    let _ = rates;
+/// Sentences per second of `embedder` over `sentences` (one call).
+fn embedding_rate(
+    embedder: &LocalEmbedder,
+    sentences: &[String],
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    let vectors = embedder.embed_blocking(sentences)?;
+    assert_eq!(vectors.len(), sentences.len());
+    Ok(sentences.len() as f64 / t.elapsed().as_secs_f64())
+}
+
+/// The embedder at both precisions, runs alternated: the default (int8)
+/// and the f32 reference, and how far their vectors are apart.
+fn bench_embeddings() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let embedder = LocalEmbedder::minilm()?;
+    let int8 = LocalEmbedder::minilm()?;
     println!("embedder load: {:.2} s", started.elapsed().as_secs_f64());
+    let dir = agon_local::files::models_dir().join(agon_local::MINILM_DIR);
+    let f32 = LocalEmbedder::load_at(&dir, Precision::F32)?;
     let sentences: Vec<String> = (0..512)
         .map(|i| {
             format!(
@@ -119,20 +129,48 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    embedder.embed_blocking(&sentences[..64])?; // warm-up
-    let mut rates = Vec::new();
+    // Warm-up.
+    int8.embed_blocking(&sentences[..64])?;
+    f32.embed_blocking(&sentences[..64])?;
+    let (mut rates, mut f32_rates) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        let t = Instant::now();
-        let vectors = embedder.embed_blocking(&sentences)?;
-        assert_eq!(vectors.len(), sentences.len());
-        rates.push(sentences.len() as f64 / t.elapsed().as_secs_f64());
+        rates.push(embedding_rate(&int8, &sentences)?);
+        f32_rates.push(embedding_rate(&f32, &sentences)?);
     }
+    let (rate, f32_rate) = (median(rates), median(f32_rates));
     println!(
-        "embeddings: {:.1} sentences/s (median of 3 runs of {} sentences, batch {})",
-        median(rates),
+        "embeddings: {rate:.1} sentences/s (int8, median of 3 runs of {} sentences, batch {})",
         sentences.len(),
         LocalEmbedder::DEFAULT_BATCH
     );
+    println!(
+        "embeddings f32: {f32_rate:.1} sentences/s (runs alternated with int8's; int8 {:.2}x)",
+        rate / f32_rate
+    );
+    let sample = &sentences[..16];
+    let worst = int8
+        .embed_blocking(sample)?
+        .iter()
+        .zip(f32.embed_blocking(sample)?)
+        .map(|(a, b)| a.iter().zip(&b).map(|(x, y)| x * y).sum::<f32>())
+        .fold(1f32, f32::min);
+    println!(
+        "int8 vs f32: lowest cosine {worst:.5} over {} sentences",
+        sample.len()
+    );
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `-- embeddings`: the embedder's numbers only.
+    if std::env::args().nth(1).as_deref() != Some("embeddings") {
+        let rates = local()?;
+        #[cfg(feature = "llama-cpp")]
+        llama_cpp(rates)?;
+        #[cfg(not(feature = "llama-cpp"))]
+        let _ = rates;
+    }
+    bench_embeddings()?;
     if let Some(rss) = peak_rss_mib() {
         println!("peak RSS: {rss:.0} MiB");
     }

@@ -10,7 +10,7 @@
 //!   (AVX-512 VNNI, AVX2 + FMA, portable); structured output constrained by
 //!   llguidance.
 //! - [`LocalEmbedder`]: all-MiniLM-L6-v2 (or another BERT-family model) on
-//!   the crate's own f32 kernels.
+//!   the crate's own int8 kernels (f32 on request: [`Precision`]).
 //! - `LlamaCppChat` (feature `llama-cpp`): the same GGUF models on llama.cpp.
 //!
 //! [`Backends`] plugs them into `agon-llm`'s [`ModelFactory`] and
@@ -35,6 +35,7 @@ mod output;
 mod priority;
 mod sampling;
 
+pub use bert::Precision;
 pub use chat::{LocalChat, SMOLLM2_FILE, default_chat_path};
 pub use embedder::{LocalEmbedder, MINILM_DIR};
 pub use llama::cpu_kernels;

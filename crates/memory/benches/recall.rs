@@ -19,13 +19,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agon_llm::Embedder;
-use agon_local::LocalEmbedder;
+use agon_local::{LocalEmbedder, Precision};
 use agon_memory::RetrievalConfig;
 use agon_memory::locomo::{evaluate, load};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: recall --dataset FILE [--budget TOKENS] [--lexical-share X] [--candidates N]"
+        "usage: recall --dataset FILE [--budget TOKENS] [--lexical-share X] [--candidates N] [--precision int8|f32]"
     );
     std::process::exit(2)
 }
@@ -35,6 +35,7 @@ fn main() {
     let mut dump: Option<PathBuf> = None;
     let mut budget = 1_000usize;
     let mut config = RetrievalConfig::default();
+    let mut precision = Precision::fastest();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -44,6 +45,13 @@ fn main() {
             "--lexical-share" => config.lexical_share = value().parse().unwrap_or_else(|_| usage()),
             "--candidates" => config.candidates = value().parse().unwrap_or_else(|_| usage()),
             "--dump" => dump = Some(PathBuf::from(value())),
+            "--precision" => {
+                precision = match value().as_str() {
+                    "int8" => Precision::Int8,
+                    "f32" => Precision::F32,
+                    _ => usage(),
+                }
+            }
             "--bench" => {}
             _ => usage(),
         }
@@ -56,7 +64,9 @@ fn main() {
             std::process::exit(1)
         }
     };
-    let embedder: Arc<dyn Embedder> = match LocalEmbedder::minilm() {
+    eprintln!("embedder: MiniLM, {precision:?} products");
+    let minilm = agon_local::files::models_dir().join(agon_local::MINILM_DIR);
+    let embedder: Arc<dyn Embedder> = match LocalEmbedder::load_at(&minilm, precision) {
         Ok(e) => Arc::new(e),
         Err(e) => {
             eprintln!("error: {e}");

@@ -26,6 +26,7 @@
 #![allow(unsafe_code)]
 
 pub(crate) mod dense;
+pub(crate) mod int8;
 pub(crate) mod packed;
 pub(crate) mod packed_q4;
 
@@ -505,6 +506,18 @@ fn portable_dot(w_row: &[i8], w_scales: &[f32], x_row: &[i8], x_scales: &[f32]) 
 #[cfg(test)]
 pub(crate) fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
+}
+
+/// `n` values in [-1, 1) from a linear congruential generator (tests).
+#[cfg(test)]
+pub(crate) fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+        })
+        .collect()
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -32,7 +32,10 @@ use weights::{Stored, Weights};
 use crate::gguf::{GgmlType, Gguf, Value};
 
 /// f32 products for the sentence embedder, on the same instruction set.
-pub(crate) use kernels::dense::products as dense_products;
+pub(crate) use kernels::dense::{products as dense_products, row_products};
+pub(crate) use kernels::int8::{
+    Int8Activations, Int8Matrix, fast as int8_fast, products as int8_products,
+};
 /// Compute threads for the in-process models (`AGON_THREADS`, else the CPUs).
 pub(crate) use pool::configured_threads;
 

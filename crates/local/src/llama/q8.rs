@@ -234,17 +234,7 @@ pub(crate) fn quantize_rows(values: &[f32], k: usize, into: &mut Q8Matrix) {
 mod tests {
     use super::*;
 
-    fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
-        let mut state = seed;
-        (0..n)
-            .map(|_| {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
-            })
-            .collect()
-    }
-
-    use super::kernels::bits;
+    use super::kernels::{bits, pseudo_random};
 
     fn dense_dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()

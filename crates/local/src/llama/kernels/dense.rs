@@ -75,6 +75,62 @@ fn products_portable(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
     }
 }
 
+/// `out[t][c] = Σ_i a[t][i] · b[i][c]`: `a` holds rows of `inner` values,
+/// `b` holds `inner` rows of `out`'s width. Each output row is built as a
+/// sum of `b`'s rows scaled by `a`'s values (a multiply, then an add; never
+/// fused), so a product never needs a horizontal sum: attention's products
+/// of one head (32 values a query and key) are too short for
+/// [`products`]' tiles, whose per-product reductions took a fifth of an
+/// embedding's time. Compiled for AVX-512, AVX2 and any x86-64 (or other
+/// CPU) alike; the builds differ only in lane counts, which do not change
+/// the order of any sum, so all give the same bits.
+///
+/// # Panics
+/// If a length is not a whole number of rows (a bug in the caller).
+pub(crate) fn row_products(a: &[f32], b: &[f32], inner: usize, out: &mut [f32]) {
+    row_products_on(super::isa(), a, b, inner, out);
+}
+
+/// [`row_products`] on instruction set `isa`.
+pub(crate) fn row_products_on(isa: Isa, a: &[f32], b: &[f32], inner: usize, out: &mut [f32]) {
+    assert!(
+        inner > 0 && a.len().is_multiple_of(inner) && b.len().is_multiple_of(inner),
+        "row products: rows must be whole"
+    );
+    let width = b.len() / inner;
+    assert_eq!(
+        out.len(),
+        a.len() / inner * width,
+        "row products: output size"
+    );
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `AVX512F` checked AVX-512 F on this CPU.
+        Isa::Avx512Vnni if *AVX512F => unsafe { x86::row_products_avx512(a, b, inner, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: both instruction sets are only chosen on CPUs with AVX2.
+        Isa::Avx2 | Isa::Avx512Vnni => unsafe { x86::row_products_avx2(a, b, inner, out) },
+        _ => row_products_body(a, b, inner, out),
+    }
+}
+
+/// [`row_products`]' loops, which each build vectorizes for its lanes.
+#[inline(always)]
+fn row_products_body(a: &[f32], b: &[f32], inner: usize, out: &mut [f32]) {
+    let width = b.len() / inner;
+    if width == 0 {
+        return;
+    }
+    for (row, a_row) in out.chunks_exact_mut(width).zip(a.chunks_exact(inner)) {
+        row.fill(0.0);
+        for (&scale, b_row) in a_row.iter().zip(b.chunks_exact(width)) {
+            for (o, &v) in row.iter_mut().zip(b_row) {
+                *o += scale * v;
+            }
+        }
+    }
+}
+
 /// One dot product in `L` lanes, fused (the AVX tiles' edges).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -110,6 +166,18 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::dot;
+
+    /// [`super::row_products`] with AVX-512's sixteen lanes.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn row_products_avx512(a: &[f32], b: &[f32], inner: usize, out: &mut [f32]) {
+        super::row_products_body(a, b, inner, out);
+    }
+
+    /// [`super::row_products`] with AVX2's eight lanes.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn row_products_avx2(a: &[f32], b: &[f32], inner: usize, out: &mut [f32]) {
+        super::row_products_body(a, b, inner, out);
+    }
 
     /// Weight rows taken at a time: every activation row passes over them
     /// while they are in the core's cache (a matrix is read from memory
@@ -258,6 +326,51 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every build of the row products gives the same bits, within f32
+    /// rounding of a float64 product, for attention's shapes (a head of 32
+    /// values, widths that are not multiples of the lanes).
+    #[test]
+    fn every_build_of_the_row_products_gives_the_same_bits() {
+        for (rows, inner, width) in [
+            (1, 1, 1),
+            (7, 32, 7),
+            (25, 25, 32),
+            (40, 32, 40),
+            (3, 5, 17),
+        ] {
+            let a: Vec<f32> = (0..rows * inner)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+                .collect();
+            let b: Vec<f32> = (0..inner * width)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 30.0)
+                .collect();
+            let mut expected = vec![f32::NAN; rows * width];
+            row_products_on(Isa::Portable, &a, &b, inner, &mut expected);
+            for t in 0..rows {
+                for c in 0..width {
+                    let exact: f64 = (0..inner)
+                        .map(|i| f64::from(a[t * inner + i]) * f64::from(b[i * width + c]))
+                        .sum();
+                    let got = f64::from(expected[t * width + c]);
+                    assert!(
+                        (got - exact).abs() < 1e-4 * (1.0 + exact.abs()),
+                        "{got} vs {exact}"
+                    );
+                }
+            }
+            for isa in super::super::available() {
+                let mut out = vec![f32::NAN; rows * width];
+                row_products_on(isa, &a, &b, inner, &mut out);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&out),
+                    bits(&expected),
+                    "{isa:?}, {rows}×{inner}×{width}"
+                );
+            }
+        }
+    }
 
     /// Every build agrees with a float64 product, for shapes with whole
     /// tiles, edges and a `k` that is not a multiple of the lanes.
