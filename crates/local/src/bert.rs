@@ -58,7 +58,7 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
     /// Weights quantized per output row to `i8`, activations per token to
-    /// `u8` at each product: on a CPU with AVX-512 VNNI, 3.5 times as many
+    /// `u8` at each product: on a CPU with AVX-512 VNNI, about 3 times as many
     /// embeddings a second as [`Precision::F32`] (elsewhere portable Rust,
     /// with the same bits but slower than f32). A vector is within a cosine
     /// of 0.997 of the float64 reference's.
