@@ -5,12 +5,23 @@
 //! `agon_protocol::recalls_after`); here it is fetched, and a failed
 //! search is recorded and skipped.
 
+use std::time::Duration;
+
 use agon_context::ContextExtras;
 use agon_core::StepId;
 use agon_protocol::{Speak, Voice};
 
 use super::Speaker;
 use crate::error::OrchestratorError;
+
+/// How long a recall ahead waits before it starts: until the turn it was
+/// started from has built its prompt and sent its request (~0.5 ms), so
+/// that its planning, query embedding and search do not compete with
+/// them for the CPU. A model answers in tens of milliseconds at the very
+/// least, so the recall is still ready for the turn after. Started at
+/// once, it cost the 50 ms-stub debate 1.104 against 1.096 (`bench
+/// debate`, six alternated pairs: docs/benchmarks.md).
+const AHEAD_START: Duration = Duration::from_millis(2);
 
 impl Speaker<'_> {
     /// What a turn's context shows besides the blackboard: recalled
@@ -65,7 +76,8 @@ impl Speaker<'_> {
     /// turn waits on its model, so the next turn finds its memories ready:
     /// the turns are planned on `board` (a copy of the blackboard, to which
     /// the planner appends this turn's message) in the same task, off the
-    /// turn's path. A turn whose recall was not done ahead (one the
+    /// turn's path, once this turn's request is on its way
+    /// ([`AHEAD_START`]). A turn whose recall was not done ahead (one the
     /// protocol could not plan yet), or whose result a memory write made
     /// out of date, recalls itself. A failure here costs nothing: that turn
     /// recalls and records its own failure.
@@ -81,6 +93,7 @@ impl Speaker<'_> {
         let debate = self.shared.debate.clone();
         let cross_debate = self.ctx.settings.cross_debate;
         tokio::spawn(async move {
+            tokio::time::sleep(AHEAD_START).await;
             let ahead = agon_protocol::recalls_after(
                 protocol.as_ref(),
                 &mut board,
