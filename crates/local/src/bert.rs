@@ -56,6 +56,7 @@ pub struct Config {
 
 /// How a loaded encoder multiplies its projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Precision {
     /// Weights quantized per output row to `i8`, activations per token to
     /// `u8` at each product: on a CPU with AVX-512 VNNI, about 3 times as many

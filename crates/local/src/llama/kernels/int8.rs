@@ -149,7 +149,8 @@ impl Int8Activations {
             let shift = zero as f32 + 0.5;
             match vector {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: `vector_quantization` checked AVX-512 F.
+                // SAFETY: `vector_quantization` (`vnni_runs_on`) checked
+                // AVX-512 F.
                 true => unsafe { x86::quantize_row(row, inverse, shift, quants) },
                 _ => quantize_row(row, inverse, shift, quants),
             }
@@ -168,10 +169,18 @@ impl Int8Activations {
 /// crate's instruction set choice has it): elsewhere the portable build
 /// runs, several times slower than the f32 kernels.
 pub(crate) fn fast() -> bool {
+    vnni_runs_on(super::isa())
+}
+
+/// Whether the VNNI kernel runs under instruction set `isa`: the crate
+/// chose AVX-512 VNNI, and the CPU has AVX-512 F (every VNNI CPU does;
+/// checked rather than assumed, as the f32 kernels check it).
+fn vnni_runs_on(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if super::isa() == Isa::Avx512Vnni {
-        return true;
+    if isa == Isa::Avx512Vnni {
+        return is_x86_feature_detected!("avx512f");
     }
+    let _ = isa;
     false
 }
 
@@ -230,13 +239,14 @@ pub(crate) fn products_on(
     );
     assert_eq!(bias.len(), w.rows, "int8 products: one bias per row");
     assert_eq!(out.len(), x.tokens() * w.rows, "int8 products: output size");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
+    #[cfg(target_arch = "x86_64")]
+    if vnni_runs_on(isa) {
         // SAFETY: `Isa::Avx512Vnni` is only chosen on CPUs with AVX-512
-        // VNNI and VL (and so AVX-512 F); shapes checked above.
-        Isa::Avx512Vnni => unsafe { x86::products_vnni(w, x, bias, out) },
-        _ => products_portable(w, x, bias, out),
+        // VNNI, and `vnni_runs_on` checked AVX-512 F; shapes checked above.
+        unsafe { x86::products_vnni(w, x, bias, out) };
+        return;
     }
+    products_portable(w, x, bias, out);
 }
 
 /// One output from its exact sum: `(Σ q_x·q_w − z · Σ q_w) · (s_x · s_w) +
