@@ -118,8 +118,7 @@ fn bench_embeddings() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let int8 = LocalEmbedder::minilm()?;
     println!("embedder load: {:.2} s", started.elapsed().as_secs_f64());
-    let dir = agon_local::files::models_dir().join(agon_local::MINILM_DIR);
-    let f32 = LocalEmbedder::load_at(&dir, Precision::F32)?;
+    let f32 = LocalEmbedder::minilm_at(Precision::F32)?;
     let sentences: Vec<String> = (0..512)
         .map(|i| {
             format!(

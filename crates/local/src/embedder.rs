@@ -53,7 +53,13 @@ impl LocalEmbedder {
 
     /// MiniLM from the models directory (see [`models_dir`]).
     pub fn minilm() -> Result<Self, ProviderError> {
-        Self::load(&models_dir().join(MINILM_DIR))
+        Self::minilm_at(Precision::fastest())
+    }
+
+    /// MiniLM from the models directory, its projections multiplied at
+    /// `precision` (see [`LocalEmbedder::load_at`]).
+    pub fn minilm_at(precision: Precision) -> Result<Self, ProviderError> {
+        Self::load_at(&models_dir().join(MINILM_DIR), precision)
     }
 
     /// A BERT-family model from a directory holding `model.safetensors`,

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use agon_llm::{Embedder, InputType, ProviderError};
 use agon_local::files::models_dir;
-use agon_local::{LocalEmbedder, MINILM_DIR, Precision};
+use agon_local::{LocalEmbedder, Precision};
 
 fn embedder() -> &'static LocalEmbedder {
     static EMBEDDER: OnceLock<LocalEmbedder> = OnceLock::new();
@@ -162,7 +162,7 @@ async fn against_the_reference(embedder: &LocalEmbedder) -> Vec<(String, f32, f3
 /// within f32 rounding.
 #[tokio::test]
 async fn f32_embeddings_match_an_independent_float64_reference() {
-    let e = LocalEmbedder::load_at(&models_dir().join(MINILM_DIR), Precision::F32).unwrap();
+    let e = LocalEmbedder::minilm_at(Precision::F32).unwrap();
     for (text, worst, cosine) in against_the_reference(&e).await {
         assert!(worst < 2e-5, "{text:?}: largest difference {worst}");
         assert!(cosine > 0.99999, "{text:?}: cosine {cosine}");
@@ -174,7 +174,7 @@ async fn f32_embeddings_match_an_independent_float64_reference() {
 /// these texts, the shortest the farthest: docs/memory.md).
 #[tokio::test]
 async fn int8_embeddings_stay_close_to_the_float64_reference() {
-    let e = LocalEmbedder::load_at(&models_dir().join(MINILM_DIR), Precision::Int8).unwrap();
+    let e = LocalEmbedder::minilm_at(Precision::Int8).unwrap();
     for (text, worst, cosine) in against_the_reference(&e).await {
         assert!(worst < 0.02, "{text:?}: largest difference {worst}");
         assert!(cosine > 0.995, "{text:?}: cosine {cosine}");

@@ -65,8 +65,7 @@ fn main() {
         }
     };
     eprintln!("embedder: MiniLM, {precision:?} products");
-    let minilm = agon_local::files::models_dir().join(agon_local::MINILM_DIR);
-    let embedder: Arc<dyn Embedder> = match LocalEmbedder::load_at(&minilm, precision) {
+    let embedder: Arc<dyn Embedder> = match LocalEmbedder::minilm_at(precision) {
         Ok(e) => Arc::new(e),
         Err(e) => {
             eprintln!("error: {e}");

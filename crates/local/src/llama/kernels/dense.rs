@@ -332,6 +332,7 @@ mod tests {
     /// values, widths that are not multiples of the lanes).
     #[test]
     fn every_build_of_the_row_products_gives_the_same_bits() {
+        use super::super::bits;
         for (rows, inner, width) in [
             (1, 1, 1),
             (7, 32, 7),
@@ -362,7 +363,6 @@ mod tests {
             for isa in super::super::available() {
                 let mut out = vec![f32::NAN; rows * width];
                 row_products_on(isa, &a, &b, inner, &mut out);
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(
                     bits(&out),
                     bits(&expected),

@@ -136,7 +136,7 @@ impl Int8Activations {
             zeros: Vec::with_capacity(tokens),
             k: weights.k,
         };
-        let vector = vector_quantization();
+        let vector = fast();
         for (row, quants) in values
             .chunks_exact(inputs)
             .zip(quantized.quants.chunks_exact_mut(weights.k))
@@ -149,7 +149,7 @@ impl Int8Activations {
             let shift = zero as f32 + 0.5;
             match vector {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: `vector_quantization` (`vnni_runs_on`) checked
+                // SAFETY: `fast` (`vnni_runs_on`) checked
                 // AVX-512 F.
                 true => unsafe { x86::quantize_row(row, inverse, shift, quants) },
                 _ => quantize_row(row, inverse, shift, quants),
@@ -167,7 +167,9 @@ impl Int8Activations {
 
 /// Whether this CPU runs a vector int8 kernel (AVX-512 VNNI, as the
 /// crate's instruction set choice has it): elsewhere the portable build
-/// runs, several times slower than the f32 kernels.
+/// runs, several times slower than the f32 kernels. Where it runs, the
+/// activations are quantized with AVX-512 F too (the same bytes as the
+/// portable loop).
 pub(crate) fn fast() -> bool {
     vnni_runs_on(super::isa())
 }
@@ -182,12 +184,6 @@ fn vnni_runs_on(isa: Isa) -> bool {
     }
     let _ = isa;
     false
-}
-
-/// Whether rows are quantized with AVX-512 F (where the VNNI kernel runs);
-/// the portable loop gives the same bytes.
-fn vector_quantization() -> bool {
-    fast()
 }
 
 /// `q = trunc(clamp(x · inverse + shift, 0, 255))` for each value of a
