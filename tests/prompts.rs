@@ -18,7 +18,7 @@ fn utterance(bb: &Blackboard, persona: &str, what: &Utterance) -> String {
     show(
         &format!("utterance {what:?}"),
         &Prompt {
-            system: prompts::persona_system(bb, persona, 120),
+            system: prompts::debater_system(bb, 120),
             user: prompts::utterance_instruction(bb, persona, what),
         },
     )

@@ -213,7 +213,7 @@ impl<C: TokenCounter> Assembler<C> {
     ) -> Result<Vec<Draft>, ContextError> {
         let memories = sources::memories(extras);
         Ok(match phase {
-            Phase::Opening => vec![sources::opening_state(bb, me)],
+            Phase::Opening => vec![sources::opening_state(bb)],
             Phase::Take { aspect, miniround } => {
                 let aspect = bb
                     .aspect(aspect)
@@ -236,7 +236,6 @@ impl<C: TokenCounter> Assembler<C> {
                 } else {
                     drafts.push(sources::recent_exchange(
                         bb,
-                        me,
                         &aspect.id,
                         self.options.recent_messages,
                     ));
@@ -249,7 +248,7 @@ impl<C: TokenCounter> Assembler<C> {
                     .ok_or_else(|| ContextError::UnknownClaim(claim.to_string()))?;
                 let opponent = party_opponent(bb, me, claim)?;
                 vec![
-                    sources::crux_state(bb, me, claim),
+                    sources::crux_state(bb, claim),
                     sources::the_dispute(bb, claim, true),
                     sources::your_position(bb, me, Scope::All),
                     sources::standings(bb, me, Scope::All, Some(opponent)),
@@ -263,9 +262,9 @@ impl<C: TokenCounter> Assembler<C> {
                     .ok_or_else(|| ContextError::UnknownCruxRoom(room.to_string()))?;
                 let opponent = party_opponent(bb, me, claim)?;
                 vec![
-                    sources::crux_state(bb, me, claim),
+                    sources::crux_state(bb, claim),
                     sources::the_dispute(bb, claim, false),
-                    sources::crux_exchange(bb, me, room),
+                    sources::crux_exchange(bb, room),
                     sources::your_position(bb, me, Scope::All),
                     sources::standings(bb, me, Scope::All, Some(opponent)),
                     memories,

@@ -329,6 +329,7 @@ mod tests {
         assert!(t.contains("Your last message:"), "{t}");
         // The window starts after the summary: message 13 on, not 12.
         let recent = &t[t.find("── RECENT EXCHANGE").unwrap()..];
+        let recent = &recent[..recent.find("\n\n──").unwrap_or(recent.len())];
         assert_eq!(recent.lines().count() - 1, 18, "{recent}");
     }
 }

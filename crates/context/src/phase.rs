@@ -135,14 +135,26 @@ impl Phase {
         !matches!(self, Self::Deliberate { .. } | Self::Listen { .. })
     }
 
-    /// Whether this phase's calls start with material other calls of the
-    /// round send alike (the dialectic contributions: the problem, the
-    /// clarifications, the proposal under review and its critiques), so
-    /// that [`crate::AssembledContext::shared_prefix`] is worth marking.
+    /// Whether this phase's calls start with material other participants'
+    /// calls of the round send alike, so that
+    /// [`crate::AssembledContext::shared_prefix`] is worth marking: the
+    /// structured debate's turns (the topic, the aspect and stage, earlier
+    /// rounds, crux cards, insights, the recent exchange, the dispute of a
+    /// crux room) and the dialectic contributions (the problem, the
+    /// clarifications, the proposal under review and its critiques). Not a
+    /// long session's turns, whose state names the speaker, nor the
+    /// judge's and summaries' calls, which no other call reads alike.
     pub fn shares_material(&self) -> bool {
         matches!(
             self,
-            Self::Propose { .. } | Self::Critique { .. } | Self::Refine { .. }
+            Self::Opening
+                | Self::Take { .. }
+                | Self::CruxEntry { .. }
+                | Self::CruxExchange { .. }
+                | Self::Closing
+                | Self::Propose { .. }
+                | Self::Critique { .. }
+                | Self::Refine { .. }
         )
     }
 

@@ -65,31 +65,35 @@ pub enum SectionKind {
 
 impl SectionKind {
     /// Every kind, in the order sections are rendered: what is fixed for
-    /// the whole debate first (the state, the clarifications and
-    /// requirements once settled), then what is fixed for a round (the
-    /// proposal under review and the critiques of it, the same for every
-    /// call that reads them), then what is this call's own. Calls that
-    /// read the same material share a prefix, which providers cache.
+    /// the whole debate first (the state, the notes, the clarifications
+    /// and requirements once settled), then what later rounds add to and
+    /// every participant reads alike (earlier rounds, summaries, insights,
+    /// crux cards, decisions and proposals), then what is fixed for a round
+    /// or a turn of the exchange (the proposal under review and the
+    /// critiques of it, the dispute, the recent exchange), then what is
+    /// this call's own (where the others stand relative to the speaker,
+    /// its own position, its disputes, its memories). Calls that read the
+    /// same material share a prefix, which providers cache.
     pub const RENDER_ORDER: [SectionKind; 22] = [
         Self::DebateState,
         Self::ModeratorNotes,
         Self::Clarifications,
         Self::Requirements,
-        Self::UnderReview,
-        Self::CritiquesReceived,
-        Self::TheDispute,
-        Self::WhereEveryoneStands,
-        Self::YourPosition,
-        Self::OpenDisputes,
-        Self::CruxCards,
         Self::EarlierRounds,
+        Self::CruxCards,
+        Self::KeyInsights,
         Self::EarlierSummary,
         Self::Decisions,
         Self::Proposals,
+        Self::UnderReview,
+        Self::CritiquesReceived,
+        Self::TheDispute,
         Self::RecentExchange,
-        Self::NotYetAnalysed,
         Self::CruxExchange,
-        Self::KeyInsights,
+        Self::NotYetAnalysed,
+        Self::WhereEveryoneStands,
+        Self::YourPosition,
+        Self::OpenDisputes,
         Self::RelevantEarlierContext,
         Self::Evidence,
         Self::YourHistory,
@@ -199,10 +203,10 @@ impl Section {
 }
 
 impl SectionKind {
-    /// Whether the section shows material every call of a round reads
-    /// alike (the debate's state, notes, clarifications, requirements, the
-    /// proposal under review, the critiques of it): the layer rendered
-    /// first, before a call's own sections.
+    /// Whether the section shows material that every participant's call
+    /// of a round reads alike, in the phases that share
+    /// ([`crate::Phase::shares_material`]): the layers rendered first,
+    /// before a call's own sections.
     pub fn is_shared_material(self) -> bool {
         matches!(
             self,
@@ -210,8 +214,17 @@ impl SectionKind {
                 | Self::ModeratorNotes
                 | Self::Clarifications
                 | Self::Requirements
+                | Self::EarlierRounds
+                | Self::CruxCards
+                | Self::KeyInsights
+                | Self::EarlierSummary
+                | Self::Decisions
+                | Self::Proposals
                 | Self::UnderReview
                 | Self::CritiquesReceived
+                | Self::TheDispute
+                | Self::RecentExchange
+                | Self::CruxExchange
         )
     }
 }

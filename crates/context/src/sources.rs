@@ -87,19 +87,14 @@ fn join_names<'a>(bb: &'a Blackboard, ids: impl Iterator<Item = &'a PersonaId>) 
 
 // ── DEBATE STATE ─────────────────────────────────────────────────────────
 
-pub(crate) fn opening_state(bb: &Blackboard, me: &Persona) -> Draft {
+pub(crate) fn opening_state(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
     for line in topic_line(bb) {
         draft.push(line);
     }
-    draft.push(format!(
-        "You are {}. This is your opening statement: nothing has been said yet.",
-        me.name
-    ));
-    let others: Vec<&str> = others(bb, me).map(|p| p.name.as_str()).collect();
-    if !others.is_empty() {
-        draft.push(format!("Other participants: {}", others.join(", ")));
-    }
+    // The same for every participant (who speaks is said last, in the
+    // turn's instruction; the system prompt names the participants).
+    draft.push("Opening statements: nothing has been said yet.".to_owned());
     if !bb.aspects().is_empty() {
         let list: Vec<String> = bb
             .aspects()
@@ -131,15 +126,17 @@ pub(crate) fn take_state(bb: &Blackboard, aspect: &DebateAspect, miniround: u32)
     draft
 }
 
-pub(crate) fn crux_state(bb: &Blackboard, me: &Persona, claim: &LiveClaim) -> Draft {
+pub(crate) fn crux_state(bb: &Blackboard, claim: &LiveClaim) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
     for line in topic_line(bb) {
         draft.push(line);
     }
-    let opponent = claim.opponent_of(&me.id).map_or("", |id| name(bb, id));
+    // Both parties' turns read it alike: the two named in the claim's order.
     draft.push(format!(
-        "Crux room: you ({}) and {opponent} work out one disputed claim from round {}.",
-        me.name, claim.source_round
+        "Crux room: {} and {} work out one disputed claim from round {}.",
+        name(bb, &claim.personas[0]),
+        name(bb, &claim.personas[1]),
+        claim.source_round
     ));
     draft
 }
@@ -626,13 +623,11 @@ pub(crate) fn evidence(extras: &ContextExtras) -> Draft {
 
 // ── Exchanges ────────────────────────────────────────────────────────────
 
-fn speaker_line(bb: &Blackboard, me: &Persona, message: &DialogueMessage) -> String {
+/// A message as the exchanges show it: its speaker's name and its text,
+/// the same for every reader (no "(you)": who reads is said in the turn's
+/// instruction), so that the participants' turns can share it as a prefix.
+fn speaker_line(bb: &Blackboard, message: &DialogueMessage) -> String {
     let who = name(bb, &message.persona);
-    let who = if message.persona == me.id {
-        format!("{who} (you)")
-    } else {
-        who.to_owned()
-    };
     match &message.kind {
         MessageKind::Critique { target } => format!(
             "{who} (critique of {}): {}",
@@ -682,18 +677,13 @@ pub(crate) fn not_yet_analysed(bb: &Blackboard, me: &Persona) -> Draft {
                 .persona(&message.persona)
                 .is_some_and(Persona::is_debater)
         {
-            draft.push_at(speaker_line(bb, me, message), i);
+            draft.push_at(speaker_line(bb, message), i);
         }
     }
     draft
 }
 
-pub(crate) fn recent_exchange(
-    bb: &Blackboard,
-    me: &Persona,
-    aspect: &AspectId,
-    max: usize,
-) -> Draft {
+pub(crate) fn recent_exchange(bb: &Blackboard, aspect: &AspectId, max: usize) -> Draft {
     let mut draft = Draft::new(SectionKind::RecentExchange);
     let messages = bb.messages();
     let recent = bb
@@ -704,7 +694,7 @@ pub(crate) fn recent_exchange(
         .filter(|(_, m)| !m.kind.is_crux())
         .take(max);
     for (i, message) in recent {
-        draft.push_at(speaker_line(bb, me, message), i);
+        draft.push_at(speaker_line(bb, message), i);
     }
     draft
 }
@@ -739,7 +729,7 @@ pub(crate) fn the_dispute(bb: &Blackboard, claim: &LiveClaim, with_trigger: bool
     draft
 }
 
-pub(crate) fn crux_exchange(bb: &Blackboard, me: &Persona, room: &CruxRoomId) -> Draft {
+pub(crate) fn crux_exchange(bb: &Blackboard, room: &CruxRoomId) -> Draft {
     let mut draft = Draft::new(SectionKind::CruxExchange);
     let messages = bb.messages();
     let indices = bb.message_indices_for_room(room);
@@ -757,7 +747,7 @@ pub(crate) fn crux_exchange(bb: &Blackboard, me: &Persona, room: &CruxRoomId) ->
         .iter()
         .chain(indices.iter().rev().filter(|i| !firsts.contains(i)))
     {
-        draft.push_at(speaker_line(bb, me, &messages[i]), i);
+        draft.push_at(speaker_line(bb, &messages[i]), i);
     }
     draft
 }

@@ -157,10 +157,18 @@ impl Planter {
     }
 
     fn utterance(&self, system: &str, user: &str) -> String {
-        let name = system
-            .split("You are ")
-            .nth(1)
-            .and_then(|r| r.split(',').next())
+        // A debater's turn names it last ("You are NAME.\nWhat you stand
+        // for: …"); the judge's system prompt names the judge.
+        let name = user
+            .rsplit_once(".\nWhat you stand for: ")
+            .and_then(|(before, _)| before.rsplit_once("You are "))
+            .map(|(_, name)| name)
+            .or_else(|| {
+                system
+                    .split("You are ")
+                    .nth(1)
+                    .and_then(|r| r.split(',').next())
+            })
             .unwrap_or("Judge")
             .to_owned();
         let mut state = self.state.lock().unwrap();

@@ -218,10 +218,10 @@ impl ChatModel for Broken {
         &self,
         r: agon_llm::ChatRequest,
     ) -> Result<agon_llm::ChatStream, agon_llm::ProviderError> {
-        if r.system
-            .as_deref()
-            .unwrap_or_default()
-            .starts_with("You are Priya")
+        // Priya's turns: her instruction names her.
+        if r.messages
+            .last()
+            .is_some_and(|m| m.content.contains("You are Priya.\nWhat you stand for"))
         {
             let chunk = agon_llm::ChatChunk {
                 delta: "   ".into(),

@@ -22,11 +22,13 @@ pub enum Voice {
 }
 
 impl Voice {
-    /// The system prompt of `persona` speaking in this voice, with answers
-    /// of about `words` words (the judge's at least 150).
-    pub fn system_prompt(self, board: &Blackboard, persona: &Persona, words: u32) -> String {
+    /// The system prompt of a speaker in this voice, with answers of about
+    /// `words` words (the judge's at least 150): the same for every speaker
+    /// of a voice (who speaks is said last, in the turn's instruction), so
+    /// that their calls share it as a prefix.
+    pub fn system_prompt(self, board: &Blackboard, words: u32) -> String {
         match self {
-            Self::Debater => agon_context::prompts::persona_system(board, persona, words),
+            Self::Debater => agon_context::prompts::debater_system(board, words),
             Self::Judge => agon_context::prompts::judge_system(board, words.max(150)),
             Self::Agent => agon_context::prompts::dialectic::agent_system(board, words),
         }

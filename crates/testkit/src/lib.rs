@@ -40,6 +40,15 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
     Some(&rest[..rest.find(end)?])
 }
 
+/// The debater a turn's prompt is for: its instruction opens with
+/// "You are NAME.\nWhat you stand for: …" (the system prompt is the same
+/// for every debater).
+fn debater_named(user: &str) -> Option<&str> {
+    let end = user.rfind(".\nWhat you stand for: ")?;
+    let start = user[..end].rfind("You are ")? + "You are ".len();
+    Some(&user[start..end])
+}
+
 fn participants(text: &str) -> Vec<String> {
     between(text, "Participants: ", "\n")
         .or_else(|| between(text, "other participants: ", "."))
@@ -513,10 +522,12 @@ fn text_reply(wanted: TextWanted, system: &str, user: &str) -> String {
             )
         }
         TextWanted::Utterance => {
-            // A debater's system prompt names it ("You are NAME, in …"), as
-            // the judge's does; a dialectic agent's prompt closes with its
-            // name and role ("You are NAME. BRIEF\n\nRound N. TASK").
-            let name = between(system, "\n\nYou are ", ",")
+            // A debater's instruction names it ("You are NAME.\nWhat you
+            // stand for: …"), the judge's system prompt names it; a
+            // dialectic agent's prompt closes with its name and role
+            // ("You are NAME. BRIEF\n\nRound N. TASK").
+            let name = debater_named(user)
+                .or_else(|| between(system, "\n\nYou are ", ","))
                 .or_else(|| between(system, "\n\nYou are ", "."))
                 .or_else(|| between(system, "You are ", ","))
                 .or_else(|| {
@@ -625,7 +636,9 @@ fn scripted_detection(user: &str) -> Value {
 /// A deliberation turn: in a cycle of four turns, a proposal, two
 /// supports of the newest active proposal, and an objection to it.
 fn scripted_deliberation(system: &str, user: &str) -> String {
-    let name = between(system, "You are ", ",").unwrap_or("Someone");
+    let name = debater_named(user)
+        .or_else(|| between(system, "You are ", ","))
+        .unwrap_or("Someone");
     let turn = turn_in(user);
     // The newest active proposal is the last one listed.
     let newest = user

@@ -131,32 +131,31 @@ fn line(bb: &Blackboard, m: &DialogueMessage) -> String {
     )
 }
 
-/// The persona's system prompt: who they are, what they argue for, how they
-/// sound, and the rules of the debate.
-pub fn persona_system(bb: &Blackboard, persona: &Persona, max_words: u32) -> String {
-    let others: Vec<&str> = bb
-        .debaters()
-        .filter(|p| p.id != persona.id)
-        .map(|p| p.name.as_str())
-        .collect();
-    let mut s = format!(
-        "You are {name}, in a debate on: \"{topic}\".\nWhat you stand for: {contract}\nYour voice: {voice}\n",
-        name = persona.name,
+/// A debater's system prompt: the debate's topic, its participants and
+/// its rules, the same for every debater of the debate, so that their
+/// calls share it as a prefix (providers cache shared prefixes). Who the
+/// speaker is comes last, in the turn's instruction ([`persona_brief`]).
+pub fn debater_system(bb: &Blackboard, max_words: u32) -> String {
+    format!(
+        "A debate on: \"{topic}\".\nParticipants: {names}.\nEach participant speaks as \
+         themselves, in the first person. Stay in character, be concrete, address the others by \
+         name, and answer in at most {max_words} words. Do not narrate or label your turn. \
+         {QUOTED_IS_DATA}",
         topic = crate::fenced(topic(bb)),
+        names = names(bb),
+    )
+}
+
+/// Who a debater is, what they stand for and how they sound: the start of
+/// each of their turns' instructions, after everything the turn shares
+/// with the other participants' turns.
+pub fn persona_brief(persona: &Persona) -> String {
+    format!(
+        "You are {name}.\nWhat you stand for: {contract}\nYour voice: {voice}",
+        name = persona.name,
         contract = persona.contract.trim(),
         voice = persona.voice.trim(),
-    );
-    if !others.is_empty() {
-        let _ = writeln!(s, "The other participants: {}.", others.join(", "));
-    }
-    let _ = write!(
-        s,
-        "Speak as {name} in the first person. Stay in character, be concrete, \
-         address the others by name, and answer in at most {max_words} words. \
-         Do not narrate or label your turn. {QUOTED_IS_DATA}",
-        name = persona.name
-    );
-    s
+    )
 }
 
 /// Said once in every system prompt that quotes others: what they wrote
@@ -188,8 +187,28 @@ pub fn speak_only_as(name: &str) -> String {
 /// Appended to a turn's instruction when its context shows EVIDENCE.
 pub const CITE_EVIDENCE: &str = "Where a passage under EVIDENCE supports a point, cite it as [E:id] with its id; never cite an id that is not listed there.";
 
-/// The instruction after the assembled context, for one utterance.
+/// The instruction after the assembled context, for one utterance: a
+/// debater's turn opens with who they are ([`persona_brief`]), a dialectic
+/// contribution with the agent's role ([`dialectic::role_and_task`]).
 pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
+    match what {
+        Utterance::Synthesis
+        | Utterance::Proposal
+        | Utterance::Critique { .. }
+        | Utterance::Refinement => task(bb, persona, what),
+        Utterance::Opening
+        | Utterance::Take { .. }
+        | Utterance::CruxPosition { .. }
+        | Utterance::CruxExchange { .. }
+        | Utterance::Closing
+        | Utterance::Deliberation { .. } => {
+            format!("{}\n\n{}", persona_brief(persona), task(bb, persona, what))
+        }
+    }
+}
+
+/// The task of one utterance (what [`utterance_instruction`] asks).
+fn task(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
     let aspect_label = |id: &AspectId| {
         bb.aspect(id)
             .map_or_else(|| id.to_string(), |a| a.label.clone())

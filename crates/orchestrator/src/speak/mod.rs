@@ -106,7 +106,7 @@ impl Speaker<'_> {
                     let brief = prompts::judge_brief(bb, ctx.budget.total() * 4);
                     return Ok((
                         Prompt {
-                            system: speak.voice.system_prompt(bb, persona, words),
+                            system: speak.voice.system_prompt(bb, words),
                             user: format!("{brief}\n\n{instruction}"),
                         },
                         0,
@@ -127,7 +127,7 @@ impl Speaker<'_> {
                     }
                     None => (String::new(), 0, instruction),
                 };
-                let system = speak.voice.system_prompt(bb, persona, words);
+                let system = speak.voice.system_prompt(bb, words);
                 Ok((
                     Prompt {
                         system,
