@@ -220,7 +220,7 @@ impl<C: TokenCounter> Assembler<C> {
                     .ok_or_else(|| ContextError::UnknownAspect(aspect.to_string()))?;
                 let scope = Scope::Aspect(aspect);
                 let mut drafts = vec![
-                    sources::take_state(bb, aspect, *miniround),
+                    sources::take_state(bb, aspect),
                     sources::standings(bb, me, scope, None),
                     sources::your_position(bb, me, scope),
                     sources::open_disputes(bb, me),

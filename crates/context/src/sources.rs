@@ -110,19 +110,16 @@ pub(crate) fn opening_state(bb: &Blackboard) -> Draft {
     draft
 }
 
-pub(crate) fn take_state(bb: &Blackboard, aspect: &DebateAspect, miniround: u32) -> Draft {
+/// A take's state: the topic and the aspect, the same for every take of
+/// the aspect (the round and stage are said in the turn's instruction,
+/// [`crate::prompts::utterance_instruction`], so that a miniround's first
+/// speaker shares the previous miniround's prefix through its exchange).
+pub(crate) fn take_state(bb: &Blackboard, aspect: &DebateAspect) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
     for line in topic_line(bb) {
         draft.push(line);
     }
     draft.push(format!("Current aspect: {}", aspect_line(aspect)));
-    let number = bb.aspect_number(&aspect.id).unwrap_or(0);
-    let stage = if miniround == 0 {
-        "initial takes".to_owned()
-    } else {
-        format!("miniround {miniround} (replies)")
-    };
-    draft.push(format!("Round {number} of {}, {stage}", bb.aspects().len()));
     draft
 }
 

@@ -427,9 +427,10 @@ async fn the_structured_debates_memory_costs_what_the_docs_say() {
     // docs/benchmarks.md, "Prefix stability": every debater's turn starts
     // with the same system prompt and the material the participants read
     // alike (the state, earlier rounds, crux cards, insights, the recent
-    // exchange), its own sections and who it is last: 43.7 % of the
-    // utterances' prompt tokens repeat an earlier prompt's start (36.9 %
-    // when each system prompt named its debater first).
+    // exchange), its own sections, who it is and the take's round and
+    // stage last: 44.2 % of the utterances' prompt tokens repeat an
+    // earlier prompt's start (36.9 % when each system prompt named its
+    // debater first).
     let stability =
         crate::prefix::stability(&split.prompts, &agon_context::TiktokenCounter::default());
     let utterance = stability.kinds["utterance"];

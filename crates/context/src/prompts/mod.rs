@@ -201,10 +201,33 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
         | Utterance::CruxPosition { .. }
         | Utterance::CruxExchange { .. }
         | Utterance::Closing
-        | Utterance::Deliberation { .. } => {
-            format!("{}\n\n{}", persona_brief(persona), task(bb, persona, what))
-        }
+        | Utterance::Deliberation { .. } => format!(
+            "{}\n\n{}{}",
+            persona_brief(persona),
+            stage(bb, what),
+            task(bb, persona, what)
+        ),
     }
+}
+
+/// Where a take stands ("Round 2 of 3, miniround 1 (replies).", a
+/// paragraph of its own before the task): said
+/// with the task rather than in the shared state, which then reads the
+/// same for every take of the aspect. Empty for other utterances.
+fn stage(bb: &Blackboard, what: &Utterance) -> String {
+    let Utterance::Take {
+        aspect, miniround, ..
+    } = what
+    else {
+        return String::new();
+    };
+    let number = bb.aspect_number(aspect).unwrap_or(0);
+    let stage = if *miniround == 0 {
+        "initial takes".to_owned()
+    } else {
+        format!("miniround {miniround} (replies)")
+    };
+    format!("Round {number} of {}, {stage}.\n\n", bb.aspects().len())
 }
 
 /// The task of one utterance (what [`utterance_instruction`] asks).
