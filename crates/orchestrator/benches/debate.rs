@@ -33,7 +33,7 @@ mod timed_stub;
 
 use std::time::{Duration, Instant};
 
-use support::prompt_split;
+use support::{prompt_split, prompt_split_with};
 
 use agon_config::{AnalysisCadence, AspectConfig, DebateConfig};
 use agon_context::{TiktokenCounter, TokenCounter};
@@ -233,6 +233,14 @@ async fn run() {
             let stability = prefix::stability(&split.prompts, &TiktokenCounter::default());
             println!(
                 "\nprefix stability of the default debate (prompt tokens shared with a prompt sent earlier in it, by call):\n{}{}",
+                stability.table(),
+                stability.projection()
+            );
+            // The same debate with turns as long as the default asks.
+            let long = prompt_split_with(&server, &orch, cadence, 120).await;
+            let stability = prefix::stability(&long.prompts, &TiktokenCounter::default());
+            println!(
+                "\nthe same with 120-word turns (the default length):\n{}{}",
                 stability.table(),
                 stability.projection()
             );

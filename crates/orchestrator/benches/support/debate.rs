@@ -41,9 +41,21 @@ pub async fn prompt_split(
     orch: &Orchestrator,
     cadence: AnalysisCadence,
 ) -> Split {
+    prompt_split_with(server, orch, cadence, 0).await
+}
+
+/// [`prompt_split`] with every utterance `words` words longer (0: the
+/// scripted model's one-line answers), as a model writing the default
+/// 120-word turns would.
+pub async fn prompt_split_with(
+    server: &wiremock::MockServer,
+    orch: &Orchestrator,
+    cadence: AnalysisCadence,
+    words: usize,
+) -> Split {
     server.reset().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub)
+        .respond_with(PaddedStub(words))
         .mount(server)
         .await;
     let mut config = DebateConfig::default();
@@ -143,4 +155,59 @@ impl wiremock::Respond for Stub {
         let (content_type, text) = openai_reply(&body);
         wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
     }
+}
+
+/// The [`Stub`] with `.0` words of filler after each utterance's scripted
+/// text (structured answers unchanged); the filler varies with the
+/// request, so that no two utterances are alike.
+pub struct PaddedStub(pub usize);
+
+impl wiremock::Respond for PaddedStub {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let (content_type, text) = if self.0 > 0 && body["stream"].as_bool() == Some(true) {
+            let (system, user) = agon_testkit::prompt_parts(&body);
+            let mut text = agon_testkit::reply(None, &system, &user, None, &[]);
+            text.push(' ');
+            text.push_str(&padding(self.0, user.len() + system.len()));
+            agon_testkit::openai_body(&body, &text)
+        } else {
+            openai_reply(&body)
+        };
+        wiremock::ResponseTemplate::new(200).set_body_raw(text, content_type)
+    }
+}
+
+/// `words` words of plain prose, starting at a place `salt` picks.
+fn padding(words: usize, salt: usize) -> String {
+    const WORDS: [&str; 24] = [
+        "the",
+        "centre",
+        "would",
+        "pay",
+        "for",
+        "buses",
+        "before",
+        "any",
+        "ban",
+        "and",
+        "shops",
+        "need",
+        "deliveries",
+        "at",
+        "night",
+        "while",
+        "residents",
+        "keep",
+        "permits",
+        "so",
+        "traffic",
+        "falls",
+        "over",
+        "years",
+    ];
+    (0..words)
+        .map(|i| WORDS[(salt * 7 + i * 5 + i / 24) % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
