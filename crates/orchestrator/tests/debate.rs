@@ -877,3 +877,59 @@ async fn a_persona_with_tools_reads_the_context_dir_in_a_structured_debate() {
     let err = bare.validate_tools("x.toml").unwrap_err().to_string();
     assert!(err.contains("`shell` is not a tool Agon has"), "{err}");
 }
+
+/// docs/crates/context.md, "Rendering order": every debater's turn has the
+/// same system prompt; a take's prompt opens with what the miniround's
+/// speakers read alike (the state, earlier rounds, the exchange), marks
+/// where that part ends, and says who speaks after it. The second speaker
+/// of a miniround starts with everything the first one's shared part says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debaters_turns_share_their_start_and_say_who_speaks_last() {
+    use agon_llm::ChatRequest;
+    use agon_testkit::{BeforeEachCall, CallKind};
+    use futures::FutureExt;
+    let kept = Arc::new(std::sync::Mutex::new(Vec::<ChatRequest>::new()));
+    let keep = Arc::clone(&kept);
+    let model = BeforeEachCall::new(
+        Arc::new(ScriptedModel::new(Duration::ZERO)),
+        move |kind, request| {
+            if kind == CallKind::Stream {
+                keep.lock().unwrap().push(request.clone());
+            }
+            async {}.boxed()
+        },
+    );
+    let models = Models::uniform(Arc::new(model), PriceTable::with_defaults());
+    let orch = agon_app::orchestrator_for(sqlite().await);
+    let id = orch.create(&small_config()).await.unwrap();
+    orch.run(&id, &models, RunControl::default()).await.unwrap();
+    let requests = kept.lock().unwrap().clone();
+    let debaters: Vec<&ChatRequest> = requests
+        .iter()
+        .filter(|r| r.messages[0].content.contains("\nWhat you stand for: "))
+        .collect();
+    // Openings, takes, crux turns and closings: all but the synthesis.
+    assert_eq!(debaters.len(), requests.len() - 1);
+    let systems: std::collections::BTreeSet<_> = debaters.iter().map(|r| &r.system).collect();
+    assert_eq!(systems.len(), 1, "{systems:?}");
+    let takes: Vec<&ChatRequest> = debaters
+        .iter()
+        .copied()
+        .filter(|r| r.purpose.as_deref().unwrap_or_default().contains("take"))
+        .collect();
+    assert_eq!(takes.len(), 2 * 2 * 3);
+    for take in &takes {
+        let user = &take.messages[0].content;
+        let at = take.shared_prefix.expect("a take marks its shared start");
+        assert!(!user[..at].contains("You are"), "{}", &user[..at]);
+        assert!(user[at..].contains("You are"), "{}", &user[at..]);
+        assert!(!user.contains("(you)"), "{user}");
+    }
+    // A miniround's first and second speakers (takes come in threes): the
+    // second reads the first one's shared part, then the first one's words.
+    for three in takes.chunks(3) {
+        let first = &three[0].messages[0].content[..three[0].shared_prefix.unwrap()];
+        let second = &three[1].messages[0].content;
+        assert!(second.starts_with(first), "{first}\n-----\n{second}");
+    }
+}
