@@ -321,8 +321,8 @@ impl<C: TokenCounter> Assembler<C> {
                 dialectic::state(bb, Some(&format!("Summarize round {round}."))),
                 dialectic::final_round(bb, *round, false),
             ],
-            Phase::Deliberate { turn } => vec![
-                deliberation::state(bb, me, *turn, "Your turn to speak."),
+            Phase::Deliberate { .. } => vec![
+                deliberation::state(bb),
                 sources::rolling_summary(bb),
                 deliberation::decisions(bb),
                 deliberation::proposals(bb),
@@ -333,18 +333,16 @@ impl<C: TokenCounter> Assembler<C> {
                 memories,
                 deliberation::recent(
                     bb,
-                    me,
                     deliberation::window_start(bb),
                     deliberation::RECENT_CANDIDATES,
                 ),
             ],
-            Phase::Listen { turn } => vec![
-                deliberation::state(bb, me, *turn, "Decide whether to speak next."),
+            Phase::Listen { .. } => vec![
+                deliberation::state(bb),
                 deliberation::decisions(bb),
                 deliberation::proposals(bb),
                 deliberation::recent(
                     bb,
-                    me,
                     bb.messages()
                         .len()
                         .saturating_sub(deliberation::LISTEN_MESSAGES),

@@ -30,8 +30,10 @@ fn name<'a>(bb: &'a Blackboard, id: &'a PersonaId) -> &'a str {
     bb.persona_name(id)
 }
 
-/// The topic, the participants and the turn.
-pub(crate) fn state(bb: &Blackboard, me: &Persona, turn: u32, stage: &str) -> Draft {
+/// The session's state: its topic and context, the same for every
+/// participant's call (who speaks, and how far the session is, are said
+/// with the task, after everything the calls share).
+pub(crate) fn state(bb: &Blackboard) -> Draft {
     let mut draft = Draft::new(SectionKind::DebateState);
     if let Some(topic) = bb.topic() {
         draft.push(format!("Topic: {}", topic.question.trim()));
@@ -39,16 +41,6 @@ pub(crate) fn state(bb: &Blackboard, me: &Persona, turn: u32, stage: &str) -> Dr
             draft.push(format!("Context: {}", context.trim()));
         }
     }
-    let others: Vec<&str> = bb
-        .debaters()
-        .filter(|p| p.id != me.id)
-        .map(|p| p.name.as_str())
-        .collect();
-    draft.push(format!(
-        "Turn {turn}; {} messages so far. With you: {}. {stage}",
-        bb.messages().len(),
-        others.join(", ")
-    ));
     draft
 }
 
@@ -139,17 +131,12 @@ pub(crate) fn your_position(bb: &Blackboard, me: &Persona) -> Draft {
 
 /// Messages from index `from` on, newest first (at most `max`), as
 /// `Name: text` lines in transcript order.
-pub(crate) fn recent(bb: &Blackboard, me: &Persona, from: usize, max: usize) -> Draft {
+pub(crate) fn recent(bb: &Blackboard, from: usize, max: usize) -> Draft {
     let mut draft = Draft::new(SectionKind::RecentExchange);
     let messages = bb.messages();
     let from = from.min(messages.len());
     for (i, m) in messages.iter().enumerate().skip(from).rev().take(max) {
-        let who = if m.persona == me.id {
-            format!("{} (you)", name(bb, &m.persona))
-        } else {
-            name(bb, &m.persona).to_owned()
-        };
-        draft.push_at(format!("{who}: {}", m.content.trim()), i);
+        draft.push_at(format!("{}: {}", name(bb, &m.persona), m.content.trim()), i);
     }
     draft
 }

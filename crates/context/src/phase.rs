@@ -140,10 +140,11 @@ impl Phase {
     /// [`crate::AssembledContext::shared_prefix`] is worth marking: the
     /// structured debate's turns (the topic, the aspect and stage, earlier
     /// rounds, crux cards, insights, the recent exchange, the dispute of a
-    /// crux room) and the dialectic contributions (the problem, the
-    /// clarifications, the proposal under review and its critiques). Not a
-    /// long session's turns, whose state names the speaker, nor the
-    /// judge's and summaries' calls, which no other call reads alike.
+    /// crux room), a long session's turns and evaluations (the topic, the
+    /// rolling summary, decisions, proposals, the verbatim window) and the
+    /// dialectic contributions (the problem, the clarifications, the
+    /// proposal under review and its critiques). Not the judge's and
+    /// summaries' calls, which no other call reads alike.
     pub fn shares_material(&self) -> bool {
         matches!(
             self,
@@ -152,6 +153,8 @@ impl Phase {
                 | Self::CruxEntry { .. }
                 | Self::CruxExchange { .. }
                 | Self::Closing
+                | Self::Deliberate { .. }
+                | Self::Listen { .. }
                 | Self::Propose { .. }
                 | Self::Critique { .. }
                 | Self::Refine { .. }

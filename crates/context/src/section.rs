@@ -68,10 +68,11 @@ impl SectionKind {
     /// the whole debate first (the state, the notes, the clarifications
     /// and requirements once settled), then what later rounds add to and
     /// every participant reads alike (earlier rounds, summaries, insights,
-    /// crux cards, decisions and proposals), then what is fixed for a round
-    /// or a turn of the exchange (the proposal under review and the
-    /// critiques of it, the dispute, the recent exchange), then what is
-    /// this call's own (where the others stand relative to the speaker,
+    /// crux cards, decisions), then what is fixed for a round or a turn of
+    /// the exchange (the proposal under review and the critiques of it,
+    /// the dispute, the recent exchange, which only grows between two
+    /// summaries; then a long session's proposals, whose reactions change
+    /// at almost every turn), then what is this call's own (where the others stand relative to the speaker,
     /// its own position, its disputes, its memories). Calls that read the
     /// same material share a prefix, which providers cache.
     pub const RENDER_ORDER: [SectionKind; 22] = [
@@ -84,12 +85,12 @@ impl SectionKind {
         Self::KeyInsights,
         Self::EarlierSummary,
         Self::Decisions,
-        Self::Proposals,
         Self::UnderReview,
         Self::CritiquesReceived,
         Self::TheDispute,
         Self::RecentExchange,
         Self::CruxExchange,
+        Self::Proposals,
         Self::NotYetAnalysed,
         Self::WhereEveryoneStands,
         Self::YourPosition,

@@ -209,6 +209,34 @@ async fn run() {
             t as f64 / f64::from(turns)
         );
     }
+    // Prefix stability: each call against the 16 prompts sent before it.
+    println!(
+        "\nprompt tokens repeating the start of one of the 16 prompts sent before \
+         (in starts of ≥ 1,024 tokens, the shortest a provider caches):"
+    );
+    println!("| calls | prompt tokens | shared | cacheable |\n|---|---|---|---|");
+    let mut all = (0, 0, 0);
+    for (label, kind) in [
+        ("speaking", Kind::Speak),
+        ("evaluation (listen)", Kind::Listen),
+        ("rolling summary", Kind::Summary),
+    ] {
+        let (t, shared, cacheable) = session.shared(kind);
+        all = (all.0 + t, all.1 + shared, all.2 + cacheable);
+        println!(
+            "| {label} | {t} | {shared} ({:.1} %) | {cacheable} ({:.1} %) |",
+            100.0 * shared as f64 / t.max(1) as f64,
+            100.0 * cacheable as f64 / t.max(1) as f64
+        );
+    }
+    println!(
+        "| all | {} | {} ({:.1} %) | {} ({:.1} %) |",
+        all.0,
+        all.1,
+        100.0 * all.1 as f64 / all.0.max(1) as f64,
+        all.2,
+        100.0 * all.2 as f64 / all.0.max(1) as f64
+    );
     println!(
         "rolling summaries recorded: {} (turns ÷ 50 = {})",
         bb.summaries()

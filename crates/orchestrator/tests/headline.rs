@@ -495,6 +495,16 @@ async fn a_deliberation_stays_flat_and_calls_what_the_docs_say() {
         0.03,
         "speaking prompt at the plateau",
     );
+    // docs/benchmarks.md, "Prefix stability": the evaluations of a turn
+    // read the same context with who is asked last (63 % of their tokens
+    // repeat a recent prompt's start at 1,000 turns; 6.9 % when each
+    // system prompt named the agent); the speaking calls share the
+    // summary and the window's start until the budget cuts the window
+    // (13 %; 1.9 % before).
+    let (tokens, shared, _) = s.shared(Kind::Listen);
+    assert!(shared * 100 >= tokens * 55, "listen: {shared} of {tokens}");
+    let (tokens, shared, _) = s.shared(Kind::Speak);
+    assert!(shared * 100 >= tokens * 8, "speaking: {shared} of {tokens}");
 }
 
 /// Rolling summaries in 600 turns (10,000 turns: 199).

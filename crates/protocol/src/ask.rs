@@ -230,7 +230,11 @@ pub fn request(
         Ask::Listen { turn, agents, .. } => {
             let agent = agents.get(call).ok_or("no such agent")?;
             Ok(Request {
-                prompt: deliberation::listen(persona(board, agent)?, needs(context)?),
+                prompt: deliberation::listen(
+                    persona(board, agent)?,
+                    needs(context)?,
+                    &deliberation::progress(board, *turn),
+                ),
                 answer: json::<ListenAnswer>(ListenAnswer::json_schema()),
                 step: StepId::Listen {
                     turn: *turn,

@@ -190,7 +190,11 @@ fn every_deliberation_prompt() {
     );
     out.push_str(&show(
         "listen",
-        &p::listen(ada, "RECENT EXCHANGE\nBO: We should fund buses first."),
+        &p::listen(
+            ada,
+            "RECENT EXCHANGE\nBO: We should fund buses first.",
+            "Turn 7; 6 messages so far.",
+        ),
     ));
     out.push_str(&show(
         "rolling summary",
@@ -218,7 +222,7 @@ fn next_turn(s: &mut Sim) -> agon_protocol::Speak {
 fn skeptical(speak: &agon_protocol::Speak) -> bool {
     matches!(
         speak.instruction,
-        agon_context::prompts::Utterance::Deliberation { skeptic: true }
+        agon_context::prompts::Utterance::Deliberation { skeptic: true, .. }
     )
 }
 

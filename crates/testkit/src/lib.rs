@@ -590,8 +590,10 @@ fn filler(words: usize, salt: u64) -> String {
 }
 
 /// The turn number a deliberation context shows (`Turn N;`).
+/// The turn a deliberation prompt names ("Turn N;", said last).
 fn turn_in(user: &str) -> u64 {
-    between(user, "Turn ", ";")
+    let at = user.rfind("Turn ").map_or(0, |i| i);
+    between(&user[at..], "Turn ", ";")
         .and_then(|t| t.parse().ok())
         .unwrap_or(0)
 }

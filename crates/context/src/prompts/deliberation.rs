@@ -31,22 +31,28 @@ pub fn turn_instruction(skeptic: bool) -> String {
     )
 }
 
+/// How far the session is ("Turn 12; 11 messages so far."): said after
+/// what the participants' calls share, with the task.
+pub fn progress(bb: &Blackboard, turn: u32) -> String {
+    format!("Turn {turn}; {} messages so far.", bb.messages().len())
+}
+
 /// Seed 002's evaluation: from the brief context (decisions, active
-/// proposals, the last messages), should `persona` speak next?
-pub fn listen(persona: &Persona, context: &str) -> Prompt {
+/// proposals, the last messages), should `persona` speak next? The system
+/// prompt and the context are the same for every participant asked at a
+/// turn (a provider caches them once); who is asked comes last.
+pub fn listen(persona: &Persona, context: &str, progress: &str) -> Prompt {
     Prompt {
-        system: format!(
-            "You are {name}. {contract}\nYou decide whether to speak next in a group \
-             deliberation. Answer only with the JSON asked for.",
+        system: "Each participant of a group deliberation decides whether to speak next. \
+                 Answer only with the JSON asked for."
+            .to_owned(),
+        user: format!(
+            "{context}\n\n---\n{progress}\nYou are {name}. {contract}\nShould {name} respond now? Say \
+             respond = true only if you have something new: an answer to a point aimed at \
+             you, a proposal to support or oppose, or a decision to push for. urgency: 0 (no \
+             need) to 10 (must answer now). reason: one sentence.",
             name = persona.name,
             contract = persona.contract.trim()
-        ),
-        user: format!(
-            "{context}\n\n---\nShould {name} respond now? Say respond = true only if you \
-             have something new: an answer to a point aimed at you, a proposal to support \
-             or oppose, or a decision to push for. urgency: 0 (no need) to 10 (must answer \
-             now). reason: one sentence.",
-            name = persona.name
         ),
     }
 }

@@ -81,6 +81,8 @@ pub enum Utterance {
         /// Whether the speaker is the session's skeptic, called on because
         /// the group drifts toward consensus.
         skeptic: bool,
+        /// The session's turn.
+        turn: u32,
     },
 }
 
@@ -210,11 +212,15 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
     }
 }
 
-/// Where a take stands ("Round 2 of 3, miniround 1 (replies).", a
-/// paragraph of its own before the task): said
-/// with the task rather than in the shared state, which then reads the
-/// same for every take of the aspect. Empty for other utterances.
+/// Where a take stands ("Round 2 of 3, miniround 1 (replies).") or how
+/// far a long session is ("Turn 312; 311 messages so far."), a paragraph of its own
+/// before the task: said with the task rather than in the shared state,
+/// which then reads the same for every participant. Empty for other
+/// utterances.
 fn stage(bb: &Blackboard, what: &Utterance) -> String {
+    if let Utterance::Deliberation { turn, .. } = what {
+        return format!("{}\n\n", deliberation::progress(bb, *turn));
+    }
     let Utterance::Take {
         aspect, miniround, ..
     } = what
@@ -301,7 +307,7 @@ fn task(bb: &Blackboard, persona: &Persona, what: &Utterance) -> String {
             persona,
             &(dialectic::refinement_instruction() + &dialectic::coverage_ask(bb, false)),
         ),
-        Utterance::Deliberation { skeptic } => deliberation::turn_instruction(*skeptic),
+        Utterance::Deliberation { skeptic, .. } => deliberation::turn_instruction(*skeptic),
     }
 }
 

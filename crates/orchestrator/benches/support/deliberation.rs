@@ -123,9 +123,10 @@ impl Counting {
         } else {
             Kind::Speak
         };
+        // The turn is said last, with the task.
         let turn = prompt
-            .split("Turn ")
-            .nth(1)
+            .rsplit("Turn ")
+            .next()
             .and_then(|t| t.split(';').next())
             .and_then(|t| t.parse().ok())
             .unwrap_or(0);
@@ -219,6 +220,9 @@ pub struct Session {
     pub url: String,
     /// Every call: kind, turn, prompt tokens.
     pub calls: Vec<(Kind, u32, usize)>,
+    /// Every call's prompt tokens that repeat the start of one of the 16
+    /// prompts sent before it, in the order of `calls`.
+    pub shared: Vec<usize>,
     /// Wall time of the run.
     pub wall: Duration,
 }
@@ -252,6 +256,20 @@ impl Session {
             .iter()
             .filter(|(t, _, _)| (from..=to).contains(t))
             .fold((0, 0), |a, (_, r, _)| (a.0 + 1, a.1 + usize::from(*r)))
+    }
+
+    /// Of one kind's calls: (prompt tokens, tokens shared with a recent
+    /// prompt's start, those in shared starts of 1,024 tokens or more,
+    /// the shortest a provider caches).
+    pub fn shared(&self, kind: Kind) -> (usize, usize, usize) {
+        self.calls
+            .iter()
+            .zip(&self.shared)
+            .filter(|((k, _, _), _)| *k == kind)
+            .fold((0, 0, 0), |a, ((_, _, n), s)| {
+                let cacheable = if *s >= 1_024 { *s } else { 0 };
+                (a.0 + n, a.1 + s, a.2 + cacheable)
+            })
     }
 
     /// The prompt tokens of the speaking calls of turns `from..=to`, sorted.
@@ -310,9 +328,12 @@ pub async fn session_with(
     let counter = std::thread::spawn(move || {
         let tokens = TiktokenCounter::default();
         let mut shown = Vec::new();
+        let mut recent = RecentPrompts::default();
+        let mut shared = Vec::new();
         let calls = rx
             .into_iter()
             .map(|s| {
+                shared.push(recent.shared_tokens(&s.prompt, &tokens));
                 if s.kind == Kind::Speak {
                     shown.push((
                         s.turn,
@@ -327,7 +348,7 @@ pub async fn session_with(
                 (s.kind, s.turn, tokens.count(&s.prompt))
             })
             .collect::<Vec<_>>();
-        (calls, shown)
+        (calls, shown, shared)
     });
     let model = Arc::new(Counting {
         inner: ScriptedModel::new(delay).with_padding(padding),
@@ -353,13 +374,48 @@ pub async fn session_with(
     orch.run(&id, &models, RunControl::default()).await.unwrap();
     let wall = started.elapsed();
     drop(models);
-    let (calls, shown) = counter.join().unwrap();
+    let (calls, shown, shared) = counter.join().unwrap();
     Session {
         shown,
         config,
         id,
         url,
         calls,
+        shared,
         wall,
+    }
+}
+
+/// The last prompts sent (a provider's prompt cache keeps a prefix for
+/// minutes; a session's calls are seconds apart): how much of a new
+/// prompt repeats the start of one of them.
+#[derive(Default)]
+struct RecentPrompts(std::collections::VecDeque<String>);
+
+impl RecentPrompts {
+    /// Prompts compared with.
+    const KEPT: usize = 16;
+
+    /// Tokens of `prompt`'s longest start shared with a kept prompt; then
+    /// keeps it.
+    fn shared_tokens(&mut self, prompt: &str, counter: &TiktokenCounter) -> usize {
+        let bytes = self
+            .0
+            .iter()
+            .map(|earlier| {
+                earlier
+                    .char_indices()
+                    .zip(prompt.chars())
+                    .take_while(|((_, a), b)| a == b)
+                    .last()
+                    .map_or(0, |((i, c), _)| i + c.len_utf8())
+            })
+            .max()
+            .unwrap_or(0);
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(prompt.to_owned());
+        counter.count(&prompt[..bytes])
     }
 }

@@ -266,7 +266,7 @@ impl Deliberation {
             persona: persona.clone(),
             kind: MessageKind::Deliberation,
             phase: Some(Phase::Deliberate { turn }),
-            instruction: Utterance::Deliberation { skeptic },
+            instruction: Utterance::Deliberation { skeptic, turn },
             aspect: None,
             miniround: None,
             room: None,
