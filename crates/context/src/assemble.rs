@@ -335,7 +335,8 @@ impl<C: TokenCounter> Assembler<C> {
                     bb,
                     deliberation::window_start(bb),
                     deliberation::RECENT_CANDIDATES,
-                ),
+                )
+                .in_steps(deliberation::WINDOW_STEP),
             ],
             Phase::Listen { .. } => vec![
                 deliberation::state(bb),

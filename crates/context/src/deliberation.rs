@@ -15,6 +15,11 @@ use crate::section::SectionKind;
 /// any recent budget holds, so the budget (not this cap) decides, and a
 /// session whose summaries keep failing still costs a bounded amount of work.
 pub const RECENT_CANDIDATES: usize = 240;
+/// When the budget cuts a speaking turn's window, it starts at a message
+/// whose index is a multiple of this, so that consecutive turns share the
+/// window as a prefix for up to this many turns (a provider caches it); it
+/// shows up to this many minus one messages fewer than the budget holds.
+pub const WINDOW_STEP: usize = 8;
 /// Messages shown to a listening agent (seed 002: the last 5).
 pub const LISTEN_MESSAGES: usize = 5;
 /// Most decisions and most active proposals offered to a view (the

@@ -36,6 +36,10 @@ pub(crate) struct Candidate {
 pub(crate) struct Draft {
     pub kind: SectionKind,
     pub candidates: Vec<Candidate>,
+    /// When the budget cannot show every candidate, the shown items start
+    /// at a display position that is a multiple of this (see
+    /// [`Draft::in_steps`]).
+    pub step: Option<usize>,
 }
 
 impl Draft {
@@ -43,7 +47,20 @@ impl Draft {
         Self {
             kind,
             candidates: Vec::new(),
+            step: None,
         }
+    }
+
+    /// The same draft, cut in steps of `step` display positions: when the
+    /// budget cannot show every candidate, the items shown start at a
+    /// position that is a multiple of `step`, and none is cut to fit. A
+    /// window of messages that grows by one a turn then starts at the same
+    /// message for `step` turns, so that consecutive calls share it as a
+    /// prefix (a provider caches it), at the cost of up to `step - 1` of
+    /// its oldest items.
+    pub fn in_steps(mut self, step: usize) -> Self {
+        self.step = Some(step.max(1));
+        self
     }
 
     /// Adds a candidate that displays in the order it was added.
@@ -107,6 +124,7 @@ pub(crate) struct Fitted {
 
 struct Slot {
     kind: SectionKind,
+    step: Option<usize>,
     weight: u32,
     heading_tokens: usize,
     candidates: Vec<Candidate>,
@@ -174,6 +192,35 @@ impl Slot {
         self.next = self.candidates.len();
     }
 
+    /// For a section cut in steps ([`Draft::in_steps`]) that could not show
+    /// every candidate: gives back the chosen items before the first
+    /// multiple of the step at or after the oldest one chosen, unless that
+    /// would leave none.
+    fn align(&mut self) {
+        let Some(step) = self.step else {
+            return;
+        };
+        if self.next < self.candidates.len() || self.chosen.len() < self.candidates.len() {
+            let Some(oldest) = self
+                .chosen
+                .iter()
+                .map(|(i, _, _)| self.candidates[*i].order)
+                .min()
+            else {
+                return;
+            };
+            let start = oldest.div_ceil(step) * step;
+            let kept = |(i, _, _): &&(usize, String, usize)| self.candidates[*i].order >= start;
+            if self.chosen.iter().any(|c| kept(&c)) {
+                let candidates = &self.candidates;
+                self.chosen
+                    .retain(|(i, _, _)| candidates[*i].order >= start);
+                self.used =
+                    self.heading_tokens + 2 + self.chosen.iter().map(|(_, _, t)| t).sum::<usize>();
+            }
+        }
+    }
+
     fn section(&self) -> Section {
         let mut chosen: Vec<&(usize, String, usize)> = self.chosen.iter().collect();
         chosen.sort_by_key(|(i, _, _)| self.candidates[*i].order);
@@ -199,6 +246,7 @@ pub(crate) fn fit(
         .filter(|d| !d.candidates.is_empty())
         .map(|d| Slot {
             kind: d.kind,
+            step: d.step,
             weight: weights
                 .iter()
                 .find(|(k, _)| *k == d.kind)
@@ -251,7 +299,12 @@ pub(crate) fn fit(
             .map(|(_, s)| s.used)
             .sum();
         let allowance = budget.saturating_sub(used_elsewhere + reserve);
-        slots[i].fill_cutting(allowance, counter);
+        if slots[i].step.is_some() {
+            slots[i].fill(allowance, counter);
+            slots[i].align();
+        } else {
+            slots[i].fill_cutting(allowance, counter);
+        }
     }
     // 3. Exact check on the rendered text.
     let total = loop {
@@ -325,6 +378,77 @@ mod tests {
             d.push(*item);
         }
         d
+    }
+
+    /// A window of `n` messages, newest first, each 20 characters.
+    fn window(n: usize) -> Draft {
+        let mut d = Draft::new(SectionKind::RecentExchange);
+        for i in (0..n).rev() {
+            d.push_at(format!("message number {i:>5}"), i);
+        }
+        d
+    }
+
+    fn shown(drafts: Vec<Draft>, budget: usize) -> Vec<String> {
+        let (fitted, _) = fit(
+            drafts,
+            &[
+                (SectionKind::DebateState, 1),
+                (SectionKind::RecentExchange, 9),
+            ],
+            budget,
+            &PerChar,
+        );
+        fitted
+            .into_iter()
+            .find(|f| f.section.kind == SectionKind::RecentExchange)
+            .map(|f| f.section.items)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_window_cut_in_steps_starts_at_the_same_message_while_it_grows() {
+        let state = || draft(SectionKind::DebateState, &["Topic: t"]);
+        let budget = 400;
+        // Uncut, the budget shows the newest messages, starting wherever
+        // they run out (the oldest cut to fit): one message later each
+        // time the window grows.
+        let plain: Vec<String> = (20..24)
+            .map(|n| shown(vec![state(), window(n)], budget)[1].clone())
+            .collect();
+        assert_eq!(
+            plain
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            4,
+            "{plain:?}"
+        );
+        // In steps of 4: every window starts at a multiple of 4, the same
+        // one while it grows by up to 4, none cut, none beyond the budget.
+        let stepped: Vec<Vec<String>> = (20..24)
+            .map(|n| shown(vec![state(), window(n).in_steps(4)], budget))
+            .collect();
+        for items in &stepped {
+            let first: usize = items[0]
+                .trim_start_matches("message number")
+                .trim()
+                .parse()
+                .unwrap();
+            assert_eq!(first % 4, 0, "{items:?}");
+            assert!(items.iter().all(|i| !i.ends_with(CUT_MARK)), "{items:?}");
+        }
+        let starts: std::collections::BTreeSet<&String> =
+            stepped.iter().map(|items| &items[0]).collect();
+        assert!(starts.len() <= 2, "{starts:?}");
+        // Each window shows the one before it, then the newer messages.
+        for pair in stepped.windows(2) {
+            if pair[0][0] == pair[1][0] {
+                assert!(pair[1].starts_with(&pair[0]), "{pair:?}");
+            }
+        }
+        // Everything that fits is shown whole when nothing has to go.
+        assert_eq!(shown(vec![state(), window(3).in_steps(4)], budget).len(), 3);
     }
 
     #[test]

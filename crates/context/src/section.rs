@@ -205,9 +205,15 @@ impl Section {
 
 impl SectionKind {
     /// Whether the section shows material that every participant's call
-    /// of a round reads alike, in the phases that share
-    /// ([`crate::Phase::shares_material`]): the layers rendered first,
-    /// before a call's own sections.
+    /// of a round reads alike and that stays the same from one call to the
+    /// next, in the phases that share ([`crate::Phase::shares_material`]):
+    /// the layers rendered first, whose end [`shared_material_len`] marks
+    /// (a provider with explicit cache breakpoints caches up to there, and
+    /// a later call reads it only if it sends the same text up to the same
+    /// mark). The exchanges and a long session's proposals, rendered right
+    /// after them, are read alike too but grow or change with every turn:
+    /// providers that cache the longest prefix (OpenAI) serve them, a mark
+    /// after them would be written and never read.
     pub fn is_shared_material(self) -> bool {
         matches!(
             self,
@@ -220,12 +226,9 @@ impl SectionKind {
                 | Self::KeyInsights
                 | Self::EarlierSummary
                 | Self::Decisions
-                | Self::Proposals
                 | Self::UnderReview
                 | Self::CritiquesReceived
                 | Self::TheDispute
-                | Self::RecentExchange
-                | Self::CruxExchange
         )
     }
 }

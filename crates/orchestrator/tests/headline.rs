@@ -498,19 +498,27 @@ async fn a_deliberation_stays_flat_and_calls_what_the_docs_say() {
     // docs/benchmarks.md, "Prefix stability": the evaluations of a turn
     // read the same context with who is asked last (63 % of their tokens
     // repeat a recent prompt's start at 1,000 turns; 6.9 % when each
-    // system prompt named the agent); the speaking calls share the
-    // summary and the window's start until the budget cuts the window
-    // (13 %; 1.9 % before).
+    // system prompt named the agent); the speaking calls share everything
+    // up to the newest message, the window starting at the same message
+    // for up to 8 turns (78 %; 1.9 % before).
     let (tokens, shared, _) = s.shared(Kind::Listen);
     assert!(shared * 100 >= tokens * 55, "listen: {shared} of {tokens}");
-    let (tokens, shared, _) = s.shared(Kind::Speak);
-    assert!(shared * 100 >= tokens * 8, "speaking: {shared} of {tokens}");
+    let (tokens, shared, cacheable) = s.shared(Kind::Speak);
+    assert!(
+        shared * 100 >= tokens * 70,
+        "speaking: {shared} of {tokens}"
+    );
+    assert!(
+        cacheable * 100 >= tokens * 70,
+        "speaking: {cacheable} of {tokens}"
+    );
 }
 
 /// Rolling summaries in 600 turns (10,000 turns: 199).
 const SUMMARIES_AT_600: usize = 11;
-/// The plateau's median speaking prompt (10,000 turns: 6,106).
-const SPEAKING_TOKENS: u64 = 6_106;
+/// The plateau's median speaking prompt (10,000 turns: 5,710; 6,106
+/// before the window was cut in steps of 8 messages).
+const SPEAKING_TOKENS: u64 = 5_780;
 
 #[path = "../benches/support/requirements.rs"]
 mod requirements_set;
