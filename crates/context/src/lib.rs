@@ -26,7 +26,9 @@
 //!     protocol: None,
 //! })?;
 //! let context = assemble(&board, "Ada", &Phase::Opening, ContextBudget::default(), &ContextExtras::default())?;
-//! assert!(context.text.contains("Other participants: Bo"));
+//! // The same view for every participant: who speaks is said with the task.
+//! assert!(context.text.contains("Opening statements"));
+//! assert!(context.text.contains("Should cities ban cars"));
 //! assert!(context.total_tokens <= context.budget);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -207,7 +207,8 @@ impl SectionKind {
     /// Whether the section shows material that every participant's call
     /// of a round reads alike and that stays the same from one call to the
     /// next, in the phases that share ([`crate::Phase::shares_material`]):
-    /// the layers rendered first, whose end [`shared_material_len`] marks
+    /// the layers rendered first, whose end
+    /// [`crate::AssembledContext::shared_prefix`] marks
     /// (a provider with explicit cache breakpoints caches up to there, and
     /// a later call reads it only if it sends the same text up to the same
     /// mark). The exchanges and a long session's proposals, rendered right
