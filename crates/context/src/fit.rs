@@ -200,24 +200,19 @@ impl Slot {
         let Some(step) = self.step else {
             return;
         };
-        if self.next < self.candidates.len() || self.chosen.len() < self.candidates.len() {
-            let Some(oldest) = self
-                .chosen
-                .iter()
-                .map(|(i, _, _)| self.candidates[*i].order)
-                .min()
-            else {
-                return;
-            };
-            let start = oldest.div_ceil(step) * step;
-            let kept = |(i, _, _): &&(usize, String, usize)| self.candidates[*i].order >= start;
-            if self.chosen.iter().any(|c| kept(&c)) {
-                let candidates = &self.candidates;
-                self.chosen
-                    .retain(|(i, _, _)| candidates[*i].order >= start);
-                self.used =
-                    self.heading_tokens + 2 + self.chosen.iter().map(|(_, _, t)| t).sum::<usize>();
-            }
+        if self.chosen.len() == self.candidates.len() {
+            return;
+        }
+        let candidates = &self.candidates;
+        let order = |(i, _, _): &(usize, String, usize)| candidates[*i].order;
+        let Some(oldest) = self.chosen.iter().map(order).min() else {
+            return;
+        };
+        let start = oldest.div_ceil(step) * step;
+        if self.chosen.iter().any(|c| order(c) >= start) {
+            self.chosen.retain(|c| order(c) >= start);
+            self.used =
+                self.heading_tokens + 2 + self.chosen.iter().map(|(_, _, t)| t).sum::<usize>();
         }
     }
 
