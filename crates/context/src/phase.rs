@@ -138,12 +138,11 @@ impl Phase {
     /// Whether this phase's calls start with material other participants'
     /// calls of the round send alike, so that
     /// [`crate::AssembledContext::shared_prefix`] is worth marking: the
-    /// structured debate's turns (the topic, the aspect and stage, earlier
-    /// rounds, crux cards, insights, the recent exchange, the dispute of a
-    /// crux room), a long session's turns and evaluations (the topic, the
-    /// rolling summary, decisions, proposals, the verbatim window) and the
-    /// dialectic contributions (the problem, the clarifications, the
-    /// proposal under review and its critiques). Not the judge's and
+    /// structured debate's turns (the topic, the aspect, earlier rounds,
+    /// crux cards, insights, the dispute of a crux room), a long session's
+    /// turns and evaluations (the topic, the rolling summary, decisions)
+    /// and the dialectic contributions (the problem, the clarifications,
+    /// the proposal under review and its critiques). Not the judge's and
     /// summaries' calls, which no other call reads alike.
     pub fn shares_material(&self) -> bool {
         matches!(

@@ -27,6 +27,9 @@
 #[path = "support/deliberation.rs"]
 mod support;
 
+#[path = "support/prefix.rs"]
+mod prefix;
+
 use std::time::{Duration, Instant};
 
 use agon_context::{TiktokenCounter, TokenCounter};

@@ -159,10 +159,7 @@ impl Planter {
     fn utterance(&self, system: &str, user: &str) -> String {
         // A debater's turn names it last ("You are NAME.\nWhat you stand
         // for: …"); the judge's system prompt names the judge.
-        let name = user
-            .rsplit_once(".\nWhat you stand for: ")
-            .and_then(|(before, _)| before.rsplit_once("You are "))
-            .map(|(_, name)| name)
+        let name = agon_testkit::debater_named(user)
             .or_else(|| {
                 system
                     .split("You are ")

@@ -886,20 +886,7 @@ async fn a_persona_with_tools_reads_the_context_dir_in_a_structured_debate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debaters_turns_share_their_start_and_say_who_speaks_last() {
     use agon_llm::ChatRequest;
-    use agon_testkit::{BeforeEachCall, CallKind};
-    use futures::FutureExt;
-    let kept = Arc::new(std::sync::Mutex::new(Vec::<ChatRequest>::new()));
-    let keep = Arc::clone(&kept);
-    let model = BeforeEachCall::new(
-        Arc::new(ScriptedModel::new(Duration::ZERO)),
-        move |kind, request| {
-            if kind == CallKind::Stream {
-                keep.lock().unwrap().push(request.clone());
-            }
-            async {}.boxed()
-        },
-    );
-    let models = Models::uniform(Arc::new(model), PriceTable::with_defaults());
+    let (models, kept) = support::scripted_keeping_streams();
     let orch = agon_app::orchestrator_for(sqlite().await);
     let id = orch.create(&small_config()).await.unwrap();
     orch.run(&id, &models, RunControl::default()).await.unwrap();

@@ -821,18 +821,7 @@ async fn context_search_without_the_memory_searches_what_was_said() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contributions_share_their_start_and_mark_where_it_ends() {
     // Each streamed contribution's request, kept.
-    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let keep = Arc::clone(&kept);
-    let model = BeforeEachCall::new(
-        Arc::new(ScriptedModel::new(Duration::ZERO)),
-        move |kind, request| {
-            if kind == CallKind::Stream {
-                keep.lock().unwrap().push(request.clone());
-            }
-            async {}.boxed()
-        },
-    );
-    let models = Models::uniform(Arc::new(model), PriceTable::with_defaults());
+    let (models, kept) = support::scripted_keeping_streams();
     run(&dialectic_config(2), &models).await;
     let requests = kept.lock().unwrap().clone();
     let purpose = |r: &ChatRequest| r.purpose.clone().unwrap_or_default();

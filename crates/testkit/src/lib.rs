@@ -43,7 +43,7 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
 /// The debater a turn's prompt is for: its instruction opens with
 /// "You are NAME.\nWhat you stand for: …" (the system prompt is the same
 /// for every debater).
-fn debater_named(user: &str) -> Option<&str> {
+pub fn debater_named(user: &str) -> Option<&str> {
     let end = user.rfind(".\nWhat you stand for: ")?;
     let start = user[..end].rfind("You are ")? + "You are ".len();
     Some(&user[start..end])

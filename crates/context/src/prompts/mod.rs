@@ -213,27 +213,28 @@ pub fn utterance_instruction(bb: &Blackboard, persona: &Persona, what: &Utteranc
 }
 
 /// Where a take stands ("Round 2 of 3, miniround 1 (replies).") or how
-/// far a long session is ("Turn 312; 311 messages so far."), a paragraph of its own
-/// before the task: said with the task rather than in the shared state,
-/// which then reads the same for every participant. Empty for other
-/// utterances.
+/// far a long session is ("Turn 312; 311 messages so far."), a paragraph
+/// of its own before the task: said with the task rather than in the
+/// shared state, which then reads the same for every participant. Empty
+/// for other utterances.
 fn stage(bb: &Blackboard, what: &Utterance) -> String {
-    if let Utterance::Deliberation { turn, .. } = what {
-        return format!("{}\n\n", deliberation::progress(bb, *turn));
+    match what {
+        Utterance::Deliberation { turn, .. } => {
+            format!("{}\n\n", deliberation::progress(bb, *turn))
+        }
+        Utterance::Take {
+            aspect, miniround, ..
+        } => {
+            let number = bb.aspect_number(aspect).unwrap_or(0);
+            let stage = if *miniround == 0 {
+                "initial takes".to_owned()
+            } else {
+                format!("miniround {miniround} (replies)")
+            };
+            format!("Round {number} of {}, {stage}.\n\n", bb.aspects().len())
+        }
+        _ => String::new(),
     }
-    let Utterance::Take {
-        aspect, miniround, ..
-    } = what
-    else {
-        return String::new();
-    };
-    let number = bb.aspect_number(aspect).unwrap_or(0);
-    let stage = if *miniround == 0 {
-        "initial takes".to_owned()
-    } else {
-        format!("miniround {miniround} (replies)")
-    };
-    format!("Round {number} of {}, {stage}.\n\n", bb.aspects().len())
 }
 
 /// The task of one utterance (what [`utterance_instruction`] asks).

@@ -402,14 +402,7 @@ impl RecentPrompts {
         let bytes = self
             .0
             .iter()
-            .map(|earlier| {
-                earlier
-                    .char_indices()
-                    .zip(prompt.chars())
-                    .take_while(|((_, a), b)| a == b)
-                    .last()
-                    .map_or(0, |((i, c), _)| i + c.len_utf8())
-            })
+            .map(|earlier| crate::prefix::common_prefix(earlier, prompt))
             .max()
             .unwrap_or(0);
         if self.0.len() == Self::KEPT {

@@ -54,7 +54,7 @@ pub struct Stability {
 }
 
 /// Bytes two texts share from the start, on a character boundary.
-fn common_prefix(a: &str, b: &str) -> usize {
+pub fn common_prefix(a: &str, b: &str) -> usize {
     a.char_indices()
         .zip(b.chars())
         .take_while(|((_, x), y)| x == y)

@@ -283,3 +283,27 @@ impl Canned {
         }
     }
 }
+
+/// The scripted model, keeping every streamed request (every utterance's
+/// prompt as sent), and the list it keeps them in.
+pub fn scripted_keeping_streams() -> (
+    agon_orchestrator::Models,
+    Arc<std::sync::Mutex<Vec<agon_llm::ChatRequest>>>,
+) {
+    use agon_testkit::{BeforeEachCall, CallKind, ScriptedModel};
+    use futures::FutureExt;
+    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = Arc::clone(&kept);
+    let model = BeforeEachCall::new(
+        Arc::new(ScriptedModel::new(std::time::Duration::ZERO)),
+        move |kind, request| {
+            if kind == CallKind::Stream {
+                keep.lock().unwrap().push(request.clone());
+            }
+            async {}.boxed()
+        },
+    );
+    let models =
+        agon_orchestrator::Models::uniform(Arc::new(model), agon_llm::PriceTable::with_defaults());
+    (models, kept)
+}
